@@ -1,0 +1,29 @@
+# Two commands matter: `make run` and `make test`. Both provision local Redis
+# and PostgreSQL processes (installing them from the OS packages when missing).
+SHELL := /bin/bash
+RUN_DIR := $(CURDIR)/.data/run
+GO ?= go
+
+.PHONY: run test hammer stop build vet fmt docker-config
+
+run: build
+	@bash scripts/run.sh "$(RUN_DIR)"
+
+test:
+	@bash scripts/devenv.sh test bash scripts/test.sh
+
+hammer:
+	@test -f "$(RUN_DIR)/env" || { echo "start the service first: make run"; exit 1; }
+	@set -a && . "$(RUN_DIR)/env" && set +a && $(GO) run ./cmd/hammer -n 1000 -c 100 -url http://127.0.0.1:8080
+
+stop:
+	@bash scripts/devenv.sh stop "$(RUN_DIR)"
+
+build:
+	@mkdir -p bin && $(GO) build -o bin/api ./cmd/api && $(GO) build -o bin/hammer ./cmd/hammer
+
+vet:
+	$(GO) vet ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')

@@ -1,0 +1,151 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/seatlock/seatlock/internal/reservation"
+)
+
+// SQLSTATEs this adapter turns into domain errors.
+const (
+	uniqueViolation     = "23505"
+	foreignKeyViolation = "23503"
+)
+
+// Store implements reservation.Repository on a pgx pool. All SQL is
+// parameterised.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+var _ reservation.Repository = (*Store)(nil)
+
+// NewStore returns a Store on pool; the schema must be migrated.
+func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// CreateSchedule implements reservation.Repository.
+func (s *Store) CreateSchedule(ctx context.Context, sc reservation.Schedule) (reservation.Schedule, error) {
+	var id int64
+	err := s.pool.QueryRow(ctx,
+		`INSERT INTO schedules (title, starts_at, seat_count) VALUES ($1, $2, $3) RETURNING id`,
+		sc.Title(), sc.StartsAt(), sc.SeatCount()).Scan(&id)
+	if err != nil {
+		return reservation.Schedule{}, wrap("insert schedule", err)
+	}
+	return reservation.RestoreSchedule(id, sc.Title(), sc.StartsAt(), sc.SeatCount()), nil
+}
+
+// Schedule implements reservation.Repository.
+func (s *Store) Schedule(ctx context.Context, id int64) (reservation.Schedule, error) {
+	var (
+		title     string
+		startsAt  time.Time
+		seatCount int
+	)
+	err := s.pool.QueryRow(ctx,
+		`SELECT title, starts_at, seat_count FROM schedules WHERE id = $1`, id).
+		Scan(&title, &startsAt, &seatCount)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return reservation.Schedule{}, reservation.ErrScheduleNotFound
+	}
+	if err != nil {
+		return reservation.Schedule{}, wrap("select schedule", err)
+	}
+	return reservation.RestoreSchedule(id, title, startsAt, seatCount), nil
+}
+
+// ReservedSeats implements reservation.Repository.
+func (s *Store) ReservedSeats(ctx context.Context, scheduleID int64) ([]int, error) {
+	rows, err := s.pool.Query(ctx,
+		`SELECT seat_id FROM reservations WHERE schedule_id = $1 ORDER BY seat_id`, scheduleID)
+	if err != nil {
+		return nil, wrap("select reserved seats", err)
+	}
+	seats, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	if err != nil {
+		return nil, wrap("read reserved seats", err)
+	}
+	return seats, nil
+}
+
+// SeatReserved implements reservation.Repository.
+func (s *Store) SeatReserved(ctx context.Context, scheduleID int64, seatID int) (bool, error) {
+	var exists bool
+	err := s.pool.QueryRow(ctx,
+		`SELECT EXISTS (SELECT 1 FROM reservations WHERE schedule_id = $1 AND seat_id = $2)`,
+		scheduleID, seatID).Scan(&exists)
+	if err != nil {
+		return false, wrap("check seat", err)
+	}
+	return exists, nil
+}
+
+// InsertReservation implements reservation.Repository. The INSERT selects
+// from schedules so that a seat outside the schedule is refused by the same
+// statement, with no window between check and write.
+func (s *Store) InsertReservation(ctx context.Context, scheduleID int64, seatID int, userID string) (reservation.Reservation, error) {
+	var (
+		id        uuid.UUID
+		createdAt time.Time
+	)
+	err := s.pool.QueryRow(ctx, `
+		INSERT INTO reservations (schedule_id, seat_id, user_id)
+		SELECT id, $2, $3 FROM schedules WHERE id = $1 AND $2 BETWEEN 1 AND seat_count
+		RETURNING id, created_at`,
+		scheduleID, seatID, userID).Scan(&id, &createdAt)
+	switch {
+	case err == nil:
+		return reservation.RestoreReservation(id, scheduleID, seatID, userID, createdAt), nil
+	case isViolation(err, uniqueViolation, "reservations_schedule_seat_key"):
+		return reservation.Reservation{}, reservation.ErrSeatTaken
+	case isViolation(err, foreignKeyViolation, "reservations_schedule_id_fkey"):
+		return reservation.Reservation{}, reservation.ErrScheduleNotFound
+	case errors.Is(err, pgx.ErrNoRows):
+		return reservation.Reservation{}, s.missingSeat(ctx, scheduleID)
+	default:
+		return reservation.Reservation{}, wrap("insert reservation", err)
+	}
+}
+
+// missingSeat tells which of schedule or seat was missing after an INSERT
+// that selected no row.
+func (s *Store) missingSeat(ctx context.Context, scheduleID int64) error {
+	if _, err := s.Schedule(ctx, scheduleID); err != nil {
+		return err
+	}
+	return reservation.ErrSeatNotFound
+}
+
+// Reservation implements reservation.Repository.
+func (s *Store) Reservation(ctx context.Context, id uuid.UUID) (reservation.Reservation, error) {
+	var (
+		scheduleID int64
+		seatID     int
+		userID     string
+		createdAt  time.Time
+	)
+	err := s.pool.QueryRow(ctx,
+		`SELECT schedule_id, seat_id, user_id, created_at FROM reservations WHERE id = $1`, id).
+		Scan(&scheduleID, &seatID, &userID, &createdAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return reservation.Reservation{}, reservation.ErrReservationNotFound
+	}
+	if err != nil {
+		return reservation.Reservation{}, wrap("select reservation", err)
+	}
+	return reservation.RestoreReservation(id, scheduleID, seatID, userID, createdAt), nil
+}
+
+// Ping checks that PostgreSQL answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return wrap("ping", err)
+	}
+	return nil
+}

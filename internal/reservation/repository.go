@@ -1,0 +1,27 @@
+package reservation
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+)
+
+// Repository is the system of record for schedules and reservations. Every
+// method wraps a failure to reach the store with ErrUnavailable.
+type Repository interface {
+	// CreateSchedule stores s and returns it with its new ID.
+	CreateSchedule(ctx context.Context, s Schedule) (Schedule, error)
+	// Schedule returns the schedule or ErrScheduleNotFound.
+	Schedule(ctx context.Context, id int64) (Schedule, error)
+	// ReservedSeats lists the reserved seat numbers of a schedule.
+	ReservedSeats(ctx context.Context, scheduleID int64) ([]int, error)
+	// SeatReserved reports whether the seat has a reservation.
+	SeatReserved(ctx context.Context, scheduleID int64, seatID int) (bool, error)
+	// InsertReservation stores a reservation of the seat for userID and
+	// returns it. It returns ErrSeatTaken when the seat already has one
+	// (the store's UNIQUE constraint decides, whatever the lock did),
+	// ErrScheduleNotFound or ErrSeatNotFound when there is no such seat.
+	InsertReservation(ctx context.Context, scheduleID int64, seatID int, userID string) (Reservation, error)
+	// Reservation returns the reservation or ErrReservationNotFound.
+	Reservation(ctx context.Context, id uuid.UUID) (Reservation, error)
+}

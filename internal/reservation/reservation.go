@@ -1,0 +1,51 @@
+package reservation
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Reservation is one user's booking of one seat of one schedule.
+type Reservation struct {
+	id         uuid.UUID
+	scheduleID int64
+	seatID     int
+	userID     string
+	createdAt  time.Time
+}
+
+// RestoreReservation rebuilds a stored reservation. Only repositories call it.
+func RestoreReservation(id uuid.UUID, scheduleID int64, seatID int, userID string, createdAt time.Time) Reservation {
+	return Reservation{id: id, scheduleID: scheduleID, seatID: seatID, userID: userID, createdAt: createdAt}
+}
+
+func (r Reservation) ID() uuid.UUID        { return r.id }
+func (r Reservation) ScheduleID() int64    { return r.scheduleID }
+func (r Reservation) SeatID() int          { return r.seatID }
+func (r Reservation) UserID() string       { return r.userID }
+func (r Reservation) CreatedAt() time.Time { return r.createdAt }
+
+// OwnedBy reports whether userID made this reservation.
+func (r Reservation) OwnedBy(userID string) bool { return r.userID == userID }
+
+// SeatLockKey is the lock key of one seat, exactly as DESIGN.md fixes it:
+// the hash tag keeps all keys of a schedule in one Redis Cluster slot.
+func SeatLockKey(scheduleID int64, seatID int) string {
+	return fmt.Sprintf("lock:{schedule:%d}:seat:%d", scheduleID, seatID)
+}
+
+// SeatStatus is what the seat map says of one seat.
+type SeatStatus string
+
+const (
+	SeatAvailable SeatStatus = "available"
+	SeatReserved  SeatStatus = "reserved"
+)
+
+// Seat is one entry of a seat map.
+type Seat struct {
+	ID     int
+	Status SeatStatus
+}

@@ -1,0 +1,85 @@
+package reservation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/seatlock/seatlock/internal/lock"
+)
+
+// ReserveCommand asks to book one seat for one user.
+type ReserveCommand struct {
+	ScheduleID int64
+	SeatID     int
+	UserID     string
+}
+
+// Reserve books a seat: it takes the seat's lock, checks that the seat is
+// free, inserts the reservation and releases the lock (always, even if the
+// caller's context was cancelled meanwhile).
+//
+// Errors: ErrScheduleNotFound, ErrSeatNotFound, *SeatLockedError (another
+// request holds the seat), ErrSeatTaken (already booked), ErrUnavailable
+// (Redis or PostgreSQL unreachable).
+func (s *Service) Reserve(ctx context.Context, cmd ReserveCommand) (Reservation, error) {
+	if cmd.UserID == "" {
+		return Reservation{}, &InvalidError{Field: "userId", Detail: "is required"}
+	}
+	// Unknown schedules and seats are refused before touching Redis, so no
+	// lock key is ever created for a seat that does not exist.
+	schedule, err := s.repo.Schedule(ctx, cmd.ScheduleID)
+	if err != nil {
+		return Reservation{}, fmt.Errorf("load schedule: %w", err)
+	}
+	if !schedule.HasSeat(cmd.SeatID) {
+		return Reservation{}, ErrSeatNotFound
+	}
+
+	lease, err := s.locker.Acquire(ctx, SeatLockKey(cmd.ScheduleID, cmd.SeatID), s.lockTTL)
+	if err != nil {
+		return Reservation{}, lockError(err)
+	}
+	defer s.release(ctx, lease)
+
+	taken, err := s.repo.SeatReserved(ctx, cmd.ScheduleID, cmd.SeatID)
+	if err != nil {
+		return Reservation{}, fmt.Errorf("check seat: %w", err)
+	}
+	if taken {
+		return Reservation{}, ErrSeatTaken
+	}
+	r, err := s.repo.InsertReservation(ctx, cmd.ScheduleID, cmd.SeatID, cmd.UserID)
+	if err != nil {
+		return Reservation{}, fmt.Errorf("insert reservation: %w", err)
+	}
+	return r, nil
+}
+
+func lockError(err error) error {
+	var held *lock.HeldError
+	switch {
+	case errors.As(err, &held):
+		return &SeatLockedError{RetryAfter: held.Remaining}
+	case errors.Is(err, lock.ErrUnavailable):
+		return fmt.Errorf("acquire seat lock: %w: %w", ErrUnavailable, err)
+	default:
+		return fmt.Errorf("acquire seat lock: %w", err)
+	}
+}
+
+// release gives the seat lock up. A failure is logged, not returned: the
+// booking's outcome is already decided, and the lock expires by itself.
+func (s *Service) release(ctx context.Context, lease lock.Lease) {
+	err := lease.Release(ctx)
+	switch {
+	case err == nil:
+	case errors.Is(err, lock.ErrNotHeld):
+		// The work outlived the lease; the UNIQUE constraint kept the
+		// booking correct, but LOCK_TTL is too short for this load.
+		s.log.WarnContext(ctx, "seat lock expired before release", slog.String("key", lease.Key()))
+	default:
+		s.log.ErrorContext(ctx, "release seat lock", slog.String("key", lease.Key()), slog.Any("error", err))
+	}
+}

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# Local Redis and PostgreSQL as plain processes, for `make run` and `make test`.
+#
+#   devenv.sh install                  install redis-server and PostgreSQL from the OS packages if missing
+#   devenv.sh start DIR [RPORT PPORT]  start (or reuse) servers with their data under DIR; writes DIR/env
+#   devenv.sh stop DIR                 stop the servers of DIR
+#   devenv.sh test CMD...              throwaway servers on free ports, run CMD with TEST_* variables, tear down
+#
+# DIR/env holds REDIS_URL, DATABASE_URL and AUTH_SECRET as shell assignments.
+# PostgreSQL refuses to run as root, so as root the cluster runs as the
+# `postgres` system user that the OS package creates.
+set -euo pipefail
+
+log() { printf 'devenv: %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+as_root() {
+	if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+		die "need root or sudo to run: $*"
+	fi
+}
+
+pg_bindir() {
+	local d
+	d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+	[ -n "$d" ] && [ -x "$d/initdb" ] && echo "$d"
+}
+
+install_packages() {
+	local want=()
+	command -v redis-server >/dev/null || want+=(redis-server)
+	command -v redis-cli >/dev/null || want+=(redis-tools)
+	pg_bindir >/dev/null || want+=(postgresql)
+	[ ${#want[@]} -eq 0 ] && return 0
+	log "installing ${want[*]} from the OS packages"
+	as_root apt-get update -qq
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null
+	pg_bindir >/dev/null || die "PostgreSQL binaries not found after install"
+	# The packages may start system-wide servers; ours run on their own ports,
+	# so those are left alone.
+}
+
+free_port() {
+	local p
+	for _ in $(seq 1 200); do
+		p=$((20000 + RANDOM % 30000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return 0
+		fi
+	done
+	die "no free port found"
+}
+
+# as_pg runs a PostgreSQL binary as the unprivileged owner of the cluster.
+as_pg() {
+	if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+random_hex() { head -c "$1" /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+
+wait_redis() {
+	local port=$1
+	for _ in $(seq 1 100); do
+		redis-cli -h 127.0.0.1 -p "$port" ping >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	die "redis on port $port did not answer; see its log"
+}
+
+start_redis() {
+	local dir=$1 port=$2
+	mkdir -p "$dir/redis"
+	if [ -f "$dir/redis/redis.pid" ] && kill -0 "$(cat "$dir/redis/redis.pid")" 2>/dev/null; then
+		return 0
+	fi
+	# No persistence: locks are leases that must not outlive their TTL anyway.
+	redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no \
+		--daemonize yes --dir "$dir/redis" --pidfile "$dir/redis/redis.pid" \
+		--logfile "$dir/redis/redis.log" >/dev/null
+	wait_redis "$port"
+}
+
+start_postgres() {
+	local dir=$1 port=$2 password=$3 fast=$4
+	local bin data="$dir/pg/data"
+	bin=$(pg_bindir) || die "PostgreSQL not installed"
+	mkdir -p "$dir/pg"
+	if [ "$(id -u)" -eq 0 ]; then
+		chown postgres: "$dir/pg"
+		runuser -u postgres -- test -w "$dir/pg" ||
+			die "the postgres user cannot write $dir/pg (a parent directory is not searchable)"
+	fi
+	if [ ! -f "$data/PG_VERSION" ]; then
+		local pwfile="$dir/pg/.pw"
+		printf '%s\n' "$password" >"$pwfile"
+		[ "$(id -u)" -eq 0 ] && chown postgres: "$pwfile"
+		as_pg "$bin/initdb" -D "$data" -U seatlock --pwfile="$pwfile" --auth=scram-sha-256 \
+			-E UTF8 --locale=C.UTF-8 >"$dir/pg/initdb.log" 2>&1 || { cat "$dir/pg/initdb.log" >&2; die "initdb failed"; }
+		rm -f "$pwfile"
+	fi
+	if as_pg "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+		return 0
+	fi
+	local opts="-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir/pg -c max_connections=300"
+	if [ "$fast" = 1 ]; then
+		# Throwaway test cluster: durability buys nothing.
+		opts="$opts -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+	fi
+	as_pg "$bin/pg_ctl" -D "$data" -l "$dir/pg/server.log" -o "$opts" -w -t 60 start >/dev/null ||
+		{ tail -n 20 "$dir/pg/server.log" >&2; die "PostgreSQL did not start"; }
+	PGPASSWORD=$password "$bin/psql" -h 127.0.0.1 -p "$port" -U seatlock -d postgres -qAt \
+		-c "SELECT 1 FROM pg_database WHERE datname = 'seatlock'" | grep -q 1 ||
+		PGPASSWORD=$password "$bin/createdb" -h 127.0.0.1 -p "$port" -U seatlock seatlock
+}
+
+# start DIR [REDIS_PORT PG_PORT [FAST]]: ports and secrets are chosen once and
+# kept in DIR/env, so a second `make run` reuses the same servers and data.
+cmd_start() {
+	local dir=$1 rport=${2:-} pport=${3:-} fast=${4:-0}
+	install_packages
+	mkdir -p "$dir"
+	chmod 755 "$dir"
+	if [ -f "$dir/env" ]; then
+		# shellcheck disable=SC1091
+		. "$dir/env"
+	else
+		rport=${rport:-$(free_port)}
+		pport=${pport:-$(free_port)}
+		local password secret
+		password=$(random_hex 16)
+		secret=$(random_hex 32)
+		umask 077
+		cat >"$dir/env" <<EOF
+REDIS_PORT=$rport
+PG_PORT=$pport
+PG_PASSWORD=$password
+REDIS_URL=redis://127.0.0.1:$rport/0
+DATABASE_URL=postgres://seatlock:$password@127.0.0.1:$pport/seatlock?sslmode=disable
+AUTH_SECRET=$secret
+EOF
+		umask 022
+		# shellcheck disable=SC1091
+		. "$dir/env"
+	fi
+	start_redis "$dir" "$REDIS_PORT"
+	start_postgres "$dir" "$PG_PORT" "$PG_PASSWORD" "$fast"
+}
+
+cmd_stop() {
+	local dir=$1 bin
+	[ -f "$dir/redis/redis.pid" ] && kill "$(cat "$dir/redis/redis.pid")" 2>/dev/null || true
+	if bin=$(pg_bindir) && [ -f "$dir/pg/data/PG_VERSION" ]; then
+		as_pg "$bin/pg_ctl" -D "$dir/pg/data" -m fast -w stop >/dev/null 2>&1 || true
+	fi
+}
+
+cmd_test() {
+	local status=0
+	# Global, not local: the EXIT trap runs after this function returned.
+	TEST_DIR=$(mktemp -d "${TMPDIR:-/tmp}/seatlock-test.XXXXXX")
+	trap 'cmd_stop "$TEST_DIR"; rm -rf "$TEST_DIR"' EXIT
+	cmd_start "$TEST_DIR" "" "" 1
+	# shellcheck disable=SC1091
+	. "$TEST_DIR/env"
+	TEST_REDIS_URL=$REDIS_URL TEST_DATABASE_URL=$DATABASE_URL "$@" || status=$?
+	return "$status"
+}
+
+case "${1:-}" in
+install) install_packages ;;
+start) shift; cmd_start "$@" ;;
+stop) shift; cmd_stop "$@" ;;
+test) shift; cmd_test "$@" ;;
+*) sed -n '2,11p' "$0" >&2; exit 2 ;;
+esac

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The test suite proper, run by `make test` inside scripts/devenv.sh's
+# throwaway servers (TEST_REDIS_URL, TEST_DATABASE_URL).
+set -euo pipefail
+unformatted=$(gofmt -l $(find . -name '*.go' -not -path './.data/*' -not -path './.git/*'))
+if [ -n "$unformatted" ]; then
+	echo "gofmt would change: $unformatted" >&2
+	exit 1
+fi
+go vet ./...
+go test -race -count=1 "$@" ./...
