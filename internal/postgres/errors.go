@@ -8,6 +8,7 @@ import (
 	"net"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/puddle/v2"
 
 	"github.com/seatlock/seatlock/internal/reservation"
 )
@@ -35,7 +36,8 @@ func unreachable(err error) bool {
 	}
 	var netErr net.Error
 	var connectErr *pgconn.ConnectError
-	return errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err) ||
+	// A closed pool is a service shutting down: retrying elsewhere helps.
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, puddle.ErrClosedPool) || pgconn.Timeout(err) ||
 		errors.As(err, &connectErr) || errors.As(err, &netErr) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }

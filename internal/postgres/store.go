@@ -31,14 +31,19 @@ func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
 // CreateSchedule implements reservation.Repository.
 func (s *Store) CreateSchedule(ctx context.Context, sc reservation.Schedule) (reservation.Schedule, error) {
-	var id int64
+	var (
+		id       int64
+		startsAt time.Time
+	)
+	// RETURNING the stored time: PostgreSQL keeps microseconds, and the
+	// answer must match what a later read returns.
 	err := s.pool.QueryRow(ctx,
-		`INSERT INTO schedules (title, starts_at, seat_count) VALUES ($1, $2, $3) RETURNING id`,
-		sc.Title(), sc.StartsAt(), sc.SeatCount()).Scan(&id)
+		`INSERT INTO schedules (title, starts_at, seat_count) VALUES ($1, $2, $3) RETURNING id, starts_at`,
+		sc.Title(), sc.StartsAt(), sc.SeatCount()).Scan(&id, &startsAt)
 	if err != nil {
 		return reservation.Schedule{}, wrap("insert schedule", err)
 	}
-	return reservation.RestoreSchedule(id, sc.Title(), sc.StartsAt(), sc.SeatCount()), nil
+	return reservation.RestoreSchedule(id, sc.Title(), startsAt, sc.SeatCount()), nil
 }
 
 // Schedule implements reservation.Repository.

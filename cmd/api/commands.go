@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/seatlock/seatlock/internal/app"
+	"github.com/seatlock/seatlock/internal/auth"
+	"github.com/seatlock/seatlock/internal/config"
+	"github.com/seatlock/seatlock/internal/postgres"
+)
+
+func serve(ctx context.Context, env map[string]string, logger *slog.Logger) error {
+	cfg, err := config.Load(env)
+	if err != nil {
+		return err
+	}
+	a, err := app.New(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return err
+	}
+	return a.Serve(ctx, ln)
+}
+
+func migrate(ctx context.Context, env map[string]string, logger *slog.Logger) error {
+	cfg, err := config.LoadDatabase(env)
+	if err != nil {
+		return err
+	}
+	pool, err := postgres.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := postgres.Migrate(pool); err != nil {
+		return err
+	}
+	logger.Info("migrations applied")
+	return nil
+}
+
+func token(args []string, env map[string]string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("token", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	user := fs.String("user", "", "user id (the token's sub)")
+	role := fs.String("role", "", `role, e.g. "admin"`)
+	ttl := fs.Duration("ttl", 24*time.Hour, "lifetime")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *user == "" {
+		return fmt.Errorf("--user is required")
+	}
+	cfg, err := config.LoadSecret(env)
+	if err != nil {
+		return err
+	}
+	t, err := auth.Mint([]byte(cfg.AuthSecret), *user, *role, *ttl)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(stdout, t)
+	return err
+}

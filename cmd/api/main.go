@@ -1,0 +1,69 @@
+// Command api runs the locked seat booking service.
+//
+//	api [serve]                                  serve HTTP (migrations applied first)
+//	api migrate                                  apply migrations and exit
+//	api token --user U [--role admin] [--ttl D]  print a bearer token (development)
+//
+// Configuration comes from the environment; see the README.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], environ(), os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is main without the process: testable with any environment.
+func run(ctx context.Context, args []string, env map[string]string, stdout, stderr io.Writer) int {
+	logger := slog.New(slog.NewJSONHandler(stdout, nil))
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd, args = args[0], args[1:]
+	}
+	var err error
+	switch cmd {
+	case "serve":
+		err = serve(ctx, env, logger)
+	case "migrate":
+		err = migrate(ctx, env, logger)
+	case "token":
+		err = token(args, env, stdout)
+	case "-h", "--help", "help":
+		fmt.Fprintln(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "api: unknown command %q\n%s\n", cmd, usage)
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "api %s: %v\n", cmd, err)
+		return 1
+	}
+	return 0
+}
+
+const usage = `usage:
+  api [serve]                                  serve HTTP (migrations applied first)
+  api migrate                                  apply migrations and exit
+  api token --user U [--role admin] [--ttl D]  print a bearer token`
+
+func environ() map[string]string {
+	env := make(map[string]string)
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	return env
+}

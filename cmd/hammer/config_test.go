@@ -1,0 +1,86 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func envOf(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestParseConfigDefaults(t *testing.T) {
+	cfg, err := parseConfig(nil, envOf(map[string]string{"AUTH_SECRET": testSecret}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.N != 1000 || cfg.C != 100 || cfg.Timeout != 15*time.Second || cfg.JSON || cfg.ScheduleID != 0 || cfg.NewSeats != 1 ||
+		!slices.Equal(cfg.Seats, []int{1}) || !slices.Equal(cfg.Targets, []string{"http://127.0.0.1:8080"}) {
+		t.Errorf("defaults: %+v", cfg)
+	}
+}
+
+func TestParseConfigEnvAndFlags(t *testing.T) {
+	env := envOf(map[string]string{
+		"AUTH_SECRET": testSecret, "HAMMER_N": "50", "HAMMER_C": "7", "HAMMER_SEATS": "4",
+		"HAMMER_URL": "http://a:1/, https://b", "HAMMER_TIMEOUT": "3s", "HAMMER_JSON": "true",
+	})
+	cfg, err := parseConfig([]string{"-c", "9"}, env, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.N != 50 || cfg.C != 9 || cfg.Timeout != 3*time.Second || !cfg.JSON || cfg.NewSeats != 4 ||
+		!slices.Equal(cfg.Seats, []int{1, 2, 3, 4}) || !slices.Equal(cfg.Targets, []string{"http://a:1", "https://b"}) {
+		t.Errorf("env with -c override: %+v", cfg)
+	}
+
+	cfg, err = parseConfig([]string{"-schedule", "12", "-seat", "5", "-n", "3"}, envOf(map[string]string{"AUTH_SECRET": testSecret}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.ScheduleID != 12 || cfg.NewSeats != 0 || !slices.Equal(cfg.Seats, []int{5}) || cfg.C != 3 {
+		t.Errorf("existing seat, c clamped to n: %+v", cfg)
+	}
+}
+
+func TestParseConfigRejects(t *testing.T) {
+	tests := []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"-n", "0"}, nil, "-n must be"},
+		{[]string{"-c", "0"}, nil, "-c must be"},
+		{[]string{"-seats", "2001"}, nil, "-seats must be"},
+		{[]string{"-seat", "2"}, nil, "-seat needs -schedule"},
+		{[]string{"-schedule", "1", "-seat", "2", "-seats", "3"}, nil, "exclude each other"},
+		{[]string{"-timeout", "0s"}, nil, "-timeout must be positive"},
+		{[]string{"-secret", ""}, nil, "required"},
+		{[]string{"-secret", "short"}, nil, "at least 32 bytes"},
+		{[]string{"-seats", "10", "-n", "5"}, nil, "at least the number of seats"},
+		{[]string{"-url", "127.0.0.1:8080"}, nil, "not an http(s) base URL"},
+		{[]string{"-url", "http://a,"}, nil, "not an http(s) base URL"},
+		{[]string{"extra"}, nil, "unexpected arguments"},
+		{[]string{"-nope"}, nil, "not defined"},
+		{nil, map[string]string{"HAMMER_C": "many"}, "HAMMER_C"},
+	}
+	for _, tt := range tests {
+		env := map[string]string{"AUTH_SECRET": testSecret}
+		for k, v := range tt.env {
+			env[k] = v
+		}
+		_, err := parseConfig(tt.args, envOf(env), io.Discard)
+		var usage *usageError
+		if !errors.As(err, &usage) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("parseConfig(%q, %v) = %v, want a usage error containing %q", tt.args, tt.env, err, tt.want)
+		}
+	}
+	if _, err := parseConfig([]string{"-h"}, envOf(nil), io.Discard); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("-h: %v, want flag.ErrHelp", err)
+	}
+}

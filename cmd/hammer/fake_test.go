@@ -1,0 +1,281 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/seatlock/seatlock/internal/auth"
+)
+
+const testSecret = "hammer-test-secret-0123456789abcdef"
+
+// fakeAPI implements the three endpoints the hammer uses, in memory, guarded
+// by one mutex. Its knobs make it misbehave in the ways the verdict must
+// catch.
+type fakeAPI struct {
+	verifier *auth.Verifier
+	hold     time.Duration // how long a winning request holds the seat lock
+
+	doubleBook       bool          // let two requests win each seat
+	unavailableEvery int           // every k-th reservation answers 503
+	dropEvery        int           // every k-th reservation loses its connection
+	stall            chan struct{} // reservations block until closed or cancelled
+	arrived          chan struct{} // receives once per stalled reservation
+
+	mu        sync.Mutex
+	nextID    int64
+	schedules map[int64]*fakeSchedule
+	calls     int
+	users     map[string]bool
+}
+
+type fakeSchedule struct {
+	seats    int
+	locked   map[int]bool
+	reserved map[int]int
+}
+
+func newFakeAPI(tb testing.TB) *fakeAPI {
+	tb.Helper()
+	v, err := auth.NewVerifier([]byte(testSecret))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &fakeAPI{verifier: v, hold: time.Millisecond, schedules: map[int64]*fakeSchedule{}, users: map[string]bool{}}
+}
+
+// serve starts n servers sharing f, like stateless instances sharing one
+// database, and returns their URLs and per-server request counters.
+func (f *fakeAPI) serve(tb testing.TB, n int) ([]string, []*counter) {
+	tb.Helper()
+	var urls []string
+	var counters []*counter
+	h := f.handler()
+	for range n {
+		c := &counter{}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			c.add()
+			h.ServeHTTP(w, r)
+		}))
+		tb.Cleanup(srv.Close)
+		urls = append(urls, srv.URL)
+		counters = append(counters, c)
+	}
+	return urls, counters
+}
+
+type counter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *counter) add() { c.mu.Lock(); c.n++; c.mu.Unlock() }
+func (c *counter) get() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+func (f *fakeAPI) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /schedules", f.createSchedule)
+	mux.HandleFunc("POST /reservations", f.reserve)
+	mux.HandleFunc("GET /schedules/{id}/seats", f.seatMap)
+	return mux
+}
+
+func (f *fakeAPI) createSchedule(w http.ResponseWriter, r *http.Request) {
+	p, ok := f.auth(w, r)
+	if !ok {
+		return
+	}
+	if !p.IsAdmin() {
+		writeProblem(w, http.StatusForbidden, "forbidden")
+		return
+	}
+	var in scheduleIn
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		writeProblem(w, http.StatusBadRequest, "malformed_json")
+		return
+	}
+	if _, err := time.Parse(time.RFC3339, in.StartsAt); err != nil || in.Title == "" || in.SeatCount < 1 || in.SeatCount > maxSeats {
+		writeProblem(w, http.StatusUnprocessableEntity, "validation_failed")
+		return
+	}
+	f.mu.Lock()
+	f.nextID++
+	id := f.nextID
+	f.schedules[id] = &fakeSchedule{seats: in.SeatCount, locked: map[int]bool{}, reserved: map[int]int{}}
+	f.mu.Unlock()
+	writeJSONBody(w, http.StatusCreated, map[string]any{"id": id, "title": in.Title, "startsAt": in.StartsAt, "seatCount": in.SeatCount})
+}
+
+func (f *fakeAPI) reserve(w http.ResponseWriter, r *http.Request) {
+	p, ok := f.auth(w, r)
+	if !ok {
+		return
+	}
+	if r.Header.Get("Content-Type") != "application/json" {
+		writeProblem(w, http.StatusUnsupportedMediaType, "unsupported_media_type")
+		return
+	}
+	var in struct {
+		ScheduleID int64 `json:"scheduleId"`
+		SeatID     int   `json:"seatId"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		writeProblem(w, http.StatusBadRequest, "malformed_json")
+		return
+	}
+
+	f.mu.Lock()
+	f.calls++
+	call := f.calls
+	f.users[p.UserID] = true
+	f.mu.Unlock()
+	switch {
+	case f.stall != nil:
+		f.arrived <- struct{}{}
+		select {
+		case <-f.stall:
+		case <-r.Context().Done():
+			return
+		}
+	case f.dropEvery > 0 && call%f.dropEvery == 0:
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+		return
+	case f.unavailableEvery > 0 && call%f.unavailableEvery == 0:
+		w.Header().Set("Retry-After", "2")
+		writeProblem(w, http.StatusServiceUnavailable, "unavailable")
+		return
+	}
+
+	f.mu.Lock()
+	s := f.schedules[in.ScheduleID]
+	switch {
+	case s == nil:
+		f.mu.Unlock()
+		writeProblem(w, http.StatusNotFound, "schedule_not_found")
+		return
+	case in.SeatID < 1 || in.SeatID > s.seats:
+		f.mu.Unlock()
+		writeProblem(w, http.StatusNotFound, "seat_not_found")
+		return
+	case f.doubleBook:
+		// The bug under test: no lock, and the "already reserved" check
+		// lets a second booking through.
+		if s.reserved[in.SeatID] >= 2 {
+			f.mu.Unlock()
+			writeProblem(w, http.StatusConflict, "seat_taken")
+			return
+		}
+	case s.reserved[in.SeatID] > 0:
+		f.mu.Unlock()
+		writeProblem(w, http.StatusConflict, "seat_taken")
+		return
+	case s.locked[in.SeatID]:
+		f.mu.Unlock()
+		w.Header().Set("Retry-After", "1")
+		writeProblem(w, http.StatusConflict, "seat_locked")
+		return
+	default:
+		s.locked[in.SeatID] = true
+		f.mu.Unlock()
+		time.Sleep(f.hold)
+		f.mu.Lock()
+		s.locked[in.SeatID] = false
+	}
+	s.reserved[in.SeatID]++
+	n := s.reserved[in.SeatID]
+	f.mu.Unlock()
+	writeJSONBody(w, http.StatusOK, map[string]any{
+		"id": fmt.Sprintf("00000000-0000-4000-8000-%012d", n), "scheduleId": in.ScheduleID, "seatId": in.SeatID,
+		"userId": p.UserID, "createdAt": time.Now().UTC().Format(time.RFC3339Nano),
+	})
+}
+
+func (f *fakeAPI) seatMap(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		writeProblem(w, http.StatusNotFound, "schedule_not_found")
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := f.schedules[id]
+	if s == nil {
+		writeProblem(w, http.StatusNotFound, "schedule_not_found")
+		return
+	}
+	type seat struct {
+		SeatID int    `json:"seatId"`
+		Status string `json:"status"`
+	}
+	seats := make([]seat, 0, s.seats)
+	for i := 1; i <= s.seats; i++ {
+		st := "available"
+		if s.reserved[i] > 0 {
+			st = "reserved"
+		}
+		seats = append(seats, seat{i, st})
+	}
+	writeJSONBody(w, http.StatusOK, map[string]any{"scheduleId": id, "seats": seats})
+}
+
+func (f *fakeAPI) auth(w http.ResponseWriter, r *http.Request) (auth.Principal, bool) {
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		writeProblem(w, http.StatusUnauthorized, "unauthorized")
+		return auth.Principal{}, false
+	}
+	p, err := f.verifier.Verify(token)
+	if err != nil {
+		writeProblem(w, http.StatusUnauthorized, "unauthorized")
+		return auth.Principal{}, false
+	}
+	return p, true
+}
+
+// distinctUsers is how many different token subjects reserved.
+func (f *fakeAPI) distinctUsers() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.users)
+}
+
+// addSchedule creates a schedule directly, bypassing HTTP.
+func (f *fakeAPI) addSchedule(seats int, reserved ...int) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nextID++
+	s := &fakeSchedule{seats: seats, locked: map[int]bool{}, reserved: map[int]int{}}
+	for _, r := range reserved {
+		s.reserved[r] = 1
+	}
+	f.schedules[f.nextID] = s
+	return f.nextID
+}
+
+func writeProblem(w http.ResponseWriter, status int, code string) {
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"type": "about:blank", "title": http.StatusText(status), "status": status, "detail": code, "code": code,
+	})
+}
+
+func writeJSONBody(w http.ResponseWriter, status int, body any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body)
+}

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func testEnv(name string) string {
+	if name == "AUTH_SECRET" {
+		return testSecret
+	}
+	return ""
+}
+
+func mustConfig(tb testing.TB, urls []string, args ...string) config {
+	tb.Helper()
+	args = append([]string{"-url", strings.Join(urls, ","), "-timeout", "5s"}, args...)
+	cfg, err := parseConfig(args, testEnv, io.Discard)
+	if err != nil {
+		tb.Fatalf("parseConfig(%q): %v", args, err)
+	}
+	return cfg
+}
+
+func mustHammer(tb testing.TB, ctx context.Context, cfg config) *report {
+	tb.Helper()
+	r, err := hammer(ctx, cfg)
+	if err != nil {
+		tb.Fatalf("hammer: %v", err)
+	}
+	return r
+}
+
+func assertFailsWith(tb testing.TB, r *report, want string) {
+	tb.Helper()
+	if r.Verdict.Pass {
+		tb.Fatalf("verdict passed, want a failure mentioning %q; responses %v", want, r.Responses)
+	}
+	for _, reason := range r.Verdict.Reasons {
+		if strings.Contains(reason, want) {
+			return
+		}
+	}
+	tb.Fatalf("no reason mentions %q: %q", want, r.Verdict.Reasons)
+}
+
+func TestHammerPassesAgainstCorrectFake(t *testing.T) {
+	f := newFakeAPI(t)
+	urls, counters := f.serve(t, 2)
+	cfg := mustConfig(t, urls, "-n", "600", "-c", "60", "-seats", "3")
+
+	r := mustHammer(t, t.Context(), cfg)
+
+	var text bytes.Buffer
+	if err := writeText(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report:\n%s", text.String())
+	if !r.Verdict.Pass {
+		t.Fatalf("verdict failed: %q", r.Verdict.Reasons)
+	}
+	total := 0
+	for _, n := range r.Responses {
+		total += n
+	}
+	if total != 600 || r.Sent != 600 || r.Responses[keyOK] != 3 {
+		t.Errorf("responses %v, sent %d: want 600 in all, 600 sent, three 200s", r.Responses, r.Sent)
+	}
+	for _, s := range r.PerSeat {
+		if s.Requests != 200 || s.OK != 1 || s.Map != "reserved" {
+			t.Errorf("seat %+v, want 200 requests, one 200, reserved", s)
+		}
+	}
+	if got := f.distinctUsers(); got != 600 {
+		t.Errorf("%d distinct users reserved, want 600", got)
+	}
+	for i, c := range counters {
+		if c.get() < 300 {
+			t.Errorf("target %d got %d requests, want at least its round-robin share of 300", i, c.get())
+		}
+	}
+}
+
+func TestHammerFailsWhenFakeDoubleBooks(t *testing.T) {
+	f := newFakeAPI(t)
+	f.doubleBook = true
+	urls, _ := f.serve(t, 1)
+
+	r := mustHammer(t, t.Context(), mustConfig(t, urls, "-n", "100", "-c", "20"))
+
+	var text bytes.Buffer
+	if err := writeText(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report:\n%s", text.String())
+	assertFailsWith(t, r, "seat 1: 2 successful reservations, want exactly 1")
+	if r.Responses[keyOK] != 2 {
+		t.Errorf("responses %v, want two 200s", r.Responses)
+	}
+}
+
+func TestHammerFailsOnServerErrors(t *testing.T) {
+	f := newFakeAPI(t)
+	f.unavailableEvery = 7
+	urls, _ := f.serve(t, 1)
+
+	r := mustHammer(t, t.Context(), mustConfig(t, urls, "-n", "100", "-c", "20"))
+
+	assertFailsWith(t, r, "14 5xx responses: 503 unavailable ×14")
+}
+
+func TestHammerFailsOnTransportErrors(t *testing.T) {
+	f := newFakeAPI(t)
+	f.dropEvery = 9
+	urls, _ := f.serve(t, 1)
+
+	r := mustHammer(t, t.Context(), mustConfig(t, urls, "-n", "100", "-c", "20"))
+
+	assertFailsWith(t, r, "transport errors")
+	if r.Responses[keyTransportError] == 0 || len(r.TransportErrors) == 0 {
+		t.Errorf("responses %v, samples %q: want transport errors with samples", r.Responses, r.TransportErrors)
+	}
+}
+
+func TestHammerStopsWhenInterrupted(t *testing.T) {
+	f := newFakeAPI(t)
+	f.stall = make(chan struct{})
+	f.arrived = make(chan struct{}, 100)
+	urls, _ := f.serve(t, 1)
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		<-f.arrived
+		cancel()
+	}()
+
+	r := mustHammer(t, ctx, mustConfig(t, urls, "-n", "100", "-c", "10"))
+
+	assertFailsWith(t, r, "run interrupted")
+	if r.Responses[keyNotSent] == 0 {
+		t.Errorf("responses %v, want unsent requests after the interrupt", r.Responses)
+	}
+}
+
+func TestHammerExistingSchedule(t *testing.T) {
+	f := newFakeAPI(t)
+	urls, _ := f.serve(t, 1)
+	id := strconv.FormatInt(f.addSchedule(5, 2), 10)
+
+	r := mustHammer(t, t.Context(), mustConfig(t, urls, "-n", "50", "-c", "10", "-schedule", id, "-seat", "4"))
+	if !r.Verdict.Pass || len(r.PerSeat) != 1 || r.PerSeat[0].Seat != 4 {
+		t.Fatalf("verdict %+v, seats %+v: want a pass on seat 4", r.Verdict, r.PerSeat)
+	}
+
+	for seat, want := range map[string]string{"2": `seat 2 of schedule 1 is "reserved"`, "9": "schedule 1 has no seat 9"} {
+		_, err := hammer(t.Context(), mustConfig(t, urls, "-n", "10", "-schedule", id, "-seat", seat))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("seat %s: error %v, want one containing %q", seat, err, want)
+		}
+	}
+}
+
+func TestRunExitStatus(t *testing.T) {
+	good := newFakeAPI(t)
+	goodURLs, _ := good.serve(t, 1)
+	bad := newFakeAPI(t)
+	bad.doubleBook = true
+	badURLs, _ := bad.serve(t, 1)
+	down := httptest.NewServer(nil)
+	down.Close()
+
+	tests := []struct {
+		name string
+		args []string
+		want int
+		out  string
+	}{
+		{"pass", []string{"-url", goodURLs[0], "-n", "50", "-c", "10"}, exitPass, "PASS"},
+		{"double booking", []string{"-url", badURLs[0], "-n", "50", "-c", "10", "-json"}, exitFail, `"pass": false`},
+		{"server down", []string{"-url", down.URL, "-n", "5", "-timeout", "2s"}, exitFail, ""},
+		{"bad flag", []string{"-n", "0"}, exitUsage, ""},
+		{"help", []string{"-h"}, exitPass, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			got := run(t.Context(), tt.args, testEnv, &stdout, &stderr)
+			if got != tt.want {
+				t.Fatalf("exit %d, want %d; stdout:\n%s\nstderr:\n%s", got, tt.want, stdout.String(), stderr.String())
+			}
+			if !strings.Contains(stdout.String(), tt.out) {
+				t.Errorf("stdout lacks %q:\n%s", tt.out, stdout.String())
+			}
+		})
+	}
+}
+
+func TestJSONReport(t *testing.T) {
+	f := newFakeAPI(t)
+	urls, _ := f.serve(t, 1)
+	var stdout bytes.Buffer
+	if code := run(t.Context(), []string{"-url", urls[0], "-n", "20", "-c", "5", "-json"}, testEnv, &stdout, io.Discard); code != exitPass {
+		t.Fatalf("exit %d:\n%s", code, stdout.String())
+	}
+	var got struct {
+		N         int                `json:"n"`
+		Responses map[string]int     `json:"responses"`
+		Latency   map[string]float64 `json:"latencyMs"`
+		PerSeat   []seatReport       `json:"perSeat"`
+		Verdict   verdict            `json:"verdict"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("report is not JSON: %v\n%s", err, stdout.String())
+	}
+	if got.N != 20 || got.Responses[keyOK] != 1 || !got.Verdict.Pass || len(got.PerSeat) != 1 || got.Latency["max"] <= 0 {
+		t.Errorf("unexpected report: %+v", got)
+	}
+}

@@ -1,0 +1,207 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seatlock/seatlock/internal/app"
+	"github.com/seatlock/seatlock/internal/auth"
+	"github.com/seatlock/seatlock/internal/config"
+	"github.com/seatlock/seatlock/internal/postgres"
+	"github.com/seatlock/seatlock/internal/testenv"
+)
+
+const testSecret = "test-secret-test-secret-test-secret!"
+
+// harness is one or more API instances over real listeners, sharing one
+// Redis and one fresh PostgreSQL database.
+type harness struct {
+	t      *testing.T
+	cfg    config.Config
+	bases  []string
+	redis  *redis.Client
+	pool   *pgxpool.Pool
+	client *http.Client
+}
+
+func newHarness(t *testing.T, instances int) *harness {
+	t.Helper()
+	cfg := config.Config{
+		DatabaseURL: testenv.DatabaseURL(t),
+		RedisURL:    testenv.RedisURL(t),
+		AuthSecret:  testSecret,
+		LockTTL:     5 * time.Second,
+		LockMaxWait: 10 * time.Second,
+	}
+	h := &harness{
+		t:      t,
+		cfg:    cfg,
+		redis:  testenv.Redis(t),
+		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 256}},
+	}
+	for range instances {
+		h.bases = append(h.bases, h.serve(cfg))
+	}
+	pool, err := postgres.Open(context.Background(), cfg.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	h.pool = pool
+	return h
+}
+
+// serve starts one instance on 127.0.0.1:0 and returns its base URL; the
+// test's end shuts it down and checks that the shutdown was clean.
+func (h *harness) serve(cfg config.Config) string {
+	h.t.Helper()
+	a, err := app.New(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		h.t.Fatalf("app.New: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Serve(ctx, ln) }()
+	h.t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			h.t.Errorf("Serve: %v", err)
+		}
+		a.Close()
+	})
+	return "http://" + ln.Addr().String()
+}
+
+func (h *harness) token(user, role string) string {
+	h.t.Helper()
+	tok, err := auth.Mint([]byte(testSecret), user, role, time.Hour)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return tok
+}
+
+// response is a finished HTTP exchange with its body decoded as JSON.
+type response struct {
+	status int
+	header http.Header
+	body   map[string]any
+	raw    string
+}
+
+func (r response) code() string {
+	c, _ := r.body["code"].(string)
+	return c
+}
+
+type request struct {
+	method, path, token, contentType, body string
+	base                                   int // index of the instance
+}
+
+func (h *harness) do(req request) response {
+	h.t.Helper()
+	httpReq, err := http.NewRequest(req.method, h.bases[req.base]+req.path, strings.NewReader(req.body))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if req.token != "" {
+		httpReq.Header.Set("Authorization", "Bearer "+req.token)
+	}
+	if req.contentType != "" {
+		httpReq.Header.Set("Content-Type", req.contentType)
+	}
+	resp, err := h.client.Do(httpReq)
+	if err != nil {
+		h.t.Fatalf("%s %s: %v", req.method, req.path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	out := response{status: resp.StatusCode, header: resp.Header, raw: string(raw)}
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &out.body); err != nil {
+			h.t.Fatalf("%s %s: body is not a JSON object: %q", req.method, req.path, raw)
+		}
+	}
+	return out
+}
+
+func (h *harness) postJSON(path, token string, body any) response {
+	h.t.Helper()
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(body); err != nil {
+		h.t.Fatal(err)
+	}
+	return h.do(request{method: http.MethodPost, path: path, token: token, contentType: "application/json", body: buf.String()})
+}
+
+// createSchedule makes a schedule through the API and returns its id.
+func (h *harness) createSchedule(seats int) int64 {
+	h.t.Helper()
+	resp := h.postJSON("/schedules", h.token("admin", auth.RoleAdmin), map[string]any{
+		"title": "Dune", "startsAt": "2026-12-24T19:30:00+09:00", "seatCount": seats,
+	})
+	if resp.status != http.StatusCreated {
+		h.t.Fatalf("create schedule: %d %s", resp.status, resp.raw)
+	}
+	return int64(resp.body["id"].(float64))
+}
+
+// reservationRows counts the stored reservations of one seat.
+func (h *harness) reservationRows(scheduleID int64, seatID int) int {
+	h.t.Helper()
+	var n int
+	err := h.pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM reservations WHERE schedule_id = $1 AND seat_id = $2`, scheduleID, seatID).Scan(&n)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return n
+}
+
+// expectProblem checks an RFC 9457 answer with the given status and code.
+func expectProblem(t *testing.T, resp response, status int, code string) {
+	t.Helper()
+	if resp.status != status || resp.code() != code {
+		t.Fatalf("got %d %q (%s), want %d %q", resp.status, resp.code(), resp.raw, status, code)
+	}
+	if ct := resp.header.Get("Content-Type"); ct != "application/problem+json" {
+		t.Errorf("Content-Type = %q, want application/problem+json", ct)
+	}
+	for _, member := range []string{"type", "title", "detail"} {
+		if s, _ := resp.body[member].(string); s == "" {
+			t.Errorf("problem member %q missing in %s", member, resp.raw)
+		}
+	}
+	if got, _ := resp.body["status"].(float64); int(got) != status {
+		t.Errorf("problem status = %v, want %d", resp.body["status"], status)
+	}
+}
+
+// expectNoLeak fails if a client-visible body carries internal detail.
+func expectNoLeak(t *testing.T, resp response) {
+	t.Helper()
+	for _, s := range []string{"postgres", "redis", "pgx", "dial", "127.0.0.1", "SQLSTATE", "goroutine", ".go:"} {
+		if strings.Contains(strings.ToLower(resp.raw), strings.ToLower(s)) {
+			t.Errorf("body leaks internal detail %q: %s", s, resp.raw)
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package app_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/seatlock/seatlock/internal/app"
+)
+
+// A request that is still arriving when shutdown begins is served to the
+// end, and Serve then returns nil.
+func TestShutdownDrainsInFlightRequests(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, 0)
+	a, err := app.New(context.Background(), h.cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.bases = []string{"http://" + ln.Addr().String()}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Serve(ctx, ln) }()
+	schedule := h.createSchedule(1)
+
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := fmt.Sprintf(`{"scheduleId":%d,"seatId":1}`, schedule)
+	half := len(body) / 2
+	fmt.Fprintf(conn, "POST /reservations HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer %s\r\n"+
+		"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", h.token("alice", ""), len(body), body[:half])
+	time.Sleep(100 * time.Millisecond) // let the server start reading the body
+
+	cancel() // SIGTERM, as main sees it
+	time.Sleep(100 * time.Millisecond)
+	select {
+	case err := <-done:
+		t.Fatalf("Serve returned %v while a request was in flight", err)
+	default:
+	}
+	if _, err := fmt.Fprint(conn, body[half:]); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("in-flight response lost: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("in-flight request: status %d, want 200", resp.StatusCode)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Serve after drain: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after the last request finished")
+	}
+	if n := h.reservationRows(schedule, 1); n != 1 {
+		t.Errorf("rows = %d, want 1", n)
+	}
+}

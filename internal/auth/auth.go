@@ -1,0 +1,107 @@
+// Package auth mints and verifies the service's bearer tokens: JWTs signed
+// with HS256 under AUTH_SECRET, carrying `sub` (the user id), `exp` and an
+// optional `role`.
+package auth
+
+import (
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// RoleAdmin may create schedules.
+const RoleAdmin = "admin"
+
+// MinSecretLen is the shortest accepted HS256 key, in bytes.
+const MinSecretLen = 32
+
+// maxSubjectLen bounds the user id we accept and store.
+const maxSubjectLen = 255
+
+// leeway absorbs small clock differences between the token's minter and us.
+const leeway = 5 * time.Second
+
+var (
+	// ErrInvalidToken reports a missing, malformed, expired or wrongly
+	// signed token, or one without the required claims.
+	ErrInvalidToken = errors.New("auth: invalid token")
+	// ErrShortSecret reports an AUTH_SECRET below MinSecretLen bytes.
+	ErrShortSecret = fmt.Errorf("auth: secret must be at least %d bytes", MinSecretLen)
+)
+
+// Principal is the authenticated caller.
+type Principal struct {
+	UserID string
+	Role   string
+}
+
+// IsAdmin reports whether the caller may administer schedules.
+func (p Principal) IsAdmin() bool { return p.Role == RoleAdmin }
+
+type claims struct {
+	Role string `json:"role,omitempty"`
+	jwt.RegisteredClaims
+}
+
+// Mint signs a token for userID that expires after ttl. role may be empty.
+func Mint(secret []byte, userID, role string, ttl time.Duration) (string, error) {
+	if len(secret) < MinSecretLen {
+		return "", ErrShortSecret
+	}
+	if userID == "" || len(userID) > maxSubjectLen {
+		return "", fmt.Errorf("auth: user id must be 1..%d bytes", maxSubjectLen)
+	}
+	if ttl <= 0 {
+		return "", errors.New("auth: ttl must be positive")
+	}
+	now := time.Now()
+	token := jwt.NewWithClaims(jwt.SigningMethodHS256, claims{
+		Role: role,
+		RegisteredClaims: jwt.RegisteredClaims{
+			Subject:   userID,
+			IssuedAt:  jwt.NewNumericDate(now),
+			ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
+		},
+	})
+	return token.SignedString(secret)
+}
+
+// Verifier checks tokens against one secret.
+type Verifier struct {
+	secret []byte
+	parser *jwt.Parser
+}
+
+// NewVerifier returns a Verifier for secret, or ErrShortSecret.
+func NewVerifier(secret []byte) (*Verifier, error) {
+	if len(secret) < MinSecretLen {
+		return nil, ErrShortSecret
+	}
+	return &Verifier{
+		secret: secret,
+		// Pinning the algorithm refuses "none" and any algorithm
+		// confusion; exp is mandatory.
+		parser: jwt.NewParser(
+			jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+			jwt.WithExpirationRequired(),
+			jwt.WithLeeway(leeway),
+		),
+	}, nil
+}
+
+// Verify returns the caller named by token, or an error wrapping
+// ErrInvalidToken.
+func (v *Verifier) Verify(token string) (Principal, error) {
+	var c claims
+	_, err := v.parser.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return v.secret, nil })
+	if err != nil {
+		return Principal{}, fmt.Errorf("%w: %w", ErrInvalidToken, err)
+	}
+	if c.Subject == "" || len(c.Subject) > maxSubjectLen || !utf8.ValidString(c.Subject) {
+		return Principal{}, fmt.Errorf("%w: sub missing or too long", ErrInvalidToken)
+	}
+	return Principal{UserID: c.Subject, Role: c.Role}, nil
+}

@@ -1,0 +1,101 @@
+// Package config reads the service's settings from environment variables,
+// once, at start-up (the table in DESIGN.md and the README).
+package config
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/caarlos0/env/v11"
+
+	"github.com/seatlock/seatlock/internal/auth"
+)
+
+// Config is everything `api serve` needs.
+type Config struct {
+	HTTPAddr    string        `env:"HTTP_ADDR" envDefault:"127.0.0.1:8080"`
+	DatabaseURL string        `env:"DATABASE_URL,required,notEmpty"`
+	RedisURL    string        `env:"REDIS_URL,required,notEmpty"`
+	AuthSecret  string        `env:"AUTH_SECRET,required,notEmpty"`
+	LockTTL     time.Duration `env:"LOCK_TTL" envDefault:"5s"`
+	LockMaxWait time.Duration `env:"LOCK_MAX_WAIT" envDefault:"10s"`
+}
+
+// Load parses environ (as from os.Environ, "KEY=value") and checks every
+// value; the error names each bad variable, never a secret's value.
+func Load(environ map[string]string) (Config, error) {
+	cfg, err := parse[Config](environ)
+	if err != nil {
+		return Config{}, err
+	}
+	var problems []error
+	if len(cfg.AuthSecret) < auth.MinSecretLen {
+		problems = append(problems, fmt.Errorf("AUTH_SECRET must be at least %d bytes", auth.MinSecretLen))
+	}
+	if cfg.LockTTL < 10*time.Millisecond || cfg.LockTTL > time.Hour {
+		problems = append(problems, errors.New("LOCK_TTL must be between 10ms and 1h"))
+	}
+	if cfg.LockMaxWait < 0 || cfg.LockMaxWait > time.Minute {
+		problems = append(problems, errors.New("LOCK_MAX_WAIT must be between 0 and 1m"))
+	}
+	if len(problems) > 0 {
+		return Config{}, fmt.Errorf("config: %w", errors.Join(problems...))
+	}
+	return cfg, nil
+}
+
+// Secret is the part of the configuration that `api token` needs.
+type Secret struct {
+	AuthSecret string `env:"AUTH_SECRET,required,notEmpty"`
+}
+
+// LoadSecret reads AUTH_SECRET alone.
+func LoadSecret(environ map[string]string) (Secret, error) {
+	s, err := parse[Secret](environ)
+	if err != nil {
+		return Secret{}, err
+	}
+	if len(s.AuthSecret) < auth.MinSecretLen {
+		return Secret{}, fmt.Errorf("config: AUTH_SECRET must be at least %d bytes", auth.MinSecretLen)
+	}
+	return s, nil
+}
+
+// Database is the part of the configuration that `api migrate` needs.
+type Database struct {
+	DatabaseURL string `env:"DATABASE_URL,required,notEmpty"`
+}
+
+// LoadDatabase reads DATABASE_URL alone.
+func LoadDatabase(environ map[string]string) (Database, error) {
+	return parse[Database](environ)
+}
+
+// parse reads T from environ. The library names a badly formatted value by
+// its Go field; operators know the variable, so parse errors are renamed.
+func parse[T any](environ map[string]string) (T, error) {
+	v, err := env.ParseAsWithOptions[T](env.Options{Environment: environ})
+	if err == nil {
+		return v, nil
+	}
+	var agg env.AggregateError
+	if !errors.As(err, &agg) {
+		return v, fmt.Errorf("config: %w", err)
+	}
+	fields := reflect.TypeFor[T]()
+	renamed := make([]error, 0, len(agg.Errors))
+	for _, e := range agg.Errors {
+		var pe env.ParseError
+		if errors.As(e, &pe) {
+			if f, ok := fields.FieldByName(pe.Name); ok {
+				key, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+				e = fmt.Errorf("%s: invalid value: %w", key, pe.Err)
+			}
+		}
+		renamed = append(renamed, e)
+	}
+	return v, fmt.Errorf("config: %w", errors.Join(renamed...))
+}

@@ -1,0 +1,83 @@
+package config_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seatlock/seatlock/internal/config"
+)
+
+const secret = "0123456789abcdef0123456789abcdef"
+
+func valid() map[string]string {
+	return map[string]string{
+		"DATABASE_URL": "postgres://u:p@127.0.0.1:5432/db",
+		"REDIS_URL":    "redis://127.0.0.1:6379/0",
+		"AUTH_SECRET":  secret,
+	}
+}
+
+func TestLoadDefaults(t *testing.T) {
+	cfg, err := config.Load(valid())
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if cfg.HTTPAddr != "127.0.0.1:8080" || cfg.LockTTL != 5*time.Second || cfg.LockMaxWait != 10*time.Second {
+		t.Errorf("defaults = %+v", cfg)
+	}
+}
+
+func TestLoadOverrides(t *testing.T) {
+	env := valid()
+	env["HTTP_ADDR"] = ":9000"
+	env["LOCK_TTL"] = "750ms"
+	env["LOCK_MAX_WAIT"] = "2s"
+	cfg, err := config.Load(env)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if cfg.HTTPAddr != ":9000" || cfg.LockTTL != 750*time.Millisecond || cfg.LockMaxWait != 2*time.Second {
+		t.Errorf("cfg = %+v", cfg)
+	}
+}
+
+func TestLoadRejects(t *testing.T) {
+	tests := []struct {
+		name, key, value, want string
+	}{
+		{"missing database", "DATABASE_URL", "", "DATABASE_URL"},
+		{"missing redis", "REDIS_URL", "", "REDIS_URL"},
+		{"missing secret", "AUTH_SECRET", "", "AUTH_SECRET"},
+		{"short secret", "AUTH_SECRET", "short-secret", "AUTH_SECRET must be at least 32 bytes"},
+		{"bad ttl", "LOCK_TTL", "five seconds", "LOCK_TTL"},
+		{"tiny ttl", "LOCK_TTL", "1ms", "LOCK_TTL must be between"},
+		{"negative wait", "LOCK_MAX_WAIT", "-1s", "LOCK_MAX_WAIT must be between"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := valid()
+			if tt.value == "" {
+				delete(env, tt.key)
+			} else {
+				env[tt.key] = tt.value
+			}
+			_, err := config.Load(env)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Load: got %v, want an error mentioning %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "short-secret") {
+				t.Errorf("error leaks the secret: %v", err)
+			}
+		})
+	}
+}
+
+func TestLoadSecretAlone(t *testing.T) {
+	if _, err := config.LoadSecret(map[string]string{"AUTH_SECRET": secret}); err != nil {
+		t.Errorf("LoadSecret: %v", err)
+	}
+	if _, err := config.LoadSecret(map[string]string{}); err == nil {
+		t.Error("LoadSecret without AUTH_SECRET: want an error")
+	}
+}

@@ -1,0 +1,89 @@
+// Package httpapi is the driving HTTP adapter: it decodes and validates
+// requests, authenticates callers, calls the booking use cases and maps their
+// errors to RFC 9457 problems with stable codes (one table, problem.go).
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-playground/validator/v10"
+	"github.com/google/uuid"
+
+	"github.com/seatlock/seatlock/internal/auth"
+	"github.com/seatlock/seatlock/internal/reservation"
+)
+
+// Bookings is what the HTTP edge needs of the use cases.
+type Bookings interface {
+	CreateSchedule(ctx context.Context, title string, startsAt time.Time, seatCount int) (reservation.Schedule, error)
+	SeatMap(ctx context.Context, scheduleID int64) ([]reservation.Seat, error)
+	Reserve(ctx context.Context, cmd reservation.ReserveCommand) (reservation.Reservation, error)
+	Reservation(ctx context.Context, id uuid.UUID, userID string) (reservation.Reservation, error)
+}
+
+// Check is one readiness probe: a dependency that must answer Ping.
+type Check struct {
+	Name string
+	Ping func(ctx context.Context) error
+}
+
+// DefaultRequestTimeout bounds one request's work when Options leaves it 0.
+const DefaultRequestTimeout = 10 * time.Second
+
+// Options are the handler's dependencies.
+type Options struct {
+	Bookings Bookings
+	Verifier *auth.Verifier
+	Checks   []Check
+	Logger   *slog.Logger
+	// RequestTimeout bounds each request's work; past it, dependencies
+	// are reported unavailable (503).
+	RequestTimeout time.Duration
+}
+
+type handler struct {
+	bookings Bookings
+	verifier *auth.Verifier
+	checks   []Check
+	log      *slog.Logger
+	validate *validator.Validate
+}
+
+// NewHandler returns the service's HTTP API.
+func NewHandler(opts Options) http.Handler {
+	h := &handler{
+		bookings: opts.Bookings,
+		verifier: opts.Verifier,
+		checks:   opts.Checks,
+		log:      opts.Logger,
+		validate: newValidator(),
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	timeout := opts.RequestTimeout
+	if timeout <= 0 {
+		timeout = DefaultRequestTimeout
+	}
+
+	r := chi.NewRouter()
+	r.Use(withRequestID, logRequests(h.log), recoverPanics(h.log), withTimeout(timeout))
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errNotFound) })
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errMethodNotAllowed) })
+
+	r.Get("/healthz", h.healthz)
+	r.Get("/readyz", h.readyz)
+	// The seat map is public, as a cinema's seat map is: it names no user.
+	r.Get("/schedules/{id}/seats", h.seatMap)
+	r.Group(func(r chi.Router) {
+		r.Use(h.authenticate)
+		r.With(requireAdmin).Post("/schedules", h.createSchedule)
+		r.Post("/reservations", h.reserve)
+		r.Get("/reservations/{id}", h.getReservation)
+	})
+	return r
+}

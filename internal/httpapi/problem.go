@@ -1,0 +1,143 @@
+package httpapi
+
+import (
+	"errors"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/seatlock/seatlock/internal/reservation"
+)
+
+// problem is an RFC 9457 problem details body with the stable `code`
+// extension that clients switch on.
+type problem struct {
+	Type      string       `json:"type"`
+	Title     string       `json:"title"`
+	Status    int          `json:"status"`
+	Detail    string       `json:"detail"`
+	Code      string       `json:"code"`
+	Errors    []fieldError `json:"errors,omitempty"`
+	RequestID string       `json:"requestId,omitempty"`
+}
+
+type fieldError struct {
+	Field  string `json:"field"`
+	Detail string `json:"detail"`
+}
+
+// apiError is a problem waiting to be written, with the headers it needs.
+type apiError struct {
+	status     int
+	code       string
+	title      string
+	detail     string
+	retryAfter time.Duration // > 0 sets Retry-After
+	fields     []fieldError
+}
+
+// unavailableRetryAfter is what a 503 tells clients: long enough for a
+// restarted dependency, short enough that nobody gives up.
+const unavailableRetryAfter = 2 * time.Second
+
+// The one table that maps domain errors to HTTP. Conflicts stay 409; only
+// what is not listed becomes 500.
+var errorTable = []struct {
+	target error
+	apiError
+}{
+	{reservation.ErrSeatLocked, apiError{status: http.StatusConflict, code: "seat_locked", title: "Seat is locked",
+		detail: "Another request is booking this seat right now; retry after the time in Retry-After."}},
+	{reservation.ErrSeatTaken, apiError{status: http.StatusConflict, code: "seat_taken", title: "Seat already reserved",
+		detail: "This seat already has a reservation."}},
+	{reservation.ErrScheduleNotFound, apiError{status: http.StatusNotFound, code: "schedule_not_found", title: "Schedule not found",
+		detail: "No schedule has this id."}},
+	{reservation.ErrSeatNotFound, apiError{status: http.StatusNotFound, code: "seat_not_found", title: "Seat not found",
+		detail: "The schedule has no seat with this id."}},
+	{reservation.ErrReservationNotFound, apiError{status: http.StatusNotFound, code: "reservation_not_found", title: "Reservation not found",
+		detail: "You have no reservation with this id."}},
+	{reservation.ErrUnavailable, apiError{status: http.StatusServiceUnavailable, code: "unavailable", title: "Service unavailable",
+		detail: "A dependency of the service cannot be reached right now; retry later.", retryAfter: unavailableRetryAfter}},
+}
+
+var (
+	errNotReady = apiError{status: http.StatusServiceUnavailable, code: "unavailable", title: "Service unavailable",
+		detail: "A dependency cannot be reached; see checks.", retryAfter: unavailableRetryAfter}
+	errInternal = apiError{status: http.StatusInternalServerError, code: "internal", title: "Internal error",
+		detail: "Something unexpected went wrong; the request id identifies it in the logs."}
+	errUnauthorized = apiError{status: http.StatusUnauthorized, code: "unauthorized", title: "Unauthorized",
+		detail: "A valid bearer token is required."}
+	errForbidden = apiError{status: http.StatusForbidden, code: "forbidden", title: "Forbidden",
+		detail: "Your role does not allow this."}
+	errNotFound = apiError{status: http.StatusNotFound, code: "not_found", title: "Not found",
+		detail: "No such resource."}
+	errMethodNotAllowed = apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed", title: "Method not allowed",
+		detail: "This resource does not support the method."}
+)
+
+// fromError maps err through errorTable; anything unknown is internal.
+func fromError(err error) (apiError, bool) {
+	var invalid *reservation.InvalidError
+	if errors.As(err, &invalid) {
+		return validationFailed([]fieldError{{Field: invalid.Field, Detail: invalid.Detail}}), true
+	}
+	for _, row := range errorTable {
+		if errors.Is(err, row.target) {
+			e := row.apiError
+			var locked *reservation.SeatLockedError
+			if errors.As(err, &locked) {
+				e.retryAfter = locked.RetryAfter
+				// Retry-After is at least one second even when the
+				// holder's TTL was unknown or almost over.
+				if e.retryAfter < time.Second {
+					e.retryAfter = time.Second
+				}
+			}
+			return e, true
+		}
+	}
+	return errInternal, false
+}
+
+func validationFailed(fields []fieldError) apiError {
+	return apiError{status: http.StatusUnprocessableEntity, code: "validation_failed", title: "Validation failed",
+		detail: "One or more fields are invalid.", fields: fields}
+}
+
+// writeError answers with the problem for err. 5xx causes are logged with
+// the request id; their text never reaches the client.
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	e, known := fromError(err)
+	if !known || e.status >= 500 {
+		log.ErrorContext(r.Context(), "request failed",
+			slog.String("request_id", requestIDFrom(r.Context())), slog.Int("status", e.status), slog.Any("error", err))
+	}
+	writeProblem(w, r, e)
+}
+
+func writeProblem(w http.ResponseWriter, r *http.Request, e apiError) {
+	writeProblemBody(w, e, newProblem(r, e))
+}
+
+// writeProblemBody writes body (a problem, possibly with extension members)
+// with e's status and headers.
+func writeProblemBody(w http.ResponseWriter, e apiError, body any) {
+	if e.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.retryAfter.Seconds()))))
+	}
+	writeJSON(w, "application/problem+json", e.status, body)
+}
+
+func newProblem(r *http.Request, e apiError) problem {
+	return problem{
+		Type:      "urn:seatlock:problem:" + e.code,
+		Title:     e.title,
+		Status:    e.status,
+		Detail:    e.detail,
+		Code:      e.code,
+		Errors:    e.fields,
+		RequestID: requestIDFrom(r.Context()),
+	}
+}

@@ -1,0 +1,67 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/seatlock/seatlock/internal/reservation"
+)
+
+type reserveRequest struct {
+	ScheduleID *int64 `json:"scheduleId" validate:"required,min=1"`
+	SeatID     *int   `json:"seatId" validate:"required,min=1"`
+}
+
+type reservationResponse struct {
+	ID         uuid.UUID `json:"id"`
+	ScheduleID int64     `json:"scheduleId"`
+	SeatID     int       `json:"seatId"`
+	UserID     string    `json:"userId"`
+	CreatedAt  time.Time `json:"createdAt"`
+}
+
+func toReservationResponse(r reservation.Reservation) reservationResponse {
+	return reservationResponse{
+		ID: r.ID(), ScheduleID: r.ScheduleID(), SeatID: r.SeatID(), UserID: r.UserID(), CreatedAt: r.CreatedAt().UTC(),
+	}
+}
+
+// reserve answers 200 with the reservation (the contract says 200, not 201).
+func (h *handler) reserve(w http.ResponseWriter, r *http.Request) {
+	var req reserveRequest
+	if e := decodeJSON(w, r, &req); e != nil {
+		writeProblem(w, r, *e)
+		return
+	}
+	if e := validate(h.validate, &req); e != nil {
+		writeProblem(w, r, *e)
+		return
+	}
+	res, err := h.bookings.Reserve(r.Context(), reservation.ReserveCommand{
+		ScheduleID: *req.ScheduleID,
+		SeatID:     *req.SeatID,
+		UserID:     principalFrom(r.Context()).UserID,
+	})
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	ok(w, http.StatusOK, toReservationResponse(res))
+}
+
+func (h *handler) getReservation(w http.ResponseWriter, r *http.Request) {
+	id, err := uuid.Parse(chi.URLParam(r, "id"))
+	if err != nil {
+		writeError(w, r, h.log, reservation.ErrReservationNotFound)
+		return
+	}
+	res, err := h.bookings.Reservation(r.Context(), id, principalFrom(r.Context()).UserID)
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	ok(w, http.StatusOK, toReservationResponse(res))
+}

@@ -1,0 +1,382 @@
+package reservation_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/reservation"
+)
+
+const (
+	scheduleID int64 = 7
+	seatCount        = 10
+	lockTTL          = 7 * time.Second
+)
+
+func acquired(seat int) string {
+	return fmt.Sprintf("Acquire lock:{schedule:%d}:seat:%d %s", scheduleID, seat, lockTTL)
+}
+
+func released(seat int) string {
+	return fmt.Sprintf("Release lock:{schedule:%d}:seat:%d", scheduleID, seat)
+}
+
+// wantBooked checks a successful Reserve of seat for alice.
+func wantBooked(seat int) func(*testing.T, reservation.Reservation, error) {
+	return func(t *testing.T, r reservation.Reservation, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("Reserve: unexpected error %v", err)
+		}
+		if r.ID() == uuid.Nil || r.ScheduleID() != scheduleID || r.SeatID() != seat || r.UserID() != "alice" {
+			t.Errorf("Reserve = {id %v schedule %d seat %d user %q}, want a stored reservation of schedule %d seat %d for alice",
+				r.ID(), r.ScheduleID(), r.SeatID(), r.UserID(), scheduleID, seat)
+		}
+	}
+}
+
+// wantErr checks that err matches target and none of notTargets.
+func wantErr(target error, notTargets ...error) func(*testing.T, reservation.Reservation, error) {
+	return func(t *testing.T, r reservation.Reservation, err error) {
+		t.Helper()
+		if !errors.Is(err, target) {
+			t.Fatalf("Reserve error = %v, want errors.Is(err, %v)", err, target)
+		}
+		for _, not := range notTargets {
+			if errors.Is(err, not) {
+				t.Errorf("Reserve error = %v: must not match %v", err, not)
+			}
+		}
+		if r != (reservation.Reservation{}) {
+			t.Errorf("Reserve returned %+v with an error, want the zero Reservation", r)
+		}
+	}
+}
+
+func TestReserve(t *testing.T) {
+	t.Parallel()
+	var (
+		seat       = 3
+		cmd        = reservation.ReserveCommand{ScheduleID: scheduleID, SeatID: seat, UserID: "alice"}
+		allCalls   = []string{"Schedule", acquired(seat), "SeatReserved", "InsertReservation", released(seat)}
+		heldErr    = fmt.Errorf("redislock: acquire: %w", &lock.HeldError{Key: "k", Remaining: 1500 * time.Millisecond})
+		lockDown   = fmt.Errorf("redislock: acquire: %w: %w", lock.ErrUnavailable, io.EOF)
+		releaseErr = fmt.Errorf("redislock: release: %w: %w", lock.ErrUnavailable, io.EOF)
+	)
+	withSeat := func(seat int) reservation.ReserveCommand { c := cmd; c.SeatID = seat; return c }
+
+	tests := []struct {
+		name  string
+		cmd   reservation.ReserveCommand
+		setup func(repo *fakeRepo, locker *fakeLocker, cancel context.CancelFunc)
+		check func(*testing.T, reservation.Reservation, error)
+		calls []string
+		rows  int // reservations stored afterwards
+	}{
+		{
+			name:  "books a free seat",
+			cmd:   cmd,
+			check: wantBooked(seat),
+			calls: allCalls,
+			rows:  1,
+		},
+		{
+			name:  "books the first seat",
+			cmd:   withSeat(1),
+			check: wantBooked(1),
+			calls: []string{"Schedule", acquired(1), "SeatReserved", "InsertReservation", released(1)},
+			rows:  1,
+		},
+		{
+			name:  "books the last seat",
+			cmd:   withSeat(seatCount),
+			check: wantBooked(seatCount),
+			calls: []string{"Schedule", acquired(seatCount), "SeatReserved", "InsertReservation", released(seatCount)},
+			rows:  1,
+		},
+		{
+			name: "user is required",
+			cmd:  reservation.ReserveCommand{ScheduleID: scheduleID, SeatID: seat},
+			check: func(t *testing.T, _ reservation.Reservation, err error) {
+				var invalid *reservation.InvalidError
+				if !errors.As(err, &invalid) || invalid.Field != "userId" {
+					t.Fatalf("Reserve error = %v, want *InvalidError on userId", err)
+				}
+			},
+			calls: nil,
+		},
+		{
+			name:  "unknown schedule takes no lock",
+			cmd:   reservation.ReserveCommand{ScheduleID: scheduleID + 1, SeatID: seat, UserID: "alice"},
+			check: wantErr(reservation.ErrScheduleNotFound, reservation.ErrUnavailable),
+			calls: []string{"Schedule"},
+		},
+		{
+			name:  "seat 0 takes no lock",
+			cmd:   withSeat(0),
+			check: wantErr(reservation.ErrSeatNotFound),
+			calls: []string{"Schedule"},
+		},
+		{
+			name:  "seat after the last takes no lock",
+			cmd:   withSeat(seatCount + 1),
+			check: wantErr(reservation.ErrSeatNotFound),
+			calls: []string{"Schedule"},
+		},
+		{
+			name:  "negative seat takes no lock",
+			cmd:   withSeat(-1),
+			check: wantErr(reservation.ErrSeatNotFound),
+			calls: []string{"Schedule"},
+		},
+		{
+			name:  "schedule lookup unavailable",
+			cmd:   cmd,
+			setup: func(repo *fakeRepo, _ *fakeLocker, _ context.CancelFunc) { repo.fail["Schedule"] = errDBDown },
+			check: wantErr(reservation.ErrUnavailable, reservation.ErrScheduleNotFound),
+			calls: []string{"Schedule"},
+		},
+		{
+			name:  "lock held by another request",
+			cmd:   cmd,
+			setup: func(_ *fakeRepo, locker *fakeLocker, _ context.CancelFunc) { locker.acquireErr = heldErr },
+			check: func(t *testing.T, _ reservation.Reservation, err error) {
+				var locked *reservation.SeatLockedError
+				if !errors.As(err, &locked) {
+					t.Fatalf("Reserve error = %v (%T), want *SeatLockedError", err, err)
+				}
+				if locked.RetryAfter != 1500*time.Millisecond {
+					t.Errorf("RetryAfter = %v, want the holder's remaining TTL 1.5s", locked.RetryAfter)
+				}
+				if !errors.Is(err, reservation.ErrSeatLocked) {
+					t.Errorf("errors.Is(%v, ErrSeatLocked) = false", err)
+				}
+				if errors.Is(err, reservation.ErrUnavailable) || errors.Is(err, reservation.ErrSeatTaken) {
+					t.Errorf("Reserve error = %v: a held lock is neither unavailable nor taken", err)
+				}
+			},
+			calls: []string{"Schedule", acquired(seat)},
+		},
+		{
+			name:  "lock store unavailable",
+			cmd:   cmd,
+			setup: func(_ *fakeRepo, locker *fakeLocker, _ context.CancelFunc) { locker.acquireErr = lockDown },
+			check: wantErr(reservation.ErrUnavailable, reservation.ErrSeatLocked),
+			calls: []string{"Schedule", acquired(seat)},
+		},
+		{
+			name:  "other lock failure is passed on",
+			cmd:   cmd,
+			setup: func(_ *fakeRepo, locker *fakeLocker, _ context.CancelFunc) { locker.acquireErr = lock.ErrInvalidTTL },
+			check: wantErr(lock.ErrInvalidTTL, reservation.ErrSeatLocked),
+			calls: []string{"Schedule", acquired(seat)},
+		},
+		{
+			name: "seat already reserved",
+			cmd:  cmd,
+			setup: func(repo *fakeRepo, _ *fakeLocker, _ context.CancelFunc) {
+				repo.addReservation(scheduleID, seat, "bob")
+			},
+			check: wantErr(reservation.ErrSeatTaken),
+			calls: []string{"Schedule", acquired(seat), "SeatReserved", released(seat)},
+			rows:  1,
+		},
+		{
+			name: "insert loses to the unique constraint",
+			cmd:  cmd,
+			setup: func(repo *fakeRepo, _ *fakeLocker, _ context.CancelFunc) {
+				// A booking whose lease expired commits between our check
+				// and our insert.
+				repo.before["InsertReservation"] = func() { repo.addReservation(scheduleID, seat, "bob") }
+			},
+			check: wantErr(reservation.ErrSeatTaken),
+			calls: allCalls,
+			rows:  1,
+		},
+		{
+			name:  "seat check unavailable",
+			cmd:   cmd,
+			setup: func(repo *fakeRepo, _ *fakeLocker, _ context.CancelFunc) { repo.fail["SeatReserved"] = errDBDown },
+			check: wantErr(reservation.ErrUnavailable),
+			calls: []string{"Schedule", acquired(seat), "SeatReserved", released(seat)},
+		},
+		{
+			name:  "insert unavailable",
+			cmd:   cmd,
+			setup: func(repo *fakeRepo, _ *fakeLocker, _ context.CancelFunc) { repo.fail["InsertReservation"] = errDBDown },
+			check: wantErr(reservation.ErrUnavailable, reservation.ErrSeatTaken),
+			calls: allCalls,
+		},
+		{
+			name: "insert finds the schedule gone",
+			cmd:  cmd,
+			setup: func(repo *fakeRepo, _ *fakeLocker, _ context.CancelFunc) {
+				repo.fail["InsertReservation"] = reservation.ErrScheduleNotFound
+			},
+			check: wantErr(reservation.ErrScheduleNotFound),
+			calls: allCalls,
+		},
+		{
+			name: "release reports the lease expired",
+			cmd:  cmd,
+			setup: func(_ *fakeRepo, locker *fakeLocker, _ context.CancelFunc) {
+				locker.releaseErr = lock.ErrNotHeld
+			},
+			check: wantBooked(seat),
+			calls: allCalls,
+			rows:  1,
+		},
+		{
+			name: "release cannot reach the lock store",
+			cmd:  cmd,
+			setup: func(_ *fakeRepo, locker *fakeLocker, _ context.CancelFunc) {
+				locker.releaseErr = releaseErr
+			},
+			check: wantBooked(seat),
+			calls: allCalls,
+			rows:  1,
+		},
+		{
+			name: "release failure keeps seat taken",
+			cmd:  cmd,
+			setup: func(repo *fakeRepo, locker *fakeLocker, _ context.CancelFunc) {
+				repo.addReservation(scheduleID, seat, "bob")
+				locker.releaseErr = lock.ErrNotHeld
+			},
+			check: wantErr(reservation.ErrSeatTaken, reservation.ErrUnavailable),
+			calls: []string{"Schedule", acquired(seat), "SeatReserved", released(seat)},
+			rows:  1,
+		},
+		{
+			name: "release failure keeps unavailable",
+			cmd:  cmd,
+			setup: func(repo *fakeRepo, locker *fakeLocker, _ context.CancelFunc) {
+				repo.fail["InsertReservation"] = errDBDown
+				locker.releaseErr = releaseErr
+			},
+			check: wantErr(reservation.ErrUnavailable),
+			calls: allCalls,
+		},
+		{
+			name: "context cancelled during seat check",
+			cmd:  cmd,
+			setup: func(repo *fakeRepo, _ *fakeLocker, cancel context.CancelFunc) {
+				repo.before["SeatReserved"] = cancel
+			},
+			check: wantErr(context.Canceled),
+			calls: []string{"Schedule", acquired(seat), "SeatReserved", released(seat)},
+		},
+		{
+			name: "context cancelled during insert",
+			cmd:  cmd,
+			setup: func(repo *fakeRepo, _ *fakeLocker, cancel context.CancelFunc) {
+				repo.before["InsertReservation"] = cancel
+			},
+			check: wantErr(context.Canceled),
+			calls: allCalls,
+		},
+		{
+			name: "context cancelled after the insert committed",
+			cmd:  cmd,
+			setup: func(repo *fakeRepo, _ *fakeLocker, cancel context.CancelFunc) {
+				repo.after["InsertReservation"] = cancel
+			},
+			check: wantBooked(seat),
+			calls: allCalls,
+			rows:  1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			j := &journal{}
+			repo := newFakeRepo(j)
+			repo.addSchedule(scheduleID, seatCount)
+			locker := &fakeLocker{j: j}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.setup != nil {
+				tt.setup(repo, locker, cancel)
+			}
+			svc := reservation.NewService(repo, locker, reservation.Config{LockTTL: lockTTL}, nil)
+
+			r, err := svc.Reserve(ctx, tt.cmd)
+
+			tt.check(t, r, err)
+			if got := j.list(); !slices.Equal(got, tt.calls) {
+				t.Errorf("calls:\n got  %q\n want %q", got, tt.calls)
+			}
+			if len(locker.leases) > 0 {
+				if got := locker.releases(); got != 1 {
+					t.Errorf("a lease was acquired and released %d times, want exactly once", got)
+				}
+			}
+			if got := repo.count(); got != tt.rows {
+				t.Errorf("stored reservations = %d, want %d", got, tt.rows)
+			}
+		})
+	}
+}
+
+// The returned reservation is the one the repository stored.
+func TestReserveReturnsStoredReservation(t *testing.T) {
+	t.Parallel()
+	j := &journal{}
+	repo := newFakeRepo(j)
+	repo.addSchedule(scheduleID, seatCount)
+	svc := reservation.NewService(repo, &fakeLocker{j: j}, reservation.Config{LockTTL: lockTTL}, nil)
+
+	r, err := svc.Reserve(context.Background(), reservation.ReserveCommand{ScheduleID: scheduleID, SeatID: 4, UserID: "alice"})
+	if err != nil {
+		t.Fatalf("Reserve: %v", err)
+	}
+	stored, err := repo.Reservation(context.Background(), r.ID())
+	if err != nil {
+		t.Fatalf("stored reservation %v: %v", r.ID(), err)
+	}
+	if stored != r {
+		t.Errorf("Reserve returned %+v, repository holds %+v", r, stored)
+	}
+}
+
+func TestReserveLockKeyAndTTL(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		ttl  time.Duration
+		want time.Duration
+	}{
+		{"configured", 250 * time.Millisecond, 250 * time.Millisecond},
+		{"zero means default", 0, reservation.DefaultLockTTL},
+		{"negative means default", -time.Second, reservation.DefaultLockTTL},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			j := &journal{}
+			repo := newFakeRepo(j)
+			repo.addSchedule(42, 2000)
+			locker := &fakeLocker{j: j}
+			svc := reservation.NewService(repo, locker, reservation.Config{LockTTL: tt.ttl}, nil)
+
+			if _, err := svc.Reserve(context.Background(), reservation.ReserveCommand{ScheduleID: 42, SeatID: 1999, UserID: "alice"}); err != nil {
+				t.Fatalf("Reserve: %v", err)
+			}
+			want := fmt.Sprintf("Acquire lock:{schedule:42}:seat:1999 %s", tt.want)
+			if got := j.list(); len(got) < 2 || got[1] != want {
+				t.Errorf("calls = %q, want second call %q", got, want)
+			}
+			if len(locker.leases) != 1 || locker.leases[0].Key() != "lock:{schedule:42}:seat:1999" {
+				t.Errorf("leases = %v, want one on lock:{schedule:42}:seat:1999", locker.leases)
+			}
+		})
+	}
+}
