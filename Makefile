@@ -27,3 +27,9 @@ vet:
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
+
+# Checks docker-compose.yml where a compose command exists (no engine needed).
+docker-config:
+	@if command -v docker-compose >/dev/null 2>&1; then AUTH_SECRET=check-only docker-compose config -q && echo "docker-compose.yml ok"; \
+	elif docker compose version >/dev/null 2>&1; then AUTH_SECRET=check-only docker compose config -q && echo "docker-compose.yml ok"; \
+	else echo "no docker compose command on this machine: docker-compose.yml not checked"; fi

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seatlock/seatlock/internal/auth"
+	"github.com/seatlock/seatlock/internal/testenv"
+)
+
+const secret = "cmd-api-test-secret-cmd-api-test!"
+
+func TestTokenCommand(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"token", "--user", "alice", "--role", "admin", "--ttl", "1h"},
+		map[string]string{"AUTH_SECRET": secret}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	v, err := auth.NewVerifier([]byte(secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := v.Verify(strings.TrimSpace(out.String()))
+	if err != nil || p.UserID != "alice" || !p.IsAdmin() {
+		t.Fatalf("minted token: %+v, %v", p, err)
+	}
+}
+
+func TestCommandErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		code int
+		want string
+	}{
+		{"unknown command", []string{"frobnicate"}, nil, 2, "unknown command"},
+		{"token without user", []string{"token"}, map[string]string{"AUTH_SECRET": secret}, 1, "--user is required"},
+		{"token without secret", []string{"token", "--user", "a"}, nil, 1, "AUTH_SECRET"},
+		{"token with short secret", []string{"token", "--user", "a"}, map[string]string{"AUTH_SECRET": "short"}, 1, "at least 32 bytes"},
+		{"serve without config", []string{"serve"}, nil, 1, "DATABASE_URL"},
+		{"migrate without database", []string{"migrate"}, nil, 1, "DATABASE_URL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := run(context.Background(), tt.args, tt.env, &out, &errOut)
+			if code != tt.code || !strings.Contains(errOut.String(), tt.want) {
+				t.Fatalf("exit %d, stderr %q; want exit %d mentioning %q", code, errOut.String(), tt.code, tt.want)
+			}
+		})
+	}
+}
+
+func TestMigrateThenServeUntilCancelled(t *testing.T) {
+	dbURL := testenv.DatabaseURL(t)
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"migrate"}, map[string]string{"DATABASE_URL": dbURL}, &out, &errOut); code != 0 {
+		t.Fatalf("migrate: exit %d: %s", code, errOut.String())
+	}
+
+	addr := freeAddr(t)
+	env := map[string]string{
+		"DATABASE_URL": dbURL, "REDIS_URL": testenv.RedisURL(t), "AUTH_SECRET": secret, "HTTP_ADDR": addr,
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	exit := make(chan int, 1)
+	var serveOut, serveErr bytes.Buffer
+	go func() { exit <- run(ctx, nil, env, &serveOut, &serveErr) }()
+	waitHealthy(t, "http://"+addr+"/healthz")
+
+	cancel() // what SIGTERM does through signal.NotifyContext
+	select {
+	case code := <-exit:
+		if code != 0 {
+			t.Fatalf("serve exit %d after shutdown: %s", code, serveErr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not stop after its context was cancelled")
+	}
+	if strings.Contains(serveOut.String(), secret) {
+		t.Error("the logs contain AUTH_SECRET")
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func waitHealthy(t *testing.T, url string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s never answered 200", url)
+}
