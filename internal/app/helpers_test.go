@@ -50,15 +50,19 @@ func newHarness(t *testing.T, instances int) *harness {
 		redis:  testenv.Redis(t),
 		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 256}},
 	}
-	for range instances {
-		h.bases = append(h.bases, h.serve(cfg))
-	}
 	pool, err := postgres.Open(context.Background(), cfg.DatabaseURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
 	h.pool = pool
+	if err := postgres.Migrate(pool); err != nil {
+		t.Fatal(err)
+	}
+	testenv.SpreadScheduleIDs(t, pool)
+	for range instances {
+		h.bases = append(h.bases, h.serve(cfg))
+	}
 	return h
 }
 

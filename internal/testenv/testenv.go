@@ -7,7 +7,9 @@ package testenv
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
 	"testing"
@@ -101,4 +103,20 @@ func mustEnv(tb testing.TB, name string) string {
 		tb.Fatalf("%s is not set: run the tests with `make test`, which starts real Redis and PostgreSQL", name)
 	}
 	return v
+}
+
+// SpreadScheduleIDs makes a fresh database number its schedules from a random
+// offset. Every test has its own database but all share one Redis, and seat
+// lock keys are named by schedule id: without this, parallel tests would
+// contend for "lock:{schedule:1}:seat:1".
+func SpreadScheduleIDs(tb testing.TB, pool *pgxpool.Pool) {
+	tb.Helper()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	start := int64(binary.BigEndian.Uint32(b[:])) + 1
+	// DDL takes no parameters; start is an integer we made.
+	if _, err := pool.Exec(context.Background(),
+		fmt.Sprintf("ALTER TABLE schedules ALTER COLUMN id RESTART WITH %d", start)); err != nil {
+		tb.Fatalf("spread schedule ids: %v", err)
+	}
 }
