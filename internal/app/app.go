@@ -17,19 +17,21 @@ import (
 	"github.com/seatlock/seatlock/internal/auth"
 	"github.com/seatlock/seatlock/internal/config"
 	"github.com/seatlock/seatlock/internal/httpapi"
+	"github.com/seatlock/seatlock/internal/lock"
 	"github.com/seatlock/seatlock/internal/lock/redislock"
 	"github.com/seatlock/seatlock/internal/postgres"
 	"github.com/seatlock/seatlock/internal/reservation"
 )
 
-// Server timeouts. WriteTimeout leaves room for a request that waits its
-// whole RequestTimeout and then writes.
+// Server timeouts. A request may wait LOCK_MAX_WAIT for a seat and then
+// needs time for its own work (workTimeout); WriteTimeout leaves room for
+// that whole request to write its answer.
 const (
 	readHeaderTimeout = 5 * time.Second
 	readTimeout       = 10 * time.Second
-	writeTimeout      = 30 * time.Second
+	workTimeout       = 10 * time.Second
+	writeSlack        = 10 * time.Second
 	idleTimeout       = 120 * time.Second
-	shutdownTimeout   = 20 * time.Second
 )
 
 // App is one running instance of the service.
@@ -38,6 +40,9 @@ type App struct {
 	redis   *redis.Client
 	pool    *pgxpool.Pool
 	handler http.Handler
+
+	lockBackend  *redislock.Backend
+	writeTimeout time.Duration
 }
 
 // New connects to Redis and PostgreSQL, applies pending migrations and builds
@@ -63,18 +68,23 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*App, err
 	}
 
 	store := postgres.NewStore(pool)
-	bookings := reservation.NewService(store, redislock.New(redisClient, nil),
-		reservation.Config{LockTTL: cfg.LockTTL}, logger)
+	lockBackend := redislock.New(redisClient)
+	locker := lock.New(lockBackend, lock.Config{MaxWait: cfg.LockMaxWait, Logger: logger})
+	bookings := reservation.NewService(store, locker, reservation.Config{LockTTL: cfg.LockTTL}, logger)
 	handler := httpapi.NewHandler(httpapi.Options{
 		Bookings: bookings,
 		Verifier: verifier,
 		Logger:   logger,
+		MaxWait:  cfg.LockMaxWait,
+		// A waiting request still gets its full work budget.
+		RequestTimeout: cfg.LockMaxWait + workTimeout,
 		Checks: []httpapi.Check{
 			{Name: "redis", Ping: func(ctx context.Context) error { return redisClient.Ping(ctx).Err() }},
 			{Name: "postgres", Ping: store.Ping},
 		},
 	})
-	return &App{log: logger, redis: redisClient, pool: pool, handler: handler}, nil
+	return &App{log: logger, redis: redisClient, pool: pool, lockBackend: lockBackend, handler: handler,
+		writeTimeout: cfg.LockMaxWait + workTimeout + writeSlack}, nil
 }
 
 // openRedis builds a client whose every call is bounded: the context's
@@ -100,7 +110,7 @@ func (a *App) NewServer() *http.Server {
 		Handler:           a.handler,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
-		WriteTimeout:      writeTimeout,
+		WriteTimeout:      a.writeTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    32 << 10,
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
@@ -122,7 +132,8 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 	a.log.Info("shutting down: draining in-flight requests")
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	// Drain as long as the longest request may take.
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.writeTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("app: shutdown: %w", err)
@@ -135,6 +146,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 
 // Close releases the connections to Redis and PostgreSQL.
 func (a *App) Close() {
+	_ = a.lockBackend.Close()
 	a.pool.Close()
 	_ = a.redis.Close()
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/seatlock/seatlock/internal/auth"
 	"github.com/seatlock/seatlock/internal/config"
 	"github.com/seatlock/seatlock/internal/postgres"
+	"github.com/seatlock/seatlock/internal/reservation"
 	"github.com/seatlock/seatlock/internal/testenv"
 )
 
@@ -116,6 +117,7 @@ func (r response) code() string {
 type request struct {
 	method, path, token, contentType, body string
 	base                                   int // index of the instance
+	prefer                                 string
 }
 
 func (h *harness) do(req request) response {
@@ -129,6 +131,9 @@ func (h *harness) do(req request) response {
 	}
 	if req.contentType != "" {
 		httpReq.Header.Set("Content-Type", req.contentType)
+	}
+	if req.prefer != "" {
+		httpReq.Header.Set("Prefer", req.prefer)
 	}
 	resp, err := h.client.Do(httpReq)
 	if err != nil {
@@ -208,4 +213,18 @@ func expectNoLeak(t *testing.T, resp response) {
 			t.Errorf("body leaks internal detail %q: %s", s, resp.raw)
 		}
 	}
+}
+
+// createScheduleDirect stores a schedule without an API instance.
+func (h *harness) createScheduleDirect(seats int) int64 {
+	h.t.Helper()
+	s, err := reservation.NewSchedule("Dune", time.Now().Add(24*time.Hour), seats)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	stored, err := postgres.NewStore(h.pool).CreateSchedule(context.Background(), s)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return stored.ID()
 }

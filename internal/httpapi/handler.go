@@ -41,8 +41,10 @@ type Options struct {
 	Checks   []Check
 	Logger   *slog.Logger
 	// RequestTimeout bounds each request's work; past it, dependencies
-	// are reported unavailable (503).
+	// are reported unavailable (503). It must exceed MaxWait.
 	RequestTimeout time.Duration
+	// MaxWait caps `Prefer: wait` (LOCK_MAX_WAIT).
+	MaxWait time.Duration
 }
 
 type handler struct {
@@ -51,6 +53,7 @@ type handler struct {
 	checks   []Check
 	log      *slog.Logger
 	validate *validator.Validate
+	maxWait  time.Duration
 }
 
 // NewHandler returns the service's HTTP API.
@@ -61,6 +64,7 @@ func NewHandler(opts Options) http.Handler {
 		checks:   opts.Checks,
 		log:      opts.Logger,
 		validate: newValidator(),
+		maxWait:  opts.MaxWait,
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -40,10 +41,18 @@ func (h *handler) reserve(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, *e)
 		return
 	}
+	// `Prefer: wait=N` waits up to N seconds (capped) for a locked seat
+	// instead of answering seat_locked at once.
+	wait, preferred := preferredWait(r.Header)
+	if preferred {
+		wait = min(wait, h.maxWait)
+		w.Header().Set("Preference-Applied", "wait="+strconv.Itoa(int(wait/time.Second)))
+	}
 	res, err := h.bookings.Reserve(r.Context(), reservation.ReserveCommand{
 		ScheduleID: *req.ScheduleID,
 		SeatID:     *req.SeatID,
 		UserID:     principalFrom(r.Context()).UserID,
+		Wait:       wait,
 	})
 	if err != nil {
 		writeError(w, r, h.log, err)

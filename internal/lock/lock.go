@@ -1,17 +1,20 @@
 // Package lock is the DistributedLockPort of the design card: a named,
-// expiring, owner-checked mutual-exclusion lock shared by many processes.
+// expiring, owner-checked, fenced mutual-exclusion lock shared by many
+// processes.
 //
-// The port is deliberately small. A Locker hands out at most one Lease per key
-// at a time; a Lease expires on its own after its TTL, so a crashed holder
-// never blocks a key for longer than that. Only the holder of a Lease can
-// release it: releasing after the TTL ran out (or after the key was taken by
-// someone else) deletes nothing and reports ErrNotHeld.
+// Callers see two things: a Locker, which hands out at most one Lease per key
+// at a time, and the Lease, which carries a fencing token, a context that is
+// cancelled when the lease is lost, and Extend/Release. Client implements
+// Locker on top of any Backend (Redis, Redis Cluster, PostgreSQL, memory);
+// the adapters only provide a few atomic primitives, so waiting, watchdog,
+// lease contexts and metrics behave the same on every store.
 //
-// Mutual exclusion is only as good as the TTL: a holder that pauses longer
+// Mutual exclusion is only as good as the lease: a holder that pauses longer
 // than its TTL (GC, a stalled network, a suspended VM) may still be working
-// when a new holder acquires the key. Callers that write to a system of record
-// must keep a final guard there (in this service, PostgreSQL's UNIQUE
-// constraint on a seat's reservation).
+// when a new holder acquires the key, and a Redis failover can forget a
+// lock. Writers must therefore pass the lease's Fence to the system of record
+// and have it refuse a fence lower than one it has already seen (this
+// service does so in PostgreSQL, next to the UNIQUE constraint on a seat).
 package lock
 
 import (
@@ -23,26 +26,51 @@ import (
 
 // Locker acquires leases on named locks.
 type Locker interface {
-	// Acquire tries once to take the lock named key for ttl and never waits.
+	// Acquire takes the lock named key.
 	//
-	// It returns a Lease on success. When another owner holds the key it
-	// returns a *HeldError (errors.Is(err, ErrHeld)) that carries the
-	// holder's remaining TTL. When the backing store cannot be reached it
-	// returns an error wrapping ErrUnavailable. A ttl below one millisecond
-	// is rejected with ErrInvalidTTL.
-	Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, error)
+	// With opts.Wait zero it tries once and never waits. Otherwise it
+	// waits up to opts.Wait (capped by the Client's MaxWait) for the holder
+	// to release, woken by the release itself, not by polling. When the lock
+	// stays held it returns a *HeldError (errors.Is(err, ErrHeld)) with the
+	// holder's remaining TTL. A store that cannot be reached gives an error
+	// wrapping ErrUnavailable; a cancelled ctx gives ctx's error.
+	Acquire(ctx context.Context, key string, opts Options) (Lease, error)
 }
 
-// Lease is one holder's claim on a lock, valid until released or expired.
+// Options say how long to hold and how long to wait.
+type Options struct {
+	// TTL is the lease: the longest a crashed holder blocks the key. Zero
+	// means "until released": the lease starts at the Client's WatchdogTTL
+	// and a watchdog extends it every third of that while the process
+	// lives.
+	TTL time.Duration
+	// Wait is how long Acquire may wait for a held lock. Zero fails fast.
+	Wait time.Duration
+}
+
+// Lease is one holder's claim on a lock, valid until released, lost or
+// expired.
 type Lease interface {
-	// Key is the name of the lock this lease holds.
+	// Key is the name of the lock.
 	Key() string
-	// Release gives the lock up if this lease still owns it. It runs even
-	// when ctx is already cancelled (bounded by its own short timeout), so a
-	// request that was abandoned by its client still frees the seat. It
-	// returns ErrNotHeld when the lease had expired or the key now belongs to
-	// someone else (nothing is deleted then), and an error wrapping
-	// ErrUnavailable when the store cannot be reached.
+	// Fence is the fencing token minted with this acquisition: strictly
+	// greater than the token of every earlier acquisition of the same key,
+	// even across a store restart that lost its data.
+	Fence() int64
+	// Context is cancelled when the lease ends: released, expired (fixed
+	// TTL), or found lost by the watchdog or by Extend. context.Cause then
+	// says which (ErrReleased or ErrLeaseLost). Work done under the lock
+	// should use it so that it aborts before committing once the lock is
+	// gone.
+	Context() context.Context
+	// Extend resets the lease to ttl if it is still ours; ErrNotHeld
+	// otherwise (and the lease's Context is cancelled).
+	Extend(ctx context.Context, ttl time.Duration) error
+	// Release gives the lock up if this lease still owns it and wakes
+	// waiters. It runs even when ctx is already cancelled (bounded by its
+	// own short timeout), so an abandoned request still frees the key. It
+	// returns ErrNotHeld when the lease had expired or the key belongs to
+	// someone else (nothing is deleted then). Releasing twice is ErrNotHeld.
 	Release(ctx context.Context) error
 }
 
@@ -55,14 +83,20 @@ var (
 	ErrUnavailable = errors.New("lock: store unavailable")
 	// ErrInvalidTTL reports a TTL too small to be meaningful.
 	ErrInvalidTTL = errors.New("lock: ttl must be at least 1ms")
+	// ErrLeaseLost is the cause of a lease context cancelled because the
+	// lock was lost: its TTL ran out, or it was deleted or taken behind the
+	// holder's back.
+	ErrLeaseLost = errors.New("lock: lease lost")
+	// ErrReleased is the cause of a lease context cancelled by Release.
+	ErrReleased = errors.New("lock: lease released")
 )
 
 // HeldError is returned by Acquire when another owner holds the lock.
 type HeldError struct {
 	Key string
 	// Remaining is the holder's remaining TTL as the store reported it at
-	// the time of the attempt. It is zero if the store could not say (a key
-	// without expiry, set by hand).
+	// the last attempt. Zero if the store could not say (a key without
+	// expiry, set by hand).
 	Remaining time.Duration
 }
 
@@ -73,7 +107,7 @@ func (e *HeldError) Error() string {
 // Is makes errors.Is(err, ErrHeld) true for a *HeldError.
 func (e *HeldError) Is(target error) bool { return target == ErrHeld }
 
-// ValidateTTL reports ErrInvalidTTL for a TTL that the stores cannot express.
+// ValidateTTL reports ErrInvalidTTL for a TTL that stores cannot express.
 func ValidateTTL(ttl time.Duration) error {
 	if ttl < time.Millisecond {
 		return ErrInvalidTTL

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,9 +32,9 @@ func race(fn func(i int) error) []error {
 	return errs
 }
 
-// exactlyOneWins checks that one call succeeded and every other one was told
-// the seat is taken, and returns the winner's index.
-func exactlyOneWins(t *testing.T, errs []error) int {
+// exactlyOneWins checks that one call succeeded and every other one was
+// refused with one of refusals, and returns the winner's index.
+func exactlyOneWins(t *testing.T, errs []error, refusals ...error) int {
 	t.Helper()
 	winner := -1
 	for i, err := range errs {
@@ -42,8 +43,8 @@ func exactlyOneWins(t *testing.T, errs []error) int {
 			t.Errorf("contenders %d and %d both booked the seat", winner, i)
 		case err == nil:
 			winner = i
-		case !errors.Is(err, reservation.ErrSeatTaken):
-			t.Errorf("contender %d: error = %v, want ErrSeatTaken", i, err)
+		case !isAny(err, refusals):
+			t.Errorf("contender %d: error = %v, want one of %v", i, err, refusals)
 		}
 	}
 	if winner < 0 {
@@ -52,7 +53,18 @@ func exactlyOneWins(t *testing.T, errs []error) int {
 	return winner
 }
 
-// With no lock at all, the UNIQUE constraint alone keeps one booking per seat.
+func isAny(err error, targets []error) bool {
+	for _, target := range targets {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
+}
+
+// With no lock at all, the store alone keeps one booking per seat: each
+// contender carries its own fence, so a loser is refused either by the
+// fence (it came after a higher one) or by the UNIQUE constraint.
 func TestConcurrentInsertSameSeatExactlyOneWins(t *testing.T) {
 	t.Parallel()
 	store, pool := newStore(t)
@@ -60,11 +72,11 @@ func TestConcurrentInsertSameSeatExactlyOneWins(t *testing.T) {
 	ctx := testContext(t)
 
 	errs := race(func(i int) error {
-		_, err := store.InsertReservation(ctx, s.ID(), 5, fmt.Sprintf("user-%d", i))
+		_, err := insert(ctx, store, s.ID(), 5, fmt.Sprintf("user-%d", i), int64(i+1))
 		return err
 	})
 
-	winner := exactlyOneWins(t, errs)
+	winner := exactlyOneWins(t, errs, reservation.ErrSeatTaken, reservation.ErrStaleFence)
 	if n := countReservations(t, pool, s.ID()); n != 1 {
 		t.Errorf("reservations = %d, want 1", n)
 	}
@@ -78,17 +90,25 @@ func TestConcurrentInsertSameSeatExactlyOneWins(t *testing.T) {
 }
 
 // grantAll is a broken lock that lets everyone in, as a lock whose leases
-// all expired would.
-type grantAll struct{}
+// all expired would. It still mints increasing fences, as the real one does
+// for every acquisition.
+type grantAll struct{ fence atomic.Int64 }
 
-func (grantAll) Acquire(_ context.Context, key string, _ time.Duration) (lock.Lease, error) {
-	return grantedLease(key), nil
+func (g *grantAll) Acquire(ctx context.Context, key string, _ lock.Options) (lock.Lease, error) {
+	return &grantedLease{key: key, fence: g.fence.Add(1), ctx: ctx}, nil
 }
 
-type grantedLease string
+type grantedLease struct {
+	key   string
+	fence int64
+	ctx   context.Context
+}
 
-func (l grantedLease) Key() string                 { return string(l) }
-func (grantedLease) Release(context.Context) error { return lock.ErrNotHeld }
+func (l *grantedLease) Key() string                               { return l.key }
+func (l *grantedLease) Fence() int64                              { return l.fence }
+func (l *grantedLease) Context() context.Context                  { return l.ctx }
+func (*grantedLease) Extend(context.Context, time.Duration) error { return lock.ErrNotHeld }
+func (*grantedLease) Release(context.Context) error               { return lock.ErrNotHeld }
 
 // The whole use case on the real store stays correct when the lock fails
 // to exclude anyone.
@@ -96,7 +116,7 @@ func TestReserveWithoutMutualExclusionBooksOnce(t *testing.T) {
 	t.Parallel()
 	store, pool := newStore(t)
 	s := mustSchedule(t, store, 10)
-	svc := reservation.NewService(store, grantAll{}, reservation.Config{}, nil)
+	svc := reservation.NewService(store, &grantAll{}, reservation.Config{}, nil)
 	ctx := testContext(t)
 
 	errs := race(func(i int) error {
@@ -104,7 +124,9 @@ func TestReserveWithoutMutualExclusionBooksOnce(t *testing.T) {
 		return err
 	})
 
-	exactlyOneWins(t, errs)
+	// A loser is told the seat is taken (seen by its check or the UNIQUE
+	// constraint), or that it is locked (its fence was stale).
+	exactlyOneWins(t, errs, reservation.ErrSeatTaken, reservation.ErrSeatLocked)
 	if n := countReservations(t, pool, s.ID()); n != 1 {
 		t.Errorf("reservations = %d, want 1", n)
 	}

@@ -2,8 +2,12 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -42,13 +46,54 @@ func mustSchedule(t *testing.T, store *postgres.Store, seatCount int) reservatio
 	return stored
 }
 
+// lastFence numbers the fences of the tests that do not care about them:
+// every booking gets a fresh, higher one, as from a lock that works.
+var lastFence atomic.Int64
+
+func nextFence() int64 { return lastFence.Add(1) }
+
+// insert books a seat with the given fencing token.
+func insert(ctx context.Context, store *postgres.Store, scheduleID int64, seatID int, userID string, fence int64) (reservation.Reservation, error) {
+	return store.InsertReservation(ctx, reservation.NewReservation{ScheduleID: scheduleID, SeatID: seatID, UserID: userID, Fence: fence})
+}
+
 func mustReserve(t *testing.T, store *postgres.Store, scheduleID int64, seatID int, userID string) reservation.Reservation {
 	t.Helper()
-	r, err := store.InsertReservation(testContext(t), scheduleID, seatID, userID)
+	return mustReserveFenced(t, store, scheduleID, seatID, userID, nextFence())
+}
+
+func mustReserveFenced(t *testing.T, store *postgres.Store, scheduleID int64, seatID int, userID string, fence int64) reservation.Reservation {
+	t.Helper()
+	r, err := insert(testContext(t), store, scheduleID, seatID, userID, fence)
 	if err != nil {
-		t.Fatalf("InsertReservation(%d, %d, %q): %v", scheduleID, seatID, userID, err)
+		t.Fatalf("InsertReservation(%d, %d, %q, fence %d): %v", scheduleID, seatID, userID, fence, err)
 	}
 	return r
+}
+
+// seatFence reads a seat's stored fence directly; ok is false when the
+// seat has no seat_fences row.
+func seatFence(t *testing.T, pool *pgxpool.Pool, scheduleID int64, seatID int) (fence int64, ok bool) {
+	t.Helper()
+	err := pool.QueryRow(testContext(t),
+		`SELECT fence FROM seat_fences WHERE schedule_id = $1 AND seat_id = $2`, scheduleID, seatID).Scan(&fence)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false
+	}
+	if err != nil {
+		t.Fatalf("read fence of seat %d: %v", seatID, err)
+	}
+	return fence, true
+}
+
+// countRows counts the rows of table; the name is the test's own constant.
+func countRows(t *testing.T, pool *pgxpool.Pool, table string) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(testContext(t), `SELECT count(*) FROM `+table).Scan(&n); err != nil {
+		t.Fatalf("count %s: %v", table, err)
+	}
+	return n
 }
 
 // countReservations counts rows directly, bypassing the Store.

@@ -28,6 +28,12 @@ func schemaVersion(t *testing.T, pool *pgxpool.Pool) (version int64, dirty bool)
 	return version, dirty
 }
 
+// latestVersion is the number of the newest file in migrations/.
+const latestVersion = 2
+
+// tables are those the migrations create.
+var tables = []string{"schedules", "reservations", "seat_fences"}
+
 func TestMigrateFromEmptyDatabaseThenNoOp(t *testing.T) {
 	t.Parallel()
 	pool, err := postgres.Open(testContext(t), testenv.DatabaseURL(t))
@@ -35,7 +41,7 @@ func TestMigrateFromEmptyDatabaseThenNoOp(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	for _, table := range []string{"schedules", "reservations", "schema_migrations"} {
+	for _, table := range append([]string{"schema_migrations"}, tables...) {
 		if tableExists(t, pool, table) {
 			t.Fatalf("table %s exists before Migrate: the database is not empty", table)
 		}
@@ -44,20 +50,28 @@ func TestMigrateFromEmptyDatabaseThenNoOp(t *testing.T) {
 	if err := postgres.Migrate(pool); err != nil {
 		t.Fatalf("first Migrate: %v", err)
 	}
-	for _, table := range []string{"schedules", "reservations"} {
+	for _, table := range tables {
 		if !tableExists(t, pool, table) {
 			t.Errorf("table %s missing after Migrate", table)
 		}
 	}
-	if v, dirty := schemaVersion(t, pool); v != 1 || dirty {
-		t.Errorf("schema version = %d dirty=%v, want 1 clean", v, dirty)
+	if v, dirty := schemaVersion(t, pool); v != latestVersion || dirty {
+		t.Errorf("schema version = %d dirty=%v, want %d clean", v, dirty, latestVersion)
 	}
-	// The adapter maps violations by constraint name; the schema must keep it.
-	var constraint int
-	err = pool.QueryRow(testContext(t),
-		`SELECT count(*) FROM pg_constraint WHERE conname = 'reservations_schedule_seat_key' AND contype = 'u'`).Scan(&constraint)
-	if err != nil || constraint != 1 {
-		t.Errorf("UNIQUE constraint reservations_schedule_seat_key: found %d (%v), want 1", constraint, err)
+	// The adapter maps violations by constraint name; the schema must keep
+	// every name it maps.
+	for _, c := range []struct{ name, kind string }{
+		{"reservations_schedule_seat_key", "u"},
+		{"reservations_schedule_id_fkey", "f"},
+		{"seat_fences_schedule_id_fkey", "f"},
+		{"seat_fences_seat_id_check", "c"},
+	} {
+		var constraint int
+		err = pool.QueryRow(testContext(t),
+			`SELECT count(*) FROM pg_constraint WHERE conname = $1 AND contype = $2`, c.name, c.kind).Scan(&constraint)
+		if err != nil || constraint != 1 {
+			t.Errorf("constraint %s (type %s): found %d (%v), want 1", c.name, c.kind, constraint, err)
+		}
 	}
 
 	store := postgres.NewStore(pool)
@@ -67,8 +81,8 @@ func TestMigrateFromEmptyDatabaseThenNoOp(t *testing.T) {
 	if err := postgres.Migrate(pool); err != nil {
 		t.Fatalf("second Migrate: %v", err)
 	}
-	if v, dirty := schemaVersion(t, pool); v != 1 || dirty {
-		t.Errorf("schema version after second Migrate = %d dirty=%v, want 1 clean", v, dirty)
+	if v, dirty := schemaVersion(t, pool); v != latestVersion || dirty {
+		t.Errorf("schema version after second Migrate = %d dirty=%v, want %d clean", v, dirty, latestVersion)
 	}
 	if n := countReservations(t, pool, s.ID()); n != 1 {
 		t.Errorf("reservations after second Migrate = %d, want the 1 stored before: Migrate must be a no-op", n)
@@ -110,8 +124,8 @@ func TestMigrateConcurrently(t *testing.T) {
 			t.Errorf("instance %d: Migrate: %v", i, err)
 		}
 	}
-	if v, dirty := schemaVersion(t, pools[0]); v != 1 || dirty {
-		t.Errorf("schema version = %d dirty=%v, want 1 clean", v, dirty)
+	if v, dirty := schemaVersion(t, pools[0]); v != latestVersion || dirty {
+		t.Errorf("schema version = %d dirty=%v, want %d clean", v, dirty, latestVersion)
 	}
 	store := postgres.NewStore(pools[instances-1])
 	s := mustSchedule(t, store, 1)

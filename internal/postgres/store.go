@@ -16,6 +16,7 @@ import (
 const (
 	uniqueViolation     = "23505"
 	foreignKeyViolation = "23503"
+	checkViolation      = "23514"
 )
 
 // Store implements reservation.Repository on a pgx pool. All SQL is
@@ -91,31 +92,63 @@ func (s *Store) SeatReserved(ctx context.Context, scheduleID int64, seatID int) 
 	return exists, nil
 }
 
-// InsertReservation implements reservation.Repository. The INSERT selects
-// from schedules so that a seat outside the schedule is refused by the same
-// statement, with no window between check and write.
-func (s *Store) InsertReservation(ctx context.Context, scheduleID int64, seatID int, userID string) (reservation.Reservation, error) {
-	var (
-		id        uuid.UUID
-		createdAt time.Time
-	)
-	err := s.pool.QueryRow(ctx, `
-		INSERT INTO reservations (schedule_id, seat_id, user_id)
-		SELECT id, $2, $3 FROM schedules WHERE id = $1 AND $2 BETWEEN 1 AND seat_count
-		RETURNING id, created_at`,
-		scheduleID, seatID, userID).Scan(&id, &createdAt)
+// InsertReservation implements reservation.Repository: one transaction that
+// first moves the seat's fence forward (refusing a stale one), then inserts.
+// The INSERT selects from schedules so that a seat outside the schedule is
+// refused by the same statement, with no window between check and write.
+func (s *Store) InsertReservation(ctx context.Context, nr reservation.NewReservation) (reservation.Reservation, error) {
+	var r reservation.Reservation
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := advanceFence(ctx, tx, nr); err != nil {
+			return err
+		}
+		var (
+			id        uuid.UUID
+			createdAt time.Time
+		)
+		err := tx.QueryRow(ctx, `
+			INSERT INTO reservations (schedule_id, seat_id, user_id)
+			SELECT id, $2, $3 FROM schedules WHERE id = $1 AND $2 BETWEEN 1 AND seat_count
+			RETURNING id, created_at`,
+			nr.ScheduleID, nr.SeatID, nr.UserID).Scan(&id, &createdAt)
+		if err != nil {
+			return err
+		}
+		r = reservation.RestoreReservation(id, nr.ScheduleID, nr.SeatID, nr.UserID, createdAt)
+		return nil
+	})
 	switch {
 	case err == nil:
-		return reservation.RestoreReservation(id, scheduleID, seatID, userID, createdAt), nil
+		return r, nil
+	case errors.Is(err, reservation.ErrStaleFence):
+		return reservation.Reservation{}, err
 	case isViolation(err, uniqueViolation, "reservations_schedule_seat_key"):
 		return reservation.Reservation{}, reservation.ErrSeatTaken
-	case isViolation(err, foreignKeyViolation, "reservations_schedule_id_fkey"):
+	case isViolation(err, foreignKeyViolation, "reservations_schedule_id_fkey"),
+		isViolation(err, foreignKeyViolation, "seat_fences_schedule_id_fkey"):
 		return reservation.Reservation{}, reservation.ErrScheduleNotFound
-	case errors.Is(err, pgx.ErrNoRows):
-		return reservation.Reservation{}, s.missingSeat(ctx, scheduleID)
+	case isViolation(err, checkViolation, "seat_fences_seat_id_check"), errors.Is(err, pgx.ErrNoRows):
+		return reservation.Reservation{}, s.missingSeat(ctx, nr.ScheduleID)
 	default:
 		return reservation.Reservation{}, wrap("insert reservation", err)
 	}
+}
+
+// advanceFence records nr.Fence as the seat's fence if it is higher than the
+// one stored; the row lock it takes also orders concurrent bookings of the
+// seat. ErrStaleFence when a newer holder already wrote.
+func advanceFence(ctx context.Context, tx pgx.Tx, nr reservation.NewReservation) error {
+	var fence int64
+	err := tx.QueryRow(ctx, `
+		INSERT INTO seat_fences (schedule_id, seat_id, fence) VALUES ($1, $2, $3)
+		ON CONFLICT (schedule_id, seat_id) DO UPDATE SET fence = EXCLUDED.fence
+		WHERE seat_fences.fence < EXCLUDED.fence
+		RETURNING fence`,
+		nr.ScheduleID, nr.SeatID, nr.Fence).Scan(&fence)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return reservation.ErrStaleFence
+	}
+	return err
 }
 
 // missingSeat tells which of schedule or seat was missing after an INSERT

@@ -105,7 +105,7 @@ func TestInsertReservationThenSameSeatIsTaken(t *testing.T) {
 	ctx := testContext(t)
 	s := mustSchedule(t, store, 10)
 
-	r, err := store.InsertReservation(ctx, s.ID(), 3, "alice")
+	r, err := insert(ctx, store, s.ID(), 3, "alice", nextFence())
 	if err != nil {
 		t.Fatalf("first InsertReservation: %v", err)
 	}
@@ -114,7 +114,9 @@ func TestInsertReservationThenSameSeatIsTaken(t *testing.T) {
 			r.ID(), r.ScheduleID(), r.SeatID(), r.UserID(), r.CreatedAt())
 	}
 
-	_, err = store.InsertReservation(ctx, s.ID(), 3, "bob")
+	// A newer fence (a later, legitimate holder): only the UNIQUE
+	// constraint can refuse it.
+	_, err = insert(ctx, store, s.ID(), 3, "bob", nextFence())
 	if !errors.Is(err, reservation.ErrSeatTaken) {
 		t.Fatalf("second InsertReservation error = %v, want ErrSeatTaken from the UNIQUE constraint", err)
 	}
@@ -162,15 +164,18 @@ func TestInsertReservationMissingSeat(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := store.InsertReservation(testContext(t), tt.scheduleID, tt.seatID, "alice")
+			_, err := insert(testContext(t), store, tt.scheduleID, tt.seatID, "alice", nextFence())
 			if !errors.Is(err, tt.want) {
 				t.Errorf("InsertReservation(%d, %d) error = %v, want %v", tt.scheduleID, tt.seatID, err, tt.want)
 			}
 		})
 	}
-	var total int
-	if err := pool.QueryRow(testContext(t), `SELECT count(*) FROM reservations`).Scan(&total); err != nil || total != 0 {
-		t.Errorf("reservations = %d (%v), want none", total, err)
+	if total := countRows(t, pool, "reservations"); total != 0 {
+		t.Errorf("reservations = %d, want none", total)
+	}
+	// Their fence updates were rolled back with them.
+	if total := countRows(t, pool, "seat_fences"); total != 0 {
+		t.Errorf("seat_fences rows = %d, want none after failed bookings", total)
 	}
 	// The boundary seat itself is bookable.
 	mustReserve(t, store, s.ID(), 10, "alice")

@@ -36,7 +36,7 @@ func storeCalls(scheduleID int64, reservationID uuid.UUID) map[string]func(conte
 			return err
 		},
 		"InsertReservation": func(ctx context.Context, s *postgres.Store) error {
-			_, err := s.InsertReservation(ctx, scheduleID, 2, "bob")
+			_, err := insert(ctx, s, scheduleID, 2, "bob", nextFence())
 			return err
 		},
 		"Reservation": func(ctx context.Context, s *postgres.Store) error {

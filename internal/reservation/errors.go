@@ -15,6 +15,10 @@ var (
 	// ErrSeatLocked reports that another request holds the seat's lock; the
 	// concrete error is a *SeatLockedError.
 	ErrSeatLocked = errors.New("reservation: seat locked by another request")
+	// ErrStaleFence reports a write refused by the system of record because
+	// a newer holder of the seat's lock has written since: this holder's
+	// lease ran out while it worked.
+	ErrStaleFence = errors.New("reservation: stale lock fence")
 	// ErrUnavailable reports that Redis or PostgreSQL could not be reached in
 	// time. Adapters wrap their transport failures with it.
 	ErrUnavailable = errors.New("reservation: dependency unavailable")

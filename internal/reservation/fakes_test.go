@@ -36,17 +36,30 @@ func (j *journal) list() []string {
 }
 
 // fakeRepo is an in-memory reservation.Repository that enforces the one
-// reservation per seat rule like the UNIQUE constraint does. fail makes a
-// method return an error; before and after run hooks around a method's work.
+// reservation per seat rule like the UNIQUE constraint does, and the seat
+// fences like PostgreSQL's seat_fences table: an insert must carry a fence
+// greater than the seat's, and only a successful insert moves it (a failed
+// transaction rolls its fence update back). fail makes a method return an
+// error; before and after run hooks around a method's work. It records the
+// context each method was called with and every NewReservation it was asked
+// to insert.
 type fakeRepo struct {
-	j      *journal
-	mu     sync.Mutex
-	nextID int64
-	sched  map[int64]reservation.Schedule
-	res    map[uuid.UUID]reservation.Reservation
-	fail   map[string]error
-	before map[string]func()
-	after  map[string]func()
+	j        *journal
+	mu       sync.Mutex
+	nextID   int64
+	sched    map[int64]reservation.Schedule
+	res      map[uuid.UUID]reservation.Reservation
+	fences   map[seatKey]int64
+	inserted []reservation.NewReservation
+	ctxs     map[string][]context.Context
+	fail     map[string]error
+	before   map[string]func()
+	after    map[string]func()
+}
+
+type seatKey struct {
+	scheduleID int64
+	seatID     int
 }
 
 var _ reservation.Repository = (*fakeRepo)(nil)
@@ -57,6 +70,8 @@ func newFakeRepo(j *journal) *fakeRepo {
 		nextID: 100,
 		sched:  map[int64]reservation.Schedule{},
 		res:    map[uuid.UUID]reservation.Reservation{},
+		fences: map[seatKey]int64{},
+		ctxs:   map[string][]context.Context{},
 		fail:   map[string]error{},
 		before: map[string]func(){},
 		after:  map[string]func(){},
@@ -81,6 +96,35 @@ func (f *fakeRepo) addReservation(scheduleID int64, seatID int, userID string) r
 	return r
 }
 
+// setFence records fence as the highest one seen on a seat, as a booking
+// by a newer lock holder would have.
+func (f *fakeRepo) setFence(scheduleID int64, seatID int, fence int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fences[seatKey{scheduleID, seatID}] = fence
+}
+
+func (f *fakeRepo) fence(scheduleID int64, seatID int) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.fences[seatKey{scheduleID, seatID}]
+}
+
+// insertsSeen returns every NewReservation InsertReservation was called
+// with, in order, whatever its outcome.
+func (f *fakeRepo) insertsSeen() []reservation.NewReservation {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]reservation.NewReservation(nil), f.inserted...)
+}
+
+// contexts returns the contexts method was called with, in order.
+func (f *fakeRepo) contexts(method string) []context.Context {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]context.Context(nil), f.ctxs[method]...)
+}
+
 func (f *fakeRepo) count() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -91,6 +135,9 @@ func (f *fakeRepo) count() int {
 // failure, or ctx's error as a real store would.
 func (f *fakeRepo) enter(ctx context.Context, method string) error {
 	f.j.add("%s", method)
+	f.mu.Lock()
+	f.ctxs[method] = append(f.ctxs[method], ctx)
+	f.mu.Unlock()
 	if hook := f.before[method]; hook != nil {
 		hook()
 	}
@@ -168,23 +215,30 @@ func (f *fakeRepo) reservedLocked(scheduleID int64, seatID int) bool {
 	return false
 }
 
-func (f *fakeRepo) InsertReservation(ctx context.Context, scheduleID int64, seatID int, userID string) (reservation.Reservation, error) {
+func (f *fakeRepo) InsertReservation(ctx context.Context, nr reservation.NewReservation) (reservation.Reservation, error) {
+	f.mu.Lock()
+	f.inserted = append(f.inserted, nr)
+	f.mu.Unlock()
 	if err := f.enter(ctx, "InsertReservation"); err != nil {
 		return reservation.Reservation{}, err
 	}
 	defer f.leave("InsertReservation")
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	s, ok := f.sched[scheduleID]
+	s, ok := f.sched[nr.ScheduleID]
+	key := seatKey{nr.ScheduleID, nr.SeatID}
 	switch {
 	case !ok:
 		return reservation.Reservation{}, reservation.ErrScheduleNotFound
-	case !s.HasSeat(seatID):
+	case !s.HasSeat(nr.SeatID):
 		return reservation.Reservation{}, reservation.ErrSeatNotFound
-	case f.reservedLocked(scheduleID, seatID):
+	case nr.Fence <= f.fences[key]:
+		return reservation.Reservation{}, reservation.ErrStaleFence
+	case f.reservedLocked(nr.ScheduleID, nr.SeatID):
 		return reservation.Reservation{}, reservation.ErrSeatTaken
 	}
-	r := reservation.RestoreReservation(uuid.New(), scheduleID, seatID, userID, createdAt)
+	f.fences[key] = nr.Fence
+	r := reservation.RestoreReservation(uuid.New(), nr.ScheduleID, nr.SeatID, nr.UserID, createdAt)
 	f.res[r.ID()] = r
 	return r, nil
 }
@@ -204,28 +258,75 @@ func (f *fakeRepo) Reservation(ctx context.Context, id uuid.UUID) (reservation.R
 }
 
 // fakeLocker grants every Acquire unless acquireErr is set; its leases
-// return releaseErr. It never blocks, so tests need no timing.
+// return releaseErr. It never blocks, so tests need no timing. Each lease
+// gets the next fence after lastFence (1, 2, ... by default), and a context
+// derived from Acquire's, as the real Client's leases do, carrying the lease
+// under leaseCtxKey so a test can tell that work ran under it.
 type fakeLocker struct {
 	j          *journal
 	acquireErr error
 	releaseErr error
+	lastFence  int64
 
 	mu     sync.Mutex
+	opts   []lock.Options
 	leases []*fakeLease
 }
 
 var _ lock.Locker = (*fakeLocker)(nil)
 
-func (l *fakeLocker) Acquire(_ context.Context, key string, ttl time.Duration) (lock.Lease, error) {
-	l.j.add("Acquire %s %s", key, ttl)
+// leaseCtxKey is the context key under which a fake lease's context holds
+// the lease itself.
+type leaseCtxKey struct{}
+
+func (l *fakeLocker) Acquire(ctx context.Context, key string, opts lock.Options) (lock.Lease, error) {
+	l.j.add("Acquire %s %s", key, opts.TTL)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.opts = append(l.opts, opts)
 	if l.acquireErr != nil {
 		return nil, l.acquireErr
 	}
-	lease := &fakeLease{j: l.j, key: key, err: l.releaseErr}
-	l.mu.Lock()
+	l.lastFence++
+	lease := &fakeLease{j: l.j, key: key, fence: l.lastFence, err: l.releaseErr}
+	lease.ctx, lease.cancel = context.WithCancelCause(context.WithValue(ctx, leaseCtxKey{}, lease))
 	l.leases = append(l.leases, lease)
-	l.mu.Unlock()
 	return lease, nil
+}
+
+// options returns the Options of every Acquire, in order.
+func (l *fakeLocker) options() []lock.Options {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]lock.Options(nil), l.opts...)
+}
+
+// lease returns the i-th lease handed out, or nil.
+func (l *fakeLocker) lease(i int) *fakeLease {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if i >= len(l.leases) {
+		return nil
+	}
+	return l.leases[i]
+}
+
+// lastLease returns the latest lease handed out; a test hook running inside
+// a use case uses it to reach the lease the use case holds.
+func (l *fakeLocker) lastLease() *fakeLease {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.leases) == 0 {
+		return nil
+	}
+	return l.leases[len(l.leases)-1]
+}
+
+// acquired returns how many leases were handed out.
+func (l *fakeLocker) acquired() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.leases)
 }
 
 // releases counts Release calls over every lease handed out.
@@ -240,9 +341,12 @@ func (l *fakeLocker) releases() int {
 }
 
 type fakeLease struct {
-	j   *journal
-	key string
-	err error
+	j      *journal
+	key    string
+	fence  int64
+	err    error
+	ctx    context.Context
+	cancel context.CancelCauseFunc
 
 	mu       sync.Mutex
 	released int
@@ -250,15 +354,30 @@ type fakeLease struct {
 
 var _ lock.Lease = (*fakeLease)(nil)
 
-func (l *fakeLease) Key() string { return l.key }
+func (l *fakeLease) Key() string              { return l.key }
+func (l *fakeLease) Fence() int64             { return l.fence }
+func (l *fakeLease) Context() context.Context { return l.ctx }
+
+// lose ends the lease as an expiry or a watchdog finding the key gone does.
+func (l *fakeLease) lose() { l.cancel(lock.ErrLeaseLost) }
+
+// Extend succeeds while the lease's context is alive.
+func (l *fakeLease) Extend(context.Context, time.Duration) error {
+	if l.ctx.Err() != nil {
+		return lock.ErrNotHeld
+	}
+	return nil
+}
 
 // Release deliberately ignores ctx: the port promises that Release works on
-// a cancelled context, and the use case relies on it.
+// a cancelled context, and the use case relies on it. Like the real lease,
+// it ends the lease's context with ErrReleased.
 func (l *fakeLease) Release(context.Context) error {
 	l.j.add("Release %s", l.key)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.released++
+	l.cancel(lock.ErrReleased)
 	return l.err
 }
 

@@ -17,11 +17,22 @@ type Repository interface {
 	ReservedSeats(ctx context.Context, scheduleID int64) ([]int, error)
 	// SeatReserved reports whether the seat has a reservation.
 	SeatReserved(ctx context.Context, scheduleID int64, seatID int) (bool, error)
-	// InsertReservation stores a reservation of the seat for userID and
-	// returns it. It returns ErrSeatTaken when the seat already has one
-	// (the store's UNIQUE constraint decides, whatever the lock did),
+	// InsertReservation stores the reservation and returns it. In the same
+	// transaction it moves the seat's fence forward to r.Fence and refuses
+	// with ErrStaleFence if the seat has already seen an equal or higher
+	// fence. It returns ErrSeatTaken when the seat already has a
+	// reservation (the UNIQUE constraint decides, whatever the lock did),
 	// ErrScheduleNotFound or ErrSeatNotFound when there is no such seat.
-	InsertReservation(ctx context.Context, scheduleID int64, seatID int, userID string) (Reservation, error)
+	InsertReservation(ctx context.Context, r NewReservation) (Reservation, error)
 	// Reservation returns the reservation or ErrReservationNotFound.
 	Reservation(ctx context.Context, id uuid.UUID) (Reservation, error)
+}
+
+// NewReservation is a booking about to be written under a seat lock.
+type NewReservation struct {
+	ScheduleID int64
+	SeatID     int
+	UserID     string
+	// Fence is the seat lock's fencing token.
+	Fence int64
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/seatlock/seatlock/internal/lock"
 )
@@ -14,11 +15,19 @@ type ReserveCommand struct {
 	ScheduleID int64
 	SeatID     int
 	UserID     string
+	// Wait is how long to wait for a seat locked by another request; zero
+	// answers ErrSeatLocked at once. The lock port caps it (LOCK_MAX_WAIT).
+	Wait time.Duration
 }
 
 // Reserve books a seat: it takes the seat's lock, checks that the seat is
 // free, inserts the reservation and releases the lock (always, even if the
 // caller's context was cancelled meanwhile).
+//
+// The check and the insert run under the lease's context, so they abort once
+// the lease has run out, and the insert carries the lease's fencing token:
+// PostgreSQL refuses it if a newer holder of the seat's lock already wrote,
+// so a holder paused past its TTL can never book after its successor.
 //
 // Errors: ErrScheduleNotFound, ErrSeatNotFound, *SeatLockedError (another
 // request holds the seat), ErrSeatTaken (already booked), ErrUnavailable
@@ -37,24 +46,42 @@ func (s *Service) Reserve(ctx context.Context, cmd ReserveCommand) (Reservation,
 		return Reservation{}, ErrSeatNotFound
 	}
 
-	lease, err := s.locker.Acquire(ctx, SeatLockKey(cmd.ScheduleID, cmd.SeatID), s.lockTTL)
+	lease, err := s.locker.Acquire(ctx, SeatLockKey(cmd.ScheduleID, cmd.SeatID),
+		lock.Options{TTL: s.lockTTL, Wait: cmd.Wait})
 	if err != nil {
 		return Reservation{}, lockError(err)
 	}
 	defer s.release(ctx, lease)
 
-	taken, err := s.repo.SeatReserved(ctx, cmd.ScheduleID, cmd.SeatID)
+	work := lease.Context()
+	taken, err := s.repo.SeatReserved(work, cmd.ScheduleID, cmd.SeatID)
 	if err != nil {
-		return Reservation{}, fmt.Errorf("check seat: %w", err)
+		return Reservation{}, leaseError(work, fmt.Errorf("check seat: %w", err))
 	}
 	if taken {
 		return Reservation{}, ErrSeatTaken
 	}
-	r, err := s.repo.InsertReservation(ctx, cmd.ScheduleID, cmd.SeatID, cmd.UserID)
+	r, err := s.repo.InsertReservation(work, NewReservation{
+		ScheduleID: cmd.ScheduleID, SeatID: cmd.SeatID, UserID: cmd.UserID, Fence: lease.Fence(),
+	})
 	if err != nil {
-		return Reservation{}, fmt.Errorf("insert reservation: %w", err)
+		return Reservation{}, leaseError(work, fmt.Errorf("insert reservation: %w", err))
 	}
 	return r, nil
+}
+
+// staleRetryAfter is what a holder refused for a stale fence or a lost lease
+// tells its client: the seat's new holder is at work right now.
+const staleRetryAfter = time.Second
+
+// leaseError turns a failure caused by losing the lock (the lease context
+// ended, or PostgreSQL refused a stale fence) into ErrSeatLocked: another
+// request owns the seat now.
+func leaseError(work context.Context, err error) error {
+	if errors.Is(err, ErrStaleFence) || errors.Is(context.Cause(work), lock.ErrLeaseLost) {
+		return fmt.Errorf("%w: %w", &SeatLockedError{RetryAfter: staleRetryAfter}, err)
+	}
+	return err
 }
 
 func lockError(err error) error {

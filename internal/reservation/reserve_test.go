@@ -61,6 +61,34 @@ func wantErr(target error, notTargets ...error) func(*testing.T, reservation.Res
 	}
 }
 
+// wantLeaseError checks the answer of a holder that lost its lock while it
+// worked: a *SeatLockedError telling the client to retry in a second, that
+// still wraps the failure (cause) so logs say what happened.
+func wantLeaseError(cause error) func(*testing.T, reservation.Reservation, error) {
+	return func(t *testing.T, r reservation.Reservation, err error) {
+		t.Helper()
+		var locked *reservation.SeatLockedError
+		if !errors.As(err, &locked) {
+			t.Fatalf("Reserve error = %v (%T), want a *SeatLockedError", err, err)
+		}
+		if locked.RetryAfter != time.Second {
+			t.Errorf("RetryAfter = %v, want 1s", locked.RetryAfter)
+		}
+		if !errors.Is(err, reservation.ErrSeatLocked) {
+			t.Errorf("errors.Is(%v, ErrSeatLocked) = false", err)
+		}
+		if !errors.Is(err, cause) {
+			t.Errorf("Reserve error = %v: want it to still wrap %v", err, cause)
+		}
+		if errors.Is(err, reservation.ErrSeatTaken) {
+			t.Errorf("Reserve error = %v: a lost lock does not say the seat is taken", err)
+		}
+		if r != (reservation.Reservation{}) {
+			t.Errorf("Reserve returned %+v with an error, want the zero Reservation", r)
+		}
+	}
+}
+
 func TestReserve(t *testing.T) {
 	t.Parallel()
 	var (
@@ -197,7 +225,7 @@ func TestReserve(t *testing.T) {
 				// and our insert.
 				repo.before["InsertReservation"] = func() { repo.addReservation(scheduleID, seat, "bob") }
 			},
-			check: wantErr(reservation.ErrSeatTaken),
+			check: wantErr(reservation.ErrSeatTaken, reservation.ErrSeatLocked),
 			calls: allCalls,
 			rows:  1,
 		},
@@ -205,14 +233,14 @@ func TestReserve(t *testing.T) {
 			name:  "seat check unavailable",
 			cmd:   cmd,
 			setup: func(repo *fakeRepo, _ *fakeLocker, _ context.CancelFunc) { repo.fail["SeatReserved"] = errDBDown },
-			check: wantErr(reservation.ErrUnavailable),
+			check: wantErr(reservation.ErrUnavailable, reservation.ErrSeatLocked),
 			calls: []string{"Schedule", acquired(seat), "SeatReserved", released(seat)},
 		},
 		{
 			name:  "insert unavailable",
 			cmd:   cmd,
 			setup: func(repo *fakeRepo, _ *fakeLocker, _ context.CancelFunc) { repo.fail["InsertReservation"] = errDBDown },
-			check: wantErr(reservation.ErrUnavailable, reservation.ErrSeatTaken),
+			check: wantErr(reservation.ErrUnavailable, reservation.ErrSeatTaken, reservation.ErrSeatLocked),
 			calls: allCalls,
 		},
 		{
@@ -221,7 +249,7 @@ func TestReserve(t *testing.T) {
 			setup: func(repo *fakeRepo, _ *fakeLocker, _ context.CancelFunc) {
 				repo.fail["InsertReservation"] = reservation.ErrScheduleNotFound
 			},
-			check: wantErr(reservation.ErrScheduleNotFound),
+			check: wantErr(reservation.ErrScheduleNotFound, reservation.ErrSeatLocked),
 			calls: allCalls,
 		},
 		{
@@ -271,7 +299,9 @@ func TestReserve(t *testing.T) {
 			setup: func(repo *fakeRepo, _ *fakeLocker, cancel context.CancelFunc) {
 				repo.before["SeatReserved"] = cancel
 			},
-			check: wantErr(context.Canceled),
+			// The lease's context ends with the caller's, but the lock
+			// was not lost: the caller's cancellation is passed on.
+			check: wantErr(context.Canceled, reservation.ErrSeatLocked),
 			calls: []string{"Schedule", acquired(seat), "SeatReserved", released(seat)},
 		},
 		{
@@ -280,7 +310,7 @@ func TestReserve(t *testing.T) {
 			setup: func(repo *fakeRepo, _ *fakeLocker, cancel context.CancelFunc) {
 				repo.before["InsertReservation"] = cancel
 			},
-			check: wantErr(context.Canceled),
+			check: wantErr(context.Canceled, reservation.ErrSeatLocked),
 			calls: allCalls,
 		},
 		{
@@ -289,6 +319,68 @@ func TestReserve(t *testing.T) {
 			setup: func(repo *fakeRepo, _ *fakeLocker, cancel context.CancelFunc) {
 				repo.after["InsertReservation"] = cancel
 			},
+			check: wantBooked(seat),
+			calls: allCalls,
+			rows:  1,
+		},
+		{
+			name: "store refuses a stale fence",
+			cmd:  cmd,
+			setup: func(repo *fakeRepo, _ *fakeLocker, _ context.CancelFunc) {
+				// A newer holder of the seat's lock wrote while ours
+				// was paused past its TTL.
+				repo.setFence(scheduleID, seat, 1000)
+			},
+			check: wantLeaseError(reservation.ErrStaleFence),
+			calls: allCalls,
+		},
+		{
+			name: "store refuses a stale fence and the release fails",
+			cmd:  cmd,
+			setup: func(repo *fakeRepo, locker *fakeLocker, _ context.CancelFunc) {
+				repo.fail["InsertReservation"] = reservation.ErrStaleFence
+				locker.releaseErr = lock.ErrNotHeld
+			},
+			check: wantLeaseError(reservation.ErrStaleFence),
+			calls: allCalls,
+		},
+		{
+			name: "lease lost during seat check",
+			cmd:  cmd,
+			setup: func(repo *fakeRepo, locker *fakeLocker, _ context.CancelFunc) {
+				repo.before["SeatReserved"] = func() { locker.lastLease().lose() }
+			},
+			check: wantLeaseError(context.Canceled),
+			calls: []string{"Schedule", acquired(seat), "SeatReserved", released(seat)},
+		},
+		{
+			name: "lease lost during insert",
+			cmd:  cmd,
+			setup: func(repo *fakeRepo, locker *fakeLocker, _ context.CancelFunc) {
+				repo.before["InsertReservation"] = func() { locker.lastLease().lose() }
+			},
+			check: wantLeaseError(context.Canceled),
+			calls: allCalls,
+		},
+		{
+			name: "lease lost while the store is down",
+			cmd:  cmd,
+			setup: func(repo *fakeRepo, locker *fakeLocker, _ context.CancelFunc) {
+				repo.before["InsertReservation"] = func() { locker.lastLease().lose() }
+				repo.fail["InsertReservation"] = errDBDown
+			},
+			// The port's contract: any failure once the lease is lost
+			// answers "locked", still wrapping what happened.
+			check: wantLeaseError(reservation.ErrUnavailable),
+			calls: allCalls,
+		},
+		{
+			name: "lease lost after the insert committed",
+			cmd:  cmd,
+			setup: func(repo *fakeRepo, locker *fakeLocker, _ context.CancelFunc) {
+				repo.after["InsertReservation"] = func() { locker.lastLease().lose() }
+			},
+			// The store decided; a booking that committed stands.
 			check: wantBooked(seat),
 			calls: allCalls,
 			rows:  1,
@@ -314,7 +406,7 @@ func TestReserve(t *testing.T) {
 			if got := j.list(); !slices.Equal(got, tt.calls) {
 				t.Errorf("calls:\n got  %q\n want %q", got, tt.calls)
 			}
-			if len(locker.leases) > 0 {
+			if locker.acquired() > 0 {
 				if got := locker.releases(); got != 1 {
 					t.Errorf("a lease was acquired and released %d times, want exactly once", got)
 				}
@@ -374,8 +466,12 @@ func TestReserveLockKeyAndTTL(t *testing.T) {
 			if got := j.list(); len(got) < 2 || got[1] != want {
 				t.Errorf("calls = %q, want second call %q", got, want)
 			}
-			if len(locker.leases) != 1 || locker.leases[0].Key() != "lock:{schedule:42}:seat:1999" {
-				t.Errorf("leases = %v, want one on lock:{schedule:42}:seat:1999", locker.leases)
+			if n, lease := locker.acquired(), locker.lease(0); n != 1 || lease.Key() != "lock:{schedule:42}:seat:1999" {
+				t.Errorf("%d leases, first %v; want one on lock:{schedule:42}:seat:1999", n, lease)
+			}
+			want = fmt.Sprintf("%+v", lock.Options{TTL: tt.want})
+			if got := locker.options(); len(got) != 1 || got[0] != (lock.Options{TTL: tt.want}) {
+				t.Errorf("Acquire options = %+v, want [%s]", got, want)
 			}
 		})
 	}

@@ -1,11 +1,18 @@
-// Package redislock is the Redis adapter of the lock port (lock.Locker).
+// Package redislock is the Redis adapter of the lock port: a lock.Backend for
+// standalone Redis and Redis Cluster.
 //
-// A lock is one Redis string key whose value is the holder's random token,
-// written with SET NX PX so that it expires on its own. Release is an
-// owner-checked compare-and-delete in Lua, so a holder whose lease expired
-// can never delete a successor's lock. Keys that share a hash tag
-// ("lock:{schedule:7}:seat:3") live in one Redis Cluster slot, which is what
-// later multi-key scripts need.
+// A lock is one string key whose value is the holder's random token, written
+// with SET NX PX so that it expires on its own. In the same Lua call the
+// key's fence counter ("<key>:fence") is incremented; a missing counter (new
+// key, FLUSHALL, restart without persistence, failover to an empty replica)
+// starts from the Redis server's clock in microseconds, so fencing tokens
+// keep growing even when Redis forgets everything. Release is an
+// owner-checked compare-and-delete that PUBLISHes on "<key>:released" in the
+// same script, which wakes waiters.
+//
+// All of a lock's keys share the lock key's hash tag, so they live in one
+// Redis Cluster slot. A key without a hash tag is stored as "{key}" to give
+// it one.
 package redislock
 
 import (
@@ -13,6 +20,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -20,89 +28,99 @@ import (
 	"github.com/seatlock/seatlock/internal/lock"
 )
 
-// DefaultReleaseTimeout bounds a release that runs after the caller's context
-// was cancelled.
-const DefaultReleaseTimeout = 2 * time.Second
-
 var (
 	//go:embed acquire.lua
 	acquireSource string
+	//go:embed extend.lua
+	extendSource string
 	//go:embed release.lua
 	releaseSource string
 
 	acquireScript = redis.NewScript(acquireSource)
+	extendScript  = redis.NewScript(extendSource)
 	releaseScript = redis.NewScript(releaseSource)
 )
 
-// Options tune a Locker. The zero value (or nil) uses the defaults.
-type Options struct {
-	// ReleaseTimeout bounds each Release, independent of the caller's
-	// context. Default DefaultReleaseTimeout.
-	ReleaseTimeout time.Duration
+// Client is what the backend needs of go-redis: *redis.Client and
+// *redis.ClusterClient both are one.
+type Client interface {
+	redis.Scripter
+	Subscribe(ctx context.Context, channels ...string) *redis.PubSub
 }
 
-// Locker takes locks in one Redis deployment (standalone or cluster: any
-// client that runs scripts).
-type Locker struct {
-	client         redis.Scripter
-	releaseTimeout time.Duration
+// Backend implements lock.Backend on Redis.
+type Backend struct {
+	client   Client
+	notifier *notifier
 }
 
-var _ lock.Locker = (*Locker)(nil)
+var _ lock.Backend = (*Backend)(nil)
 
-// New returns a Locker that uses client. The client should have
-// ContextTimeoutEnabled so that context deadlines bound every call.
-func New(client redis.Scripter, opts *Options) *Locker {
-	l := &Locker{client: client, releaseTimeout: DefaultReleaseTimeout}
-	if opts != nil && opts.ReleaseTimeout > 0 {
-		l.releaseTimeout = opts.ReleaseTimeout
+// New returns a Backend on client. The client should have
+// ContextTimeoutEnabled so that context deadlines bound every call. Close
+// the Backend to end its Pub/Sub connection.
+func New(client Client) *Backend {
+	return &Backend{client: client, notifier: newNotifier(client)}
+}
+
+// Close ends the shared Pub/Sub connection used by waiters.
+func (b *Backend) Close() error { return b.notifier.close() }
+
+// storageKey gives a key without a hash tag one, so that its fence counter
+// and release channel can share its cluster slot.
+func storageKey(key string) string {
+	if open := strings.IndexByte(key, '{'); open >= 0 {
+		if end := strings.IndexByte(key[open+1:], '}'); end > 0 {
+			return key
+		}
 	}
-	return l
+	return "{" + key + "}"
 }
 
-// Acquire implements lock.Locker in one round trip: SET NX PX, and on
-// conflict the holder's PTTL from the same script.
-func (l *Locker) Acquire(ctx context.Context, key string, ttl time.Duration) (lock.Lease, error) {
-	if err := lock.ValidateTTL(ttl); err != nil {
-		return nil, err
-	}
-	token := lock.NewToken()
-	reply, err := acquireScript.Run(ctx, l.client, []string{key}, token, ttl.Milliseconds()).Int64Slice()
+func fenceKey(key string) string       { return storageKey(key) + ":fence" }
+func releaseChannel(key string) string { return storageKey(key) + ":released" }
+
+// TryAcquire implements lock.Backend in one round trip.
+func (b *Backend) TryAcquire(ctx context.Context, key, token string, ttl time.Duration) (lock.Grant, error) {
+	reply, err := acquireScript.Run(ctx, b.client, []string{storageKey(key), fenceKey(key)}, token, ttl.Milliseconds()).Int64Slice()
 	if err != nil {
-		return nil, classify("acquire", err)
+		return lock.Grant{}, classify("acquire", err)
 	}
 	if len(reply) != 2 {
-		return nil, fmt.Errorf("redislock: acquire: unexpected reply %v", reply)
+		return lock.Grant{}, fmt.Errorf("redislock: acquire: unexpected reply %v", reply)
 	}
-	if reply[0] != 1 {
-		// A PTTL of -1 means a key without expiry (set by hand); report
-		// "unknown" rather than a negative duration.
-		remaining := time.Duration(max(reply[1], 0)) * time.Millisecond
-		return nil, &lock.HeldError{Key: key, Remaining: remaining}
+	if reply[0] == 1 {
+		return lock.Grant{Acquired: true, Fence: reply[1]}, nil
 	}
-	return &lease{locker: l, key: key, token: token}, nil
+	// A PTTL of -1 means a key without expiry (set by hand): unknown.
+	return lock.Grant{Remaining: time.Duration(max(reply[1], 0)) * time.Millisecond}, nil
 }
 
-type lease struct {
-	locker *Locker
-	key    string
-	token  string
-}
-
-func (s *lease) Key() string { return s.key }
-
-// Release implements lock.Lease.
-func (s *lease) Release(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.locker.releaseTimeout)
-	defer cancel()
-	deleted, err := releaseScript.Run(ctx, s.locker.client, []string{s.key}, s.token).Int64()
+// Extend implements lock.Backend.
+func (b *Backend) Extend(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
+	n, err := extendScript.Run(ctx, b.client, []string{storageKey(key)}, token, ttl.Milliseconds()).Int64()
 	if err != nil {
-		return classify("release", err)
+		return false, classify("extend", err)
 	}
-	if deleted == 0 {
-		return lock.ErrNotHeld
+	return n == 1, nil
+}
+
+// Release implements lock.Backend.
+func (b *Backend) Release(ctx context.Context, key, token string) (bool, error) {
+	n, err := releaseScript.Run(ctx, b.client, []string{storageKey(key)}, token, releaseChannel(key)).Int64()
+	if err != nil {
+		return false, classify("release", err)
 	}
-	return nil
+	return n == 1, nil
+}
+
+// Subscribe implements lock.Backend.
+func (b *Backend) Subscribe(ctx context.Context, key string) (lock.Subscription, error) {
+	s, err := b.notifier.subscribe(ctx, releaseChannel(key))
+	if err != nil {
+		return nil, classify("subscribe", err)
+	}
+	return s, nil
 }
 
 // classify wraps transport failures and "server cannot serve now" replies
@@ -112,10 +130,17 @@ func classify(op string, err error) error {
 		return fmt.Errorf("redislock: %s: %w", op, err)
 	}
 	var reply redis.Error
-	if errors.As(err, &reply) && !redis.HasErrorPrefix(err, "LOADING") &&
-		!redis.HasErrorPrefix(err, "READONLY") && !redis.HasErrorPrefix(err, "CLUSTERDOWN") &&
-		!redis.HasErrorPrefix(err, "TRYAGAIN") && !redis.HasErrorPrefix(err, "MASTERDOWN") {
+	if errors.As(err, &reply) && !isTransient(err) {
 		return fmt.Errorf("redislock: %s: %w", op, err)
 	}
 	return fmt.Errorf("redislock: %s: %w: %w", op, lock.ErrUnavailable, err)
+}
+
+func isTransient(err error) bool {
+	for _, prefix := range []string{"LOADING", "READONLY", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN"} {
+		if redis.HasErrorPrefix(err, prefix) {
+			return true
+		}
+	}
+	return false
 }

@@ -3,219 +3,132 @@ package redislock_test
 import (
 	"context"
 	"errors"
-	"sync"
-	"sync/atomic"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
 
 	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/locktest"
 	"github.com/seatlock/seatlock/internal/lock/redislock"
 	"github.com/seatlock/seatlock/internal/testenv"
 )
 
-func newLocker(t *testing.T) (*redislock.Locker, *redis.Client, string) {
+// Watchdogs, waiters and the shared Pub/Sub connection must all stop.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func newBackend(t *testing.T, client *redis.Client) *redislock.Backend {
 	t.Helper()
-	client := testenv.Redis(t)
-	key := "lock:{" + testenv.Name("test:") + "}:seat:1"
-	t.Cleanup(func() { client.Del(context.Background(), key) })
-	return redislock.New(client, nil), client, key
+	b := redislock.New(client)
+	t.Cleanup(func() { _ = b.Close() })
+	return b
 }
 
-func TestAcquireStoresTokenWithTTL(t *testing.T) {
+func TestContract(t *testing.T) {
+	locktest.Run(t, func(t *testing.T) locktest.Harness {
+		client := testenv.Redis(t)
+		return locktest.Harness{
+			Backend: newBackend(t, client),
+			Delete:  func(key string) { client.Del(context.Background(), key) },
+			Wipe:    func(key string) { client.Del(context.Background(), key, key+":fence") },
+		}
+	})
+}
+
+func TestKeyHoldsTheOwnersTokenUnderItsExactName(t *testing.T) {
 	t.Parallel()
-	locker, client, key := newLocker(t)
+	client := testenv.Redis(t)
+	locker := lock.New(newBackend(t, client), lock.Config{})
+	key := "lock:{schedule:" + testenv.Name("") + "}:seat:7"
 	ctx := context.Background()
 
-	lease, err := locker.Acquire(ctx, key, 5*time.Second)
+	l, err := locker.Acquire(ctx, key, lock.Options{TTL: 5 * time.Second})
 	if err != nil {
-		t.Fatalf("Acquire: %v", err)
+		t.Fatal(err)
 	}
-	if lease.Key() != key {
-		t.Errorf("Key() = %q, want %q", lease.Key(), key)
-	}
+	defer l.Release(ctx)
 	value, err := client.Get(ctx, key).Result()
-	if err != nil {
-		t.Fatalf("GET: %v", err)
+	if err != nil || len(value) != 32 {
+		t.Fatalf("GET %s = %q, %v; want the 32-hex-digit owner token", key, value, err)
 	}
-	if len(value) != 32 {
-		t.Errorf("stored token %q: want 32 hex characters", value)
-	}
-	pttl := client.PTTL(ctx, key).Val()
-	if pttl <= 4*time.Second || pttl > 5*time.Second {
+	if pttl := client.PTTL(ctx, key).Val(); pttl <= 4*time.Second || pttl > 5*time.Second {
 		t.Errorf("PTTL = %v, want in (4s, 5s]", pttl)
 	}
+	fence, err := client.Get(ctx, key+":fence").Int64()
+	if err != nil || fence != l.Fence() {
+		t.Errorf("fence counter = %d (%v), want the lease's fence %d", fence, err, l.Fence())
+	}
+	if micros := time.Now().UnixMicro(); l.Fence() < micros-int64(time.Minute/time.Microsecond) {
+		t.Errorf("first fence %d does not start from the server clock (%d µs)", l.Fence(), micros)
+	}
 }
 
-func TestAcquireHeldReportsRemainingTTL(t *testing.T) {
+func TestKeyWithoutHashTagGetsOne(t *testing.T) {
 	t.Parallel()
-	locker, _, key := newLocker(t)
-	ctx := context.Background()
-
-	if _, err := locker.Acquire(ctx, key, 3*time.Second); err != nil {
-		t.Fatalf("first Acquire: %v", err)
+	client := testenv.Redis(t)
+	locker := lock.New(newBackend(t, client), lock.Config{})
+	key := testenv.Name("jobs:report:")
+	l, err := locker.Acquire(context.Background(), key, lock.Options{TTL: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
 	}
-	_, err := locker.Acquire(ctx, key, 3*time.Second)
+	defer l.Release(context.Background())
+	if n := client.Exists(context.Background(), "{"+key+"}", "{"+key+"}:fence").Val(); n != 2 {
+		t.Errorf("stored keys for an untagged name: %d of 2 under {%s}", n, key)
+	}
+}
+
+func TestKeyWithoutExpiryReportsUnknownRemaining(t *testing.T) {
+	t.Parallel()
+	client := testenv.Redis(t)
+	locker := lock.New(newBackend(t, client), lock.Config{})
+	key := "lock:{" + testenv.Name("") + "}:seat:1"
+	client.Set(context.Background(), key, "set-by-an-operator", 0)
+	_, err := locker.Acquire(context.Background(), key, lock.Options{TTL: time.Second})
 	var held *lock.HeldError
-	if !errors.As(err, &held) || !errors.Is(err, lock.ErrHeld) {
-		t.Fatalf("second Acquire: got %v, want *lock.HeldError", err)
-	}
-	if held.Remaining <= 2*time.Second || held.Remaining > 3*time.Second {
-		t.Errorf("Remaining = %v, want in (2s, 3s]", held.Remaining)
-	}
-	if held.Key != key {
-		t.Errorf("HeldError.Key = %q, want %q", held.Key, key)
+	if !errors.As(err, &held) || held.Remaining != 0 {
+		t.Fatalf("got %v, want *HeldError with Remaining 0", err)
 	}
 }
 
-func TestAcquireOnKeyWithoutExpiryReportsZeroRemaining(t *testing.T) {
+// Fences keep growing when Redis loses everything: FLUSHALL, then a restart
+// of a server without persistence.
+func TestFencesSurviveFlushAndRestart(t *testing.T) {
 	t.Parallel()
-	locker, client, key := newLocker(t)
+	server := testenv.StartRedis(t)
+	client := redis.NewClient(&redis.Options{Addr: server.Addr, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = client.Close() })
+	locker := lock.New(newBackend(t, client), lock.Config{})
 	ctx := context.Background()
-	client.Set(ctx, key, "set-by-an-operator", 0)
+	const key = "lock:{schedule:1}:seat:1"
 
-	_, err := locker.Acquire(ctx, key, time.Second)
-	var held *lock.HeldError
-	if !errors.As(err, &held) {
-		t.Fatalf("Acquire: got %v, want *lock.HeldError", err)
-	}
-	if held.Remaining != 0 {
-		t.Errorf("Remaining = %v, want 0 for a key without expiry", held.Remaining)
-	}
-}
-
-func TestAcquireRejectsTinyTTL(t *testing.T) {
-	t.Parallel()
-	locker, client, key := newLocker(t)
-	_, err := locker.Acquire(context.Background(), key, time.Microsecond)
-	if !errors.Is(err, lock.ErrInvalidTTL) {
-		t.Fatalf("Acquire: got %v, want ErrInvalidTTL", err)
-	}
-	if n := client.Exists(context.Background(), key).Val(); n != 0 {
-		t.Errorf("key exists after a rejected Acquire")
-	}
-}
-
-func TestReleaseByOwnerFreesTheKey(t *testing.T) {
-	t.Parallel()
-	locker, client, key := newLocker(t)
-	ctx := context.Background()
-
-	lease, err := locker.Acquire(ctx, key, 5*time.Second)
-	if err != nil {
-		t.Fatalf("Acquire: %v", err)
-	}
-	if err := lease.Release(ctx); err != nil {
-		t.Fatalf("Release: %v", err)
-	}
-	if n := client.Exists(ctx, key).Val(); n != 0 {
-		t.Fatalf("key still exists after Release")
-	}
-	if err := lease.Release(ctx); !errors.Is(err, lock.ErrNotHeld) {
-		t.Errorf("second Release: got %v, want ErrNotHeld", err)
-	}
-	if _, err := locker.Acquire(ctx, key, time.Second); err != nil {
-		t.Errorf("Acquire after Release: %v", err)
-	}
-}
-
-func TestReleaseNeverDeletesAnotherOwnersLock(t *testing.T) {
-	t.Parallel()
-	locker, client, key := newLocker(t)
-	ctx := context.Background()
-
-	lease, err := locker.Acquire(ctx, key, 5*time.Second)
-	if err != nil {
-		t.Fatalf("Acquire: %v", err)
-	}
-	// Another owner took the key (as after an expiry).
-	client.Set(ctx, key, "someone-else", 5*time.Second)
-
-	if err := lease.Release(ctx); !errors.Is(err, lock.ErrNotHeld) {
-		t.Fatalf("Release: got %v, want ErrNotHeld", err)
-	}
-	if v := client.Get(ctx, key).Val(); v != "someone-else" {
-		t.Errorf("key value = %q after foreign Release, want it untouched", v)
-	}
-}
-
-func TestExpiredLeaseCannotReleaseItsSuccessor(t *testing.T) {
-	t.Parallel()
-	locker, client, key := newLocker(t)
-	ctx := context.Background()
-
-	first, err := locker.Acquire(ctx, key, 30*time.Millisecond)
-	if err != nil {
-		t.Fatalf("Acquire: %v", err)
-	}
-	waitGone(t, client, key)
-	second, err := locker.Acquire(ctx, key, 5*time.Second)
-	if err != nil {
-		t.Fatalf("Acquire after expiry: %v", err)
-	}
-	if err := first.Release(ctx); !errors.Is(err, lock.ErrNotHeld) {
-		t.Fatalf("expired Release: got %v, want ErrNotHeld", err)
-	}
-	if _, err := locker.Acquire(ctx, key, time.Second); !errors.Is(err, lock.ErrHeld) {
-		t.Fatalf("the successor's lock was lost: Acquire got %v, want ErrHeld", err)
-	}
-	if err := second.Release(ctx); err != nil {
-		t.Errorf("successor Release: %v", err)
-	}
-}
-
-func TestReleaseRunsAfterContextCancelled(t *testing.T) {
-	t.Parallel()
-	locker, client, key := newLocker(t)
-	ctx, cancel := context.WithCancel(context.Background())
-
-	lease, err := locker.Acquire(ctx, key, 5*time.Second)
-	if err != nil {
-		t.Fatalf("Acquire: %v", err)
-	}
-	cancel()
-	if err := lease.Release(ctx); err != nil {
-		t.Fatalf("Release with a cancelled context: %v", err)
-	}
-	if n := client.Exists(context.Background(), key).Val(); n != 0 {
-		t.Errorf("key still exists after Release with a cancelled context")
-	}
-}
-
-func TestExactlyOneOfManyConcurrentAcquirersWins(t *testing.T) {
-	t.Parallel()
-	locker, _, key := newLocker(t)
-	const goroutines = 1000
-	var (
-		wins, held atomic.Int64
-		wg         sync.WaitGroup
-		start      = make(chan struct{})
-		errs       = make(chan error, goroutines)
-	)
-	for range goroutines {
-		wg.Go(func() {
-			<-start
-			_, err := locker.Acquire(context.Background(), key, 10*time.Second)
-			switch {
-			case err == nil:
-				wins.Add(1)
-			case errors.Is(err, lock.ErrHeld):
-				held.Add(1)
-			default:
-				errs <- err
+	fence := func() int64 {
+		t.Helper()
+		for range 50 { // the restarted server may need a moment
+			l, err := locker.Acquire(ctx, key, lock.Options{TTL: time.Second})
+			if err == nil {
+				_ = l.Release(ctx)
+				return l.Fence()
 			}
-		})
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatal("could not acquire")
+		return 0
 	}
-	close(start)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Errorf("unexpected Acquire error: %v", err)
+	first := fence()
+	if err := client.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
 	}
-	if wins.Load() != 1 || held.Load() != goroutines-1 {
-		t.Fatalf("wins = %d, held = %d; want 1 and %d", wins.Load(), held.Load(), goroutines-1)
+	afterFlush := fence()
+	server.Restart()
+	afterRestart := fence()
+	if !(first < afterFlush && afterFlush < afterRestart) {
+		t.Fatalf("fences %d, %d, %d: want strictly increasing across FLUSHALL and restart", first, afterFlush, afterRestart)
 	}
+	t.Logf("fences: %s, after FLUSHALL %s, after restart %s",
+		strconv.FormatInt(first, 10), strconv.FormatInt(afterFlush, 10), strconv.FormatInt(afterRestart, 10))
 }
 
 func TestUnreachableRedisIsUnavailable(t *testing.T) {
@@ -227,21 +140,11 @@ func TestUnreachableRedisIsUnavailable(t *testing.T) {
 		ContextTimeoutEnabled: true,
 	})
 	t.Cleanup(func() { _ = client.Close() })
-	locker := redislock.New(client, nil)
-
-	_, err := locker.Acquire(context.Background(), "lock:{unreachable}:seat:1", time.Second)
-	if !errors.Is(err, lock.ErrUnavailable) {
-		t.Fatalf("Acquire: got %v, want ErrUnavailable", err)
-	}
-}
-
-func waitGone(t *testing.T, client *redis.Client, key string) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for client.Exists(context.Background(), key).Val() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("key %s did not expire", key)
+	locker := lock.New(newBackend(t, client), lock.Config{})
+	for _, wait := range []time.Duration{0, time.Second} {
+		_, err := locker.Acquire(context.Background(), "lock:{unreachable}:seat:1", lock.Options{TTL: time.Second, Wait: wait})
+		if !errors.Is(err, lock.ErrUnavailable) {
+			t.Errorf("Acquire (wait %v): got %v, want ErrUnavailable", wait, err)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

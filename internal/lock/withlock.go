@@ -1,0 +1,21 @@
+package lock
+
+import "context"
+
+// WithLock acquires key, runs fn with the lease's context (cancelled if the
+// lock is lost while fn runs) and always releases, as the seeds' withLock /
+// executeWithLock do. It returns Acquire's error without running fn, fn's
+// error, or, if fn succeeded but the lease was gone by the time of release,
+// ErrNotHeld: the work may have overlapped another holder's.
+func WithLock(ctx context.Context, l Locker, key string, opts Options, fn func(ctx context.Context, lease Lease) error) (err error) {
+	lease, err := l.Acquire(ctx, key, opts)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if releaseErr := lease.Release(ctx); err == nil {
+			err = releaseErr
+		}
+	}()
+	return fn(lease.Context(), lease)
+}

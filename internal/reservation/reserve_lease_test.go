@@ -1,0 +1,212 @@
+package reservation_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/reservation"
+)
+
+// newLeaseTest returns a repository with the test schedule, a locker whose
+// next lease has fence nextFence, and a service on both.
+func newLeaseTest(nextFence int64) (*fakeRepo, *fakeLocker, *reservation.Service) {
+	j := &journal{}
+	repo := newFakeRepo(j)
+	repo.addSchedule(scheduleID, seatCount)
+	locker := &fakeLocker{j: j, lastFence: nextFence - 1}
+	return repo, locker, reservation.NewService(repo, locker, reservation.Config{LockTTL: lockTTL}, nil)
+}
+
+// The insert carries the lease's fencing token, so that PostgreSQL can
+// refuse a holder that a newer one has overtaken.
+func TestReservePassesLeaseFenceToInsert(t *testing.T) {
+	t.Parallel()
+	repo, locker, svc := newLeaseTest(42)
+
+	if _, err := svc.Reserve(context.Background(), reservation.ReserveCommand{ScheduleID: scheduleID, SeatID: 3, UserID: "alice"}); err != nil {
+		t.Fatalf("Reserve: %v", err)
+	}
+
+	if fence := locker.lease(0).Fence(); fence != 42 {
+		t.Fatalf("fake lease fence = %d, want 42", fence)
+	}
+	want := reservation.NewReservation{ScheduleID: scheduleID, SeatID: 3, UserID: "alice", Fence: 42}
+	if got := repo.insertsSeen(); len(got) != 1 || got[0] != want {
+		t.Errorf("InsertReservation got %+v, want exactly [%+v]", got, want)
+	}
+	if got := repo.fence(scheduleID, 3); got != 42 {
+		t.Errorf("seat fence after booking = %d, want the lease's 42", got)
+	}
+}
+
+// Each acquisition's own fence is used: a second booking of another seat
+// carries the second lease's fence, not the first one's.
+func TestReserveUsesEachLeasesFence(t *testing.T) {
+	t.Parallel()
+	repo, locker, svc := newLeaseTest(7)
+	for _, seat := range []int{1, 2} {
+		if _, err := svc.Reserve(context.Background(), reservation.ReserveCommand{ScheduleID: scheduleID, SeatID: seat, UserID: "alice"}); err != nil {
+			t.Fatalf("Reserve seat %d: %v", seat, err)
+		}
+	}
+	got := repo.insertsSeen()
+	if len(got) != 2 || got[0].Fence != locker.lease(0).Fence() || got[1].Fence != locker.lease(1).Fence() || got[0].Fence == got[1].Fence {
+		t.Errorf("inserts = %+v, want the fences of leases 7 and 8 in order", got)
+	}
+}
+
+// The seat check and the insert run under the lease's context, so they
+// abort once the lock is lost; the schedule lookup happens before there is
+// a lease and uses the caller's context.
+func TestReserveWorksUnderLeaseContext(t *testing.T) {
+	t.Parallel()
+	repo, locker, svc := newLeaseTest(1)
+	type callerKey struct{}
+	ctx := context.WithValue(context.Background(), callerKey{}, "caller")
+
+	if _, err := svc.Reserve(ctx, reservation.ReserveCommand{ScheduleID: scheduleID, SeatID: 3, UserID: "alice"}); err != nil {
+		t.Fatalf("Reserve: %v", err)
+	}
+
+	lease := locker.lease(0)
+	if lease == nil {
+		t.Fatal("no lease was acquired")
+	}
+	for _, method := range []string{"SeatReserved", "InsertReservation"} {
+		ctxs := repo.contexts(method)
+		if len(ctxs) != 1 {
+			t.Fatalf("%s called %d times, want once", method, len(ctxs))
+		}
+		if got, _ := ctxs[0].Value(leaseCtxKey{}).(*fakeLease); got != lease {
+			t.Errorf("%s ran with a context that is not the lease's (lease value %v, want %v)", method, got, lease)
+		}
+		// The lease's context derives from the caller's, so the
+		// caller's values (request id, trace) still reach the store.
+		if ctxs[0].Value(callerKey{}) != "caller" {
+			t.Errorf("%s lost the caller's context values", method)
+		}
+	}
+	if ctxs := repo.contexts("Schedule"); len(ctxs) != 1 || ctxs[0].Value(leaseCtxKey{}) != nil {
+		t.Errorf("Schedule contexts = %v, want one call before the lock was taken", ctxs)
+	}
+	// Released afterwards: the lease's context ended with ErrReleased.
+	if cause := context.Cause(lease.Context()); !errors.Is(cause, lock.ErrReleased) {
+		t.Errorf("lease context cause after Reserve = %v, want ErrReleased", cause)
+	}
+}
+
+// ReserveCommand.Wait reaches the lock port; the TTL is the configured one.
+func TestReservePassesWaitToLock(t *testing.T) {
+	t.Parallel()
+	for _, wait := range []time.Duration{0, 250 * time.Millisecond, 3 * time.Second} {
+		t.Run(wait.String(), func(t *testing.T) {
+			t.Parallel()
+			_, locker, svc := newLeaseTest(1)
+
+			_, err := svc.Reserve(context.Background(), reservation.ReserveCommand{ScheduleID: scheduleID, SeatID: 3, UserID: "alice", Wait: wait})
+			if err != nil {
+				t.Fatalf("Reserve: %v", err)
+			}
+			want := lock.Options{TTL: lockTTL, Wait: wait}
+			if got := locker.options(); len(got) != 1 || got[0] != want {
+				t.Errorf("Acquire options = %+v, want [%+v]", got, want)
+			}
+		})
+	}
+}
+
+// Wait also reaches the lock when the lock stays held: the use case answers
+// with the holder's remaining TTL, whatever it waited.
+func TestReserveWaitThenHeld(t *testing.T) {
+	t.Parallel()
+	_, locker, svc := newLeaseTest(1)
+	locker.acquireErr = &lock.HeldError{Key: "k", Remaining: 800 * time.Millisecond}
+
+	_, err := svc.Reserve(context.Background(), reservation.ReserveCommand{ScheduleID: scheduleID, SeatID: 3, UserID: "alice", Wait: 2 * time.Second})
+
+	var locked *reservation.SeatLockedError
+	if !errors.As(err, &locked) || locked.RetryAfter != 800*time.Millisecond {
+		t.Fatalf("Reserve error = %v, want *SeatLockedError retrying after 800ms", err)
+	}
+	if got := locker.options(); len(got) != 1 || got[0].Wait != 2*time.Second {
+		t.Errorf("Acquire options = %+v, want Wait 2s", got)
+	}
+}
+
+// A repository refusing the fence means a newer holder owns the seat: the
+// caller is told the seat is locked, the stale-fence cause is kept, nothing
+// is stored and the lease is still released exactly once.
+func TestReserveStaleFenceIsSeatLocked(t *testing.T) {
+	t.Parallel()
+	repo, locker, svc := newLeaseTest(5)
+	repo.setFence(scheduleID, 3, 6) // the successor (fence 6) already wrote
+
+	r, err := svc.Reserve(context.Background(), reservation.ReserveCommand{ScheduleID: scheduleID, SeatID: 3, UserID: "alice"})
+
+	wantLeaseError(reservation.ErrStaleFence)(t, r, err)
+	if errors.Is(err, reservation.ErrUnavailable) {
+		t.Errorf("Reserve error = %v: a stale fence is not an outage", err)
+	}
+	if got := locker.releases(); got != 1 {
+		t.Errorf("releases = %d, want 1", got)
+	}
+	if got := repo.fence(scheduleID, 3); got != 6 {
+		t.Errorf("seat fence = %d, want the successor's 6 untouched", got)
+	}
+	if n := repo.count(); n != 0 {
+		t.Errorf("stored reservations = %d, want 0", n)
+	}
+}
+
+// Only a lost lease turns a failure into ErrSeatLocked: a lease that ended
+// for another reason (released, or the caller gave up) does not.
+func TestReserveLeaseEndedOtherwiseIsNotSeatLocked(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		cause error
+	}{
+		{"released", lock.ErrReleased},
+		{"cancelled without cause", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			repo, locker, svc := newLeaseTest(1)
+			repo.before["InsertReservation"] = func() { locker.lastLease().cancel(tt.cause) }
+
+			_, err := svc.Reserve(context.Background(), reservation.ReserveCommand{ScheduleID: scheduleID, SeatID: 3, UserID: "alice"})
+
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("Reserve error = %v, want context.Canceled", err)
+			}
+			if errors.Is(err, reservation.ErrSeatLocked) {
+				t.Errorf("Reserve error = %v: only a lost lease means another holder", err)
+			}
+		})
+	}
+}
+
+// A plain store failure under a healthy lease is passed on unchanged.
+func TestReservePlainErrorWithHealthyLease(t *testing.T) {
+	t.Parallel()
+	plain := errors.New("postgres: insert reservation: something odd")
+	repo, locker, svc := newLeaseTest(1)
+	repo.fail["InsertReservation"] = plain
+
+	_, err := svc.Reserve(context.Background(), reservation.ReserveCommand{ScheduleID: scheduleID, SeatID: 3, UserID: "alice"})
+
+	if !errors.Is(err, plain) {
+		t.Fatalf("Reserve error = %v, want it to wrap %v", err, plain)
+	}
+	var locked *reservation.SeatLockedError
+	if errors.As(err, &locked) || errors.Is(err, reservation.ErrSeatLocked) {
+		t.Errorf("Reserve error = %v: a healthy lease's failure is not SeatLocked", err)
+	}
+	if got := locker.releases(); got != 1 {
+		t.Errorf("releases = %d, want 1", got)
+	}
+}

@@ -1,0 +1,67 @@
+package testenv
+
+import (
+	"net"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+// RedisProcess is a redis-server of the test's own (no persistence), for
+// tests that restart or flush Redis without disturbing other tests.
+type RedisProcess struct {
+	tb   testing.TB
+	Addr string
+	cmd  *exec.Cmd
+}
+
+// StartRedis starts a private redis-server on a free port; it is stopped
+// when the test ends.
+func StartRedis(tb testing.TB) *RedisProcess {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	p := &RedisProcess{tb: tb, Addr: addr}
+	p.start()
+	tb.Cleanup(p.stop)
+	return p
+}
+
+// Restart kills the server and starts a new, empty one on the same port.
+func (p *RedisProcess) Restart() {
+	p.tb.Helper()
+	p.stop()
+	p.start()
+}
+
+func (p *RedisProcess) start() {
+	p.tb.Helper()
+	_, port, _ := net.SplitHostPort(p.Addr)
+	p.cmd = exec.Command("redis-server", "--bind", "127.0.0.1", "--port", port,
+		"--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", "")
+	if err := p.cmd.Start(); err != nil {
+		p.tb.Fatalf("start redis-server: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.Dial("tcp", p.Addr); err == nil {
+			_ = c.Close()
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.tb.Fatalf("redis-server on %s did not start", p.Addr)
+}
+
+func (p *RedisProcess) stop() {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return
+	}
+	_ = p.cmd.Process.Kill()
+	_ = p.cmd.Wait()
+	p.cmd = nil
+}
