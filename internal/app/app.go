@@ -12,12 +12,16 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seatlock/seatlock/internal/auth"
 	"github.com/seatlock/seatlock/internal/config"
 	"github.com/seatlock/seatlock/internal/httpapi"
 	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/lockmetrics"
 	"github.com/seatlock/seatlock/internal/lock/redislock"
 	"github.com/seatlock/seatlock/internal/postgres"
 	"github.com/seatlock/seatlock/internal/reservation"
@@ -68,14 +72,23 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*App, err
 	}
 
 	store := postgres.NewStore(pool)
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	observer, err := lockmetrics.New(registry, cfg.LockBackend)
+	if err != nil {
+		pool.Close()
+		_ = redisClient.Close()
+		return nil, err
+	}
 	lockBackend := redislock.New(redisClient)
-	locker := lock.New(lockBackend, lock.Config{MaxWait: cfg.LockMaxWait, Logger: logger})
+	locker := lock.New(lockBackend, lock.Config{MaxWait: cfg.LockMaxWait, Logger: logger, Observer: observer})
 	bookings := reservation.NewService(store, locker, reservation.Config{LockTTL: cfg.LockTTL}, logger)
 	handler := httpapi.NewHandler(httpapi.Options{
 		Bookings: bookings,
 		Verifier: verifier,
 		Logger:   logger,
 		MaxWait:  cfg.LockMaxWait,
+		Metrics:  promhttp.HandlerFor(registry, promhttp.HandlerOpts{}),
 		// A waiting request still gets its full work budget.
 		RequestTimeout: cfg.LockMaxWait + workTimeout,
 		Checks: []httpapi.Check{

@@ -44,6 +44,7 @@ func newHarness(t *testing.T, instances int) *harness {
 		AuthSecret:  testSecret,
 		LockTTL:     5 * time.Second,
 		LockMaxWait: 10 * time.Second,
+		LockBackend: config.BackendRedis,
 	}
 	h := &harness{
 		t:      t,

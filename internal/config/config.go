@@ -18,11 +18,20 @@ import (
 type Config struct {
 	HTTPAddr    string        `env:"HTTP_ADDR" envDefault:"127.0.0.1:8080"`
 	DatabaseURL string        `env:"DATABASE_URL,required,notEmpty"`
-	RedisURL    string        `env:"REDIS_URL,required,notEmpty"`
+	RedisURL    string        `env:"REDIS_URL"`
 	AuthSecret  string        `env:"AUTH_SECRET,required,notEmpty"`
 	LockTTL     time.Duration `env:"LOCK_TTL" envDefault:"5s"`
 	LockMaxWait time.Duration `env:"LOCK_MAX_WAIT" envDefault:"10s"`
+	// LockBackend selects the lock store: "redis" (REDIS_URL, standalone
+	// or cluster) or "postgres" (the DATABASE_URL database).
+	LockBackend string `env:"LOCK_BACKEND" envDefault:"redis"`
 }
+
+// Lock backends.
+const (
+	BackendRedis    = "redis"
+	BackendPostgres = "postgres"
+)
 
 // Load parses environ (as from os.Environ, "KEY=value") and checks every
 // value; the error names each bad variable, never a secret's value.
@@ -32,6 +41,15 @@ func Load(environ map[string]string) (Config, error) {
 		return Config{}, err
 	}
 	var problems []error
+	switch cfg.LockBackend {
+	case BackendRedis:
+		if cfg.RedisURL == "" {
+			problems = append(problems, errors.New(`REDIS_URL is required with LOCK_BACKEND=redis`))
+		}
+	case BackendPostgres:
+	default:
+		problems = append(problems, errors.New(`LOCK_BACKEND must be "redis" or "postgres"`))
+	}
 	if len(cfg.AuthSecret) < auth.MinSecretLen {
 		problems = append(problems, fmt.Errorf("AUTH_SECRET must be at least %d bytes", auth.MinSecretLen))
 	}

@@ -47,12 +47,13 @@ func TestLoadRejects(t *testing.T) {
 		name, key, value, want string
 	}{
 		{"missing database", "DATABASE_URL", "", "DATABASE_URL"},
-		{"missing redis", "REDIS_URL", "", "REDIS_URL"},
+		{"missing redis", "REDIS_URL", "", "REDIS_URL is required with LOCK_BACKEND=redis"},
 		{"missing secret", "AUTH_SECRET", "", "AUTH_SECRET"},
 		{"short secret", "AUTH_SECRET", "short-secret", "AUTH_SECRET must be at least 32 bytes"},
 		{"bad ttl", "LOCK_TTL", "five seconds", "LOCK_TTL"},
 		{"tiny ttl", "LOCK_TTL", "1ms", "LOCK_TTL must be between"},
 		{"negative wait", "LOCK_MAX_WAIT", "-1s", "LOCK_MAX_WAIT must be between"},
+		{"unknown backend", "LOCK_BACKEND", "zookeeper", "LOCK_BACKEND must be"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,5 +80,18 @@ func TestLoadSecretAlone(t *testing.T) {
 	}
 	if _, err := config.LoadSecret(map[string]string{}); err == nil {
 		t.Error("LoadSecret without AUTH_SECRET: want an error")
+	}
+}
+
+func TestPostgresBackendNeedsNoRedis(t *testing.T) {
+	env := valid()
+	delete(env, "REDIS_URL")
+	env["LOCK_BACKEND"] = "postgres"
+	cfg, err := config.Load(env)
+	if err != nil || cfg.LockBackend != config.BackendPostgres {
+		t.Fatalf("Load: %+v, %v", cfg, err)
+	}
+	if cfg, _ := config.Load(valid()); cfg.LockBackend != config.BackendRedis {
+		t.Errorf("default LOCK_BACKEND = %q, want redis", cfg.LockBackend)
 	}
 }

@@ -45,6 +45,8 @@ type Options struct {
 	RequestTimeout time.Duration
 	// MaxWait caps `Prefer: wait` (LOCK_MAX_WAIT).
 	MaxWait time.Duration
+	// Metrics serves GET /metrics when set.
+	Metrics http.Handler
 }
 
 type handler struct {
@@ -81,6 +83,9 @@ func NewHandler(opts Options) http.Handler {
 
 	r.Get("/healthz", h.healthz)
 	r.Get("/readyz", h.readyz)
+	if opts.Metrics != nil {
+		r.Method(http.MethodGet, "/metrics", opts.Metrics)
+	}
 	// The seat map is public, as a cinema's seat map is: it names no user.
 	r.Get("/schedules/{id}/seats", h.seatMap)
 	r.Group(func(r chi.Router) {

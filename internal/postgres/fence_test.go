@@ -258,6 +258,7 @@ func TestFenceConcurrentHoldersOneSeat(t *testing.T) {
 	if winner == 0 {
 		t.Fatal("no holder booked the seat")
 	}
+	t.Logf("fence %d won", winner)
 	for fence := 1; fence <= holders; fence++ {
 		switch err := errs[fence]; {
 		case fence < winner && !errors.Is(err, reservation.ErrStaleFence):

@@ -1,6 +1,10 @@
 package postgres_test
 
 import (
+	"fmt"
+	"io/fs"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -8,6 +12,7 @@ import (
 
 	"github.com/seatlock/seatlock/internal/postgres"
 	"github.com/seatlock/seatlock/internal/testenv"
+	"github.com/seatlock/seatlock/migrations"
 )
 
 func tableExists(t *testing.T, pool *pgxpool.Pool, name string) bool {
@@ -28,11 +33,38 @@ func schemaVersion(t *testing.T, pool *pgxpool.Pool) (version int64, dirty bool)
 	return version, dirty
 }
 
-// latestVersion is the number of the newest file in migrations/.
-const latestVersion = 2
+// latestVersion is the number of the newest up migration embedded in the
+// binary, read from migrations.FS so that adding a migration does not need
+// this test to change; it is at least 2, the seat fences.
+var latestVersion = func() int64 {
+	files, err := fs.Glob(migrations.FS, "*.up.sql")
+	if err != nil {
+		panic(err)
+	}
+	var latest int64
+	for _, f := range files {
+		prefix, _, _ := strings.Cut(f, "_")
+		v, err := strconv.ParseInt(prefix, 10, 64)
+		if err != nil {
+			panic(fmt.Sprintf("migration %s: no version prefix: %v", f, err))
+		}
+		latest = max(latest, v)
+	}
+	return latest
+}()
 
-// tables are those the migrations create.
+// tables are those the adapter's SQL uses.
 var tables = []string{"schedules", "reservations", "seat_fences"}
+
+func TestLatestVersionIncludesSeatFences(t *testing.T) {
+	t.Parallel()
+	if latestVersion < 2 {
+		t.Fatalf("newest embedded migration = %d, want at least 2 (0002_seat_fences)", latestVersion)
+	}
+	if _, err := fs.Stat(migrations.FS, "0002_seat_fences.up.sql"); err != nil {
+		t.Errorf("0002_seat_fences.up.sql not embedded: %v", err)
+	}
+}
 
 func TestMigrateFromEmptyDatabaseThenNoOp(t *testing.T) {
 	t.Parallel()

@@ -88,6 +88,7 @@ func TestReservePausedHolderCannotBookAfterSuccessor(t *testing.T) {
 			}
 			close(resume)
 			res := <-done
+			t.Logf("paused holder: %v", res.err)
 
 			if !errors.Is(causeSeen, lock.ErrLeaseLost) {
 				t.Errorf("paused holder's lease context cause = %v, want ErrLeaseLost", causeSeen)

@@ -19,8 +19,9 @@ type Repository interface {
 	SeatReserved(ctx context.Context, scheduleID int64, seatID int) (bool, error)
 	// InsertReservation stores the reservation and returns it. In the same
 	// transaction it moves the seat's fence forward to r.Fence and refuses
-	// with ErrStaleFence if the seat has already seen an equal or higher
-	// fence. It returns ErrSeatTaken when the seat already has a
+	// with ErrStaleFence if a committed booking of the seat carried an equal
+	// or higher fence (a refused booking's fence is rolled back with it,
+	// which is enough: a booked seat refuses every later write anyway). It returns ErrSeatTaken when the seat already has a
 	// reservation (the UNIQUE constraint decides, whatever the lock did),
 	// ErrScheduleNotFound or ErrSeatNotFound when there is no such seat.
 	InsertReservation(ctx context.Context, r NewReservation) (Reservation, error)

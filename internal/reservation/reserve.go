@@ -30,8 +30,9 @@ type ReserveCommand struct {
 // so a holder paused past its TTL can never book after its successor.
 //
 // Errors: ErrScheduleNotFound, ErrSeatNotFound, *SeatLockedError (another
-// request holds the seat), ErrSeatTaken (already booked), ErrUnavailable
-// (Redis or PostgreSQL unreachable).
+// request holds the seat, or this request's lease ran out and a newer holder
+// wrote first), ErrSeatTaken (already booked), ErrUnavailable (Redis or
+// PostgreSQL unreachable).
 func (s *Service) Reserve(ctx context.Context, cmd ReserveCommand) (Reservation, error) {
 	if cmd.UserID == "" {
 		return Reservation{}, &InvalidError{Field: "userId", Detail: "is required"}
@@ -74,11 +75,14 @@ func (s *Service) Reserve(ctx context.Context, cmd ReserveCommand) (Reservation,
 // tells its client: the seat's new holder is at work right now.
 const staleRetryAfter = time.Second
 
-// leaseError turns a failure caused by losing the lock (the lease context
-// ended, or PostgreSQL refused a stale fence) into ErrSeatLocked: another
-// request owns the seat now.
+// leaseError turns a failure caused by losing the lock into ErrSeatLocked:
+// PostgreSQL refused a stale fence, or the work was cancelled because the
+// lease ended. Any other answer (seat taken, not found, unavailable) is kept:
+// it does not depend on who holds the lock.
 func leaseError(work context.Context, err error) error {
-	if errors.Is(err, ErrStaleFence) || errors.Is(context.Cause(work), lock.ErrLeaseLost) {
+	cancelledByLoss := errors.Is(context.Cause(work), lock.ErrLeaseLost) &&
+		(errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+	if errors.Is(err, ErrStaleFence) || cancelledByLoss {
 		return fmt.Errorf("%w: %w", &SeatLockedError{RetryAfter: staleRetryAfter}, err)
 	}
 	return err

@@ -369,9 +369,10 @@ func TestReserve(t *testing.T) {
 				repo.before["InsertReservation"] = func() { locker.lastLease().lose() }
 				repo.fail["InsertReservation"] = errDBDown
 			},
-			// The port's contract: any failure once the lease is lost
-			// answers "locked", still wrapping what happened.
-			check: wantLeaseError(reservation.ErrUnavailable),
+			// An outage is an outage whoever holds the lock: 503, not
+			// "locked". Only a stale fence or a cancellation caused by the
+			// lost lease answers "locked".
+			check: wantErr(reservation.ErrUnavailable, reservation.ErrSeatLocked),
 			calls: allCalls,
 		},
 		{

@@ -148,3 +148,8 @@ func TestUnreachableRedisIsUnavailable(t *testing.T) {
 		}
 	}
 }
+
+func TestWakeUpLatency(t *testing.T) {
+	t.Parallel()
+	locktest.WakeUpLatency(t, newBackend(t, testenv.Redis(t)), 100)
+}

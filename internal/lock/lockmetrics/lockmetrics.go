@@ -1,0 +1,229 @@
+// Package lockmetrics exports the figures of the lock port (lock.Observer) as
+// Prometheus metrics, so that operators can tune LOCK_TTL (the lease), the
+// per-request wait (`Prefer: wait`) and its cap LOCK_MAX_WAIT from what the
+// service actually sees:
+//
+//	seatlock_lock_acquisitions_total{backend,outcome}  counter   acquired | held | error
+//	seatlock_lock_wait_seconds{backend,outcome}        histogram calls allowed to wait only
+//	seatlock_lock_hold_seconds{backend}                histogram acquisition to release
+//	seatlock_lock_extensions_total{backend,result}     counter   ok | failed
+//	seatlock_lock_lost_total{backend}                  counter
+//	seatlock_lock_releases_total{backend,result}       counter   released | gone
+//
+// backend is a constant label given to New (for instance "redis"), so one
+// registry can hold the Observers of several lock stores.
+//
+// Useful queries (per backend):
+//
+//   - Timeout ratio of waiting calls:
+//     rate(seatlock_lock_wait_seconds_count{outcome="held"}[5m]) /
+//     sum without (outcome) (rate(seatlock_lock_wait_seconds_count[5m])).
+//     High, with waits piling up at the configured wait: raise the wait (up
+//     to LOCK_MAX_WAIT) if users can afford it, otherwise shed load.
+//   - Typical wait: histogram_quantile(0.95, rate(seatlock_lock_wait_seconds_bucket{outcome="acquired"}[5m])).
+//   - Typical hold vs LOCK_TTL: histogram_quantile(0.99, rate(seatlock_lock_hold_seconds_bucket[5m]))
+//     should stay well below LOCK_TTL.
+//   - rate(seatlock_lock_releases_total{result="gone"}[5m]) or
+//     rate(seatlock_lock_lost_total[5m]) above zero: leases run out before
+//     the work is done; LOCK_TTL is too short for this load.
+package lockmetrics
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/seatlock/seatlock/internal/lock"
+)
+
+// Label values of seatlock_lock_extensions_total and
+// seatlock_lock_releases_total. Acquisition outcomes are lock.OutcomeAcquired,
+// lock.OutcomeHeld and lock.OutcomeError.
+const (
+	ResultOK       = "ok"
+	ResultFailed   = "failed"
+	ResultReleased = "released"
+	ResultGone     = "gone"
+)
+
+// Help texts, also for the tests.
+const (
+	helpAcquisitions = "Lock Acquire calls by outcome: acquired; held = another owner kept the lock " +
+		"(at once for a fail-fast call, or for the whole wait); error = lock store " +
+		"unreachable or the caller's context ended. Many held outcomes whose waits time " +
+		"out (see seatlock_lock_wait_seconds{outcome=\"held\"}): raise the wait, up to " +
+		"LOCK_MAX_WAIT, or shed load. Errors point at the lock store."
+	helpWaits = "Time spent in Acquire calls that were allowed to wait (wait > 0), by outcome; " +
+		"fail-fast calls are not counted, and a waiting call that got a free lock at once " +
+		"counts as a near-zero wait. outcome=\"held\" is a wait that timed out: compare its " +
+		"rate with the other outcomes to get the timeout ratio. Waits of acquired calls " +
+		"near the wait limit mean it is about to be too short."
+	helpHold = "Time from acquiring a lock to releasing it (including releases that found it gone). " +
+		"The high quantiles should stay well below LOCK_TTL; if they approach it, raise " +
+		"LOCK_TTL or speed up the work done under the lock."
+	helpExtensions = "Lease extensions (watchdog or Extend) by result: ok, or failed (lock gone, " +
+		"taken, or store error). Failures mean leases at risk: check the store, and " +
+		"seatlock_lock_lost_total."
+	helpLost = "Leases found lost while held (TTL ran out, or the key was deleted or taken): " +
+		"the work under them was cancelled. Any steady rate means LOCK_TTL is too short " +
+		"for the work, or the lock store lost keys."
+	helpReleases = "Lease releases by result: released, or gone = the lock had already expired or " +
+		"been taken by another owner when released. Many gone releases mean LOCK_TTL is " +
+		"too short for the work done under the lock."
+)
+
+// waitBuckets (seconds) span a fast local hand-over (1ms) to LOCK_MAX_WAIT's
+// ceiling (1m). A wait that timed out takes slightly longer than the wait
+// asked for, so it lands in the bucket above it.
+var waitBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
+
+// holdBuckets (seconds) span a quick check-and-insert (1ms) to long watchdog
+// leases (1m and beyond in +Inf); compare them with LOCK_TTL (5s by default).
+var holdBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
+
+// Observer is a lock.Observer that records into Prometheus metrics. Create it
+// with New and pass it as lock.Config.Observer. It is safe for concurrent use
+// and every method is a few atomic operations.
+type Observer struct {
+	acquisitions *prometheus.CounterVec
+	waits        *prometheus.HistogramVec
+	hold         prometheus.Histogram
+	extensions   *prometheus.CounterVec
+	lost         prometheus.Counter
+	releases     *prometheus.CounterVec
+
+	// Children of the known label values, resolved once so that the hot
+	// path does not hash label values.
+	acquired, held, failed         prometheus.Counter
+	waitAcquired, waitHeld, waitEr prometheus.Observer
+	extendOK, extendFailed         prometheus.Counter
+	released, gone                 prometheus.Counter
+}
+
+var _ lock.Observer = (*Observer)(nil)
+
+// New creates the lock metrics of backend (the value of their "backend"
+// label, e.g. "redis" or "memory") and registers them with reg.
+//
+// It returns an error if reg is nil, backend is empty, or a metric cannot be
+// registered — notably a prometheus.AlreadyRegisteredError when an Observer
+// for the same backend is already in reg. On error nothing stays registered.
+// Observers for different backends can share a registry.
+func New(reg prometheus.Registerer, backend string) (*Observer, error) {
+	if reg == nil {
+		return nil, errors.New("lockmetrics: nil Registerer")
+	}
+	if backend == "" {
+		return nil, errors.New("lockmetrics: empty backend label")
+	}
+	labels := prometheus.Labels{"backend": backend}
+	o := &Observer{
+		acquisitions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name:        "seatlock_lock_acquisitions_total",
+			Help:        helpAcquisitions,
+			ConstLabels: labels,
+		}, []string{"outcome"}),
+		waits: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:        "seatlock_lock_wait_seconds",
+			Help:        helpWaits,
+			Buckets:     waitBuckets,
+			ConstLabels: labels,
+		}, []string{"outcome"}),
+		hold: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:        "seatlock_lock_hold_seconds",
+			Help:        helpHold,
+			Buckets:     holdBuckets,
+			ConstLabels: labels,
+		}),
+		extensions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name:        "seatlock_lock_extensions_total",
+			Help:        helpExtensions,
+			ConstLabels: labels,
+		}, []string{"result"}),
+		lost: prometheus.NewCounter(prometheus.CounterOpts{
+			Name:        "seatlock_lock_lost_total",
+			Help:        helpLost,
+			ConstLabels: labels,
+		}),
+		releases: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name:        "seatlock_lock_releases_total",
+			Help:        helpReleases,
+			ConstLabels: labels,
+		}, []string{"result"}),
+	}
+
+	collectors := []prometheus.Collector{o.acquisitions, o.waits, o.hold, o.extensions, o.lost, o.releases}
+	for i, c := range collectors {
+		if err := reg.Register(c); err != nil {
+			for _, done := range collectors[:i] {
+				reg.Unregister(done)
+			}
+			return nil, fmt.Errorf("lockmetrics: register %s metrics: %w", backend, err)
+		}
+	}
+
+	// Resolving the children also exports every known series at zero, so
+	// that rate() and ratios work from the first scrape.
+	o.acquired = o.acquisitions.WithLabelValues(lock.OutcomeAcquired)
+	o.held = o.acquisitions.WithLabelValues(lock.OutcomeHeld)
+	o.failed = o.acquisitions.WithLabelValues(lock.OutcomeError)
+	o.waitAcquired = o.waits.WithLabelValues(lock.OutcomeAcquired)
+	o.waitHeld = o.waits.WithLabelValues(lock.OutcomeHeld)
+	o.waitEr = o.waits.WithLabelValues(lock.OutcomeError)
+	o.extendOK = o.extensions.WithLabelValues(ResultOK)
+	o.extendFailed = o.extensions.WithLabelValues(ResultFailed)
+	o.released = o.releases.WithLabelValues(ResultReleased)
+	o.gone = o.releases.WithLabelValues(ResultGone)
+	return o, nil
+}
+
+// Acquire implements lock.Observer. It counts the call under its outcome and,
+// only when waited > 0 (the call was allowed to wait), observes waited in
+// seatlock_lock_wait_seconds. A fail-fast call (lock.Options.Wait zero, so
+// waited zero) is not a wait and is left out of the histogram.
+func (o *Observer) Acquire(outcome string, waited time.Duration) {
+	var count prometheus.Counter
+	var wait prometheus.Observer
+	switch outcome {
+	case lock.OutcomeAcquired:
+		count, wait = o.acquired, o.waitAcquired
+	case lock.OutcomeHeld:
+		count, wait = o.held, o.waitHeld
+	case lock.OutcomeError:
+		count, wait = o.failed, o.waitEr
+	default: // not sent by lock.Client today; recorded as is
+		count, wait = o.acquisitions.WithLabelValues(outcome), o.waits.WithLabelValues(outcome)
+	}
+	count.Inc()
+	if waited > 0 {
+		wait.Observe(waited.Seconds())
+	}
+}
+
+// Released implements lock.Observer: it observes the hold time and counts the
+// release as gone when the lock had already expired or been taken, otherwise
+// as released. (lock.Client reports gone only when the store answered that the
+// lock was no longer ours; a release that failed with a store error counts as
+// released, and the key then expires by its TTL.)
+func (o *Observer) Released(held time.Duration, gone bool) {
+	o.hold.Observe(held.Seconds())
+	if gone {
+		o.gone.Inc()
+	} else {
+		o.released.Inc()
+	}
+}
+
+// Extended implements lock.Observer.
+func (o *Observer) Extended(ok bool) {
+	if ok {
+		o.extendOK.Inc()
+	} else {
+		o.extendFailed.Inc()
+	}
+}
+
+// Lost implements lock.Observer.
+func (o *Observer) Lost() { o.lost.Inc() }
