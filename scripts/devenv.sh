@@ -9,6 +9,9 @@
 # DIR/env holds REDIS_URL, DATABASE_URL and AUTH_SECRET as shell assignments.
 # PostgreSQL refuses to run as root, so as root the cluster runs as the
 # `postgres` system user that the OS package creates.
+# `test` also starts a 3-master Redis Cluster (no replicas) under DIR/cluster
+# and passes it as TEST_REDIS_CLUSTER_URL=redis+cluster://host:port,...;
+# `start` (make run) does not.
 set -euo pipefail
 
 log() { printf 'devenv: %s\n' "$*" >&2; }
@@ -81,6 +84,138 @@ start_redis() {
 	wait_redis "$port"
 }
 
+# The test Redis Cluster: three masters, no replicas, no persistence. Node
+# ports are taken from 20000-22767 so that they and their cluster bus ports
+# (port + 10000) stay below the kernel's usual ephemeral range (32768 and
+# up), where an outgoing connection could take a port between our check
+# and the server's bind.
+CLUSTER_PORT_MIN=20000
+CLUSTER_PORT_SPAN=2768
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# free_cluster_port [TAKEN...] prints a port P such that P and P+10000 are
+# free and neither collides with the ports or bus ports of the TAKEN nodes
+# (chosen, not listening yet).
+free_cluster_port() {
+	local p taken
+	for _ in $(seq 1 200); do
+		p=$((CLUSTER_PORT_MIN + RANDOM % CLUSTER_PORT_SPAN))
+		for taken in "$@"; do
+			case $((p - taken)) in -10000 | 0 | 10000) continue 2 ;; esac
+		done
+		port_in_use "$p" || port_in_use $((p + 10000)) || { echo "$p"; return 0; }
+	done
+	die "no free port pair for a cluster node found"
+}
+
+# start_cluster DIR: starts the nodes, each with its pid, log and cluster
+# config under DIR/cluster/PORT, joins them into a cluster and waits until
+# every node reports cluster_state:ok. Sets CLUSTER_ADDRS to the node
+# addresses joined by commas. A node that cannot bind its port (another
+# test run won the race for it) means a new try on other ports.
+start_cluster() {
+	local dir=$1 attempt ports
+	for attempt in 1 2 3; do
+		ports=()
+		for _ in 1 2 3; do
+			ports+=("$(free_cluster_port "${ports[@]}")")
+		done
+		if start_cluster_nodes "$dir" "${ports[@]}"; then
+			redis-cli --cluster create "${CLUSTER_NODES[@]}" --cluster-replicas 0 --cluster-yes \
+				>"$dir/cluster/create.log" 2>&1 ||
+				{ cat "$dir/cluster/create.log" >&2; die "redis-cli --cluster create failed"; }
+			local node
+			for node in "${CLUSTER_NODES[@]}"; do
+				wait_cluster_ok "$dir" "${node##*:}"
+			done
+			CLUSTER_ADDRS=$(IFS=,; echo "${CLUSTER_NODES[*]}")
+			return 0
+		fi
+		stop_cluster "$dir"
+		rm -rf "$dir/cluster"
+		log "Redis Cluster nodes did not start (try $attempt of 3)"
+	done
+	die "could not start the Redis Cluster nodes"
+}
+
+# start_cluster_nodes DIR PORT...: starts a cluster-enabled server on each
+# port and sets CLUSTER_NODES to their addresses; fails if one does not
+# answer. (Run as an `if` condition, where set -e is off: every step that
+# can fail is checked.)
+start_cluster_nodes() {
+	local dir=$1 port
+	shift
+	CLUSTER_NODES=()
+	for port in "$@"; do
+		mkdir -p "$dir/cluster/$port" || return 1
+		redis-server --cluster-enabled yes --cluster-config-file nodes.conf \
+			--port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+			--daemonize yes --dir "$dir/cluster/$port" \
+			--pidfile "$dir/cluster/$port/redis.pid" \
+			--logfile "$dir/cluster/$port/redis.log" >/dev/null || return 1
+		CLUSTER_NODES+=("127.0.0.1:$port")
+	done
+	for port in "$@"; do
+		node_answers "$dir" "$port" || {
+			tail -n 3 "$dir/cluster/$port/redis.log" >&2 || true
+			return 1
+		}
+	done
+}
+
+# node_answers DIR PORT: waits until our server of DIR/cluster/PORT answers
+# on PORT (its process_id is the one in its pid file: another test run's
+# server on a port we lost the race for does not count); gives up at once
+# when its log says it aborted (say, the port was in use).
+node_answers() {
+	local node=$1/cluster/$2 port=$2 pid
+	for _ in $(seq 1 100); do
+		if [ -f "$node/redis.pid" ]; then
+			pid=$(cat "$node/redis.pid")
+			redis-cli -h 127.0.0.1 -p "$port" info server 2>/dev/null | tr -d '\r' |
+				grep -qx "process_id:$pid" && return 0
+		fi
+		grep -q 'aborting' "$node/redis.log" 2>/dev/null && return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+wait_cluster_ok() {
+	local dir=$1 port=$2
+	for _ in $(seq 1 100); do
+		redis-cli -h 127.0.0.1 -p "$port" cluster info 2>/dev/null | grep -q '^cluster_state:ok' && return 0
+		sleep 0.1
+	done
+	tail -n 20 "$dir/cluster/$port/redis.log" >&2 || true
+	die "Redis Cluster node on port $port did not reach cluster_state:ok"
+}
+
+# stop_cluster DIR stops the cluster nodes of DIR and waits for them to exit
+# (they rewrite nodes.conf on the way out, and DIR may be removed next).
+stop_cluster() {
+	local dir=$1 pidfile pids=() pid
+	for pidfile in "$dir"/cluster/*/redis.pid; do
+		[ -f "$pidfile" ] && pids+=("$(cat "$pidfile")")
+	done
+	[ ${#pids[@]} -eq 0 ] && return 0
+	kill "${pids[@]}" 2>/dev/null || true
+	for pid in "${pids[@]}"; do
+		for _ in $(seq 1 50); do
+			running "$pid" || break
+			sleep 0.1
+		done
+	done
+}
+
+# running PID: the process exists and is not a zombie (a daemonized server's
+# parent is init, which may reap it late).
+running() {
+	local state
+	state=$(ps -o stat= -p "$1" 2>/dev/null) && [[ $state != Z* ]]
+}
+
 start_postgres() {
 	local dir=$1 port=$2 password=$3 fast=$4
 	local bin data="$dir/pg/data"
@@ -150,6 +285,7 @@ EOF
 cmd_stop() {
 	local dir=$1 bin
 	[ -f "$dir/redis/redis.pid" ] && kill "$(cat "$dir/redis/redis.pid")" 2>/dev/null || true
+	stop_cluster "$dir"
 	if bin=$(pg_bindir) && [ -f "$dir/pg/data/PG_VERSION" ]; then
 		as_pg "$bin/pg_ctl" -D "$dir/pg/data" -m fast -w stop >/dev/null 2>&1 || true
 	fi
@@ -161,9 +297,11 @@ cmd_test() {
 	TEST_DIR=$(mktemp -d "${TMPDIR:-/tmp}/seatlock-test.XXXXXX")
 	trap 'cmd_stop "$TEST_DIR"; rm -rf "$TEST_DIR"' EXIT
 	cmd_start "$TEST_DIR" "" "" 1
+	start_cluster "$TEST_DIR"
 	# shellcheck disable=SC1091
 	. "$TEST_DIR/env"
-	TEST_REDIS_URL=$REDIS_URL TEST_DATABASE_URL=$DATABASE_URL "$@" || status=$?
+	TEST_REDIS_URL=$REDIS_URL TEST_DATABASE_URL=$DATABASE_URL \
+		TEST_REDIS_CLUSTER_URL="redis+cluster://$CLUSTER_ADDRS" "$@" || status=$?
 	return "$status"
 }
 
@@ -172,5 +310,5 @@ install) install_packages ;;
 start) shift; cmd_start "$@" ;;
 stop) shift; cmd_stop "$@" ;;
 test) shift; cmd_test "$@" ;;
-*) sed -n '2,11p' "$0" >&2; exit 2 ;;
+*) sed -n '2,14p' "$0" >&2; exit 2 ;;
 esac

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+
+	"github.com/seatlock/seatlock/internal/config"
 )
 
 // Many clients hammer one seat through two API instances that share Redis
@@ -12,7 +14,15 @@ import (
 // one row exists.
 func TestOneSeatManyClientsTwoInstances(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, 2)
+	for _, backend := range []string{config.BackendRedis, config.BackendPostgres} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			oneSeatManyClients(t, newHarnessOn(t, 2, backend))
+		})
+	}
+}
+
+func oneSeatManyClients(t *testing.T, h *harness) {
 	schedule := h.createSchedule(1)
 	const clients = 200
 	tokens := make([]string, clients)

@@ -38,13 +38,19 @@ type harness struct {
 
 func newHarness(t *testing.T, instances int) *harness {
 	t.Helper()
+	return newHarnessOn(t, instances, config.BackendRedis)
+}
+
+// newHarnessOn is newHarness with the given LOCK_BACKEND.
+func newHarnessOn(t *testing.T, instances int, backend string) *harness {
+	t.Helper()
 	cfg := config.Config{
 		DatabaseURL: testenv.DatabaseURL(t),
 		RedisURL:    testenv.RedisURL(t),
 		AuthSecret:  testSecret,
 		LockTTL:     5 * time.Second,
 		LockMaxWait: 10 * time.Second,
-		LockBackend: config.BackendRedis,
+		LockBackend: backend,
 	}
 	h := &harness{
 		t:      t,

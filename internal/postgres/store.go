@@ -187,3 +187,18 @@ func (s *Store) Ping(ctx context.Context) error {
 	}
 	return nil
 }
+
+// PruneSeatFences deletes the seat fences of schedules that started before
+// startedBefore, and returns how many. A fence row exists only next to a
+// committed reservation, whose UNIQUE constraint refuses every later write
+// to the seat anyway; the fence matters only while a paused holder might
+// still write, long over once the show has started.
+func (s *Store) PruneSeatFences(ctx context.Context, startedBefore time.Time) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `
+		DELETE FROM seat_fences f USING schedules s
+		WHERE f.schedule_id = s.id AND s.starts_at < $1`, startedBefore)
+	if err != nil {
+		return 0, wrap("prune seat fences", err)
+	}
+	return tag.RowsAffected(), nil
+}

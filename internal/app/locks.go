@@ -1,0 +1,46 @@
+package app
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/seatlock/seatlock/internal/config"
+	"github.com/seatlock/seatlock/internal/httpapi"
+	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/pglock"
+	"github.com/seatlock/seatlock/internal/lock/redislock"
+	"github.com/seatlock/seatlock/internal/redisconn"
+)
+
+// lockStore is the lock backend LOCK_BACKEND chose, with what readiness
+// must check and how to close it.
+type lockStore struct {
+	backend lock.Backend
+	checks  []httpapi.Check
+	close   func()
+}
+
+func openLockBackend(cfg config.Config, pool *pgxpool.Pool) (lockStore, error) {
+	switch cfg.LockBackend {
+	case config.BackendPostgres:
+		b := pglock.New(pool)
+		return lockStore{backend: b, close: func() { _ = b.Close() }}, nil
+	case config.BackendRedis:
+		client, err := redisconn.Open(cfg.RedisURL)
+		if err != nil {
+			return lockStore{}, err
+		}
+		b := redislock.New(client)
+		return lockStore{
+			backend: b,
+			checks:  []httpapi.Check{{Name: "redis", Ping: func(ctx context.Context) error { return client.Ping(ctx).Err() }}},
+			close: func() {
+				_ = b.Close()
+				_ = client.Close()
+			},
+		}, nil
+	default:
+		return lockStore{}, errNoBackend
+	}
+}

@@ -1,0 +1,219 @@
+// Package pglock is the PostgreSQL adapter of the lock port: a lock.Backend
+// on the table "locks" (migrations/0003_locks.up.sql), in the style of
+// ShedLock's JDBC provider.
+//
+// A lock is one row per name, held while its lock_until is in the future;
+// locked_by is the holder's random owner token and locked_at the time of the
+// acquisition. Every time is read from the database's clock
+// (clock_timestamp()), never from an application's, so processes whose clocks
+// disagree still agree on who holds a lock.
+//
+// TryAcquire is one INSERT ... ON CONFLICT DO UPDATE ... WHERE lock_until <=
+// clock_timestamp(): it creates the row, or takes over an expired or released
+// one, and mints the fence in the same statement. The fence of a taken-over
+// row is GREATEST(fence + 1, database clock in µs); a new row (a name never
+// locked, or a row deleted by hand) starts from the database clock in
+// microseconds, as the Redis adapter's counter starts from the Redis clock, so
+// fences stay comparable across the two stores and keep growing when rows are
+// lost (as long as the database clock does not go back).
+//
+// Release is owner-checked and keeps the row, and with it the fence: it sets
+// lock_until to -infinity and locked_by to NULL, and in the same statement
+// sends pg_notify on the channel "seatlock_lock_released" with the lock's name
+// as payload. PostgreSQL delivers it when the release commits. Waiters are
+// woken through one LISTEN connection per Backend (see Subscribe).
+//
+// Lock names are the NOTIFY payload and the primary key, so they must be
+// short: under 8000 bytes for NOTIFY, and well under 2700 for the index. The
+// listening connection needs a real session: a PgBouncer in transaction
+// pooling mode in front of PostgreSQL would drop its LISTEN.
+package pglock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/seatlock/seatlock/internal/lock"
+)
+
+// ReleaseChannel is the NOTIFY channel on which Release announces the name of
+// the lock it released.
+const ReleaseChannel = "seatlock_lock_released"
+
+// heldRemaining is, for a row of locks, the holder's remaining TTL in
+// microseconds: at least 1 while the lock is held, 0 when it is held with no
+// end (lock_until = 'infinity', set by hand: the remaining TTL is unknown),
+// and -1 when it is not held.
+const heldRemaining = `CASE
+		WHEN lock_until = 'infinity' THEN 0
+		WHEN lock_until > clock_timestamp()
+			THEN GREATEST((extract(epoch FROM lock_until - clock_timestamp()) * 1000000)::bigint, 1)
+		ELSE -1
+	END`
+
+// acquireSQL takes $1 for owner $2 for $3 microseconds, in one statement.
+//
+// The INSERT creates the row, or takes over one whose lease has ended, and
+// returns the new fence. When it does neither, the lock is held and the
+// second branch reports the holder's remaining TTL from the statement's
+// snapshot. That snapshot predates the INSERT's wait for a concurrent
+// acquirer, so it can miss a row inserted or taken over by a transaction that
+// committed meanwhile (no row, or -1): TryAcquire then reads the row again.
+const acquireSQL = `
+WITH acquired AS (
+	INSERT INTO locks AS l (name, lock_until, locked_at, locked_by, fence)
+	SELECT $1::text, c.t + $3::bigint * interval '1 microsecond', c.t, $2::text,
+		(extract(epoch FROM c.t) * 1000000)::bigint
+	FROM (SELECT clock_timestamp() AS t) AS c
+	ON CONFLICT (name) DO UPDATE
+	SET lock_until = EXCLUDED.lock_until,
+		locked_at  = EXCLUDED.locked_at,
+		locked_by  = EXCLUDED.locked_by,
+		fence      = GREATEST(l.fence + 1, EXCLUDED.fence)
+	WHERE l.lock_until <= clock_timestamp()
+	RETURNING l.fence
+)
+SELECT true, fence FROM acquired
+UNION ALL
+SELECT false, ` + heldRemaining + `
+FROM locks
+WHERE name = $1::text AND NOT EXISTS (SELECT FROM acquired)`
+
+// remainingSQL reads the holder's remaining TTL of $1 afresh (heldRemaining).
+const remainingSQL = `SELECT ` + heldRemaining + ` FROM locks WHERE name = $1`
+
+// extendSQL sets $1's lease to $3 microseconds from now if $2 still holds it.
+const extendSQL = `
+UPDATE locks
+SET lock_until = clock_timestamp() + $3::bigint * interval '1 microsecond'
+WHERE name = $1 AND locked_by = $2 AND lock_until > clock_timestamp()`
+
+// releaseSQL ends $1's lease if $2 still holds it, keeping the row and its
+// fence, and notifies ReleaseChannel in the same statement (delivered on
+// commit). It returns one row if it released, none otherwise.
+const releaseSQL = `
+WITH released AS (
+	UPDATE locks
+	SET lock_until = '-infinity', locked_by = NULL
+	WHERE name = $1 AND locked_by = $2 AND lock_until > clock_timestamp()
+	RETURNING name
+)
+SELECT pg_notify('` + ReleaseChannel + `', name) FROM released`
+
+// Backend implements lock.Backend on PostgreSQL. It is safe for concurrent
+// use. Close it to end its LISTEN connection.
+type Backend struct {
+	pool     *pgxpool.Pool
+	listener *listener
+}
+
+var _ lock.Backend = (*Backend)(nil)
+
+// New returns a Backend that keeps locks in pool's database, which must have
+// the migrations applied (postgres.Migrate). Lock statements run on pool's
+// connections. Waiting (Subscribe) uses one more connection of the Backend's
+// own, opened with pool's connection settings on the first Subscribe and kept
+// until Close; it does not count against pool's MaxConns, so waiters are
+// woken even when lock holders use up the pool.
+func New(pool *pgxpool.Pool) *Backend {
+	return &Backend{pool: pool, listener: newListener(pool.Config().ConnConfig)}
+}
+
+// Close ends the LISTEN connection and its goroutine, and waits for them.
+// Subscriptions then receive nothing more and Subscribe fails; the other
+// methods keep working while the pool is open. Close is idempotent and always
+// returns nil.
+func (b *Backend) Close() error {
+	b.listener.close()
+	return nil
+}
+
+// TryAcquire implements lock.Backend. When the lock is free, expired or
+// released it is taken in one statement (one round trip once pgx has prepared
+// it on the connection), with a fence strictly greater than every earlier
+// fence of key. When it is held, Grant.Remaining is the holder's remaining
+// TTL by the database clock, or zero when the row has no end (lock_until set
+// to 'infinity' by hand); that costs a second query only when the holder's
+// row changed while the statement ran.
+func (b *Backend) TryAcquire(ctx context.Context, key, token string, ttl time.Duration) (lock.Grant, error) {
+	for attempt := 0; ; attempt++ {
+		var acquired bool
+		var value int64
+		err := b.pool.QueryRow(ctx, acquireSQL, key, token, ttl.Microseconds()).Scan(&acquired, &value)
+		switch {
+		case err == nil && acquired:
+			return lock.Grant{Acquired: true, Fence: value}, nil
+		case err == nil && value >= 0:
+			return lock.Grant{Remaining: micros(value)}, nil
+		case err != nil && !errors.Is(err, pgx.ErrNoRows):
+			return lock.Grant{}, classify("acquire", err)
+		}
+		// Not taken, yet the statement's snapshot does not show a holder:
+		// the row changed under it. Read it again.
+		err = b.pool.QueryRow(ctx, remainingSQL, key).Scan(&value)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			value = -1
+		case err != nil:
+			return lock.Grant{}, classify("acquire", err)
+		}
+		if value >= 0 {
+			return lock.Grant{Remaining: micros(value)}, nil
+		}
+		// The holder released between the two statements. Try once more,
+		// then report a holder of unknown TTL rather than spin.
+		if attempt > 0 {
+			return lock.Grant{}, nil
+		}
+	}
+}
+
+func micros(n int64) time.Duration { return time.Duration(n) * time.Microsecond }
+
+// Extend implements lock.Backend: it sets key's lock_until to the database
+// clock plus ttl if token holds key and its lease has not ended. It returns
+// false, changing nothing, when the lease expired, was released, or belongs
+// to someone else.
+func (b *Backend) Extend(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
+	tag, err := b.pool.Exec(ctx, extendSQL, key, token, ttl.Microseconds())
+	if err != nil {
+		return false, classify("extend", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// Release implements lock.Backend: if token holds key and its lease has not
+// ended, it ends the lease (lock_until '-infinity', locked_by NULL), keeping
+// the row and its fence, and notifies ReleaseChannel with key in the same
+// statement, which wakes the subscribers of key in every process when it
+// commits. It returns false, changing nothing and waking no one, otherwise.
+func (b *Backend) Release(ctx context.Context, key, token string) (bool, error) {
+	tag, err := b.pool.Exec(ctx, releaseSQL, key, token)
+	if err != nil {
+		return false, classify("release", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// Subscribe implements lock.Backend. All subscriptions of a Backend share one
+// connection that LISTENs on ReleaseChannel; it is opened by the first
+// Subscribe and reopened (with backoff) whenever it fails. Subscribe returns
+// once that connection's LISTEN has been confirmed, so a release that commits
+// after Subscribe returned is delivered. If the connection is lost later, the
+// releases missed until it is back cannot be told apart, so every
+// subscription receives a wake-up once it is listening again.
+//
+// When the connection cannot be opened, Subscribe fails with an error
+// wrapping lock.ErrUnavailable; when ctx ends first, with ctx's error.
+func (b *Backend) Subscribe(ctx context.Context, key string) (lock.Subscription, error) {
+	s, err := b.listener.subscribe(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("pglock: subscribe: %w", err)
+	}
+	return s, nil
+}

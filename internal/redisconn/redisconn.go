@@ -1,0 +1,271 @@
+// Package redisconn opens a go-redis client for a standalone Redis server or
+// a Redis Cluster from one URL, so that configuration (REDIS_URL) alone
+// chooses between them.
+//
+// Accepted URLs:
+//
+//	redis://[user:password@]host[:port][/db][?option=value&...]
+//	rediss://...                                    the same over TLS
+//	unix://[user:password@]/path/to/redis.sock[?db=N&...]
+//
+// are one standalone server (go-redis ParseURL: the port defaults to 6379,
+// the database to 0).
+//
+//	redis+cluster://[user:password@]host1:port1[,host2:port2,...][?option=value&...]
+//	rediss+cluster://...                            the same over TLS
+//
+// is a Redis Cluster. The listed nodes are only seeds: the client discovers
+// the others from them, but listing every master lets it start while one
+// seed is down. A port left out defaults to 6379; IPv6 hosts are written in
+// brackets ("[::1]:7000"). A cluster has no databases, so the path must be
+// empty, "/" or "/0".
+//
+// go-redis's own cluster form, a redis:// or rediss:// URL with one or more
+// addr parameters ("redis://host1:port1?addr=host2:port2&addr=host3:port3"),
+// is accepted as a cluster too; without addr parameters a redis:// URL is
+// always standalone, never a one-seed cluster.
+//
+// Query options are go-redis's (dial_timeout, read_timeout, pool_size,
+// client_name, ...; for clusters also max_redirects, read_only,
+// route_by_latency, route_randomly). Unknown options are errors.
+//
+// The user name and password must be percent-encoded where they contain
+// '/', '?', '#', '@' or '%'. Error messages never contain the password.
+package redisconn
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Defaults applied to both kinds of client unless the URL sets them
+// (dial_timeout, read_timeout, write_timeout).
+const (
+	DialTimeout  = 2 * time.Second
+	ReadTimeout  = time.Second
+	WriteTimeout = time.Second
+)
+
+// Open returns a *redis.Client for a standalone URL or a *redis.ClusterClient
+// for a cluster URL (see the package documentation). The client has
+// ContextTimeoutEnabled, so that context deadlines bound every call, and the
+// timeouts above. Open does not connect: the first command does. Close the
+// client when done.
+func Open(rawURL string) (redis.UniversalClient, error) {
+	u, err := split(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	if u.cluster {
+		opts, err := u.clusterOptions()
+		if err != nil {
+			return nil, err
+		}
+		opts.ContextTimeoutEnabled = true
+		opts.DialTimeout = orDefault(opts.DialTimeout, DialTimeout)
+		opts.ReadTimeout = orDefault(opts.ReadTimeout, ReadTimeout)
+		opts.WriteTimeout = orDefault(opts.WriteTimeout, WriteTimeout)
+		return redis.NewClusterClient(opts), nil
+	}
+	opts, err := redis.ParseURL(u.withoutUserinfo())
+	if err != nil {
+		return nil, u.errorf("%w", err)
+	}
+	opts.Username, opts.Password = u.username, u.password
+	opts.ContextTimeoutEnabled = true
+	opts.DialTimeout = orDefault(opts.DialTimeout, DialTimeout)
+	opts.ReadTimeout = orDefault(opts.ReadTimeout, ReadTimeout)
+	opts.WriteTimeout = orDefault(opts.WriteTimeout, WriteTimeout)
+	return redis.NewClient(opts), nil
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+// parsedURL is a Redis URL with its credentials taken out, so that what is
+// handed to go-redis (and may end up in its error messages) holds no
+// password.
+type parsedURL struct {
+	written  string // the scheme as written, for error messages
+	scheme   string // lower case, without "+cluster"
+	cluster  bool
+	hosts    string // the authority without user info: "h:p" or "h1:p1,h2:p2"
+	rest     string // path, query and fragment, as written
+	hasUser  bool   // user info given ("user@", "user:password@", ":password@")
+	hasPass  bool
+	username string
+	password string
+}
+
+func split(rawURL string) (*parsedURL, error) {
+	if rawURL == "" {
+		return nil, errors.New("redisconn: empty Redis URL")
+	}
+	scheme, after, ok := strings.Cut(rawURL, "://")
+	if !ok || !validScheme(scheme) {
+		return nil, errors.New("redisconn: Redis URL has no scheme: want redis://, rediss://, unix://, redis+cluster:// or rediss+cluster://")
+	}
+	u := &parsedURL{written: scheme, scheme: strings.ToLower(scheme)}
+	if base, ok := strings.CutSuffix(u.scheme, "+cluster"); ok {
+		u.scheme, u.cluster = base, true
+		if base != "redis" && base != "rediss" {
+			return nil, fmt.Errorf("redisconn: invalid Redis URL scheme %q: want redis+cluster or rediss+cluster", scheme)
+		}
+	}
+	// RFC 3986: the authority ends at the first '/', '?' or '#'; its user
+	// info ends at its last '@'.
+	authority := after
+	if end := strings.IndexAny(after, "/?#"); end >= 0 {
+		authority, u.rest = after[:end], after[end:]
+	}
+	if strings.Contains(u.rest, "@") {
+		// Most likely a password with an unencoded '/', '?' or '#': the
+		// part after it would be echoed as path or option name in error
+		// messages, so refuse before anything is echoed.
+		return nil, errors.New("redisconn: malformed Redis URL: '@' after the host; percent-encode '/', '?', '#' and '@' in the user name and password")
+	}
+	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+		userinfo := authority[:at]
+		u.hosts = authority[at+1:]
+		u.hasUser = true
+		user, password, hasPass := strings.Cut(userinfo, ":")
+		u.hasPass = hasPass
+		var err1, err2 error
+		u.username, err1 = url.PathUnescape(user)
+		u.password, err2 = url.PathUnescape(password)
+		if err1 != nil || err2 != nil {
+			return nil, u.errorf("invalid percent-encoding in the user name or password")
+		}
+	} else {
+		u.hosts = authority
+	}
+	if !u.cluster && (u.scheme == "redis" || u.scheme == "rediss") {
+		// go-redis's cluster form: redis://host:port?addr=host:port&...
+		if _, query, ok := strings.Cut(u.rest, "?"); ok {
+			query, _, _ = strings.Cut(query, "#")
+			if q, err := url.ParseQuery(query); err == nil && q.Has("addr") {
+				u.cluster = true
+			}
+		}
+	}
+	return u, nil
+}
+
+// validScheme reports whether s is an RFC 3986 scheme. Anything else before
+// "://" (say "user:secret@host") must not be echoed in error messages.
+func validScheme(s string) bool {
+	for i, c := range s {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
+
+// redacted is the URL for error messages: the password, if any, is "xxxxx".
+func (u *parsedURL) redacted() string {
+	userinfo := ""
+	if u.hasUser {
+		userinfo = url.PathEscape(u.username)
+		if u.hasPass {
+			userinfo += ":xxxxx"
+		}
+		userinfo += "@"
+	}
+	return u.written + "://" + userinfo + u.hosts + u.rest
+}
+
+func (u *parsedURL) errorf(format string, args ...any) error {
+	return fmt.Errorf("redisconn: Redis URL %s: "+format, append([]any{u.redacted()}, args...)...)
+}
+
+func (u *parsedURL) withoutUserinfo() string { return u.scheme + "://" + u.hosts + u.rest }
+
+// clusterOptions converts a cluster URL to go-redis's cluster form (first
+// node as the host, the others as addr parameters) for redis.ParseClusterURL.
+func (u *parsedURL) clusterOptions() (*redis.ClusterOptions, error) {
+	var addrs []string
+	if u.hosts != "" || !strings.Contains(u.rest, "addr=") {
+		for _, h := range strings.Split(u.hosts, ",") {
+			addr, err := nodeAddr(h)
+			if err != nil {
+				return nil, u.errorf("%w", err)
+			}
+			addrs = append(addrs, addr)
+		}
+	}
+	pathEnd := strings.IndexAny(u.rest, "?#")
+	if pathEnd < 0 {
+		pathEnd = len(u.rest)
+	}
+	switch path := u.rest[:pathEnd]; path {
+	case "", "/", "/0":
+	default:
+		return nil, u.errorf("a cluster has only database 0, got path %q", path)
+	}
+	query, _, _ := strings.Cut(strings.TrimPrefix(u.rest[pathEnd:], "?"), "#")
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return nil, u.errorf("invalid query: %w", err)
+	}
+	if len(addrs) == 0 {
+		// go-redis's form with an empty host: the first addr is the host.
+		addrs = q["addr"]
+		q.Del("addr")
+		if len(addrs) == 0 {
+			return nil, u.errorf("no cluster node address")
+		}
+	}
+	for _, a := range addrs[1:] {
+		q.Add("addr", a)
+	}
+	goRedisURL := u.scheme + "://" + addrs[0]
+	if len(q) > 0 {
+		goRedisURL += "?" + q.Encode()
+	}
+	opts, err := redis.ParseClusterURL(goRedisURL)
+	if err != nil {
+		return nil, u.errorf("%w", err)
+	}
+	if u.hasUser {
+		opts.Username, opts.Password = u.username, u.password
+	}
+	return opts, nil
+}
+
+// nodeAddr checks one "host[:port]" of a cluster URL and adds the default
+// port when it is missing.
+func nodeAddr(h string) (string, error) {
+	if h == "" {
+		return "", errors.New("empty cluster node address")
+	}
+	host, port, err := net.SplitHostPort(h)
+	if err != nil {
+		// No port: "host" or "[::1]".
+		host, port = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"), "6379"
+		if strings.ContainsAny(host, "[]") || (strings.Contains(host, ":") && !strings.HasPrefix(h, "[")) {
+			return "", fmt.Errorf("invalid cluster node address %q", h)
+		}
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return "", fmt.Errorf("invalid port in cluster node address %q", h)
+	}
+	if host == "" {
+		return "", fmt.Errorf("no host in cluster node address %q", h)
+	}
+	return net.JoinHostPort(host, port), nil
+}
