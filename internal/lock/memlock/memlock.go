@@ -17,7 +17,7 @@ type Backend struct {
 	now    func() time.Time
 	locks  map[string]entry
 	fences map[string]int64
-	subs   map[string]map[*subscription]struct{}
+	subs   map[string]map[*lock.Waker]struct{}
 }
 
 type entry struct {
@@ -33,7 +33,7 @@ func New() *Backend {
 		now:    time.Now,
 		locks:  map[string]entry{},
 		fences: map[string]int64{},
-		subs:   map[string]map[*subscription]struct{}{},
+		subs:   map[string]map[*lock.Waker]struct{}{},
 	}
 }
 
@@ -86,7 +86,7 @@ func (b *Backend) Release(_ context.Context, key, token string) (bool, error) {
 	}
 	delete(b.locks, key)
 	for s := range b.subs[key] {
-		s.notify()
+		s.Wake()
 	}
 	return true, nil
 }
@@ -103,35 +103,20 @@ func (b *Backend) Delete(key string) {
 func (b *Backend) Subscribe(_ context.Context, key string) (lock.Subscription, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := &subscription{backend: b, key: key, c: make(chan struct{}, 1)}
+	s := lock.NewWaker(func(w *lock.Waker) { b.unsubscribe(key, w) })
 	if b.subs[key] == nil {
-		b.subs[key] = map[*subscription]struct{}{}
+		b.subs[key] = map[*lock.Waker]struct{}{}
 	}
 	b.subs[key][s] = struct{}{}
 	return s, nil
 }
 
-type subscription struct {
-	backend *Backend
-	key     string
-	c       chan struct{}
-}
-
-func (s *subscription) Released() <-chan struct{} { return s.c }
-
-func (s *subscription) notify() {
-	select {
-	case s.c <- struct{}{}:
-	default: // a wake-up is already pending
-	}
-}
-
-func (s *subscription) Close() {
-	s.backend.mu.Lock()
-	defer s.backend.mu.Unlock()
-	delete(s.backend.subs[s.key], s)
-	if len(s.backend.subs[s.key]) == 0 {
-		delete(s.backend.subs, s.key)
+func (b *Backend) unsubscribe(key string, w *lock.Waker) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.subs[key], w)
+	if len(b.subs[key]) == 0 {
+		delete(b.subs, key)
 	}
 }
 

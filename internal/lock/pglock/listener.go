@@ -42,7 +42,7 @@ type listener struct {
 	healthInterval time.Duration
 
 	mu     sync.Mutex
-	subs   map[string]map[*subscription]struct{}
+	subs   map[string]map[*lock.Waker]struct{}
 	state  *attempt // the current connection attempt; nil until started
 	closed bool
 	stop   context.CancelFunc
@@ -59,13 +59,13 @@ type attempt struct {
 func newAttempt() *attempt { return &attempt{done: make(chan struct{})} }
 
 func newListener(config *pgx.ConnConfig) *listener {
-	return &listener{config: config, healthInterval: defaultHealthInterval, subs: map[string]map[*subscription]struct{}{}}
+	return &listener{config: config, healthInterval: defaultHealthInterval, subs: map[string]map[*lock.Waker]struct{}{}}
 }
 
 // subscribe registers a subscription to key and returns once the listening
 // connection has confirmed its LISTEN.
-func (l *listener) subscribe(ctx context.Context, key string) (*subscription, error) {
-	s := &subscription{listener: l, key: key, c: make(chan struct{}, 1)}
+func (l *listener) subscribe(ctx context.Context, key string) (*lock.Waker, error) {
+	s := lock.NewWaker(func(w *lock.Waker) { l.unsubscribe(key, w) })
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
@@ -80,7 +80,7 @@ func (l *listener) subscribe(ctx context.Context, key string) (*subscription, er
 	// Registered before looking at the state: once the state says
 	// "listening", every notification received from then on finds s.
 	if l.subs[key] == nil {
-		l.subs[key] = map[*subscription]struct{}{}
+		l.subs[key] = map[*lock.Waker]struct{}{}
 	}
 	l.subs[key][s] = struct{}{}
 	state := l.state
@@ -213,7 +213,7 @@ func (l *listener) dispatch(key string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for s := range l.subs[key] {
-		s.notify()
+		s.Wake()
 	}
 }
 
@@ -223,17 +223,17 @@ func (l *listener) wakeAll() {
 	defer l.mu.Unlock()
 	for _, subs := range l.subs {
 		for s := range subs {
-			s.notify()
+			s.Wake()
 		}
 	}
 }
 
-func (l *listener) unsubscribe(s *subscription) {
+func (l *listener) unsubscribe(key string, w *lock.Waker) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	delete(l.subs[s.key], s)
-	if len(l.subs[s.key]) == 0 {
-		delete(l.subs, s.key)
+	delete(l.subs[key], w)
+	if len(l.subs[key]) == 0 {
+		delete(l.subs, key)
 	}
 }
 
@@ -248,26 +248,3 @@ func (l *listener) close() {
 		<-done
 	}
 }
-
-// subscription is one waiter's registration for the releases of a key.
-type subscription struct {
-	listener *listener
-	key      string
-	c        chan struct{}
-	once     sync.Once
-}
-
-// Released receives a value after a release of the key (several may
-// coalesce into one), and after the listening connection came back from a
-// failure.
-func (s *subscription) Released() <-chan struct{} { return s.c }
-
-func (s *subscription) notify() {
-	select {
-	case s.c <- struct{}{}:
-	default: // a wake-up is already pending
-	}
-}
-
-// Close ends the subscription; it is idempotent.
-func (s *subscription) Close() { s.once.Do(func() { s.listener.unsubscribe(s) }) }

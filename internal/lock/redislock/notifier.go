@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/seatlock/seatlock/internal/lock"
 )
 
 // notifier multiplexes the release channels of every waiter of a Backend
@@ -22,7 +24,7 @@ type notifier struct {
 
 type channelState struct {
 	confirmed chan struct{} // closed when Redis confirmed SUBSCRIBE
-	waiters   map[*subscription]struct{}
+	waiters   map[*lock.Waker]struct{}
 }
 
 var errClosed = errors.New("redislock: backend closed")
@@ -33,8 +35,8 @@ func newNotifier(client Client) *notifier {
 
 // subscribe registers a waiter on channel and returns once Redis confirmed
 // the subscription.
-func (n *notifier) subscribe(ctx context.Context, channel string) (*subscription, error) {
-	s := &subscription{notifier: n, channel: channel, c: make(chan struct{}, 1)}
+func (n *notifier) subscribe(ctx context.Context, channel string) (*lock.Waker, error) {
+	s := lock.NewWaker(func(w *lock.Waker) { n.unsubscribe(channel, w) })
 	n.mu.Lock()
 	if n.closed {
 		n.mu.Unlock()
@@ -46,7 +48,7 @@ func (n *notifier) subscribe(ctx context.Context, channel string) (*subscription
 	}
 	state := n.channels[channel]
 	if state == nil {
-		state = &channelState{confirmed: make(chan struct{}), waiters: map[*subscription]struct{}{}}
+		state = &channelState{confirmed: make(chan struct{}), waiters: map[*lock.Waker]struct{}{}}
 		n.channels[channel] = state
 		// Subscribing under the lock keeps SUBSCRIBE and UNSUBSCRIBE of
 		// one channel in the order the waiters came and went.
@@ -84,7 +86,7 @@ func (n *notifier) dispatch(messages <-chan any) {
 		case *redis.Message:
 			if state := n.channels[m.Channel]; state != nil {
 				for s := range state.waiters {
-					s.notify()
+					s.Wake()
 				}
 			}
 		}
@@ -92,22 +94,22 @@ func (n *notifier) dispatch(messages <-chan any) {
 	}
 }
 
-func (n *notifier) unsubscribe(s *subscription) {
+func (n *notifier) unsubscribe(channel string, w *lock.Waker) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	state := n.channels[s.channel]
+	state := n.channels[channel]
 	if state == nil {
 		return
 	}
-	delete(state.waiters, s)
+	delete(state.waiters, w)
 	if len(state.waiters) > 0 {
 		return
 	}
-	delete(n.channels, s.channel)
+	delete(n.channels, channel)
 	if n.pubsub != nil && !n.closed {
 		// A failed UNSUBSCRIBE only leaves a silent channel subscribed
 		// until the connection is replaced.
-		_ = n.pubsub.Unsubscribe(context.Background(), s.channel)
+		_ = n.pubsub.Unsubscribe(context.Background(), channel)
 	}
 }
 
@@ -120,21 +122,3 @@ func (n *notifier) close() error {
 	}
 	return n.pubsub.Close()
 }
-
-type subscription struct {
-	notifier *notifier
-	channel  string
-	c        chan struct{}
-	once     sync.Once
-}
-
-func (s *subscription) Released() <-chan struct{} { return s.c }
-
-func (s *subscription) notify() {
-	select {
-	case s.c <- struct{}{}:
-	default: // a wake-up is already pending
-	}
-}
-
-func (s *subscription) Close() { s.once.Do(func() { s.notifier.unsubscribe(s) }) }
