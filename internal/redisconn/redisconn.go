@@ -68,10 +68,7 @@ func Open(rawURL string) (redis.UniversalClient, error) {
 		if err != nil {
 			return nil, err
 		}
-		opts.ContextTimeoutEnabled = true
-		opts.DialTimeout = orDefault(opts.DialTimeout, DialTimeout)
-		opts.ReadTimeout = orDefault(opts.ReadTimeout, ReadTimeout)
-		opts.WriteTimeout = orDefault(opts.WriteTimeout, WriteTimeout)
+		bound(&opts.ContextTimeoutEnabled, &opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout)
 		return redis.NewClusterClient(opts), nil
 	}
 	opts, err := redis.ParseURL(u.withoutUserinfo())
@@ -79,11 +76,18 @@ func Open(rawURL string) (redis.UniversalClient, error) {
 		return nil, u.errorf("%w", err)
 	}
 	opts.Username, opts.Password = u.username, u.password
-	opts.ContextTimeoutEnabled = true
-	opts.DialTimeout = orDefault(opts.DialTimeout, DialTimeout)
-	opts.ReadTimeout = orDefault(opts.ReadTimeout, ReadTimeout)
-	opts.WriteTimeout = orDefault(opts.WriteTimeout, WriteTimeout)
+	bound(&opts.ContextTimeoutEnabled, &opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout)
 	return redis.NewClient(opts), nil
+}
+
+// bound makes every call of a client bounded, for standalone and cluster
+// options alike: the context's deadline applies to socket I/O, and timeouts
+// the URL left unset get the package defaults.
+func bound(contextTimeout *bool, dial, read, write *time.Duration) {
+	*contextTimeout = true
+	*dial = orDefault(*dial, DialTimeout)
+	*read = orDefault(*read, ReadTimeout)
+	*write = orDefault(*write, WriteTimeout)
 }
 
 func orDefault(d, def time.Duration) time.Duration {
