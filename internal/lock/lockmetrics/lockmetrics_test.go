@@ -178,14 +178,20 @@ func TestClientMetrics(t *testing.T) {
 
 	// 5. A wait ended by the caller's context: an error, with its wait.
 	short, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+	began := time.Now()
 	_, err = c.Acquire(short, key, lock.Options{TTL: time.Second, Wait: 5 * time.Second})
+	call := time.Since(began).Seconds()
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Acquire with an expiring context: %v, want DeadlineExceeded", err)
 	}
 	wantCount(t, "error", o.failed, 1)
-	if n, sum := histogram(t, reg, "seatlock_lock_wait_seconds", map[string]string{"outcome": "error"}); n != 1 || sum < 0.03 {
-		t.Errorf("error wait: %d samples summing %vs, want 1 of at least 0.03s", n, sum)
+	// The context's 30 ms run from before Acquire starts its own clock, so
+	// the recorded wait can be a little under 30 ms on a busy machine; it
+	// is never longer than the call, and it is the call's wait, not the
+	// zero of a fail-fast attempt.
+	if n, sum := histogram(t, reg, "seatlock_lock_wait_seconds", map[string]string{"outcome": "error"}); n != 1 || sum > call || sum < call/2 {
+		t.Errorf("error wait: %d samples summing %vs, want 1 between %vs and the call's %vs", n, sum, call/2, call)
 	}
 
 	// 6. Extend while held.
