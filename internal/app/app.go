@@ -18,7 +18,7 @@ import (
 	"github.com/seatlock/seatlock/internal/httpapi"
 	"github.com/seatlock/seatlock/internal/lock"
 	"github.com/seatlock/seatlock/internal/lock/lockmetrics"
-	"github.com/seatlock/seatlock/internal/lock/schedule"
+	"github.com/seatlock/seatlock/internal/periodic"
 	"github.com/seatlock/seatlock/internal/postgres"
 	"github.com/seatlock/seatlock/internal/reservation"
 )
@@ -35,7 +35,7 @@ const (
 type App struct {
 	log          *slog.Logger
 	handler      http.Handler
-	jobs         *schedule.Runner
+	jobs         *periodic.Runner
 	writeTimeout time.Duration
 	closers      []func() // in the order they must run
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/seatlock/seatlock/internal/lock"
-	"github.com/seatlock/seatlock/internal/lock/schedule"
+	"github.com/seatlock/seatlock/internal/periodic"
 	"github.com/seatlock/seatlock/internal/postgres"
 )
 
@@ -17,8 +17,8 @@ const fenceRetention = 24 * time.Hour
 
 // newJobs returns the service's periodic jobs. Every instance runs the
 // Runner; each job executes on one instance per period (ShedLock-style).
-func newJobs(locker lock.Locker, store *postgres.Store, logger *slog.Logger) (*schedule.Runner, error) {
-	return schedule.New(locker, schedule.Config{Logger: logger}, schedule.Job{
+func newJobs(locker lock.Locker, store *postgres.Store, logger *slog.Logger) (*periodic.Runner, error) {
+	return periodic.New(locker, periodic.Config{Logger: logger}, periodic.Job{
 		Name:           "prune-seat-fences",
 		Every:          time.Hour,
 		LockAtMostFor:  10 * time.Minute,

@@ -44,3 +44,51 @@ type Subscription interface {
 	// Close ends the subscription.
 	Close()
 }
+
+// Inspector is implemented by backends that can tell a holder, in one
+// owner-checked call, whether it still holds key and for how long.
+type Inspector interface {
+	// Holds reports key's remaining TTL in the store if token holds it;
+	// held is false when the key is free, expired or someone else's.
+	// Remaining is zero for a key held with no expiry.
+	Holds(ctx context.Context, key, token string) (remaining time.Duration, held bool, err error)
+}
+
+// MultiBackend is implemented by backends that take several keys in one
+// atomic step: all of them or none, never a part. Keys come sorted and
+// without duplicates. Every method is idempotent per token, like
+// Backend's.
+type MultiBackend interface {
+	// TryAcquireAll takes every key for token for ttl if none is held by
+	// another owner (keys token already holds count as free: a retried
+	// call succeeds with the fences of the first), minting one fence per
+	// key as TryAcquire does. Otherwise it takes none and reports the
+	// keys held by others.
+	TryAcquireAll(ctx context.Context, keys []string, token string, ttl time.Duration) (MultiGrant, error)
+	// ExtendAll sets the TTL of the keys token still holds to ttl and
+	// reports whether it held all of them.
+	ExtendAll(ctx context.Context, keys []string, token string, ttl time.Duration) (bool, error)
+	// ReleaseAll deletes the keys token still holds, waking their
+	// subscribers, and reports how many it deleted.
+	ReleaseAll(ctx context.Context, keys []string, token string) (int, error)
+	// HoldsAll reports the smallest remaining TTL of keys if token holds
+	// all of them; held is false otherwise.
+	HoldsAll(ctx context.Context, keys []string, token string) (remaining time.Duration, held bool, err error)
+}
+
+// MultiGrant is the outcome of TryAcquireAll.
+type MultiGrant struct {
+	Acquired bool
+	// Fences are the new fencing tokens when Acquired, in the order of
+	// the keys.
+	Fences []int64
+	// Held lists the keys held by other owners when not Acquired.
+	Held []KeyHeld
+}
+
+// KeyHeld is one key found held by another owner.
+type KeyHeld struct {
+	Key string
+	// Remaining is the holder's remaining TTL; zero if unknown.
+	Remaining time.Duration
+}

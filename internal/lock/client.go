@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 )
 
@@ -38,9 +39,16 @@ type Client struct {
 	releaseTimeout time.Duration
 	observer       Observer
 	log            *slog.Logger
+
+	forgetting sync.WaitGroup // background releases (forget)
+	closed     chan struct{}
+	closeOnce  sync.Once
 }
 
-var _ Locker = (*Client)(nil)
+var (
+	_ Locker      = (*Client)(nil)
+	_ MultiLocker = (*Client)(nil)
+)
 
 // New returns a Client that takes locks in backend.
 func New(backend Backend, cfg Config) *Client {
@@ -51,6 +59,7 @@ func New(backend Backend, cfg Config) *Client {
 		releaseTimeout: or(cfg.ReleaseTimeout, DefaultReleaseTimeout),
 		observer:       cfg.Observer,
 		log:            cfg.Logger,
+		closed:         make(chan struct{}),
 	}
 	if c.observer == nil {
 		c.observer = nopObserver{}
@@ -70,6 +79,27 @@ func or(d, fallback time.Duration) time.Duration {
 
 // Acquire implements Locker.
 func (c *Client) Acquire(ctx context.Context, key string, opts Options) (Lease, error) {
+	l, err := c.acquireTarget(ctx, singleTarget(c.backend, key), opts)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// AcquireAll implements MultiLocker.
+func (c *Client) AcquireAll(ctx context.Context, keys []string, opts Options) (MultiLease, error) {
+	t, err := multiTarget(c.backend, keys)
+	if err != nil {
+		return nil, err
+	}
+	l, err := c.acquireTarget(ctx, t, opts)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func (c *Client) acquireTarget(ctx context.Context, t target, opts Options) (*lease, error) {
 	ttl, watchdog := opts.TTL, opts.TTL == 0
 	if watchdog {
 		ttl = c.watchdogTTL
@@ -77,18 +107,24 @@ func (c *Client) Acquire(ctx context.Context, key string, opts Options) (Lease, 
 	if err := ValidateTTL(ttl); err != nil {
 		return nil, err
 	}
+	// An ended context never reaches the store: nothing to clean up, and
+	// no lease granted to a caller that has already given up.
+	if err := ctx.Err(); err != nil {
+		c.observer.Acquired(OutcomeError, 0)
+		return nil, fmt.Errorf("lock: acquire %q: %w", t.name(), err)
+	}
 	start := time.Now()
-	lease, err := c.acquire(ctx, key, ttl, min(opts.Wait, c.maxWait))
-	waited := time.Since(start)
+	l, err := c.acquire(ctx, t, ttl, min(opts.Wait, c.maxWait))
+	waited := waitedIf(opts.Wait, time.Since(start))
 	switch {
 	case err == nil:
-		c.observer.Acquire(OutcomeAcquired, waitedIf(opts.Wait, waited))
-		lease.start(watchdog)
-		return lease, nil
+		c.observer.Acquired(OutcomeAcquired, waited)
+		l.start(watchdog)
+		return l, nil
 	case errors.Is(err, ErrHeld):
-		c.observer.Acquire(OutcomeHeld, waitedIf(opts.Wait, waited))
+		c.observer.Acquired(OutcomeHeld, waited)
 	default:
-		c.observer.Acquire(OutcomeError, waitedIf(opts.Wait, waited))
+		c.observer.Acquired(OutcomeError, waited)
 	}
 	return nil, err
 }
@@ -100,67 +136,108 @@ func waitedIf(wait, waited time.Duration) time.Duration {
 	return waited
 }
 
-// acquire tries once, then, if allowed to wait, subscribes to the key's
+// acquire tries once, then, if allowed to wait, subscribes to the keys'
 // releases and tries again after each release — or when the holder's TTL
 // runs out, so that a holder that died (no release message) or a message
 // that was missed never strands a waiter.
-func (c *Client) acquire(ctx context.Context, key string, ttl, wait time.Duration) (*lease, error) {
+//
+// Once a holder has been seen, every way the wait can end without the lock
+// is a *HeldError: the wait running out, and also the caller's context
+// ending in the middle of a subscribe or a try (then HeldError.Err is the
+// context's error). Only a store failure while the context is alive is
+// ErrUnavailable.
+func (c *Client) acquire(ctx context.Context, t target, ttl, wait time.Duration) (*lease, error) {
 	deadline := time.Now().Add(wait)
-	l, grant, err := c.try(ctx, key, ttl)
-	if err != nil || l != nil {
-		return l, err
+	l, held, err := c.try(ctx, t, ttl)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("lock: acquire %q: %w", t.name(), ctx.Err())
+		}
+		return nil, err
+	}
+	if l != nil {
+		return l, nil
 	}
 	if wait <= 0 {
-		return nil, &HeldError{Key: key, Remaining: grant.Remaining}
+		return nil, heldError(held, nil)
 	}
 	// The subscription must be confirmed within the wait, or we give up
 	// as if the lock had stayed held.
 	subCtx, cancel := context.WithDeadline(ctx, deadline)
-	sub, err := c.backend.Subscribe(subCtx, key)
+	sub, err := t.subscribe(subCtx)
 	cancel()
 	if err != nil {
-		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			return nil, &HeldError{Key: key, Remaining: grant.Remaining}
+		switch {
+		case ctx.Err() != nil:
+			return nil, heldError(held, ctx.Err())
+		case errors.Is(err, context.DeadlineExceeded):
+			return nil, heldError(held, nil)
 		}
-		return nil, fmt.Errorf("lock: wait for %q: %w", key, err)
+		return nil, fmt.Errorf("lock: wait for %q: %w", t.name(), err)
 	}
 	defer sub.Close()
 	for {
 		// Try again now that we are subscribed: the holder may have
 		// released between the first try and the subscription.
-		l, grant, err = c.try(ctx, key, ttl)
-		if err != nil || l != nil {
-			return l, err
+		var again []KeyHeld
+		l, again, err = c.try(ctx, t, ttl)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return nil, heldError(held, ctx.Err())
+		case err != nil:
+			return nil, err
+		case l != nil:
+			return l, nil
 		}
+		held = again
 		left := time.Until(deadline)
 		if left <= 0 {
-			return nil, &HeldError{Key: key, Remaining: grant.Remaining}
+			return nil, heldError(held, nil)
 		}
-		recheck := recheckAfter(grant.Remaining, left)
-		timer := time.NewTimer(recheck)
+		timer := time.NewTimer(recheckAfter(shortest(held), left))
 		select {
 		case <-sub.Released():
 		case <-timer.C:
 		case <-ctx.Done():
 			timer.Stop()
-			return nil, ctx.Err()
+			return nil, heldError(held, ctx.Err())
 		}
 		timer.Stop()
 	}
 }
 
-// try makes one TryAcquire; it returns a lease when acquired.
-func (c *Client) try(ctx context.Context, key string, ttl time.Duration) (*lease, Grant, error) {
+func heldError(held []KeyHeld, ctxErr error) *HeldError {
+	return &HeldError{Key: held[0].Key, Remaining: held[0].Remaining, Keys: held, Err: ctxErr}
+}
+
+// shortest is the smallest known remaining TTL of the held keys; zero if
+// any is unknown.
+func shortest(held []KeyHeld) time.Duration {
+	d := held[0].Remaining
+	for _, h := range held[1:] {
+		if h.Remaining <= 0 {
+			return 0
+		}
+		d = min(d, h.Remaining)
+	}
+	return d
+}
+
+// try makes one attempt; it returns a lease when acquired. When the attempt
+// fails, its outcome in the store is unknown (the reply may have been lost
+// after the store ran it), so the token is released in the background.
+func (c *Client) try(ctx context.Context, t target, ttl time.Duration) (*lease, []KeyHeld, error) {
 	token := NewToken()
 	requested := time.Now() // the lease runs from before the request, not after
-	grant, err := c.backend.TryAcquire(ctx, key, token, ttl)
-	if err != nil {
-		return nil, Grant{}, err
+	fences, held, err := t.tryAcquire(ctx, token, ttl)
+	switch {
+	case err != nil:
+		c.forget(t, token, requested.Add(ttl))
+		return nil, nil, err
+	case fences == nil:
+		return nil, held, nil
 	}
-	if !grant.Acquired {
-		return nil, grant, nil
-	}
-	return newLease(ctx, c, key, token, grant.Fence, ttl, requested), grant, nil
+	return newLease(ctx, c, t, token, fences, ttl, requested), nil, nil
 }
 
 // unknownTTLRecheck is how soon a waiter looks again when the store reports no

@@ -2,59 +2,159 @@ package lock
 
 import (
 	"context"
-	"log/slog"
+	"slices"
 	"sync"
 	"time"
 )
 
-// lease is the Client's Lease. Its context ends when the lease does; a fixed
-// TTL lease ends by a timer at its local expiry, a watchdog lease when an
-// extension finds the key gone (or none succeeded for a whole TTL).
+// lease is the Client's Lease and MultiLease. Its context ends when the
+// lease does. Every lease has a local expiry, the TTL after the start of
+// the acquire or of the last successful extension, and a timer that ends
+// the context there: the store cannot have kept the key longer, so the
+// lease never outlives it. A watchdog lease also ends when an extension
+// finds the key gone.
 type lease struct {
-	client *Client
-	key    string
-	token  string
-	fence  int64
-	ttl    time.Duration
-	since  time.Time
+	client   *Client
+	target   target
+	token    string
+	fences   []int64
+	ttl      time.Duration
+	since    time.Time
+	watchdog bool
 
-	ctx    context.Context
+	ctx    *leaseContext
 	cancel context.CancelCauseFunc
 
-	mu       sync.Mutex
-	expiry   *time.Timer   // fixed TTL only
-	stop     chan struct{} // closes the watchdog
-	stopped  chan struct{} // closed when the watchdog has returned
-	released bool
+	mu        sync.Mutex
+	expiresAt time.Time   // local expiry
+	expiry    *time.Timer // fires at expiresAt
+	stop      chan struct{}
+	stopped   chan struct{} // closed when the watchdog has returned
+	released  bool
+	lost      bool
 }
 
-func newLease(parent context.Context, c *Client, key, token string, fence int64, ttl time.Duration, since time.Time) *lease {
-	ctx, cancel := context.WithCancelCause(parent)
-	return &lease{client: c, key: key, token: token, fence: fence, ttl: ttl, since: since, ctx: ctx, cancel: cancel}
+// newLease makes the lease of a successful acquire. Its context keeps the
+// values of the acquire's context but not its cancellation: the lease lives
+// as long as the lock, not as long as the call that took it.
+func newLease(acquireCtx context.Context, c *Client, t target, token string, fences []int64, ttl time.Duration, since time.Time) *lease {
+	l := &lease{client: c, target: t, token: token, fences: fences, ttl: ttl, since: since, expiresAt: since.Add(ttl)}
+	inner, cancel := context.WithCancelCause(context.WithoutCancel(acquireCtx))
+	l.ctx, l.cancel = &leaseContext{Context: inner, lease: l}, cancel
+	return l
 }
 
-// start arms the expiry timer, or the watchdog.
+// start arms the local expiry, and the watchdog.
 func (l *lease) start(watchdog bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.watchdog = watchdog
+	l.expiry = time.AfterFunc(time.Until(l.expiresAt), l.expire)
 	if watchdog {
 		l.stop, l.stopped = make(chan struct{}), make(chan struct{})
 		go l.watch()
-		return
 	}
-	l.expiry = time.AfterFunc(time.Until(l.since.Add(l.ttl)), l.lose)
 }
 
-func (l *lease) Key() string              { return l.key }
-func (l *lease) Fence() int64             { return l.fence }
+func (l *lease) Key() string              { return l.target.keys[0] }
+func (l *lease) Fence() int64             { return l.fences[0] }
+func (l *lease) Keys() []string           { return slices.Clone(l.target.keys) }
+func (l *lease) Fences() []int64          { return slices.Clone(l.fences) }
 func (l *lease) Context() context.Context { return l.ctx }
 
-// lose ends the lease's context because the lock is gone.
-func (l *lease) lose() {
-	if l.ctx.Err() == nil {
-		l.client.observer.Lost()
+// expire is the local expiry timer. A timer that fired while an extension
+// was moving expiresAt finds it in the future and does nothing.
+func (l *lease) expire() {
+	l.mu.Lock()
+	if l.released || l.lost || time.Now().Before(l.expiresAt) {
+		l.mu.Unlock()
+		return
 	}
+	l.lost = true
+	l.mu.Unlock()
+	l.endLost()
+}
+
+// lose ends the lease because the store says the lock is gone.
+func (l *lease) lose() {
+	l.mu.Lock()
+	if l.released || l.lost {
+		l.mu.Unlock()
+		return
+	}
+	l.lost = true
+	l.expiry.Stop()
+	l.mu.Unlock()
+	l.endLost()
+}
+
+func (l *lease) endLost() {
+	l.client.observer.Lost()
 	l.cancel(ErrLeaseLost)
+}
+
+// ended reports whether the lease was released or lost.
+func (l *lease) ended() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.released || l.lost
+}
+
+// extendOnce makes one extension call, cut off at the local expiry, and
+// settles its outcome: on success it moves the local expiry; on "not held"
+// it loses the lease. When the lease was declared lost while the call was
+// in flight, a success came too late — the lease's work has been told to
+// stop — so the key is released again and the answer is ErrNotHeld.
+func (l *lease) extendOnce(ctx context.Context, ttl time.Duration) error {
+	l.mu.Lock()
+	if l.released || l.lost {
+		l.mu.Unlock()
+		return ErrNotHeld
+	}
+	deadline := l.expiresAt
+	l.mu.Unlock()
+
+	requested := time.Now()
+	callCtx, cancel := context.WithDeadline(ctx, deadline)
+	ok, err := l.target.extend(callCtx, l.token, ttl)
+	cancel()
+	l.client.observer.Extended(err == nil && ok)
+
+	l.mu.Lock()
+	if !l.released && !l.lost && !time.Now().Before(l.expiresAt) {
+		// Cut off at the local expiry, whose timer has not run yet.
+		l.lost = true
+		defer l.endLost()
+	}
+	switch {
+	case l.released:
+		l.mu.Unlock()
+		return ErrNotHeld
+	case l.lost:
+		l.mu.Unlock()
+		if ok || err != nil { // granted, or maybe granted, too late
+			l.releaseInBackground(requested.Add(ttl))
+		}
+		return ErrNotHeld
+	case err != nil:
+		l.mu.Unlock()
+		return err
+	case !ok:
+		l.mu.Unlock()
+		l.lose()
+		return ErrNotHeld
+	}
+	l.expiresAt = requested.Add(ttl)
+	l.expiry.Reset(time.Until(l.expiresAt))
+	l.mu.Unlock()
+	return nil
+}
+
+// releaseInBackground gives up a key that a lost lease may still hold in
+// the store. The lease is already over for its user; this only frees the
+// key before its TTL.
+func (l *lease) releaseInBackground(expires time.Time) {
+	l.client.forget(l.target, l.token, expires)
 }
 
 // Extend implements Lease.
@@ -62,28 +162,23 @@ func (l *lease) Extend(ctx context.Context, ttl time.Duration) error {
 	if err := ValidateTTL(ttl); err != nil {
 		return err
 	}
-	l.mu.Lock()
-	released := l.released
-	l.mu.Unlock()
-	if released || context.Cause(l.ctx) == ErrLeaseLost {
-		return ErrNotHeld
+	return l.extendOnce(ctx, ttl)
+}
+
+// Remaining implements Lease.
+func (l *lease) Remaining(ctx context.Context) (time.Duration, error) {
+	if l.ended() {
+		return 0, ErrNotHeld
 	}
-	requested := time.Now()
-	ok, err := l.client.backend.Extend(ctx, l.key, l.token, ttl)
-	l.client.observer.Extended(err == nil && ok)
+	remaining, held, err := l.target.holds(ctx, l.token)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if !ok {
+	if !held {
 		l.lose()
-		return ErrNotHeld
+		return 0, ErrNotHeld
 	}
-	l.mu.Lock()
-	if l.expiry != nil {
-		l.expiry.Reset(time.Until(requested.Add(ttl)))
-	}
-	l.mu.Unlock()
-	return nil
+	return remaining, nil
 }
 
 // Release implements Lease.
@@ -94,9 +189,7 @@ func (l *lease) Release(ctx context.Context) error {
 		return ErrNotHeld
 	}
 	l.released = true
-	if l.expiry != nil {
-		l.expiry.Stop()
-	}
+	l.expiry.Stop()
 	stop, stopped := l.stop, l.stopped
 	l.mu.Unlock()
 	if stop != nil {
@@ -106,51 +199,31 @@ func (l *lease) Release(ctx context.Context) error {
 
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.client.releaseTimeout)
 	defer cancel()
-	ok, err := l.client.backend.Release(ctx, l.key, l.token)
+	all, err := l.target.release(ctx, l.token)
 	l.cancel(ErrReleased)
-	l.client.observer.Released(time.Since(l.since), err == nil && !ok)
+	l.client.observer.Released(time.Since(l.since), err == nil && !all)
 	if err != nil {
 		return err
 	}
-	if !ok {
+	if !all {
 		return ErrNotHeld
 	}
 	return nil
 }
 
-// watch extends the lease every ttl/3 until Release. A key found gone or
-// foreign ends the lease at once; store errors end it only when no extension
-// has succeeded for a whole TTL, since by then the key has surely expired.
-func (l *lease) watch() {
-	defer close(l.stopped)
-	interval := l.ttl / 3
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
-	lastOK := l.since
-	for {
-		select {
-		case <-l.stop:
-			return
-		case <-ticker.C:
-		}
-		requested := time.Now()
-		ctx, cancel := context.WithTimeout(context.Background(), interval)
-		ok, err := l.client.backend.Extend(ctx, l.key, l.token, l.ttl)
-		cancel()
-		l.client.observer.Extended(err == nil && ok)
-		switch {
-		case err != nil:
-			l.client.log.Warn("lock watchdog: extension failed", slog.String("key", l.key), slog.Any("error", err))
-			if time.Since(lastOK) >= l.ttl {
-				l.lose()
-				return
-			}
-		case !ok:
-			l.client.log.Warn("lock watchdog: lock lost", slog.String("key", l.key))
-			l.lose()
-			return
-		default:
-			lastOK = requested
-		}
+// leaseContext is the lease's Context: a cancel-cause context whose
+// Deadline is the lease's current local expiry (for a fixed-TTL lease).
+type leaseContext struct {
+	context.Context
+	lease *lease
+}
+
+func (c *leaseContext) Deadline() (time.Time, bool) {
+	l := c.lease
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.watchdog || l.expiry == nil {
+		return time.Time{}, false
 	}
+	return l.expiresAt, true
 }

@@ -32,9 +32,29 @@ type Locker interface {
 	// waits up to opts.Wait (capped by the Client's MaxWait) for the holder
 	// to release, woken by the release itself, not by polling. When the lock
 	// stays held it returns a *HeldError (errors.Is(err, ErrHeld)) with the
-	// holder's remaining TTL. A store that cannot be reached gives an error
-	// wrapping ErrUnavailable; a cancelled ctx gives ctx's error.
+	// holder's remaining TTL.
+	//
+	// ctx bounds the acquiring and the waiting, never the lease it grants:
+	// a lease lives until it is released, lost or expired, whatever
+	// becomes of ctx (see Lease.Context). When ctx ends while waiting for
+	// a holder, the error is a *HeldError whose Err is ctx's error (so
+	// errors.Is(err, context.DeadlineExceeded) holds too). An already
+	// ended ctx returns its error at once without touching the store. A
+	// store that cannot be reached gives an error wrapping ErrUnavailable.
+	// When an attempt's outcome is unknown (its reply was lost), its token
+	// is released in the background until the store answers, or until its
+	// TTL ends.
 	Acquire(ctx context.Context, key string, opts Options) (Lease, error)
+}
+
+// MultiLocker acquires several keys as one lease: all of them or none.
+type MultiLocker interface {
+	// AcquireAll takes every key, or none, in one atomic step of the
+	// store; Options and errors are Acquire's. A *HeldError lists in Keys
+	// every key that another owner held, with its remaining TTL. A store
+	// that cannot take several keys at once gives an error wrapping
+	// errors.ErrUnsupported; ErrNoKeys when keys is empty.
+	AcquireAll(ctx context.Context, keys []string, opts Options) (MultiLease, error)
 }
 
 // Options say how long to hold and how long to wait.
@@ -57,20 +77,50 @@ type Lease interface {
 	// greater than the token of every earlier acquisition of the same key,
 	// even across a store restart that lost its data.
 	Fence() int64
-	// Context is cancelled when the lease ends: released, expired (fixed
-	// TTL), or found lost by the watchdog or by Extend. context.Cause then
-	// says which (ErrReleased or ErrLeaseLost). Work done under the lock
-	// should use it so that it aborts before committing once the lock is
-	// gone.
+	// Context is cancelled when the lease ends: released, expired, or
+	// found lost by the watchdog or by Extend. context.Cause then says
+	// which (ErrReleased or ErrLeaseLost). It does not end with the
+	// context given to Acquire: combine the two with Join. Its Deadline is
+	// the local expiry of a fixed-TTL lease (moved by Extend); a watchdog
+	// lease has none.
+	//
+	// Every lease expires locally no later than the store lets the key
+	// go: its TTL after the start of the acquire or of the last successful
+	// extension.
 	Context() context.Context
+	// Remaining asks the store, in one owner-checked call, how long this
+	// lease still holds its lock; ErrNotHeld when it no longer does (the
+	// Context is then cancelled). A store that cannot tell gives an error
+	// wrapping errors.ErrUnsupported.
+	Remaining(ctx context.Context) (time.Duration, error)
 	// Extend resets the lease to ttl if it is still ours; ErrNotHeld
-	// otherwise (and the lease's Context is cancelled).
+	// otherwise (and the lease's Context is cancelled). The call is cut
+	// off at the lease's local expiry. A store that grants the extension
+	// after that expiry, when the lease was already declared lost, has
+	// its key released again and Extend still returns ErrNotHeld.
 	Extend(ctx context.Context, ttl time.Duration) error
 	// Release gives the lock up if this lease still owns it and wakes
 	// waiters. It runs even when ctx is already cancelled (bounded by its
 	// own short timeout), so an abandoned request still frees the key. It
 	// returns ErrNotHeld when the lease had expired or the key belongs to
 	// someone else (nothing is deleted then). Releasing twice is ErrNotHeld.
+	Release(ctx context.Context) error
+}
+
+// MultiLease is a claim on several keys taken together by AcquireAll. It
+// behaves as a Lease on all of them at once: one Context, one local expiry,
+// Extend and Release each one call to the store, and losing any key loses
+// the lease.
+type MultiLease interface {
+	// Keys are the lease's keys, sorted and without duplicates.
+	Keys() []string
+	// Fences are the fencing tokens of Keys, in the same order.
+	Fences() []int64
+	// Context, Remaining (the shortest of the keys), Extend and Release
+	// are Lease's.
+	Context() context.Context
+	Remaining(ctx context.Context) (time.Duration, error)
+	Extend(ctx context.Context, ttl time.Duration) error
 	Release(ctx context.Context) error
 }
 
@@ -93,19 +143,37 @@ var (
 
 // HeldError is returned by Acquire when another owner holds the lock.
 type HeldError struct {
+	// Key is the lock found held (for AcquireAll, the first of them).
 	Key string
 	// Remaining is the holder's remaining TTL as the store reported it at
 	// the last attempt. Zero if the store could not say (a key without
 	// expiry, set by hand).
 	Remaining time.Duration
+	// Keys lists, for AcquireAll, every key found held with its holder's
+	// remaining TTL; for Acquire, the one key.
+	Keys []KeyHeld
+	// Err is the caller's context error when the context ended while
+	// waiting for the holder (errors.Is(err, context.DeadlineExceeded)
+	// then holds as well); nil when the wait itself ran out.
+	Err error
 }
 
 func (e *HeldError) Error() string {
-	return fmt.Sprintf("lock: %q held by another owner for %s", e.Key, e.Remaining)
+	msg := fmt.Sprintf("lock: %q held by another owner for %s", e.Key, e.Remaining)
+	if len(e.Keys) > 1 {
+		msg += fmt.Sprintf(" (%d keys held)", len(e.Keys))
+	}
+	if e.Err != nil {
+		msg += ": wait ended: " + e.Err.Error()
+	}
+	return msg
 }
 
 // Is makes errors.Is(err, ErrHeld) true for a *HeldError.
 func (e *HeldError) Is(target error) bool { return target == ErrHeld }
+
+// Unwrap gives the caller's context error, if the wait was cut short by it.
+func (e *HeldError) Unwrap() error { return e.Err }
 
 // ValidateTTL reports ErrInvalidTTL for a TTL that stores cannot express.
 func ValidateTTL(ttl time.Duration) error {

@@ -2,20 +2,23 @@ package lock
 
 import "time"
 
-// Outcomes of an Acquire, as reported to an Observer.
+// Outcome is how an Acquire ended, as reported to an Observer.
+type Outcome string
+
+// Outcomes of an Acquire.
 const (
-	OutcomeAcquired = "acquired"
-	OutcomeHeld     = "held"
-	OutcomeError    = "error"
+	OutcomeAcquired Outcome = "acquired"
+	OutcomeHeld     Outcome = "held"
+	OutcomeError    Outcome = "error"
 )
 
 // Observer receives the figures operators need to tune Wait and TTL
 // (see internal/lock/lockmetrics for the Prometheus one). Methods must be
 // cheap and safe for concurrent use.
 type Observer interface {
-	// Acquire reports one Acquire call: its outcome and how long it waited
-	// (zero for a fail-fast call that did not wait).
-	Acquire(outcome string, waited time.Duration)
+	// Acquired reports one Acquire call: its outcome and how long it
+	// waited (zero for a fail-fast call that did not wait).
+	Acquired(outcome Outcome, waited time.Duration)
 	// Released reports the end of a lease and how long it was held;
 	// gone is true when the lock had already expired or been taken.
 	Released(held time.Duration, gone bool)
@@ -27,7 +30,7 @@ type Observer interface {
 
 type nopObserver struct{}
 
-func (nopObserver) Acquire(string, time.Duration) {}
-func (nopObserver) Released(time.Duration, bool)  {}
-func (nopObserver) Extended(bool)                 {}
-func (nopObserver) Lost()                         {}
+func (nopObserver) Acquired(Outcome, time.Duration) {}
+func (nopObserver) Released(time.Duration, bool)    {}
+func (nopObserver) Extended(bool)                   {}
+func (nopObserver) Lost()                           {}

@@ -2,8 +2,8 @@ package lock
 
 import "context"
 
-// WithLock acquires key, runs fn with the lease's context (cancelled if the
-// lock is lost while fn runs) and always releases, as the seeds' withLock /
+// WithLock acquires key, runs fn with a context that ends when ctx ends or
+// the lock is lost (Join), and always releases, as the seeds' withLock /
 // executeWithLock do. It returns Acquire's error without running fn, fn's
 // error, or, if fn succeeded but the lease was gone by the time of release,
 // ErrNotHeld: the work may have overlapped another holder's.
@@ -17,5 +17,7 @@ func WithLock(ctx context.Context, l Locker, key string, opts Options, fn func(c
 			err = releaseErr
 		}
 	}()
-	return fn(lease.Context(), lease)
+	work, cancel := Join(ctx, lease)
+	defer cancel()
+	return fn(work, lease)
 }

@@ -108,7 +108,10 @@ func (l *grantedLease) Key() string                               { return l.key
 func (l *grantedLease) Fence() int64                              { return l.fence }
 func (l *grantedLease) Context() context.Context                  { return l.ctx }
 func (*grantedLease) Extend(context.Context, time.Duration) error { return lock.ErrNotHeld }
-func (*grantedLease) Release(context.Context) error               { return lock.ErrNotHeld }
+func (*grantedLease) Remaining(context.Context) (time.Duration, error) {
+	return 0, lock.ErrNotHeld
+}
+func (*grantedLease) Release(context.Context) error { return lock.ErrNotHeld }
 
 // The whole use case on the real store stays correct when the lock fails
 // to exclude anyone.

@@ -369,6 +369,14 @@ func (l *fakeLease) Extend(context.Context, time.Duration) error {
 	return nil
 }
 
+// Remaining reports a full lease while its context is alive.
+func (l *fakeLease) Remaining(context.Context) (time.Duration, error) {
+	if l.ctx.Err() != nil {
+		return 0, lock.ErrNotHeld
+	}
+	return time.Second, nil
+}
+
 // Release deliberately ignores ctx: the port promises that Release works on
 // a cancelled context, and the use case relies on it. Like the real lease,
 // it ends the lease's context with ErrReleased.

@@ -51,8 +51,8 @@ const (
 // Help texts, also for the tests.
 const (
 	helpAcquisitions = "Lock Acquire calls by outcome: acquired; held = another owner kept the lock " +
-		"(at once for a fail-fast call, or for the whole wait); error = lock store " +
-		"unreachable or the caller's context ended. Many held outcomes whose waits time " +
+		"(at once for a fail-fast call, for the whole wait, or until the caller's context ended); " +
+		"error = lock store unreachable, or the caller's context ended before the lock was found held. Many held outcomes whose waits time " +
 		"out (see seatlock_lock_wait_seconds{outcome=\"held\"}): raise the wait, up to " +
 		"LOCK_MAX_WAIT, or shed load. Errors point at the lock store."
 	helpWaits = "Time spent in Acquire calls that were allowed to wait (wait > 0), by outcome; " +
@@ -166,12 +166,12 @@ func New(reg prometheus.Registerer, backend string) (*Observer, error) {
 
 	// Resolving the children also exports every known series at zero, so
 	// that rate() and ratios work from the first scrape.
-	o.acquired = o.acquisitions.WithLabelValues(lock.OutcomeAcquired)
-	o.held = o.acquisitions.WithLabelValues(lock.OutcomeHeld)
-	o.failed = o.acquisitions.WithLabelValues(lock.OutcomeError)
-	o.waitAcquired = o.waits.WithLabelValues(lock.OutcomeAcquired)
-	o.waitHeld = o.waits.WithLabelValues(lock.OutcomeHeld)
-	o.waitEr = o.waits.WithLabelValues(lock.OutcomeError)
+	o.acquired = o.acquisitions.WithLabelValues(string(lock.OutcomeAcquired))
+	o.held = o.acquisitions.WithLabelValues(string(lock.OutcomeHeld))
+	o.failed = o.acquisitions.WithLabelValues(string(lock.OutcomeError))
+	o.waitAcquired = o.waits.WithLabelValues(string(lock.OutcomeAcquired))
+	o.waitHeld = o.waits.WithLabelValues(string(lock.OutcomeHeld))
+	o.waitEr = o.waits.WithLabelValues(string(lock.OutcomeError))
 	o.extendOK = o.extensions.WithLabelValues(ResultOK)
 	o.extendFailed = o.extensions.WithLabelValues(ResultFailed)
 	o.released = o.releases.WithLabelValues(ResultReleased)
@@ -179,11 +179,11 @@ func New(reg prometheus.Registerer, backend string) (*Observer, error) {
 	return o, nil
 }
 
-// Acquire implements lock.Observer. It counts the call under its outcome and,
+// Acquired implements lock.Observer. It counts the call under its outcome and,
 // only when waited > 0 (the call was allowed to wait), observes waited in
 // seatlock_lock_wait_seconds. A fail-fast call (lock.Options.Wait zero, so
 // waited zero) is not a wait and is left out of the histogram.
-func (o *Observer) Acquire(outcome string, waited time.Duration) {
+func (o *Observer) Acquired(outcome lock.Outcome, waited time.Duration) {
 	var count prometheus.Counter
 	var wait prometheus.Observer
 	switch outcome {
@@ -194,7 +194,7 @@ func (o *Observer) Acquire(outcome string, waited time.Duration) {
 	case lock.OutcomeError:
 		count, wait = o.failed, o.waitEr
 	default: // not sent by lock.Client today; recorded as is
-		count, wait = o.acquisitions.WithLabelValues(outcome), o.waits.WithLabelValues(outcome)
+		count, wait = o.acquisitions.WithLabelValues(string(outcome)), o.waits.WithLabelValues(string(outcome))
 	}
 	count.Inc()
 	if waited > 0 {

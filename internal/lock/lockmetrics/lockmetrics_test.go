@@ -176,24 +176,26 @@ func TestClientMetrics(t *testing.T) {
 	}
 	wantCount(t, "released", o.released, 1)
 
-	// 5. A wait ended by the caller's context: an error, with its wait.
+	// 5. A wait ended by the caller's context: held (the holder kept the
+	// lock for as long as the caller waited), with its wait.
+	_, heldBefore := histogram(t, reg, "seatlock_lock_wait_seconds", map[string]string{"outcome": "held"})
 	short, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
 	began := time.Now()
 	_, err = c.Acquire(short, key, lock.Options{TTL: time.Second, Wait: 5 * time.Second})
 	call := time.Since(began).Seconds()
 	cancel()
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Acquire with an expiring context: %v, want DeadlineExceeded", err)
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, lock.ErrHeld) {
+		t.Fatalf("Acquire with an expiring context: %v, want ErrHeld wrapping DeadlineExceeded", err)
 	}
-	wantCount(t, "error", o.failed, 1)
+	wantCount(t, "held", o.held, 3)
+	wantCount(t, "error", o.failed, 0)
 	// The context's 30 ms run from before Acquire starts its own clock, so
 	// the recorded wait can be a little under 30 ms on a busy machine; it
 	// is never longer than the call, and it is the call's wait, not the
 	// zero of a fail-fast attempt.
-	if n, sum := histogram(t, reg, "seatlock_lock_wait_seconds", map[string]string{"outcome": "error"}); n != 1 || sum > call || sum < call/2 {
-		t.Errorf("error wait: %d samples summing %vs, want 1 between %vs and the call's %vs", n, sum, call/2, call)
+	if n, sum := histogram(t, reg, "seatlock_lock_wait_seconds", map[string]string{"outcome": "held"}); n != 2 || sum-heldBefore > call || sum-heldBefore < call/2 {
+		t.Errorf("held wait: %d samples, the last %vs, want 2, the last between %vs and the call's %vs", n, sum-heldBefore, call/2, call)
 	}
-
 	// 6. Extend while held.
 	if err := second.Extend(ctx, 10*time.Second); err != nil {
 		t.Fatalf("Extend: %v", err)
@@ -216,7 +218,7 @@ func TestClientMetrics(t *testing.T) {
 	wantCount(t, "gone", o.gone, 1)
 
 	// The whole picture, through the registry.
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(counters("memory", 2, 2, 1, 1, 1, 1, 1, 1)), counterNames...); err != nil {
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(counters("memory", 2, 3, 0, 1, 1, 1, 1, 1)), counterNames...); err != nil {
 		t.Error(err)
 	}
 	if n, sum := histogram(t, reg, "seatlock_lock_hold_seconds", nil); n != 2 || sum < 0.05 {
@@ -386,9 +388,9 @@ func TestLint(t *testing.T) {
 // Only calls that waited are observed as waits, whatever the outcome.
 func TestAcquireWaitOnlyWhenWaited(t *testing.T) {
 	reg, o := newObserver(t)
-	o.Acquire(lock.OutcomeHeld, 0)
-	o.Acquire(lock.OutcomeHeld, 2*time.Second)
-	o.Acquire(lock.OutcomeError, 0)
+	o.Acquired(lock.OutcomeHeld, 0)
+	o.Acquired(lock.OutcomeHeld, 2*time.Second)
+	o.Acquired(lock.OutcomeError, 0)
 	wantCount(t, "held", o.held, 2)
 	wantCount(t, "error", o.failed, 1)
 	if n, sum := histogram(t, reg, "seatlock_lock_wait_seconds", map[string]string{"outcome": "held"}); n != 1 || sum != 2 {

@@ -13,28 +13,28 @@ import (
 
 // Backend keeps locks in memory. The zero value is not usable; call New.
 type Backend struct {
-	mu     sync.Mutex
-	now    func() time.Time
-	locks  map[string]entry
-	fences map[string]int64
-	subs   map[string]map[*lock.Waker]struct{}
+	mu      sync.Mutex
+	now     func() time.Time
+	locks   map[string]entry
+	fences  map[string]int64
+	waiters lock.Waiters
 }
 
 type entry struct {
 	token   string
+	fence   int64
 	expires time.Time
 }
 
-var _ lock.Backend = (*Backend)(nil)
+var (
+	_ lock.Backend      = (*Backend)(nil)
+	_ lock.Inspector    = (*Backend)(nil)
+	_ lock.MultiBackend = (*Backend)(nil)
+)
 
 // New returns an empty Backend.
 func New() *Backend {
-	return &Backend{
-		now:    time.Now,
-		locks:  map[string]entry{},
-		fences: map[string]int64{},
-		subs:   map[string]map[*lock.Waker]struct{}{},
-	}
+	return &Backend{now: time.Now, locks: map[string]entry{}, fences: map[string]int64{}}
 }
 
 // holder returns the live entry of key; callers hold mu.
@@ -47,48 +47,148 @@ func (b *Backend) holder(key string) (entry, bool) {
 	return e, ok
 }
 
-// TryAcquire implements lock.Backend.
-func (b *Backend) TryAcquire(_ context.Context, key, token string, ttl time.Duration) (lock.Grant, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if e, held := b.holder(key); held {
-		return lock.Grant{Remaining: e.expires.Sub(b.now())}, nil
+// foreign reports the remaining TTL of key if someone other than token
+// holds it; callers hold mu.
+func (b *Backend) foreign(key, token string) (time.Duration, bool) {
+	e, held := b.holder(key)
+	if !held || e.token == token {
+		return 0, false
 	}
-	b.locks[key] = entry{token: token, expires: b.now().Add(ttl)}
+	return e.expires.Sub(b.now()), true
+}
+
+// take gives key to token for ttl. A token that holds key already keeps its
+// fence (a retried acquire); otherwise a new fence is minted. Callers hold
+// mu and have checked that no one else holds key.
+func (b *Backend) take(key, token string, ttl time.Duration) int64 {
+	if e, held := b.holder(key); held && e.token == token {
+		b.locks[key] = entry{token: token, fence: e.fence, expires: b.now().Add(ttl)}
+		return e.fence
+	}
 	if b.fences[key] == 0 {
 		// Start from the clock, as the Redis adapter does, so fences stay
 		// comparable when a deployment switches stores.
 		b.fences[key] = b.now().UnixMicro()
 	}
 	b.fences[key]++
-	return lock.Grant{Acquired: true, Fence: b.fences[key]}, nil
+	b.locks[key] = entry{token: token, fence: b.fences[key], expires: b.now().Add(ttl)}
+	return b.fences[key]
+}
+
+// TryAcquire implements lock.Backend. Re-running it with the token that
+// holds key succeeds with the same fence.
+func (b *Backend) TryAcquire(_ context.Context, key, token string, ttl time.Duration) (lock.Grant, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if remaining, held := b.foreign(key, token); held {
+		return lock.Grant{Remaining: remaining}, nil
+	}
+	return lock.Grant{Acquired: true, Fence: b.take(key, token, ttl)}, nil
+}
+
+// TryAcquireAll implements lock.MultiBackend.
+func (b *Backend) TryAcquireAll(_ context.Context, keys []string, token string, ttl time.Duration) (lock.MultiGrant, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var held []lock.KeyHeld
+	for _, k := range keys {
+		if remaining, ok := b.foreign(k, token); ok {
+			held = append(held, lock.KeyHeld{Key: k, Remaining: remaining})
+		}
+	}
+	if held != nil {
+		return lock.MultiGrant{Held: held}, nil
+	}
+	fences := make([]int64, len(keys))
+	for i, k := range keys {
+		fences[i] = b.take(k, token, ttl)
+	}
+	return lock.MultiGrant{Acquired: true, Fences: fences}, nil
+}
+
+// owned reports whether token holds key; callers hold mu.
+func (b *Backend) owned(key, token string) (entry, bool) {
+	e, held := b.holder(key)
+	return e, held && e.token == token
 }
 
 // Extend implements lock.Backend.
 func (b *Backend) Extend(_ context.Context, key, token string, ttl time.Duration) (bool, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	e, held := b.holder(key)
-	if !held || e.token != token {
-		return false, nil
+	e, ok := b.owned(key, token)
+	if ok {
+		e.expires = b.now().Add(ttl)
+		b.locks[key] = e
 	}
-	b.locks[key] = entry{token: token, expires: b.now().Add(ttl)}
-	return true, nil
+	return ok, nil
+}
+
+// ExtendAll implements lock.MultiBackend.
+func (b *Backend) ExtendAll(ctx context.Context, keys []string, token string, ttl time.Duration) (bool, error) {
+	all := true
+	for _, k := range keys {
+		ok, _ := b.Extend(ctx, k, token, ttl)
+		all = all && ok
+	}
+	return all, nil
 }
 
 // Release implements lock.Backend.
 func (b *Backend) Release(_ context.Context, key, token string) (bool, error) {
 	b.mu.Lock()
+	_, ok := b.owned(key, token)
+	if ok {
+		delete(b.locks, key)
+	}
+	b.mu.Unlock()
+	if ok {
+		b.waiters.Wake(key)
+	}
+	return ok, nil
+}
+
+// ReleaseAll implements lock.MultiBackend.
+func (b *Backend) ReleaseAll(ctx context.Context, keys []string, token string) (int, error) {
+	n := 0
+	for _, k := range keys {
+		if ok, _ := b.Release(ctx, k, token); ok {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Holds implements lock.Inspector.
+func (b *Backend) Holds(_ context.Context, key, token string) (time.Duration, bool, error) {
+	b.mu.Lock()
 	defer b.mu.Unlock()
-	e, held := b.holder(key)
-	if !held || e.token != token {
-		return false, nil
+	e, ok := b.owned(key, token)
+	if !ok {
+		return 0, false, nil
 	}
-	delete(b.locks, key)
-	for s := range b.subs[key] {
-		s.Wake()
+	return e.expires.Sub(b.now()), true, nil
+}
+
+// HoldsAll implements lock.MultiBackend.
+func (b *Backend) HoldsAll(ctx context.Context, keys []string, token string) (time.Duration, bool, error) {
+	var shortest time.Duration
+	for i, k := range keys {
+		remaining, ok, _ := b.Holds(ctx, k, token)
+		if !ok {
+			return 0, false, nil
+		}
+		if i == 0 || remaining < shortest {
+			shortest = remaining
+		}
 	}
-	return true, nil
+	return shortest, true, nil
+}
+
+// Subscribe implements lock.Backend.
+func (b *Backend) Subscribe(_ context.Context, key string) (lock.Subscription, error) {
+	w, _ := b.waiters.Add(key)
+	return w, nil
 }
 
 // Delete removes key whoever holds it, as an operator's DEL would; for
@@ -97,27 +197,6 @@ func (b *Backend) Delete(key string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.locks, key)
-}
-
-// Subscribe implements lock.Backend.
-func (b *Backend) Subscribe(_ context.Context, key string) (lock.Subscription, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := lock.NewWaker(func(w *lock.Waker) { b.unsubscribe(key, w) })
-	if b.subs[key] == nil {
-		b.subs[key] = map[*lock.Waker]struct{}{}
-	}
-	b.subs[key][s] = struct{}{}
-	return s, nil
-}
-
-func (b *Backend) unsubscribe(key string, w *lock.Waker) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	delete(b.subs[key], w)
-	if len(b.subs[key]) == 0 {
-		delete(b.subs, key)
-	}
 }
 
 // Wipe forgets key's lock and fence counter, as a restarted store would.

@@ -1,4 +1,4 @@
-// Package schedule runs periodic jobs on every instance of the service and
+// Package periodic runs periodic jobs on every instance of the service and
 // executes each of them on at most one instance per period, as ShedLock's
 // @SchedulerLock does for Spring's @Scheduled methods.
 //
@@ -63,7 +63,7 @@
 // a Redis failover to a replica that had not yet received the lock forgets
 // it, and the job may run twice in that period. Jobs whose effects must not
 // be duplicated should write through the lease's Fence or be idempotent.
-package schedule
+package periodic
 
 import (
 	"context"
@@ -107,7 +107,7 @@ type Job struct {
 }
 
 // ErrInvalidJob is wrapped by New's error for a job it cannot run.
-var ErrInvalidJob = errors.New("schedule: invalid job")
+var ErrInvalidJob = errors.New("periodic: invalid job")
 
 func (j Job) validate() error {
 	var problem string
@@ -179,10 +179,10 @@ func New(locker lock.Locker, cfg Config, jobs ...Job) (*Runner, error) {
 }
 
 // ErrRunning is returned by Run when the Runner is already running.
-var ErrRunning = errors.New("schedule: runner already running")
+var ErrRunning = errors.New("periodic: runner already running")
 
 // ErrUnknownJob is returned by RunOnce for a name the Runner does not have.
-var ErrUnknownJob = errors.New("schedule: unknown job")
+var ErrUnknownJob = errors.New("periodic: unknown job")
 
 // Run ticks every job until ctx is done, then waits for the runs in
 // progress (whose contexts ctx's end cancels) and returns nil. A job's error
@@ -290,7 +290,7 @@ type PanicError struct {
 	Stack []byte
 }
 
-func (e *PanicError) Error() string { return fmt.Sprintf("schedule: job panicked: %v", e.Value) }
+func (e *PanicError) Error() string { return fmt.Sprintf("periodic: job panicked: %v", e.Value) }
 
 // Stats counts the attempts of one job on this instance.
 type Stats struct {
@@ -337,8 +337,7 @@ func (r *Runner) attempt(ctx context.Context, j *job) Event {
 	ev := Event{Job: j.Name, Started: time.Now()}
 	log := r.log.With(slog.String("job", j.Name), slog.String("key", j.key))
 
-	// Cancelling attemptCtx at the end ends the lease's context, so that
-	// the lease's expiry after an extension is not mistaken for a loss.
+	// The job runs until the Runner stops or the lease ends.
 	attemptCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	lease, err := r.locker.Acquire(attemptCtx, j.key, lock.Options{TTL: j.LockAtMostFor})
@@ -347,7 +346,7 @@ func (r *Runner) attempt(ctx context.Context, j *job) Event {
 	case errors.Is(err, lock.ErrHeld):
 		j.skips.Add(1)
 		ev.Outcome = Skipped
-		log.Debug("schedule: job locked by another instance, skipped", slog.Any("error", err))
+		log.Debug("periodic: job locked by another instance, skipped", slog.Any("error", err))
 		return r.report(ev)
 	case ctx.Err() != nil:
 		ev.Outcome, ev.Err = Canceled, err
@@ -355,7 +354,7 @@ func (r *Runner) attempt(ctx context.Context, j *job) Event {
 	default:
 		j.lockErrors.Add(1)
 		ev.Outcome, ev.Err = LockFailed, err
-		log.Warn("schedule: cannot take job lock, skipped", slog.Any("error", err))
+		log.Warn("periodic: cannot take job lock, skipped", slog.Any("error", err))
 		return r.report(ev)
 	}
 
@@ -363,7 +362,9 @@ func (r *Runner) attempt(ctx context.Context, j *job) Event {
 	log = log.With(slog.Int64("fence", ev.Fence))
 	j.runs.Add(1)
 	began := time.Now()
-	err = call(context.WithValue(lease.Context(), leaseKey{}, lease), j.Run)
+	work, stopWork := lock.Join(attemptCtx, lease)
+	err = call(context.WithValue(work, leaseKey{}, lease), j.Run)
+	stopWork()
 	ev.Took = time.Since(began)
 	ev.LeaseLost = errors.Is(context.Cause(lease.Context()), lock.ErrLeaseLost)
 	ev.KeptFor, ev.UnlockErr = unlock(ctx, lease, j.LockAtLeastFor-time.Since(ev.Started))
@@ -375,18 +376,18 @@ func (r *Runner) attempt(ctx context.Context, j *job) Event {
 		var p *PanicError
 		if errors.As(err, &p) {
 			j.panics.Add(1)
-			log.Error("schedule: job panicked", slog.Any("panic", p.Value), slog.String("stack", string(p.Stack)))
+			log.Error("periodic: job panicked", slog.Any("panic", p.Value), slog.String("stack", string(p.Stack)))
 		} else {
-			log.Error("schedule: job failed", slog.Duration("took", ev.Took), slog.Any("error", err))
+			log.Error("periodic: job failed", slog.Duration("took", ev.Took), slog.Any("error", err))
 		}
 	} else {
-		log.Debug("schedule: job ran", slog.Duration("took", ev.Took), slog.Duration("kept", ev.KeptFor))
+		log.Debug("periodic: job ran", slog.Duration("took", ev.Took), slog.Duration("kept", ev.KeptFor))
 	}
 	if ev.LeaseLost {
-		log.Warn("schedule: job outlived its lock (LockAtMostFor too short?); another instance may have run it concurrently",
+		log.Warn("periodic: job outlived its lock (LockAtMostFor too short?); another instance may have run it concurrently",
 			slog.Duration("took", ev.Took), slog.Duration("lock_at_most_for", j.LockAtMostFor))
 	} else if ev.UnlockErr != nil {
-		log.Warn("schedule: unlock failed; the lock expires at its TTL", slog.Any("error", ev.UnlockErr))
+		log.Warn("periodic: unlock failed; the lock expires at its TTL", slog.Any("error", ev.UnlockErr))
 	}
 	return r.report(ev)
 }
@@ -420,7 +421,7 @@ func unlock(ctx context.Context, lease lock.Lease, left time.Duration) (time.Dur
 	defer cancel()
 	if left > 0 {
 		left = (left + time.Millisecond - 1).Truncate(time.Millisecond)
-		if err := lease.Extend(ctx, left); err != nil {
+		if err := lock.ReleaseAfter(ctx, lease, left); err != nil {
 			return 0, err
 		}
 		return left, nil

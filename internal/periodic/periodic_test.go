@@ -1,4 +1,4 @@
-package schedule_test
+package periodic_test
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/seatlock/seatlock/internal/lock"
 	"github.com/seatlock/seatlock/internal/lock/memlock"
 	"github.com/seatlock/seatlock/internal/lock/redislock"
-	"github.com/seatlock/seatlock/internal/lock/schedule"
+	"github.com/seatlock/seatlock/internal/periodic"
 	"github.com/seatlock/seatlock/internal/testenv"
 )
 
@@ -80,12 +80,12 @@ func logger(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-func newRunner(t *testing.T, l lock.Locker, cfg schedule.Config, jobs ...schedule.Job) *schedule.Runner {
+func newRunner(t *testing.T, l lock.Locker, cfg periodic.Config, jobs ...periodic.Job) *periodic.Runner {
 	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = logger(t)
 	}
-	r, err := schedule.New(l, cfg, jobs...)
+	r, err := periodic.New(l, cfg, jobs...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func newRunner(t *testing.T, l lock.Locker, cfg schedule.Config, jobs ...schedul
 
 // start runs r until the returned stop is called; stop waits for Run to
 // return and fails the test if it does not within a few seconds.
-func start(t *testing.T, r *schedule.Runner) (stop func()) {
+func start(t *testing.T, r *periodic.Runner) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -127,13 +127,13 @@ type execution struct {
 type recorder struct {
 	mu     sync.Mutex
 	execs  []execution
-	events []schedule.Event
+	events []periodic.Event
 }
 
 // job returns a Run that records each execution and takes d.
 func (rec *recorder) job(d time.Duration) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
-		e := execution{fence: schedule.LeaseFrom(ctx).Fence(), start: time.Now()}
+		e := execution{fence: periodic.LeaseFrom(ctx).Fence(), start: time.Now()}
 		time.Sleep(d)
 		e.end = time.Now()
 		rec.mu.Lock()
@@ -143,47 +143,47 @@ func (rec *recorder) job(d time.Duration) func(ctx context.Context) error {
 	}
 }
 
-func (rec *recorder) observe(ev schedule.Event) {
+func (rec *recorder) observe(ev periodic.Event) {
 	rec.mu.Lock()
 	rec.events = append(rec.events, ev)
 	rec.mu.Unlock()
 }
 
-func (rec *recorder) snapshot() ([]execution, []schedule.Event) {
+func (rec *recorder) snapshot() ([]execution, []periodic.Event) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	return slices.Clone(rec.execs), slices.Clone(rec.events)
 }
 
 func TestNewRejectsInvalidJobs(t *testing.T) {
-	ok := schedule.Job{Name: "j", Every: time.Second, LockAtMostFor: time.Second, LockAtLeastFor: time.Second,
+	ok := periodic.Job{Name: "j", Every: time.Second, LockAtMostFor: time.Second, LockAtLeastFor: time.Second,
 		Run: func(context.Context) error { return nil }}
-	for name, mutate := range map[string]func(j *schedule.Job){
-		"empty name":          func(j *schedule.Job) { j.Name = "" },
-		"nil run":             func(j *schedule.Job) { j.Run = nil },
-		"zero every":          func(j *schedule.Job) { j.Every = 0 },
-		"negative every":      func(j *schedule.Job) { j.Every = -time.Second },
-		"zero at most":        func(j *schedule.Job) { j.LockAtMostFor, j.LockAtLeastFor = 0, 0 },
-		"sub-ms at most":      func(j *schedule.Job) { j.LockAtMostFor, j.LockAtLeastFor = time.Microsecond, 0 },
-		"negative at least":   func(j *schedule.Job) { j.LockAtLeastFor = -time.Second },
-		"at least > at most":  func(j *schedule.Job) { j.LockAtLeastFor = 2 * time.Second },
+	for name, mutate := range map[string]func(j *periodic.Job){
+		"empty name":          func(j *periodic.Job) { j.Name = "" },
+		"nil run":             func(j *periodic.Job) { j.Run = nil },
+		"zero every":          func(j *periodic.Job) { j.Every = 0 },
+		"negative every":      func(j *periodic.Job) { j.Every = -time.Second },
+		"zero at most":        func(j *periodic.Job) { j.LockAtMostFor, j.LockAtLeastFor = 0, 0 },
+		"sub-ms at most":      func(j *periodic.Job) { j.LockAtMostFor, j.LockAtLeastFor = time.Microsecond, 0 },
+		"negative at least":   func(j *periodic.Job) { j.LockAtLeastFor = -time.Second },
+		"at least > at most":  func(j *periodic.Job) { j.LockAtLeastFor = 2 * time.Second },
 		"duplicate job names": nil,
 	} {
 		t.Run(name, func(t *testing.T) {
-			jobs := []schedule.Job{ok, ok}
+			jobs := []periodic.Job{ok, ok}
 			if mutate != nil {
 				bad := ok
 				mutate(&bad)
-				jobs = []schedule.Job{bad}
+				jobs = []periodic.Job{bad}
 			}
-			if _, err := schedule.New(memStore().lockers(t, 1)[0], schedule.Config{}, jobs...); !errors.Is(err, schedule.ErrInvalidJob) {
+			if _, err := periodic.New(memStore().lockers(t, 1)[0], periodic.Config{}, jobs...); !errors.Is(err, periodic.ErrInvalidJob) {
 				t.Errorf("New = %v, want ErrInvalidJob", err)
 			}
 		})
 	}
 	valid := ok
 	valid.Name, valid.LockAtLeastFor = "j2", 0
-	if _, err := schedule.New(memStore().lockers(t, 1)[0], schedule.Config{}, ok, valid, schedule.Job{
+	if _, err := periodic.New(memStore().lockers(t, 1)[0], periodic.Config{}, ok, valid, periodic.Job{
 		Name: "other", Every: time.Second, LockAtMostFor: time.Second, Run: ok.Run}); err != nil {
 		t.Errorf("New with valid jobs: %v", err)
 	}
@@ -201,9 +201,9 @@ func TestOneExecutionPerPeriodAcrossInstances(t *testing.T) {
 	)
 	name := testenv.Name("report-")
 	var rec recorder
-	var runners []*schedule.Runner
+	var runners []*periodic.Runner
 	for _, l := range redisStore().lockers(t, 3) {
-		runners = append(runners, newRunner(t, l, schedule.Config{Observe: rec.observe}, schedule.Job{
+		runners = append(runners, newRunner(t, l, periodic.Config{Observe: rec.observe}, periodic.Job{
 			Name: name, Every: every, LockAtMostFor: atMost, LockAtLeastFor: atLeast, Run: rec.job(20 * time.Millisecond),
 		}))
 	}
@@ -245,12 +245,12 @@ func TestOneExecutionPerPeriodAcrossInstances(t *testing.T) {
 	started := map[int64]time.Time{} // fence → Event.Started
 	for _, ev := range events {
 		switch ev.Outcome {
-		case schedule.Ran:
+		case periodic.Ran:
 			started[ev.Fence] = ev.Started
 			if ev.KeptFor <= 0 || ev.KeptFor > atLeast {
 				t.Errorf("a 20ms run kept the lock for %v, want in (0, %v]", ev.KeptFor, atLeast)
 			}
-		case schedule.Skipped, schedule.Canceled:
+		case periodic.Skipped, periodic.Canceled:
 		default:
 			t.Errorf("unexpected event %+v", ev)
 		}
@@ -295,14 +295,14 @@ func TestLockAtLeastForKeepsOthersOutAfterAFastRun(t *testing.T) {
 			t.Parallel()
 			name := testenv.Name("fast-")
 			var rec recorder
-			job := schedule.Job{Name: name, Every: time.Hour, LockAtMostFor: 5 * time.Second, LockAtLeastFor: atLeast,
+			job := periodic.Job{Name: name, Every: time.Hour, LockAtMostFor: 5 * time.Second, LockAtLeastFor: atLeast,
 				Run: rec.job(time.Millisecond)}
 			ls := s.lockers(t, 2)
-			a, b := newRunner(t, ls[0], schedule.Config{}, job), newRunner(t, ls[1], schedule.Config{}, job)
+			a, b := newRunner(t, ls[0], periodic.Config{}, job), newRunner(t, ls[1], periodic.Config{}, job)
 			ctx := context.Background()
 
 			first, err := a.RunOnce(ctx, name)
-			if err != nil || first.Outcome != schedule.Ran {
+			if err != nil || first.Outcome != periodic.Ran {
 				t.Fatalf("first attempt: %+v, %v; want it to run", first, err)
 			}
 			if first.KeptFor <= 0 || first.KeptFor > atLeast {
@@ -311,13 +311,13 @@ func TestLockAtLeastForKeepsOthersOutAfterAFastRun(t *testing.T) {
 			if s.pttl != nil {
 				// Not deleted, and shortened from LockAtMostFor (5s) to
 				// what is left of LockAtLeastFor.
-				if pttl := s.pttl(t, schedule.Key(name)); pttl <= 0 || pttl > atLeast {
-					t.Errorf("PTTL %s after the run = %v, want in (0, %v]", schedule.Key(name), pttl, atLeast)
+				if pttl := s.pttl(t, periodic.Key(name)); pttl <= 0 || pttl > atLeast {
+					t.Errorf("PTTL %s after the run = %v, want in (0, %v]", periodic.Key(name), pttl, atLeast)
 				}
 			}
 
 			time.Sleep(100 * time.Millisecond)
-			if ev, _ := b.RunOnce(ctx, name); ev.Outcome != schedule.Skipped {
+			if ev, _ := b.RunOnce(ctx, name); ev.Outcome != periodic.Skipped {
 				t.Errorf("attempt 100ms after a fast run: %v, want skipped", ev.Outcome)
 			}
 			if st := b.Stats(name); st.Skips != 1 || st.Runs != 0 {
@@ -325,7 +325,7 @@ func TestLockAtLeastForKeepsOthersOutAfterAFastRun(t *testing.T) {
 			}
 
 			time.Sleep(time.Until(first.Started.Add(atLeast + 50*time.Millisecond)))
-			if ev, _ := b.RunOnce(ctx, name); ev.Outcome != schedule.Ran {
+			if ev, _ := b.RunOnce(ctx, name); ev.Outcome != periodic.Ran {
 				t.Errorf("attempt after LockAtLeastFor: %v (%v), want it to run", ev.Outcome, ev.Err)
 			}
 			if execs, _ := rec.snapshot(); len(execs) != 2 {
@@ -341,18 +341,18 @@ func TestZeroLockAtLeastForReleases(t *testing.T) {
 	t.Parallel()
 	s := redisStore()
 	name := testenv.Name("release-")
-	job := schedule.Job{Name: name, Every: time.Hour, LockAtMostFor: 5 * time.Second,
+	job := periodic.Job{Name: name, Every: time.Hour, LockAtMostFor: 5 * time.Second,
 		Run: func(context.Context) error { return nil }}
 	ls := s.lockers(t, 2)
-	a, b := newRunner(t, ls[0], schedule.Config{}, job), newRunner(t, ls[1], schedule.Config{}, job)
+	a, b := newRunner(t, ls[0], periodic.Config{}, job), newRunner(t, ls[1], periodic.Config{}, job)
 	ev, _ := a.RunOnce(context.Background(), name)
-	if ev.Outcome != schedule.Ran || ev.KeptFor != 0 || ev.UnlockErr != nil {
+	if ev.Outcome != periodic.Ran || ev.KeptFor != 0 || ev.UnlockErr != nil {
 		t.Fatalf("event %+v, want a run that released", ev)
 	}
-	if pttl := s.pttl(t, schedule.Key(name)); pttl != -1 {
+	if pttl := s.pttl(t, periodic.Key(name)); pttl != -1 {
 		t.Errorf("PTTL after release = %v, want the key gone", pttl)
 	}
-	if ev, _ := b.RunOnce(context.Background(), name); ev.Outcome != schedule.Ran {
+	if ev, _ := b.RunOnce(context.Background(), name); ev.Outcome != periodic.Ran {
 		t.Errorf("other instance right after: %v, want it to run", ev.Outcome)
 	}
 }
@@ -364,12 +364,12 @@ func TestLockAtLeastForSpacesRunsUnderRun(t *testing.T) {
 	const atLeast = 300 * time.Millisecond
 	name := testenv.Name("spaced-")
 	var rec recorder
-	job := schedule.Job{Name: name, Every: 50 * time.Millisecond, LockAtMostFor: time.Second, LockAtLeastFor: atLeast,
+	job := periodic.Job{Name: name, Every: 50 * time.Millisecond, LockAtMostFor: time.Second, LockAtLeastFor: atLeast,
 		Run: rec.job(time.Millisecond)}
 	var stops []func()
-	var runners []*schedule.Runner
+	var runners []*periodic.Runner
 	for _, l := range memStore().lockers(t, 2) {
-		r := newRunner(t, l, schedule.Config{Observe: rec.observe}, job)
+		r := newRunner(t, l, periodic.Config{Observe: rec.observe}, job)
 		runners = append(runners, r)
 		stops = append(stops, start(t, r))
 	}
@@ -383,7 +383,7 @@ func TestLockAtLeastForSpacesRunsUnderRun(t *testing.T) {
 	}
 	started := map[int64]time.Time{}
 	for _, ev := range events {
-		if ev.Outcome == schedule.Ran {
+		if ev.Outcome == periodic.Ran {
 			started[ev.Fence] = ev.Started
 		}
 	}
@@ -407,18 +407,18 @@ func TestCrashedHoldersLockFreesAfterLockAtMostFor(t *testing.T) {
 	ls := redisStore().lockers(t, 2)
 
 	crashedAt := time.Now()
-	crashed, err := ls[0].Acquire(context.Background(), schedule.Key(name), lock.Options{TTL: atMost})
+	crashed, err := ls[0].Acquire(context.Background(), periodic.Key(name), lock.Options{TTL: atMost})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The crashed instance never releases: its lock only expires.
 
 	ran := make(chan execution, 1)
-	r := newRunner(t, ls[1], schedule.Config{}, schedule.Job{
+	r := newRunner(t, ls[1], periodic.Config{}, periodic.Job{
 		Name: name, Every: 50 * time.Millisecond, LockAtMostFor: atMost, LockAtLeastFor: 10 * time.Millisecond,
 		Run: func(ctx context.Context) error {
 			select {
-			case ran <- execution{fence: schedule.LeaseFrom(ctx).Fence(), start: time.Now()}:
+			case ran <- execution{fence: periodic.LeaseFrom(ctx).Fence(), start: time.Now()}:
 			default:
 			}
 			return nil
@@ -451,7 +451,7 @@ func TestRunPastLockAtMostForLosesTheLease(t *testing.T) {
 	t.Parallel()
 	name := testenv.Name("slow-")
 	var cause error
-	job := schedule.Job{Name: name, Every: time.Hour, LockAtMostFor: 100 * time.Millisecond,
+	job := periodic.Job{Name: name, Every: time.Hour, LockAtMostFor: 100 * time.Millisecond,
 		Run: func(ctx context.Context) error {
 			select {
 			case <-ctx.Done():
@@ -462,12 +462,12 @@ func TestRunPastLockAtMostForLosesTheLease(t *testing.T) {
 			}
 		}}
 	ls := memStore().lockers(t, 2)
-	a, b := newRunner(t, ls[0], schedule.Config{}, job), newRunner(t, ls[1], schedule.Config{}, job)
+	a, b := newRunner(t, ls[0], periodic.Config{}, job), newRunner(t, ls[1], periodic.Config{}, job)
 	ev, _ := a.RunOnce(context.Background(), name)
-	if !ev.LeaseLost || ev.Outcome != schedule.Failed || !errors.Is(cause, lock.ErrLeaseLost) {
+	if !ev.LeaseLost || ev.Outcome != periodic.Failed || !errors.Is(cause, lock.ErrLeaseLost) {
 		t.Errorf("event %+v, cause %v; want a lost lease reported and ErrLeaseLost as the cause", ev, cause)
 	}
-	if ev, _ := b.RunOnce(context.Background(), name); ev.Outcome != schedule.Failed || ev.Fence == 0 {
+	if ev, _ := b.RunOnce(context.Background(), name); ev.Outcome != periodic.Failed || ev.Fence == 0 {
 		t.Errorf("other instance after the lost lease: %+v, want it to take the lock", ev)
 	}
 }
@@ -479,19 +479,19 @@ func TestErrorsAndPanicsDoNotStopTheRunner(t *testing.T) {
 	prefix := testenv.Name("faulty-")
 	boom := errors.New("boom")
 	var mu sync.Mutex
-	var panics []*schedule.PanicError
-	observe := func(ev schedule.Event) {
-		var p *schedule.PanicError
+	var panics []*periodic.PanicError
+	observe := func(ev periodic.Event) {
+		var p *periodic.PanicError
 		if errors.As(ev.Err, &p) {
 			mu.Lock()
 			panics = append(panics, p)
 			mu.Unlock()
 		}
 	}
-	mk := func(suffix string, run func(context.Context) error) schedule.Job {
-		return schedule.Job{Name: prefix + suffix, Every: 20 * time.Millisecond, LockAtMostFor: time.Second, Run: run}
+	mk := func(suffix string, run func(context.Context) error) periodic.Job {
+		return periodic.Job{Name: prefix + suffix, Every: 20 * time.Millisecond, LockAtMostFor: time.Second, Run: run}
 	}
-	r := newRunner(t, memStore().lockers(t, 1)[0], schedule.Config{Observe: observe},
+	r := newRunner(t, memStore().lockers(t, 1)[0], periodic.Config{Observe: observe},
 		mk("fails", func(context.Context) error { return boom }),
 		mk("panics", func(context.Context) error { panic("kaboom") }),
 		mk("ok", func(context.Context) error { return nil }),
@@ -534,7 +534,7 @@ func TestRunWaitsForRunningJobs(t *testing.T) {
 	started := make(chan struct{})
 	var finished bool // written by the job, read after Run returned
 	var cause error
-	r := newRunner(t, memStore().lockers(t, 1)[0], schedule.Config{}, schedule.Job{
+	r := newRunner(t, memStore().lockers(t, 1)[0], periodic.Config{}, periodic.Job{
 		Name: name, Every: 20 * time.Millisecond, LockAtMostFor: 10 * time.Second,
 		Run: func(ctx context.Context) error {
 			close(started)
@@ -549,7 +549,7 @@ func TestRunWaitsForRunningJobs(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
 	<-started
-	if err := r.Run(ctx); !errors.Is(err, schedule.ErrRunning) {
+	if err := r.Run(ctx); !errors.Is(err, periodic.ErrRunning) {
 		t.Errorf("second Run = %v, want ErrRunning", err)
 	}
 	cancel()
@@ -577,18 +577,18 @@ func TestUnreachableStoreSkips(t *testing.T) {
 	t.Parallel()
 	name := testenv.Name("down-")
 	ran := false
-	r := newRunner(t, downLocker{}, schedule.Config{}, schedule.Job{
+	r := newRunner(t, downLocker{}, periodic.Config{}, periodic.Job{
 		Name: name, Every: time.Hour, LockAtMostFor: time.Second,
 		Run: func(context.Context) error { ran = true; return nil },
 	})
 	ev, err := r.RunOnce(context.Background(), name)
-	if err != nil || ev.Outcome != schedule.LockFailed || !errors.Is(ev.Err, lock.ErrUnavailable) || ran {
+	if err != nil || ev.Outcome != periodic.LockFailed || !errors.Is(ev.Err, lock.ErrUnavailable) || ran {
 		t.Errorf("event %+v, %v, ran %v; want LockFailed wrapping ErrUnavailable and no run", ev, err, ran)
 	}
 	if st := r.Stats(name); st.LockErrors != 1 || st.Runs != 0 {
 		t.Errorf("stats %+v, want one lock error", st)
 	}
-	if _, err := r.RunOnce(context.Background(), "nope"); !errors.Is(err, schedule.ErrUnknownJob) {
+	if _, err := r.RunOnce(context.Background(), "nope"); !errors.Is(err, periodic.ErrUnknownJob) {
 		t.Errorf("RunOnce of an unknown job = %v, want ErrUnknownJob", err)
 	}
 }
@@ -601,22 +601,22 @@ func (downLocker) Acquire(context.Context, string, lock.Options) (lock.Lease, er
 
 func TestLeaseFrom(t *testing.T) {
 	t.Parallel()
-	if schedule.LeaseFrom(context.Background()) != nil {
+	if periodic.LeaseFrom(context.Background()) != nil {
 		t.Error("LeaseFrom outside a run is not nil")
 	}
 	name := testenv.Name("lease-")
 	var key string
 	var fence int64
-	r := newRunner(t, memStore().lockers(t, 1)[0], schedule.Config{}, schedule.Job{
+	r := newRunner(t, memStore().lockers(t, 1)[0], periodic.Config{}, periodic.Job{
 		Name: name, Every: time.Hour, LockAtMostFor: time.Second,
 		Run: func(ctx context.Context) error {
-			l := schedule.LeaseFrom(ctx)
+			l := periodic.LeaseFrom(ctx)
 			key, fence = l.Key(), l.Fence()
 			return nil
 		},
 	})
 	ev, _ := r.RunOnce(context.Background(), name)
-	if key != schedule.Key(name) || fence != ev.Fence || fence == 0 {
-		t.Errorf("lease in the job: key %q fence %d; want %q and the event's fence %d", key, fence, schedule.Key(name), ev.Fence)
+	if key != periodic.Key(name) || fence != ev.Fence || fence == 0 {
+		t.Errorf("lease in the job: key %q fence %d; want %q and the event's fence %d", key, fence, periodic.Key(name), ev.Fence)
 	}
 }

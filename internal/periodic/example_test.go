@@ -1,4 +1,4 @@
-package schedule_test
+package periodic_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/seatlock/seatlock/internal/lock"
 	"github.com/seatlock/seatlock/internal/lock/memlock"
-	"github.com/seatlock/seatlock/internal/lock/schedule"
+	"github.com/seatlock/seatlock/internal/periodic"
 )
 
 // Two instances share a lock store (Redis in production: redislock.New).
@@ -15,18 +15,18 @@ import (
 // until LockAtLeastFor has passed since the run began.
 func Example() {
 	store := memlock.New()
-	job := schedule.Job{
+	job := periodic.Job{
 		Name:           "purge-expired-holds",
 		Every:          time.Minute,      // at each full minute, on every instance
 		LockAtMostFor:  10 * time.Minute, // a crashed holder blocks the job this long at most
 		LockAtLeastFor: 50 * time.Second, // covers clock skew between instances
 		Run: func(ctx context.Context) error {
-			// Pass schedule.LeaseFrom(ctx).Fence() to the system of record.
+			// Pass periodic.LeaseFrom(ctx).Fence() to the system of record.
 			return nil
 		},
 	}
-	a, _ := schedule.New(lock.New(store, lock.Config{}), schedule.Config{}, job)
-	b, _ := schedule.New(lock.New(store, lock.Config{}), schedule.Config{}, job)
+	a, _ := periodic.New(lock.New(store, lock.Config{}), periodic.Config{}, job)
+	b, _ := periodic.New(lock.New(store, lock.Config{}), periodic.Config{}, job)
 
 	// In the service: go a.Run(ctx). RunOnce makes a single tick now.
 	ev, _ := a.RunOnce(context.Background(), job.Name)

@@ -1,0 +1,51 @@
+package lock
+
+import (
+	"context"
+	"time"
+)
+
+// Backoff of the background release after an acquire of unknown outcome.
+const (
+	forgetFirstRetry = 20 * time.Millisecond
+	forgetMaxRetry   = time.Second
+)
+
+// forget releases token in the background after an acquire whose outcome
+// is unknown: the store may have granted the lock and lost only the reply,
+// which would leave the key held by a token nobody will release until its
+// TTL. Release is owner-checked, so when the acquire did not happen this
+// deletes nothing. It retries with backoff while the store fails, and gives
+// up at expires, when the store drops the key by itself anyway.
+func (c *Client) forget(t target, token string, expires time.Time) {
+	c.forgetting.Go(func() {
+		backoff := forgetFirstRetry
+		for {
+			left := time.Until(expires)
+			if left <= 0 {
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), min(c.releaseTimeout, left))
+			_, err := t.release(ctx, token)
+			cancel()
+			if err == nil {
+				return
+			}
+			select {
+			case <-time.After(min(backoff, time.Until(expires))):
+			case <-c.closed:
+				return
+			}
+			backoff = min(2*backoff, forgetMaxRetry)
+		}
+	})
+}
+
+// Close stops the background releases of acquisitions whose outcome was
+// unknown and waits for them; the keys they had not yet freed expire at
+// their TTL. Leases already granted are not affected: release them first.
+// Close is idempotent.
+func (c *Client) Close() {
+	c.closeOnce.Do(func() { close(c.closed) })
+	c.forgetting.Wait()
+}
