@@ -1,93 +1,78 @@
 package testenv
 
 import (
-	"io"
-	"net"
-	"sync"
+	"context"
+	"encoding/json"
+	"strings"
 	"testing"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
 )
 
-// Proxy forwards TCP connections to a real server until Cut, which drops
-// every open connection and refuses new ones: a dependency going away under
-// a running service.
+// Proxy is a TCP proxy in front of a real server, with Toxiproxy's fault
+// injection: toxics that delay, drop or reset traffic in either direction,
+// and Cut, which takes the server away altogether. It runs in the test's
+// own process, so each test has its own.
 type Proxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	conns  []net.Conn
-	cut    bool
-	wg     sync.WaitGroup
+	tb    testing.TB
+	proxy *toxiproxy.Proxy
 }
 
-// NewProxy listens on 127.0.0.1:0 and forwards to target ("host:port"). It
-// is closed when the test ends.
+// NewProxy listens on 127.0.0.1 (a free port) and forwards to target
+// ("host:port"). It is stopped when the test ends.
 func NewProxy(tb testing.TB, target string) *Proxy {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
+	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
+	p := toxiproxy.NewProxy(server, Name("proxy_"), "127.0.0.1:0", target)
+	if err := p.Start(); err != nil {
+		tb.Fatalf("start proxy to %s: %v", target, err)
 	}
-	p := &Proxy{ln: ln, target: target}
-	p.wg.Go(p.accept)
-	tb.Cleanup(func() {
-		p.Cut()
-		p.wg.Wait()
-	})
-	return p
+	tb.Cleanup(p.Stop)
+	return &Proxy{tb: tb, proxy: p}
 }
 
 // Addr is the address clients dial instead of the target.
-func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+func (p *Proxy) Addr() string { return p.proxy.Listen }
 
 // Cut drops all connections and stops accepting: clients see resets, then
 // connection refused.
-func (p *Proxy) Cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cut {
-		return
+func (p *Proxy) Cut() { p.proxy.Stop() }
+
+// Toxic is one fault: Type is a Toxiproxy toxic ("latency", "timeout",
+// "reset_peer", "limit_data", "bandwidth", "slicer", "slow_close"), Stream
+// is "downstream" (server to client, the default) or "upstream", Toxicity
+// the share of connections it applies to (zero means all), Attributes the
+// toxic's own settings (for example {"latency": 500} in milliseconds).
+type Toxic struct {
+	Name       string         `json:"name"`
+	Type       string         `json:"type"`
+	Stream     string         `json:"stream,omitempty"`
+	Toxicity   float32        `json:"toxicity,omitempty"`
+	Attributes map[string]any `json:"attributes,omitempty"`
+}
+
+// AddToxic starts a fault on every connection, open or new, until
+// RemoveToxic.
+func (p *Proxy) AddToxic(t Toxic) {
+	p.tb.Helper()
+	if t.Toxicity == 0 {
+		t.Toxicity = 1
 	}
-	p.cut = true
-	_ = p.ln.Close()
-	for _, c := range p.conns {
-		_ = c.Close()
+	body, err := json.Marshal(t)
+	if err != nil {
+		p.tb.Fatal(err)
+	}
+	if _, err := p.proxy.Toxics.AddToxicJson(strings.NewReader(string(body))); err != nil {
+		p.tb.Fatalf("add toxic %s: %v", t.Name, err)
 	}
 }
 
-func (p *Proxy) accept() {
-	for {
-		client, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		server, err := net.Dial("tcp", p.target)
-		if err != nil {
-			_ = client.Close()
-			continue
-		}
-		if !p.track(client, server) {
-			return
-		}
-		p.wg.Go(func() { pipe(server, client) })
-		p.wg.Go(func() { pipe(client, server) })
+// RemoveToxic ends the fault named name.
+func (p *Proxy) RemoveToxic(name string) {
+	p.tb.Helper()
+	if err := p.proxy.Toxics.RemoveToxic(context.Background(), name); err != nil {
+		p.tb.Fatalf("remove toxic %s: %v", name, err)
 	}
-}
-
-func (p *Proxy) track(conns ...net.Conn) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cut {
-		for _, c := range conns {
-			_ = c.Close()
-		}
-		return false
-	}
-	p.conns = append(p.conns, conns...)
-	return true
-}
-
-func pipe(dst, src net.Conn) {
-	_, _ = io.Copy(dst, src)
-	_ = dst.Close()
-	_ = src.Close()
 }
