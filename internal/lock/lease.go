@@ -93,11 +93,17 @@ func (l *lease) endLost() {
 	l.cancel(ErrLeaseLost)
 }
 
-// ended reports whether the lease was released or lost.
-func (l *lease) ended() bool {
+// state reports whether the lease was released, or lost.
+func (l *lease) state() (released, lost bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.released || l.lost
+	return l.released, l.lost
+}
+
+// ended reports whether the lease was released or lost.
+func (l *lease) ended() bool {
+	released, lost := l.state()
+	return released || lost
 }
 
 // extendOnce makes one extension call, cut off at the local expiry, and

@@ -44,8 +44,8 @@ func (l *lease) extendWithRetry(interval time.Duration) bool {
 		if err == nil {
 			return true
 		}
-		if l.ended() {
-			if !l.released {
+		if released, lost := l.state(); released || lost {
+			if lost {
 				l.client.log.Warn("lock watchdog: lock lost", slog.String("key", l.target.name()), slog.Any("error", err))
 			}
 			return false
