@@ -76,3 +76,70 @@ func ExampleClient_Acquire_watchdog() {
 	// still held: true
 	// lease ended: lock: lease lost
 }
+
+// The context given to Acquire bounds the acquiring, never the lease: a
+// short timeout for the acquire is safe. The work then runs under Join, which
+// ends when the caller gives up or the lock is lost, whichever comes first.
+func ExampleJoin() {
+	locker := lock.New(memlock.New(), lock.Config{})
+	request := context.Background()
+
+	acquireCtx, cancel := context.WithTimeout(request, 100*time.Millisecond)
+	lease, err := locker.Acquire(acquireCtx, "seat", lock.Options{TTL: 5 * time.Second})
+	cancel() // ends the acquire's context, not the lease
+	if err != nil {
+		return
+	}
+	defer lease.Release(request)
+
+	work, stop := lock.Join(request, lease)
+	defer stop()
+	fmt.Println("lease alive:", lease.Context().Err() == nil, "work alive:", work.Err() == nil)
+	// Output: lease alive: true work alive: true
+}
+
+// Several seats at once: all of them or none, each with its own fence. A
+// held seat is named in the HeldError, with how long its holder has left.
+func ExampleClient_AcquireAll() {
+	locker := lock.New(memlock.New(), lock.Config{})
+	ctx := context.Background()
+	seats := []string{"lock:{schedule:7}:seat:3", "lock:{schedule:7}:seat:4"}
+
+	other, _ := locker.Acquire(ctx, seats[1], lock.Options{TTL: 3 * time.Second})
+	_, err := locker.AcquireAll(ctx, seats, lock.Options{TTL: 5 * time.Second})
+	var held *lock.HeldError
+	if errors.As(err, &held) {
+		fmt.Println("held:", held.Keys[0].Key, "for about", held.Keys[0].Remaining.Round(time.Second))
+	}
+	other.Release(ctx)
+
+	both, err := locker.AcquireAll(ctx, seats, lock.Options{TTL: 5 * time.Second})
+	if err != nil {
+		return
+	}
+	fmt.Println("holding", len(both.Keys()), "seats, fenced:", both.Fences()[0] > 0 && both.Fences()[1] > 0)
+	fmt.Println("release:", both.Release(ctx))
+	// Output:
+	// held: lock:{schedule:7}:seat:4 for about 3s
+	// holding 2 seats, fenced: true
+	// release: <nil>
+}
+
+// A holder can ask the store whether it still holds its lock, and for how
+// long, in one owner-checked call.
+func ExampleLease_Remaining() {
+	backend := memlock.New()
+	locker := lock.New(backend, lock.Config{})
+	ctx := context.Background()
+	lease, _ := locker.Acquire(ctx, "seat", lock.Options{TTL: 5 * time.Second})
+
+	left, err := lease.Remaining(ctx)
+	fmt.Println("held for about", left.Round(time.Second), err)
+
+	backend.Delete("seat") // an operator clears the key
+	_, err = lease.Remaining(ctx)
+	fmt.Println(err, "/", context.Cause(lease.Context()))
+	// Output:
+	// held for about 5s <nil>
+	// lock: not held / lock: lease lost
+}
