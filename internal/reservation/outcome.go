@@ -27,7 +27,10 @@ func outcomeUnknown(err error) bool {
 // outcome is unknown. This user's reservation means the insert committed:
 // it is the answer. Another user's means ours did not (one reservation per
 // seat): ErrSeatTaken. No reservation, or no answer, keeps insertErr, which
-// is all that is known.
+// is all that is known: PostgreSQL finishes a COMMIT it received even when
+// the client has gone, so a look-up racing that last step may find the seat
+// free, and the client then hears the insert's failure (503, or nothing
+// when it hung up), never a success that did not happen.
 func (s *Service) settleUnknownInsert(ctx context.Context, cmd ReserveCommand, insertErr error) (Reservation, error) {
 	lookup, cancel := context.WithTimeout(context.WithoutCancel(ctx), outcomeLookupTimeout)
 	defer cancel()
