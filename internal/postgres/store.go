@@ -92,6 +92,26 @@ func (s *Store) SeatReserved(ctx context.Context, scheduleID int64, seatID int) 
 	return exists, nil
 }
 
+// SeatReservation implements reservation.Repository. The UNIQUE constraint
+// on (schedule_id, seat_id) makes it at most one row.
+func (s *Store) SeatReservation(ctx context.Context, scheduleID int64, seatID int) (reservation.Reservation, error) {
+	var (
+		id        uuid.UUID
+		userID    string
+		createdAt time.Time
+	)
+	err := s.pool.QueryRow(ctx,
+		`SELECT id, user_id, created_at FROM reservations WHERE schedule_id = $1 AND seat_id = $2`,
+		scheduleID, seatID).Scan(&id, &userID, &createdAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return reservation.Reservation{}, reservation.ErrReservationNotFound
+	}
+	if err != nil {
+		return reservation.Reservation{}, wrap("select seat reservation", err)
+	}
+	return reservation.RestoreReservation(id, scheduleID, seatID, userID, createdAt), nil
+}
+
 // InsertReservation implements reservation.Repository: one transaction that
 // first moves the seat's fence forward (refusing a stale one), then inserts.
 // The INSERT selects from schedules so that a seat outside the schedule is

@@ -35,6 +35,10 @@ func storeCalls(scheduleID int64, reservationID uuid.UUID) map[string]func(conte
 			_, err := s.SeatReserved(ctx, scheduleID, 1)
 			return err
 		},
+		"SeatReservation": func(ctx context.Context, s *postgres.Store) error {
+			_, err := s.SeatReservation(ctx, scheduleID, 1)
+			return err
+		},
 		"InsertReservation": func(ctx context.Context, s *postgres.Store) error {
 			_, err := insert(ctx, s, scheduleID, 2, "bob", nextFence())
 			return err

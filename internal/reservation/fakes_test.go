@@ -40,21 +40,25 @@ func (j *journal) list() []string {
 // fences like PostgreSQL's seat_fences table: an insert must carry a fence
 // greater than the seat's, and only a successful insert moves it (a failed
 // transaction rolls its fence update back). fail makes a method return an
-// error; before and after run hooks around a method's work. It records the
-// context each method was called with and every NewReservation it was asked
-// to insert.
+// error; before and after run hooks around a method's work. committed runs
+// once InsertReservation has stored its row, before it answers: if the
+// context ended meanwhile, the answer is lost and the call returns the
+// context's error although the row stays, as when a context ends while
+// PostgreSQL's reply to COMMIT is on its way. It records the context each
+// method was called with and every NewReservation it was asked to insert.
 type fakeRepo struct {
-	j        *journal
-	mu       sync.Mutex
-	nextID   int64
-	sched    map[int64]reservation.Schedule
-	res      map[uuid.UUID]reservation.Reservation
-	fences   map[seatKey]int64
-	inserted []reservation.NewReservation
-	ctxs     map[string][]context.Context
-	fail     map[string]error
-	before   map[string]func()
-	after    map[string]func()
+	j         *journal
+	mu        sync.Mutex
+	nextID    int64
+	sched     map[int64]reservation.Schedule
+	res       map[uuid.UUID]reservation.Reservation
+	fences    map[seatKey]int64
+	inserted  []reservation.NewReservation
+	ctxs      map[string][]context.Context
+	fail      map[string]error
+	before    map[string]func()
+	after     map[string]func()
+	committed func()
 }
 
 type seatKey struct {
@@ -223,6 +227,21 @@ func (f *fakeRepo) InsertReservation(ctx context.Context, nr reservation.NewRese
 		return reservation.Reservation{}, err
 	}
 	defer f.leave("InsertReservation")
+	r, err := f.store(nr)
+	if err != nil {
+		return reservation.Reservation{}, err
+	}
+	if f.committed != nil {
+		f.committed()
+		if err := ctx.Err(); err != nil {
+			return reservation.Reservation{}, err
+		}
+	}
+	return r, nil
+}
+
+// store is InsertReservation's transaction: the fence, then the row.
+func (f *fakeRepo) store(nr reservation.NewReservation) (reservation.Reservation, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s, ok := f.sched[nr.ScheduleID]
@@ -243,6 +262,21 @@ func (f *fakeRepo) InsertReservation(ctx context.Context, nr reservation.NewRese
 	return r, nil
 }
 
+func (f *fakeRepo) SeatReservation(ctx context.Context, scheduleID int64, seatID int) (reservation.Reservation, error) {
+	if err := f.enter(ctx, "SeatReservation"); err != nil {
+		return reservation.Reservation{}, err
+	}
+	defer f.leave("SeatReservation")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, r := range f.res {
+		if r.ScheduleID() == scheduleID && r.SeatID() == seatID {
+			return r, nil
+		}
+	}
+	return reservation.Reservation{}, reservation.ErrReservationNotFound
+}
+
 func (f *fakeRepo) Reservation(ctx context.Context, id uuid.UUID) (reservation.Reservation, error) {
 	if err := f.enter(ctx, "Reservation"); err != nil {
 		return reservation.Reservation{}, err
@@ -260,8 +294,10 @@ func (f *fakeRepo) Reservation(ctx context.Context, id uuid.UUID) (reservation.R
 // fakeLocker grants every Acquire unless acquireErr is set; its leases
 // return releaseErr. It never blocks, so tests need no timing. Each lease
 // gets the next fence after lastFence (1, 2, ... by default), and a context
-// derived from Acquire's, as the real Client's leases do, carrying the lease
-// under leaseCtxKey so a test can tell that work ran under it.
+// that keeps Acquire's values but not its cancellation, as the real Client's
+// leases do (a lease lives as long as the lock, not as the call that took
+// it), carrying the lease under leaseCtxKey so a test can tell that work ran
+// under it.
 type fakeLocker struct {
 	j          *journal
 	acquireErr error
@@ -289,7 +325,7 @@ func (l *fakeLocker) Acquire(ctx context.Context, key string, opts lock.Options)
 	}
 	l.lastFence++
 	lease := &fakeLease{j: l.j, key: key, fence: l.lastFence, err: l.releaseErr}
-	lease.ctx, lease.cancel = context.WithCancelCause(context.WithValue(ctx, leaseCtxKey{}, lease))
+	lease.ctx, lease.cancel = context.WithCancelCause(context.WithValue(context.WithoutCancel(ctx), leaseCtxKey{}, lease))
 	l.leases = append(l.leases, lease)
 	return lease, nil
 }

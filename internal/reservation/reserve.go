@@ -24,15 +24,29 @@ type ReserveCommand struct {
 // free, inserts the reservation and releases the lock (always, even if the
 // caller's context was cancelled meanwhile).
 //
-// The check and the insert run under the lease's context, so they abort once
-// the lease has run out, and the insert carries the lease's fencing token:
+// The check runs under the request's context joined with the lease's
+// (lock.Join): a client that hangs up, or a lease that runs out, stops it
+// before anything is written. The insert runs under the request's context
+// alone (so still within the request's deadline), not the lease's: once
+// it is on its way, PostgreSQL decides its outcome, and an answer must say
+// what PostgreSQL decided. The insert carries the lease's fencing token and
 // PostgreSQL refuses it if a newer holder of the seat's lock already wrote,
-// so a holder paused past its TTL can never book after its successor.
+// so a holder paused past its TTL can never book after its successor. For
+// the same reason a lease lost after the check does not stop the insert:
+// the fence tells truthfully whether a newer holder got there first, where
+// giving up would only guess.
+//
+// A slow COMMIT therefore stands even when the lease's TTL ends while its
+// reply is on its way: the client gets its reservation, never seat_locked.
+// When the insert's outcome is unknown (the request's context ended or the
+// store stopped answering after the transaction was sent), the seat's
+// reservation is looked up with a short context of its own (see
+// settleUnknownInsert).
 //
 // Errors: ErrScheduleNotFound, ErrSeatNotFound, *SeatLockedError (another
-// request holds the seat, or this request's lease ran out and a newer holder
-// wrote first), ErrSeatTaken (already booked), ErrUnavailable (Redis or
-// PostgreSQL unreachable).
+// request holds the seat, this request's lease ran out during the check, or
+// a newer holder wrote first), ErrSeatTaken (already booked), ErrUnavailable
+// (Redis or PostgreSQL unreachable), or the request context's error.
 func (s *Service) Reserve(ctx context.Context, cmd ReserveCommand) (Reservation, error) {
 	if cmd.UserID == "" {
 		return Reservation{}, &InvalidError{Field: "userId", Detail: "is required"}
@@ -54,19 +68,28 @@ func (s *Service) Reserve(ctx context.Context, cmd ReserveCommand) (Reservation,
 	}
 	defer s.release(ctx, lease)
 
-	work := lease.Context()
-	taken, err := s.repo.SeatReserved(work, cmd.ScheduleID, cmd.SeatID)
+	check, stopCheck := lock.Join(ctx, lease)
+	defer stopCheck()
+	taken, err := s.repo.SeatReserved(check, cmd.ScheduleID, cmd.SeatID)
 	if err != nil {
-		return Reservation{}, leaseError(work, fmt.Errorf("check seat: %w", err))
+		return Reservation{}, leaseError(check, fmt.Errorf("check seat: %w", err))
 	}
 	if taken {
 		return Reservation{}, ErrSeatTaken
 	}
-	r, err := s.repo.InsertReservation(work, NewReservation{
+	// A client that gave up after the check gets nothing written.
+	if err := ctx.Err(); err != nil {
+		return Reservation{}, fmt.Errorf("before insert: %w", err)
+	}
+	r, err := s.repo.InsertReservation(ctx, NewReservation{
 		ScheduleID: cmd.ScheduleID, SeatID: cmd.SeatID, UserID: cmd.UserID, Fence: lease.Fence(),
 	})
 	if err != nil {
-		return Reservation{}, leaseError(work, fmt.Errorf("insert reservation: %w", err))
+		err = fmt.Errorf("insert reservation: %w", err)
+		if outcomeUnknown(err) {
+			return s.settleUnknownInsert(ctx, cmd, err)
+		}
+		return Reservation{}, staleFenceError(err)
 	}
 	return r, nil
 }
@@ -75,17 +98,29 @@ func (s *Service) Reserve(ctx context.Context, cmd ReserveCommand) (Reservation,
 // tells its client: the seat's new holder is at work right now.
 const staleRetryAfter = time.Second
 
-// leaseError turns a failure caused by losing the lock into ErrSeatLocked:
-// PostgreSQL refused a stale fence, or the work was cancelled because the
-// lease ended. Any other answer (seat taken, not found, unavailable) is kept:
-// it does not depend on who holds the lock.
+// leaseError turns a check cancelled because the lease was lost into
+// ErrSeatLocked; any other answer (seat taken, not found, unavailable, the
+// client gone) is kept: it does not depend on who holds the lock.
 func leaseError(work context.Context, err error) error {
 	cancelledByLoss := errors.Is(context.Cause(work), lock.ErrLeaseLost) &&
 		(errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
-	if errors.Is(err, ErrStaleFence) || cancelledByLoss {
-		return fmt.Errorf("%w: %w", &SeatLockedError{RetryAfter: staleRetryAfter}, err)
+	if cancelledByLoss {
+		return seatLocked(err)
 	}
 	return err
+}
+
+// staleFenceError turns an insert that PostgreSQL refused for a stale fence
+// into ErrSeatLocked: a newer holder of the seat's lock wrote first.
+func staleFenceError(err error) error {
+	if errors.Is(err, ErrStaleFence) {
+		return seatLocked(err)
+	}
+	return err
+}
+
+func seatLocked(err error) error {
+	return fmt.Errorf("%w: %w", &SeatLockedError{RetryAfter: staleRetryAfter}, err)
 }
 
 func lockError(err error) error {

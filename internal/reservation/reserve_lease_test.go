@@ -58,43 +58,75 @@ func TestReserveUsesEachLeasesFence(t *testing.T) {
 	}
 }
 
-// The seat check and the insert run under the lease's context, so they
-// abort once the lock is lost; the schedule lookup happens before there is
-// a lease and uses the caller's context.
-func TestReserveWorksUnderLeaseContext(t *testing.T) {
+// loseDuring loses the lease from inside the repository's method, and
+// waits until the context that method was called with has ended, as a real
+// store's call would see it (lock.Join ends it from a goroutine of its own).
+func loseDuring(repo *fakeRepo, locker *fakeLocker, method string) {
+	locker.lastLease().lose()
+	ctxs := repo.contexts(method)
+	awaitEnd(ctxs[len(ctxs)-1])
+}
+
+// awaitEnd waits for ctx to end, or gives up after a while so that a use
+// case that ignores the lease fails its test instead of hanging it.
+func awaitEnd(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+	}
+}
+
+// The seat check runs under the caller's context joined with the lease's, so
+// it stops when either ends; the insert runs under the caller's context
+// alone (its values and deadline), which the lease's loss does not end. The
+// schedule lookup happens before there is a lease.
+func TestReserveContexts(t *testing.T) {
 	t.Parallel()
 	repo, locker, svc := newLeaseTest(1)
 	type callerKey struct{}
-	ctx := context.WithValue(context.Background(), callerKey{}, "caller")
+	deadline := time.Now().Add(time.Hour)
+	ctx, cancel := context.WithDeadline(context.WithValue(context.Background(), callerKey{}, "caller"), deadline)
+	defer cancel()
+	var checkCause, insertErr error
+	repo.after["InsertReservation"] = func() {
+		check, insert := repo.contexts("SeatReserved")[0], repo.contexts("InsertReservation")[0]
+		locker.lastLease().lose()
+		awaitEnd(check)
+		checkCause, insertErr = context.Cause(check), insert.Err()
+	}
 
 	if _, err := svc.Reserve(ctx, reservation.ReserveCommand{ScheduleID: scheduleID, SeatID: 3, UserID: "alice"}); err != nil {
 		t.Fatalf("Reserve: %v", err)
 	}
 
-	lease := locker.lease(0)
-	if lease == nil {
-		t.Fatal("no lease was acquired")
+	if !errors.Is(checkCause, lock.ErrLeaseLost) {
+		t.Errorf("check context cause after the lease was lost = %v, want ErrLeaseLost", checkCause)
+	}
+	if insertErr != nil {
+		t.Errorf("insert context after the lease was lost: %v, want it alive", insertErr)
 	}
 	for _, method := range []string{"SeatReserved", "InsertReservation"} {
 		ctxs := repo.contexts(method)
 		if len(ctxs) != 1 {
 			t.Fatalf("%s called %d times, want once", method, len(ctxs))
 		}
-		if got, _ := ctxs[0].Value(leaseCtxKey{}).(*fakeLease); got != lease {
-			t.Errorf("%s ran with a context that is not the lease's (lease value %v, want %v)", method, got, lease)
-		}
-		// The lease's context derives from the caller's, so the
-		// caller's values (request id, trace) still reach the store.
+		// The caller's values (request id, trace) reach the store.
 		if ctxs[0].Value(callerKey{}) != "caller" {
 			t.Errorf("%s lost the caller's context values", method)
+		}
+		if got, ok := ctxs[0].Deadline(); !ok || !got.Equal(deadline) {
+			t.Errorf("%s deadline = %v (%v), want the request's %v", method, got, ok, deadline)
 		}
 	}
 	if ctxs := repo.contexts("Schedule"); len(ctxs) != 1 || ctxs[0].Value(leaseCtxKey{}) != nil {
 		t.Errorf("Schedule contexts = %v, want one call before the lock was taken", ctxs)
 	}
-	// Released afterwards: the lease's context ended with ErrReleased.
-	if cause := context.Cause(lease.Context()); !errors.Is(cause, lock.ErrReleased) {
-		t.Errorf("lease context cause after Reserve = %v, want ErrReleased", cause)
+	// Release came after the loss, which stays the lease's cause.
+	if cause := context.Cause(locker.lease(0).Context()); !errors.Is(cause, lock.ErrLeaseLost) {
+		t.Errorf("lease context cause after Reserve = %v, want the ErrLeaseLost it ended with", cause)
+	}
+	if got := locker.releases(); got != 1 {
+		t.Errorf("releases = %d, want 1", got)
 	}
 }
 
@@ -161,8 +193,9 @@ func TestReserveStaleFenceIsSeatLocked(t *testing.T) {
 	}
 }
 
-// Only a lost lease turns a failure into ErrSeatLocked: a lease that ended
-// for another reason (released, or the caller gave up) does not.
+// Only a lost lease turns a cancelled check into ErrSeatLocked: a lease that
+// ended for another reason (released, or cancelled without a cause) does
+// not.
 func TestReserveLeaseEndedOtherwiseIsNotSeatLocked(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -176,7 +209,10 @@ func TestReserveLeaseEndedOtherwiseIsNotSeatLocked(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			repo, locker, svc := newLeaseTest(1)
-			repo.before["InsertReservation"] = func() { locker.lastLease().cancel(tt.cause) }
+			repo.before["SeatReserved"] = func() {
+				locker.lastLease().cancel(tt.cause)
+				awaitEnd(repo.contexts("SeatReserved")[0])
+			}
 
 			_, err := svc.Reserve(context.Background(), reservation.ReserveCommand{ScheduleID: scheduleID, SeatID: 3, UserID: "alice"})
 
@@ -185,6 +221,9 @@ func TestReserveLeaseEndedOtherwiseIsNotSeatLocked(t *testing.T) {
 			}
 			if errors.Is(err, reservation.ErrSeatLocked) {
 				t.Errorf("Reserve error = %v: only a lost lease means another holder", err)
+			}
+			if n := repo.count(); n != 0 {
+				t.Errorf("stored reservations = %d, want 0", n)
 			}
 		})
 	}
