@@ -76,8 +76,10 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (_ *App, e
 		return nil, err
 	}
 	locker := lock.New(locks.backend, lock.Config{MaxWait: cfg.LockMaxWait, Logger: logger, Observer: observer})
+	// Before the backend closes: background releases still need it.
+	a.closeFirst(locker.Close)
 
-	if a.jobs, err = newJobs(locker, store, logger); err != nil {
+	if a.jobs, err = newJobs(locker, store, locks.pruner, logger); err != nil {
 		return nil, err
 	}
 	bookings := reservation.NewService(store, locker, reservation.Config{LockTTL: cfg.LockTTL}, logger)

@@ -17,6 +17,7 @@ import (
 // must check and how to close it.
 type lockStore struct {
 	backend lock.Backend
+	pruner  lockPruner // nil when the store needs no pruning
 	checks  []httpapi.Check
 	close   func()
 }
@@ -25,7 +26,7 @@ func openLockBackend(cfg config.Config, pool *pgxpool.Pool) (lockStore, error) {
 	switch cfg.LockBackend {
 	case config.BackendPostgres:
 		b := pglock.New(pool)
-		return lockStore{backend: b, close: func() { _ = b.Close() }}, nil
+		return lockStore{backend: b, pruner: b, close: func() { _ = b.Close() }}, nil
 	case config.BackendRedis:
 		client, err := redisconn.Open(cfg.RedisURL)
 		if err != nil {

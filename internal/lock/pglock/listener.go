@@ -42,7 +42,7 @@ type listener struct {
 	healthInterval time.Duration
 
 	mu     sync.Mutex
-	subs   map[string]map[*lock.Waker]struct{}
+	subs   lock.Waiters
 	state  *attempt // the current connection attempt; nil until started
 	closed bool
 	stop   context.CancelFunc
@@ -59,13 +59,12 @@ type attempt struct {
 func newAttempt() *attempt { return &attempt{done: make(chan struct{})} }
 
 func newListener(config *pgx.ConnConfig) *listener {
-	return &listener{config: config, healthInterval: defaultHealthInterval, subs: map[string]map[*lock.Waker]struct{}{}}
+	return &listener{config: config, healthInterval: defaultHealthInterval}
 }
 
 // subscribe registers a subscription to key and returns once the listening
 // connection has confirmed its LISTEN.
 func (l *listener) subscribe(ctx context.Context, key string) (*lock.Waker, error) {
-	s := lock.NewWaker(func(w *lock.Waker) { l.unsubscribe(key, w) })
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
@@ -79,10 +78,7 @@ func (l *listener) subscribe(ctx context.Context, key string) (*lock.Waker, erro
 	}
 	// Registered before looking at the state: once the state says
 	// "listening", every notification received from then on finds s.
-	if l.subs[key] == nil {
-		l.subs[key] = map[*lock.Waker]struct{}{}
-	}
-	l.subs[key][s] = struct{}{}
+	s, _ := l.subs.Add(key)
 	state := l.state
 	l.mu.Unlock()
 
@@ -209,33 +205,10 @@ func (l *listener) retry() {
 }
 
 // dispatch wakes the subscriptions of key.
-func (l *listener) dispatch(key string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for s := range l.subs[key] {
-		s.Wake()
-	}
-}
+func (l *listener) dispatch(key string) { l.subs.Wake(key) }
 
 // wakeAll wakes every subscription.
-func (l *listener) wakeAll() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, subs := range l.subs {
-		for s := range subs {
-			s.Wake()
-		}
-	}
-}
-
-func (l *listener) unsubscribe(key string, w *lock.Waker) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.subs[key], w)
-	if len(l.subs[key]) == 0 {
-		delete(l.subs, key)
-	}
-}
+func (l *listener) wakeAll() { l.subs.WakeAll() }
 
 // close stops the goroutine, which closes the connection, and waits for it.
 func (l *listener) close() {

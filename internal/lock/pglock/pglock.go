@@ -56,33 +56,48 @@ const heldRemaining = `CASE
 		ELSE -1
 	END`
 
-// acquireSQL takes $1 for owner $2 for $3 microseconds, in one statement.
-//
-// The INSERT creates the row, or takes over one whose lease has ended, and
-// returns the new fence. When it does neither, the lock is held and the
-// second branch reports the holder's remaining TTL from the statement's
-// snapshot. That snapshot predates the INSERT's wait for a concurrent
-// acquirer, so it can miss a row inserted or taken over by a transaction that
-// committed meanwhile (no row, or -1): TryAcquire then reads the row again.
-const acquireSQL = `
-WITH acquired AS (
+// takeRows is the INSERT shared by single and multi-key acquires: for each
+// name it creates the row, takes over one whose lease has ended, or renews
+// one that the same owner token already holds (a retried acquire whose
+// first reply was lost), and returns the name and its fence. A renewal keeps
+// the fence; a new holder gets GREATEST(fence + 1, database clock in µs). A
+// row held by another token is left alone (and not returned). Rows are
+// taken in the order of the names, which callers sort, so that two
+// overlapping sets never wait on each other in a cycle.
+const takeRows = `
 	INSERT INTO locks AS l (name, lock_until, locked_at, locked_by, fence)
-	SELECT $1::text, c.t + $3::bigint * interval '1 microsecond', c.t, $2::text,
+	SELECT k.name, c.t + $3::bigint * interval '1 microsecond', c.t, $2::text,
 		(extract(epoch FROM c.t) * 1000000)::bigint
-	FROM (SELECT clock_timestamp() AS t) AS c
+	FROM unnest($1::text[]) WITH ORDINALITY AS k(name, ord), (SELECT clock_timestamp() AS t) AS c
+	ORDER BY k.ord
 	ON CONFLICT (name) DO UPDATE
 	SET lock_until = EXCLUDED.lock_until,
-		locked_at  = EXCLUDED.locked_at,
+		locked_at  = CASE WHEN ` + ownLive + ` THEN l.locked_at ELSE EXCLUDED.locked_at END,
 		locked_by  = EXCLUDED.locked_by,
-		fence      = GREATEST(l.fence + 1, EXCLUDED.fence)
-	WHERE l.lock_until <= clock_timestamp()
-	RETURNING l.fence
+		fence      = CASE WHEN ` + ownLive + ` THEN l.fence ELSE GREATEST(l.fence + 1, EXCLUDED.fence) END
+	WHERE l.lock_until <= clock_timestamp() OR l.locked_by = EXCLUDED.locked_by
+	RETURNING l.name, l.fence`
+
+// ownLive is true, in takeRows' conflict branch, for a row that the acquiring
+// token holds and whose lease has not ended.
+const ownLive = `(l.locked_by = EXCLUDED.locked_by AND l.lock_until > clock_timestamp())`
+
+// acquireSQL takes $1 for owner $2 for $3 microseconds, in one statement.
+//
+// The INSERT (takeRows) creates, takes over or renews the row and returns
+// its fence. When it does none of these, the lock is held and the second
+// branch reports the holder's remaining TTL from the statement's snapshot.
+// That snapshot predates the INSERT's wait for a concurrent acquirer, so it
+// can miss a row inserted or taken over by a transaction that committed
+// meanwhile (no row, or -1): TryAcquire then reads the row again.
+const acquireSQL = `
+WITH acquired AS (` + takeRows + `
 )
 SELECT true, fence FROM acquired
 UNION ALL
 SELECT false, ` + heldRemaining + `
 FROM locks
-WHERE name = $1::text AND NOT EXISTS (SELECT FROM acquired)`
+WHERE name = ($1::text[])[1] AND NOT EXISTS (SELECT FROM acquired)`
 
 // remainingSQL reads the holder's remaining TTL of $1 afresh (heldRemaining).
 const remainingSQL = `SELECT ` + heldRemaining + ` FROM locks WHERE name = $1`
@@ -144,7 +159,7 @@ func (b *Backend) TryAcquire(ctx context.Context, key, token string, ttl time.Du
 	for attempt := 0; ; attempt++ {
 		var acquired bool
 		var value int64
-		err := b.pool.QueryRow(ctx, acquireSQL, key, token, ttl.Microseconds()).Scan(&acquired, &value)
+		err := b.pool.QueryRow(ctx, acquireSQL, []string{key}, token, ttl.Microseconds()).Scan(&acquired, &value)
 		switch {
 		case err == nil && acquired:
 			return lock.Grant{Acquired: true, Fence: value}, nil

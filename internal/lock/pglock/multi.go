@@ -1,0 +1,182 @@
+package pglock
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/seatlock/seatlock/internal/lock"
+)
+
+var (
+	_ lock.Inspector    = (*Backend)(nil)
+	_ lock.MultiBackend = (*Backend)(nil)
+)
+
+// takeAllSQL is takeRows on its own: in TryAcquireAll's transaction, the
+// rows it returns are the keys taken; any key missing is held by another
+// owner, and the transaction is rolled back.
+const takeAllSQL = takeRows
+
+// heldByOthersSQL lists the keys of $1 that an owner other than $2 holds,
+// with the holder's remaining TTL (heldRemaining).
+const heldByOthersSQL = `
+SELECT name, ` + heldRemaining + `
+FROM locks
+WHERE name = ANY($1::text[]) AND locked_by IS DISTINCT FROM $2 AND lock_until > clock_timestamp()
+ORDER BY name`
+
+// holdsSQL reports, for the keys of $1 that $2 holds, how many there are
+// and the smallest remaining TTL (heldRemaining; 0 when every one is held
+// with no end).
+const holdsSQL = `
+SELECT count(*), COALESCE(min(NULLIF(` + heldRemaining + `, 0)), 0)
+FROM locks
+WHERE name = ANY($1::text[]) AND locked_by = $2 AND lock_until > clock_timestamp()`
+
+// ownRowsInOrder locks the rows of $1 that $2 holds in name order, so that
+// statements over overlapping sets of keys (a release racing an acquire or
+// another release) always wait for each other in the same order and never
+// deadlock; an UPDATE over name = ANY(...) alone locks in no set order.
+const ownRowsInOrder = `
+	SELECT name FROM locks
+	WHERE name = ANY($1::text[]) AND locked_by = $2 AND lock_until > clock_timestamp()
+	ORDER BY name
+	FOR UPDATE`
+
+// extendAllSQL is extendSQL for every key of $1.
+const extendAllSQL = `
+WITH own AS (` + ownRowsInOrder + `)
+UPDATE locks AS l
+SET lock_until = clock_timestamp() + $3::bigint * interval '1 microsecond'
+FROM own
+WHERE l.name = own.name AND l.locked_by = $2 AND l.lock_until > clock_timestamp()`
+
+// releaseAllSQL is releaseSQL for every key of $1: one notification per key
+// released.
+const releaseAllSQL = `
+WITH own AS (` + ownRowsInOrder + `),
+released AS (
+	UPDATE locks AS l
+	SET lock_until = '-infinity', locked_by = NULL
+	FROM own
+	WHERE l.name = own.name AND l.locked_by = $2 AND l.lock_until > clock_timestamp()
+	RETURNING l.name
+)
+SELECT pg_notify('` + ReleaseChannel + `', name) FROM released`
+
+// Holds implements lock.Inspector in one statement.
+func (b *Backend) Holds(ctx context.Context, key, token string) (time.Duration, bool, error) {
+	return b.HoldsAll(ctx, []string{key}, token)
+}
+
+// HoldsAll implements lock.MultiBackend in one statement.
+func (b *Backend) HoldsAll(ctx context.Context, keys []string, token string) (time.Duration, bool, error) {
+	var n, remaining int64
+	if err := b.pool.QueryRow(ctx, holdsSQL, keys, token).Scan(&n, &remaining); err != nil {
+		return 0, false, classify("holds", err)
+	}
+	if n != int64(len(keys)) {
+		return 0, false, nil
+	}
+	return micros(remaining), true, nil
+}
+
+// TryAcquireAll implements lock.MultiBackend in one transaction: it takes
+// every free key (and renews those token already holds) in key order, and
+// commits only if that was all of them. Otherwise it rolls back, taking
+// none, and reports the keys held by others. Keys come sorted (lock.Client
+// sorts them), so concurrent overlapping sets lock their rows in the same
+// order and never deadlock.
+func (b *Backend) TryAcquireAll(ctx context.Context, keys []string, token string, ttl time.Duration) (lock.MultiGrant, error) {
+	for attempt := 0; ; attempt++ {
+		fences, err := b.takeAll(ctx, keys, token, ttl)
+		if err != nil {
+			return lock.MultiGrant{}, classify("acquire", err)
+		}
+		if fences != nil {
+			return lock.MultiGrant{Acquired: true, Fences: fences}, nil
+		}
+		held, err := b.heldByOthers(ctx, keys, token)
+		if err != nil {
+			return lock.MultiGrant{}, classify("acquire", err)
+		}
+		// Nobody holds them any more: the holders released between the
+		// two statements. Try once more, then let the caller look again.
+		if len(held) > 0 || attempt > 0 {
+			return lock.MultiGrant{Held: held}, nil
+		}
+	}
+}
+
+// takeAll returns the fences of keys in order if it took every one, nil if
+// it took none because some key is held.
+func (b *Backend) takeAll(ctx context.Context, keys []string, token string, ttl time.Duration) ([]int64, error) {
+	var fences []int64
+	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, takeAllSQL, keys, token, ttl.Microseconds())
+		if err != nil {
+			return err
+		}
+		byKey := make(map[string]int64, len(keys))
+		var name string
+		var fence int64
+		if _, err := pgx.ForEachRow(rows, []any{&name, &fence}, func() error {
+			byKey[name] = fence
+			return nil
+		}); err != nil {
+			return err
+		}
+		if len(byKey) != len(keys) {
+			return errPartial
+		}
+		fences = make([]int64, len(keys))
+		for i, k := range keys {
+			fences[i] = byKey[k]
+		}
+		return nil
+	})
+	if errors.Is(err, errPartial) {
+		return nil, nil
+	}
+	return fences, err
+}
+
+// errPartial rolls back a transaction that could not take every key.
+var errPartial = errors.New("pglock: some keys are held")
+
+func (b *Backend) heldByOthers(ctx context.Context, keys []string, token string) ([]lock.KeyHeld, error) {
+	rows, err := b.pool.Query(ctx, heldByOthersSQL, keys, token)
+	if err != nil {
+		return nil, err
+	}
+	var held []lock.KeyHeld
+	var name string
+	var remaining int64
+	_, err = pgx.ForEachRow(rows, []any{&name, &remaining}, func() error {
+		held = append(held, lock.KeyHeld{Key: name, Remaining: micros(max(remaining, 0))})
+		return nil
+	})
+	return held, err
+}
+
+// ExtendAll implements lock.MultiBackend in one statement.
+func (b *Backend) ExtendAll(ctx context.Context, keys []string, token string, ttl time.Duration) (bool, error) {
+	tag, err := b.pool.Exec(ctx, extendAllSQL, keys, token, ttl.Microseconds())
+	if err != nil {
+		return false, classify("extend", err)
+	}
+	return tag.RowsAffected() == int64(len(keys)), nil
+}
+
+// ReleaseAll implements lock.MultiBackend in one statement, notifying
+// ReleaseChannel once for each key it released.
+func (b *Backend) ReleaseAll(ctx context.Context, keys []string, token string) (int, error) {
+	tag, err := b.pool.Exec(ctx, releaseAllSQL, keys, token)
+	if err != nil {
+		return 0, classify("release", err)
+	}
+	return int(tag.RowsAffected()), nil
+}

@@ -1,0 +1,74 @@
+package pglock_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/pglock"
+	"github.com/seatlock/seatlock/internal/testenv"
+)
+
+// Prune deletes only rows that are free and idle long enough; the fence of a
+// pruned name keeps growing.
+func TestPruneDeletesOnlyLongFreeRows(t *testing.T) {
+	t.Parallel()
+	pool := testenv.Pool(t)
+	backend := pglock.New(pool)
+	t.Cleanup(func() { _ = backend.Close() })
+	locker := lock.New(backend, lock.Config{})
+	ctx := context.Background()
+
+	released, err := locker.Acquire(ctx, "released", lock.Options{TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := released.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, err = locker.Acquire(ctx, "expired", lock.Options{TTL: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := locker.Acquire(ctx, "held", lock.Options{TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release(ctx)
+	// Age every row by an hour, as if acquired long ago.
+	if _, err := pool.Exec(ctx, `UPDATE locks SET locked_at = locked_at - interval '1 hour'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO locks (name, lock_until, locked_at, locked_by, fence)
+		VALUES ('recent', '-infinity', clock_timestamp(), NULL, 1)`); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // "expired" has run out
+
+	n, err := backend.Prune(ctx, 30*time.Minute)
+	if err != nil || n != 2 {
+		t.Fatalf("Prune = %d, %v; want 2 (released and expired)", n, err)
+	}
+	var names []string
+	rows, _ := pool.Query(ctx, `SELECT name FROM locks ORDER BY name`)
+	for rows.Next() {
+		var name string
+		_ = rows.Scan(&name)
+		names = append(names, name)
+	}
+	if rows.Err() != nil || len(names) != 2 || names[0] != "held" || names[1] != "recent" {
+		t.Fatalf("rows left = %v (%v), want [held recent]", names, rows.Err())
+	}
+	if _, err := locker.Acquire(ctx, "held", lock.Options{TTL: time.Second}); err == nil {
+		t.Fatal("a held lock was pruned")
+	}
+	again, err := locker.Acquire(ctx, "released", lock.Options{TTL: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Release(ctx)
+	if again.Fence() <= released.Fence() {
+		t.Errorf("fence after prune = %d, not above %d", again.Fence(), released.Fence())
+	}
+}
