@@ -150,8 +150,8 @@ func (c *Client) acquire(ctx context.Context, t target, ttl, wait time.Duration)
 	deadline := time.Now().Add(wait)
 	l, held, err := c.try(ctx, t, ttl)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("lock: acquire %q: %w", t.name(), ctx.Err())
+		if ended := contextEnded(ctx); ended != nil {
+			return nil, fmt.Errorf("lock: acquire %q: %w", t.name(), ended)
 		}
 		return nil, err
 	}
@@ -167,11 +167,11 @@ func (c *Client) acquire(ctx context.Context, t target, ttl, wait time.Duration)
 	sub, err := t.subscribe(subCtx)
 	cancel()
 	if err != nil {
-		switch {
-		case ctx.Err() != nil:
-			return nil, heldError(held, ctx.Err())
-		case errors.Is(err, context.DeadlineExceeded):
-			return nil, heldError(held, nil)
+		if ended := contextEnded(ctx); ended != nil {
+			return nil, heldError(held, ended)
+		}
+		if contextEnded(subCtx) != nil || errors.Is(err, context.DeadlineExceeded) {
+			return nil, heldError(held, nil) // the wait ran out
 		}
 		return nil, fmt.Errorf("lock: wait for %q: %w", t.name(), err)
 	}
@@ -182,8 +182,8 @@ func (c *Client) acquire(ctx context.Context, t target, ttl, wait time.Duration)
 		var again []KeyHeld
 		l, again, err = c.try(ctx, t, ttl)
 		switch {
-		case err != nil && ctx.Err() != nil:
-			return nil, heldError(held, ctx.Err())
+		case err != nil && contextEnded(ctx) != nil:
+			return nil, heldError(held, contextEnded(ctx))
 		case err != nil:
 			return nil, err
 		case l != nil:
@@ -204,6 +204,20 @@ func (c *Client) acquire(ctx context.Context, t target, ttl, wait time.Duration)
 		}
 		timer.Stop()
 	}
+}
+
+// contextEnded is ctx's error, or context.DeadlineExceeded once its deadline
+// has passed even if its timer has not fired yet: a network call bounded by
+// that deadline fails at the same instant, and that failure is the caller's
+// deadline, not an outage.
+func contextEnded(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if deadline, ok := ctx.Deadline(); ok && !time.Now().Before(deadline) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 func heldError(held []KeyHeld, ctxErr error) *HeldError {

@@ -15,8 +15,13 @@ const (
 // is unknown: the store may have granted the lock and lost only the reply,
 // which would leave the key held by a token nobody will release until its
 // TTL. Release is owner-checked, so when the acquire did not happen this
-// deletes nothing. It retries with backoff while the store fails, and gives
-// up at expires, when the store drops the key by itself anyway.
+// deletes nothing.
+//
+// A "not held" answer does not end it: the acquire may still be on its way
+// (sent on a connection the client gave up on, queued in a stalled server)
+// and run after the release did. So it keeps releasing, with backoff, until
+// a release deletes the key or the attempt's TTL has passed, when the store
+// drops the key by itself anyway.
 func (c *Client) forget(t target, token string, expires time.Time) {
 	c.forgetting.Go(func() {
 		backoff := forgetFirstRetry
@@ -26,9 +31,9 @@ func (c *Client) forget(t target, token string, expires time.Time) {
 				return
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), min(c.releaseTimeout, left))
-			_, err := t.release(ctx, token)
+			released, err := t.release(ctx, token)
 			cancel()
-			if err == nil {
+			if err == nil && released {
 				return
 			}
 			select {

@@ -43,6 +43,16 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		"WatchdogKeepsLongJobsLock":       testWatchdogKeeps,
 		"WatchdogCancelsLeaseWhenDeleted": testWatchdogDetectsLoss,
 		"WithLockReleasesAlways":          testWithLock,
+		"LeaseOutlivesAcquireContext":     testLeaseOutlivesAcquireContext,
+		"EndedContextNeverReachesStore":   testEndedContext,
+		"WaitCutByContextIsHeld":          testWaitCutByContextIsHeld,
+		"AmbiguousAcquireIsReleased":      testAmbiguousAcquireIsReleased,
+		"AcquireIdempotentPerToken":       testAcquireIdempotentPerToken,
+		"OwnershipCheck":                  testOwnershipCheck,
+		"MultiAllOrNothing":               testMultiAllOrNothing,
+		"MultiWaitWokenByRelease":         testMultiWaitWokenByRelease,
+		"MultiLossOfOneKey":               testMultiLossOfOneKey,
+		"MultiOverlappingSets":            testMultiOverlappingSets,
 	}
 	for name, test := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -55,8 +65,12 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 // watchdogTTL is short so that watchdog tests see several extensions.
 const watchdogTTL = 300 * time.Millisecond
 
-func client(b lock.Backend) *lock.Client {
-	return lock.New(b, lock.Config{WatchdogTTL: watchdogTTL, MaxWait: 10 * time.Second})
+// client is a Client of b, closed when the test ends so that no background
+// release outlives it.
+func client(t *testing.T, b lock.Backend) *lock.Client {
+	c := lock.New(b, lock.Config{WatchdogTTL: watchdogTTL, MaxWait: 10 * time.Second})
+	t.Cleanup(c.Close)
+	return c
 }
 
 func newKey() string { return "lock:{contract:" + lock.NewToken()[:12] + "}:k" }
@@ -80,7 +94,7 @@ func expectHeld(t *testing.T, err error) *lock.HeldError {
 }
 
 func testExclusive(t *testing.T, h Harness) {
-	c, key := client(h.Backend), newKey()
+	c, key := client(t, h.Backend), newKey()
 	first := mustAcquire(t, c, key, lock.Options{TTL: 3 * time.Second})
 	_, err := c.Acquire(context.Background(), key, lock.Options{TTL: time.Second})
 	held := expectHeld(t, err)
@@ -101,7 +115,7 @@ func testExclusive(t *testing.T, h Harness) {
 }
 
 func testManyGoroutines(t *testing.T, h Harness) {
-	c, key := client(h.Backend), newKey()
+	c, key := client(t, h.Backend), newKey()
 	const goroutines = 1000
 	var (
 		wins, held atomic.Int64
@@ -152,7 +166,7 @@ func expire(t *testing.T, c *lock.Client, key string) lock.Lease {
 }
 
 func testReleaseByOwnerOnly(t *testing.T, h Harness) {
-	c, key := client(h.Backend), newKey()
+	c, key := client(t, h.Backend), newKey()
 	stale := mustAcquire(t, c, key, lock.Options{TTL: 50 * time.Millisecond})
 	successor := expire(t, c, key)
 	if err := stale.Release(context.Background()); !errors.Is(err, lock.ErrNotHeld) {
@@ -166,7 +180,7 @@ func testReleaseByOwnerOnly(t *testing.T, h Harness) {
 }
 
 func testExtendByOwnerOnly(t *testing.T, h Harness) {
-	c, key := client(h.Backend), newKey()
+	c, key := client(t, h.Backend), newKey()
 	l := mustAcquire(t, c, key, lock.Options{TTL: 200 * time.Millisecond})
 	if err := l.Extend(context.Background(), 3*time.Second); err != nil {
 		t.Fatalf("owner Extend: %v", err)
@@ -189,7 +203,7 @@ func testExtendByOwnerOnly(t *testing.T, h Harness) {
 }
 
 func testExpiry(t *testing.T, h Harness) {
-	c, key := client(h.Backend), newKey()
+	c, key := client(t, h.Backend), newKey()
 	l := mustAcquire(t, c, key, lock.Options{TTL: 100 * time.Millisecond})
 	select {
 	case <-l.Context().Done():
@@ -204,7 +218,7 @@ func testExpiry(t *testing.T, h Harness) {
 }
 
 func testReleaseAfterCancel(t *testing.T, h Harness) {
-	c, key := client(h.Backend), newKey()
+	c, key := client(t, h.Backend), newKey()
 	ctx, cancel := context.WithCancel(context.Background())
 	l, err := c.Acquire(ctx, key, lock.Options{TTL: 10 * time.Second})
 	if err != nil {
@@ -229,9 +243,9 @@ func (b *countingBackend) TryAcquire(ctx context.Context, key, token string, ttl
 }
 
 func testWaitWokenByRelease(t *testing.T, h Harness) {
-	holderClient, key := client(h.Backend), newKey()
+	holderClient, key := client(t, h.Backend), newKey()
 	counting := &countingBackend{Backend: h.Backend}
-	waiterClient := client(counting)
+	waiterClient := client(t, counting)
 	holder := mustAcquire(t, holderClient, key, lock.Options{TTL: 20 * time.Second})
 
 	type result struct {
@@ -268,7 +282,7 @@ func testWaitWokenByRelease(t *testing.T, h Harness) {
 }
 
 func testWaitDeadline(t *testing.T, h Harness) {
-	c, key := client(h.Backend), newKey()
+	c, key := client(t, h.Backend), newKey()
 	mustAcquire(t, c, key, lock.Options{TTL: 20 * time.Second})
 	start := time.Now()
 	_, err := c.Acquire(context.Background(), key, lock.Options{TTL: time.Second, Wait: 300 * time.Millisecond})
@@ -283,7 +297,7 @@ func testWaitDeadline(t *testing.T, h Harness) {
 }
 
 func testWaitContext(t *testing.T, h Harness) {
-	c, key := client(h.Backend), newKey()
+	c, key := client(t, h.Backend), newKey()
 	mustAcquire(t, c, key, lock.Options{TTL: 20 * time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
@@ -298,7 +312,7 @@ func testWaitContext(t *testing.T, h Harness) {
 }
 
 func testWaitRecheck(t *testing.T, h Harness) {
-	c, key := client(h.Backend), newKey()
+	c, key := client(t, h.Backend), newKey()
 	// The holder dies: no release, no message. Only its TTL frees the key.
 	mustAcquire(t, c, key, lock.Options{TTL: 300 * time.Millisecond})
 	start := time.Now()
@@ -313,7 +327,7 @@ func testWaitRecheck(t *testing.T, h Harness) {
 }
 
 func testFences(t *testing.T, h Harness) {
-	c, key := client(h.Backend), newKey()
+	c, key := client(t, h.Backend), newKey()
 	var last int64
 	for i := range 20 {
 		l := mustAcquire(t, c, key, lock.Options{TTL: time.Second})
@@ -332,7 +346,7 @@ func testFences(t *testing.T, h Harness) {
 }
 
 func testFencesAcrossWipe(t *testing.T, h Harness) {
-	c, key := client(h.Backend), newKey()
+	c, key := client(t, h.Backend), newKey()
 	before := mustAcquire(t, c, key, lock.Options{TTL: time.Second})
 	_ = before.Release(context.Background())
 	h.Wipe(key)
@@ -343,7 +357,7 @@ func testFencesAcrossWipe(t *testing.T, h Harness) {
 }
 
 func testWatchdogKeeps(t *testing.T, h Harness) {
-	c, key := client(h.Backend), newKey()
+	c, key := client(t, h.Backend), newKey()
 	l := mustAcquire(t, c, key, lock.Options{}) // no TTL: watchdog
 	time.Sleep(4 * watchdogTTL)
 	if err := l.Context().Err(); err != nil {
@@ -358,7 +372,7 @@ func testWatchdogKeeps(t *testing.T, h Harness) {
 }
 
 func testWatchdogDetectsLoss(t *testing.T, h Harness) {
-	c, key := client(h.Backend), newKey()
+	c, key := client(t, h.Backend), newKey()
 	l := mustAcquire(t, c, key, lock.Options{})
 	h.Delete(key)
 	select {
@@ -375,7 +389,7 @@ func testWatchdogDetectsLoss(t *testing.T, h Harness) {
 }
 
 func testWithLock(t *testing.T, h Harness) {
-	c, key := client(h.Backend), newKey()
+	c, key := client(t, h.Backend), newKey()
 	boom := errors.New("job failed")
 	var ran bool
 	err := lock.WithLock(context.Background(), c, key, lock.Options{TTL: 5 * time.Second}, func(ctx context.Context, l lock.Lease) error {

@@ -15,7 +15,7 @@ import (
 // p90 and maximum: run with -v to read them.
 func WakeUpLatency(t *testing.T, b lock.Backend, trials int) (median time.Duration) {
 	t.Helper()
-	c := client(b)
+	c := client(t, b)
 	ctx := context.Background()
 	latencies := make([]time.Duration, 0, trials)
 	for range trials {

@@ -514,6 +514,7 @@ func TestUnreachableServerIsUnavailable(t *testing.T) {
 		}
 	}
 	locker := lock.New(b, lock.Config{})
+	t.Cleanup(locker.Close)
 	for _, wait := range []time.Duration{0, time.Second} {
 		_, err := locker.Acquire(testContext(t), "lock:unavailable", lock.Options{TTL: time.Second, Wait: wait})
 		if !errors.Is(err, lock.ErrUnavailable) {

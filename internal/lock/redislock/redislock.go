@@ -37,8 +37,21 @@ var (
 	releaseSource string
 
 	acquireScript = redis.NewScript(acquireSource)
-	extendScript  = redis.NewScript(extendSource)
-	releaseScript = redis.NewScript(releaseSource)
+	//go:embed acquire_all.lua
+	acquireAllSource string
+	//go:embed extend_all.lua
+	extendAllSource string
+	//go:embed release_all.lua
+	releaseAllSource string
+	//go:embed holds.lua
+	holdsSource string
+
+	acquireAllScript = redis.NewScript(acquireAllSource)
+	extendAllScript  = redis.NewScript(extendAllSource)
+	releaseAllScript = redis.NewScript(releaseAllSource)
+	holdsScript      = redis.NewScript(holdsSource)
+	extendScript     = redis.NewScript(extendSource)
+	releaseScript    = redis.NewScript(releaseSource)
 )
 
 // Client is what the backend needs of go-redis: *redis.Client and
@@ -80,9 +93,21 @@ func storageKey(key string) string {
 func fenceKey(key string) string       { return storageKey(key) + ":fence" }
 func releaseChannel(key string) string { return storageKey(key) + ":released" }
 
-// TryAcquire implements lock.Backend in one round trip.
+// FenceCounterTTL is how long a fence counter ("<key>:fence") outlives the
+// last acquisition of its key (plus the lock's TTL). Every acquisition
+// refreshes it, so a counter disappears only for keys nobody locked for that
+// long, and Redis does not keep one key for every seat ever locked. Losing a
+// counter is safe: it restarts from the Redis clock, above every fence handed
+// out before.
+const FenceCounterTTL = 24 * time.Hour
+
+func fenceCounterTTL(ttl time.Duration) int64 { return (FenceCounterTTL + ttl).Milliseconds() }
+
+// TryAcquire implements lock.Backend in one round trip. Re-running it with
+// the token that holds key succeeds with the same fence.
 func (b *Backend) TryAcquire(ctx context.Context, key, token string, ttl time.Duration) (lock.Grant, error) {
-	reply, err := acquireScript.Run(ctx, b.client, []string{storageKey(key), fenceKey(key)}, token, ttl.Milliseconds()).Int64Slice()
+	reply, err := acquireScript.Run(ctx, b.client, []string{storageKey(key), fenceKey(key)},
+		token, ttl.Milliseconds(), fenceCounterTTL(ttl)).Int64Slice()
 	if err != nil {
 		return lock.Grant{}, classify("acquire", err)
 	}

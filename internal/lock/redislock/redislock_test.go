@@ -141,6 +141,7 @@ func TestUnreachableRedisIsUnavailable(t *testing.T) {
 	})
 	t.Cleanup(func() { _ = client.Close() })
 	locker := lock.New(newBackend(t, client), lock.Config{})
+	t.Cleanup(locker.Close)
 	for _, wait := range []time.Duration{0, time.Second} {
 		_, err := locker.Acquire(context.Background(), "lock:{unreachable}:seat:1", lock.Options{TTL: time.Second, Wait: wait})
 		if !errors.Is(err, lock.ErrUnavailable) {
