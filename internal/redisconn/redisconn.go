@@ -51,6 +51,16 @@ const (
 	DialTimeout  = 2 * time.Second
 	ReadTimeout  = time.Second
 	WriteTimeout = time.Second
+	// MaxRetries is how many times go-redis re-sends a command after a
+	// transport error (a reset or closed connection) before failing, unless
+	// the URL sets max_retries (-1 turns retries off). Retrying is safe for
+	// the lock port: every lock script is idempotent per owner token, so a
+	// re-sent acquire whose first run succeeded gets the same lock and
+	// fence back, and a re-sent extension sets the same TTL. A re-sent
+	// release whose first run deleted the key answers "not held"; the key is
+	// free either way. Timeouts are not retried: a context deadline ends
+	// the call.
+	MaxRetries = 3
 )
 
 // Open returns a *redis.Client for a standalone URL or a *redis.ClusterClient
@@ -69,6 +79,7 @@ func Open(rawURL string) (redis.UniversalClient, error) {
 			return nil, err
 		}
 		bound(&opts.ContextTimeoutEnabled, &opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout)
+		opts.MaxRetries = orDefaultInt(opts.MaxRetries, MaxRetries)
 		return redis.NewClusterClient(opts), nil
 	}
 	opts, err := redis.ParseURL(u.withoutUserinfo())
@@ -77,6 +88,7 @@ func Open(rawURL string) (redis.UniversalClient, error) {
 	}
 	opts.Username, opts.Password = u.username, u.password
 	bound(&opts.ContextTimeoutEnabled, &opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout)
+	opts.MaxRetries = orDefaultInt(opts.MaxRetries, MaxRetries)
 	return redis.NewClient(opts), nil
 }
 
@@ -88,6 +100,13 @@ func bound(contextTimeout *bool, dial, read, write *time.Duration) {
 	*dial = orDefault(*dial, DialTimeout)
 	*read = orDefault(*read, ReadTimeout)
 	*write = orDefault(*write, WriteTimeout)
+}
+
+func orDefaultInt(n, def int) int {
+	if n == 0 {
+		return def
+	}
+	return n
 }
 
 func orDefault(d, def time.Duration) time.Duration {

@@ -86,6 +86,9 @@ func TestStandaloneURLs(t *testing.T) {
 			if o.ClientName != tt.clientTag {
 				t.Errorf("client name %q, want %q", o.ClientName, tt.clientTag)
 			}
+			if o.MaxRetries != redisconn.MaxRetries {
+				t.Errorf("MaxRetries = %d, want %d (lock scripts are idempotent per token)", o.MaxRetries, redisconn.MaxRetries)
+			}
 			if !o.ContextTimeoutEnabled || o.DialTimeout != dialTimeout ||
 				o.ReadTimeout != redisconn.ReadTimeout || o.WriteTimeout != redisconn.WriteTimeout {
 				t.Errorf("ContextTimeoutEnabled %v, timeouts dial %v read %v write %v; want true, %v %v %v",
@@ -151,6 +154,9 @@ func TestClusterURLs(t *testing.T) {
 			}
 			if (o.TLSConfig != nil) != tt.tls {
 				t.Errorf("TLS config %v, want TLS %v", o.TLSConfig, tt.tls)
+			}
+			if o.MaxRetries != redisconn.MaxRetries {
+				t.Errorf("MaxRetries = %d, want %d", o.MaxRetries, redisconn.MaxRetries)
 			}
 			if !o.ContextTimeoutEnabled || o.ReadTimeout != redisconn.ReadTimeout || o.WriteTimeout != redisconn.WriteTimeout {
 				t.Errorf("ContextTimeoutEnabled %v, read %v, write %v", o.ContextTimeoutEnabled, o.ReadTimeout, o.WriteTimeout)

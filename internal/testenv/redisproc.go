@@ -3,6 +3,7 @@ package testenv
 import (
 	"net"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -61,7 +62,23 @@ func (p *RedisProcess) stop() {
 	if p.cmd == nil || p.cmd.Process == nil {
 		return
 	}
+	_ = p.cmd.Process.Signal(syscall.SIGCONT) // a paused server cannot die
 	_ = p.cmd.Process.Kill()
 	_ = p.cmd.Wait()
 	p.cmd = nil
+}
+
+// Pause stops the server process (SIGSTOP): connections stay open and
+// commands queue up unanswered, as with a server stalled by a long command,
+// a fork or a frozen VM. Resume lets it run them.
+func (p *RedisProcess) Pause() { p.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server (SIGCONT).
+func (p *RedisProcess) Resume() { p.signal(syscall.SIGCONT) }
+
+func (p *RedisProcess) signal(sig syscall.Signal) {
+	p.tb.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		p.tb.Fatalf("signal redis-server: %v", err)
+	}
 }

@@ -19,7 +19,9 @@ const (
 	// confirmed, so a late confirmation can never be taken for that of a
 	// later SUBSCRIBE.
 	idleUnsubscribe = 10 * time.Second
-	// unsubscribeTimeout bounds an UNSUBSCRIBE, which nobody waits for.
+	// subscribeTimeout and unsubscribeTimeout bound the writes of SUBSCRIBE
+	// and UNSUBSCRIBE, which run apart from any one waiter.
+	subscribeTimeout   = 2 * time.Second
 	unsubscribeTimeout = 2 * time.Second
 )
 
@@ -45,6 +47,7 @@ type notifier struct {
 	channels map[string]*channelState
 	closed   bool
 	idle     sync.WaitGroup // idle timers that may still unsubscribe
+	writes   sync.WaitGroup // SUBSCRIBE writes in flight
 }
 
 // channelState is one subscribed channel.
@@ -91,6 +94,7 @@ func (n *notifier) subscribe(ctx context.Context, channel string) (*lock.Waker, 
 	if isNew {
 		state = &channelState{confirmed: make(chan struct{})}
 		n.channels[channel] = state
+		n.writes.Add(1) // under mu: close waits for it
 	} else if state.idle != nil && state.idle.Stop() {
 		state.idle = nil
 		n.idle.Done()
@@ -98,12 +102,17 @@ func (n *notifier) subscribe(ctx context.Context, channel string) (*lock.Waker, 
 	n.mu.Unlock()
 
 	if isNew {
-		// go-redis records the channel before writing, so even a failed
-		// write is subscribed again by its next reconnect.
-		if err := n.send(ctx, func(ctx context.Context) error { return pubsub.Subscribe(ctx, channel) }); err != nil {
-			w.Close()
-			return nil, err
-		}
+		// Written on behalf of every waiter of the channel, so not bound
+		// to this one's context: a waiter that gives up must not leave the
+		// channel unsubscribed for those that stay. go-redis records the
+		// channel even when the write fails, and subscribes it again when
+		// it reconnects.
+		go func() {
+			defer n.writes.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), subscribeTimeout)
+			defer cancel()
+			_ = n.send(ctx, func(ctx context.Context) error { return pubsub.Subscribe(ctx, channel) })
+		}()
 	}
 	select {
 	case <-state.confirmed:
@@ -204,6 +213,7 @@ func (n *notifier) close() error {
 	pubsub := n.pubsub
 	n.mu.Unlock()
 	n.idle.Wait()
+	n.writes.Wait()
 	if pubsub == nil {
 		return nil
 	}

@@ -1,0 +1,274 @@
+package redislock_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/Shopify/toxiproxy/v2/toxics"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/redislock"
+	"github.com/seatlock/seatlock/internal/redisconn"
+	"github.com/seatlock/seatlock/internal/testenv"
+)
+
+// resetFirstReply drops the first chunk the server sends through the proxy
+// and resets that connection: the command ran, its reply is lost, and the
+// client sees a reset connection. Later chunks pass.
+type resetFirstReply struct{ fired atomic.Bool }
+
+func (r *resetFirstReply) Pipe(stub *toxics.ToxicStub) {
+	for {
+		select {
+		case <-stub.Interrupt:
+			return
+		case c := <-stub.Input:
+			if c == nil || r.fired.CompareAndSwap(false, true) {
+				stub.Close()
+				return
+			}
+			select {
+			case stub.Output <- c:
+			case <-stub.Interrupt:
+				return
+			}
+		}
+	}
+}
+
+func init() { toxics.Register("reset_first_reply", new(resetFirstReply)) }
+
+// openThroughProxy is a client opened as the service opens REDIS_URL, whose
+// connections go through a fault proxy to addr.
+func openThroughProxy(t *testing.T, addr string) (*testenv.Proxy, redis.UniversalClient) {
+	t.Helper()
+	proxy := testenv.NewProxy(t, addr)
+	client, err := redisconn.Open("redis://" + proxy.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	return proxy, client
+}
+
+// warmUp loads the scripts, so that under a fault the acquire script itself
+// runs (a lost reply to loading it would stop it from running).
+func warmUp(t *testing.T, locker *lock.Client) {
+	t.Helper()
+	l, err := locker.Acquire(context.Background(), "lock:{warm-up}:k", lock.Options{TTL: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The acquire ran but its reply was lost to a connection reset; go-redis
+// sends the same script with the same token again. That retry must get the
+// caller its own lock, with the fence of the first run, rather than report
+// the lock "held by another owner".
+func TestRetriedAcquireAfterLostReplyGetsItsOwnLock(t *testing.T) {
+	t.Parallel()
+	direct := testenv.Redis(t)
+	proxy, client := openThroughProxy(t, direct.Options().Addr)
+	backend := newBackend(t, client.(*redis.Client))
+	locker := lock.New(backend, lock.Config{})
+	t.Cleanup(locker.Close)
+	warmUp(t, locker)
+
+	key := "lock:{" + testenv.Name("") + "}:seat:1"
+	proxy.AddToxic(testenv.Toxic{Name: "reset", Type: "reset_first_reply"})
+	l, err := locker.Acquire(context.Background(), key, lock.Options{TTL: 10 * time.Second})
+	proxy.RemoveToxic("reset")
+	if err != nil {
+		t.Fatalf("Acquire whose first reply was lost: %v; want the caller's own lock", err)
+	}
+	defer l.Release(context.Background())
+	counter, err := direct.Get(context.Background(), key+":fence").Int64()
+	if err != nil || counter != l.Fence() {
+		t.Errorf("fence counter = %d (%v), lease fence %d: want one fence minted, the lease's", counter, err, l.Fence())
+	}
+}
+
+// Redis stalls (SIGSTOP) while an acquire is in flight; the caller gives up
+// at its deadline; Redis resumes and runs the queued acquire. The key must
+// not stay locked by that orphan token for its whole TTL: it is free again
+// within seconds of Redis answering.
+func TestStalledRedisDoesNotOrphanTheKey(t *testing.T) {
+	t.Parallel()
+	server := testenv.StartRedis(t)
+	client, err := redisconn.Open("redis://" + server.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	direct := redis.NewClient(&redis.Options{Addr: server.Addr})
+	t.Cleanup(func() { _ = direct.Close() })
+	locker := lock.New(newBackend(t, client.(*redis.Client)), lock.Config{})
+	t.Cleanup(locker.Close)
+	warmUp(t, locker)
+
+	const key = "lock:{schedule:1}:seat:1"
+	server.Pause()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	_, err = locker.Acquire(ctx, key, lock.Options{TTL: 20 * time.Second})
+	cancel()
+	if err == nil || errors.Is(err, lock.ErrHeld) {
+		t.Fatalf("Acquire on a stalled Redis = %v, want an error", err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	server.Resume()
+
+	if err := direct.Get(context.Background(), key+":fence").Err(); err != nil {
+		t.Fatalf("fence counter: %v: the queued acquire never ran, the test proves nothing", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n, err := direct.Exists(context.Background(), key).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still held by the abandoned acquire 5s after Redis resumed (TTL 20s, PTTL %v)",
+				key, direct.PTTL(context.Background(), key).Val())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// The waiters' Pub/Sub connection is killed and the holder releases before
+// go-redis has re-subscribed: the release message is lost. The waiter must
+// still get the lock right away (woken by the re-subscription), not at the
+// holder's TTL.
+func TestReleaseDuringPubSubReconnectIsSeen(t *testing.T) {
+	t.Parallel()
+	server := testenv.StartRedis(t)
+	client, err := redisconn.Open("redis://" + server.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	admin := redis.NewClient(&redis.Options{Addr: server.Addr})
+	t.Cleanup(func() { _ = admin.Close() })
+	locker := lock.New(newBackend(t, client.(*redis.Client)), lock.Config{MaxWait: 15 * time.Second})
+	t.Cleanup(locker.Close)
+	ctx := context.Background()
+
+	const key = "lock:{schedule:1}:seat:1"
+	holder, err := locker.Acquire(ctx, key, lock.Options{TTL: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Release(ctx)
+	got := make(chan error, 1)
+	go func() {
+		l, err := locker.Acquire(ctx, key, lock.Options{TTL: time.Second, Wait: 15 * time.Second})
+		if err == nil {
+			err = l.Release(ctx)
+		}
+		got <- err
+	}()
+	time.Sleep(500 * time.Millisecond) // the waiter is subscribed and asleep
+
+	// In one transaction: the Pub/Sub connection dies, then the holder's
+	// key goes and the release is published, to nobody.
+	released := time.Now()
+	if _, err := admin.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.ClientKillByFilter(ctx, "TYPE", "pubsub")
+		p.Del(ctx, key)
+		p.Publish(ctx, key+":released", "1")
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatalf("waiter: %v", err)
+	}
+	if waited := time.Since(released); waited > 3*time.Second {
+		t.Fatalf("waiter got the lock %v after the release (holder TTL 20s): the reconnect's missed release was not re-checked", waited)
+	}
+}
+
+// Keys of different cluster slots are refused before Redis is asked, on a
+// standalone server too.
+func TestAcquireAllRefusesCrossSlotKeys(t *testing.T) {
+	t.Parallel()
+	locker := lock.New(newBackend(t, testenv.Redis(t)), lock.Config{})
+	t.Cleanup(locker.Close)
+	tag := testenv.Name("")
+	_, err := locker.AcquireAll(context.Background(),
+		[]string{"lock:{" + tag + "a}:seat:1", "lock:{" + tag + "b}:seat:1"}, lock.Options{TTL: time.Second})
+	if !errors.Is(err, redislock.ErrCrossSlot) {
+		t.Fatalf("AcquireAll over two hash tags = %v, want ErrCrossSlot", err)
+	}
+}
+
+// Fence counters expire when their key is not locked for a day, and every
+// acquisition refreshes them.
+func TestFenceCounterExpires(t *testing.T) {
+	t.Parallel()
+	client := testenv.Redis(t)
+	locker := lock.New(newBackend(t, client), lock.Config{})
+	t.Cleanup(locker.Close)
+	key := "lock:{" + testenv.Name("") + "}:seat:1"
+	l, err := locker.Acquire(context.Background(), key, lock.Options{TTL: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = l.Release(context.Background())
+	pttl := client.PTTL(context.Background(), key+":fence").Val()
+	if pttl < redislock.FenceCounterTTL-time.Minute || pttl > redislock.FenceCounterTTL+time.Minute {
+		t.Errorf("fence counter PTTL = %v, want about %v", pttl, redislock.FenceCounterTTL)
+	}
+}
+
+// Waiters that give up while subscribing, followed at once by a waiter that
+// stays: the one that stays must be subscribed for real when it sleeps (an
+// earlier, abandoned SUBSCRIBE's confirmation must not stand for it), so the
+// release wakes it, every time.
+func TestWaiterAfterAbandonedSubscribeIsWoken(t *testing.T) {
+	t.Parallel()
+	client := testenv.Redis(t)
+	locker := lock.New(newBackend(t, client), lock.Config{})
+	t.Cleanup(locker.Close)
+	ctx := context.Background()
+	for i := range 20 {
+		key := "lock:{" + testenv.Name("") + "}:seat:1"
+		holder, err := locker.Acquire(ctx, key, lock.Options{TTL: 20 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 3 { // give up during the subscribe
+			short, cancel := context.WithTimeout(ctx, time.Duration(i%3)*100*time.Microsecond)
+			_, _ = locker.Acquire(short, key, lock.Options{TTL: time.Second, Wait: 10 * time.Second})
+			cancel()
+		}
+		got := make(chan error, 1)
+		go func() {
+			l, err := locker.Acquire(ctx, key, lock.Options{TTL: time.Second, Wait: 10 * time.Second})
+			if err == nil {
+				err = l.Release(ctx)
+			}
+			got <- err
+		}()
+		time.Sleep(100 * time.Millisecond)
+		released := time.Now()
+		if err := holder.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-got; err != nil {
+			t.Fatalf("round %d: waiter: %v", i, err)
+		}
+		if waited := time.Since(released); waited > 3*time.Second {
+			t.Fatalf("round %d: waiter woke %v after the release (holder TTL 20s)", i, waited)
+		}
+	}
+}
