@@ -272,3 +272,40 @@ func TestWaiterAfterAbandonedSubscribeIsWoken(t *testing.T) {
 		}
 	}
 }
+
+// An extension whose reply is slower than the lease's remaining time: the
+// call is cut off at the lease's local expiry and answered ErrNotHeld, and
+// the extension Redis granted anyway is undone, so the key is free long
+// before the TTL that extension set.
+func TestSlowExtensionOfAnExpiringLeaseIsUndone(t *testing.T) {
+	t.Parallel()
+	direct := testenv.Redis(t)
+	proxy, client := openThroughProxy(t, direct.Options().Addr)
+	locker := lock.New(newBackend(t, client.(*redis.Client)), lock.Config{})
+	t.Cleanup(locker.Close)
+	warmUp(t, locker)
+
+	key := "lock:{" + testenv.Name("") + "}:seat:1"
+	l, err := locker.Acquire(context.Background(), key, lock.Options{TTL: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy.AddToxic(testenv.Toxic{Name: "slow", Type: "latency", Attributes: map[string]any{"latency": 600}})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err = l.Extend(ctx, 10*time.Second)
+	proxy.RemoveToxic("slow")
+	if !errors.Is(err, lock.ErrNotHeld) {
+		t.Fatalf("Extend answered after the lease's expiry = %v, want ErrNotHeld", err)
+	}
+	if cause := context.Cause(l.Context()); cause != lock.ErrLeaseLost {
+		t.Errorf("lease cause = %v, want ErrLeaseLost", cause)
+	}
+	deadline := time.Now().Add(4 * time.Second)
+	for direct.Exists(context.Background(), key).Val() == 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("key kept by the late extension (PTTL %v)", direct.PTTL(context.Background(), key).Val())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
