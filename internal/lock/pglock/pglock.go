@@ -9,8 +9,11 @@
 // disagree still agree on who holds a lock.
 //
 // TryAcquire is one INSERT ... ON CONFLICT DO UPDATE ... WHERE lock_until <=
-// clock_timestamp(): it creates the row, or takes over an expired or released
-// one, and mints the fence in the same statement. The fence of a taken-over
+// clock_timestamp() OR locked_by = the token: it creates the row, takes over
+// an expired or released one, or renews one the same token already holds
+// (a retried acquire whose first reply was lost: same fence), and mints the
+// fence in the same statement. TryAcquireAll does the same for several rows
+// in one transaction, in name order, and commits only when it got them all. The fence of a taken-over
 // row is GREATEST(fence + 1, database clock in µs); a new row (a name never
 // locked, or a row deleted by hand) starts from the database clock in
 // microseconds, as the Redis adapter's counter starts from the Redis clock, so

@@ -12,7 +12,23 @@
 //
 // All of a lock's keys share the lock key's hash tag, so they live in one
 // Redis Cluster slot. A key without a hash tag is stored as "{key}" to give
-// it one.
+// it one. The fence counter expires FenceCounterTTL after the last
+// acquisition of its key.
+//
+// Every script is idempotent per owner token: running the acquire again with
+// the token that holds the key renews it and returns the same fence, so a
+// transport retry whose first reply was lost gets its caller's own lock back
+// instead of "held by another owner". go-redis' own retries (redisconn sets
+// them explicitly, see redisconn.MaxRetries) are therefore safe; a retried
+// release whose first run deleted the key answers "not held".
+//
+// Several keys are taken at once (lock.MultiBackend) by one script, all or
+// none; they must share one cluster slot, or ErrCrossSlot is returned before
+// Redis is asked, on a standalone server too.
+//
+// Waiters of one Backend share one Pub/Sub connection. go-redis re-subscribes
+// after that connection drops, and every re-subscription wakes the channel's
+// waiters to look again, since a release published meanwhile was lost.
 package redislock
 
 import (
