@@ -27,29 +27,8 @@ func (l *lease) releaseAfter(ctx context.Context, d time.Duration) error {
 	if err := ValidateTTL(d); err != nil {
 		return err
 	}
-	l.mu.Lock()
-	if l.released || l.lost {
-		l.mu.Unlock()
+	if already, lost := l.markReleased(); already || lost {
 		return ErrNotHeld
 	}
-	l.released = true
-	l.expiry.Stop()
-	stop, stopped := l.stop, l.stopped
-	l.mu.Unlock()
-	if stop != nil {
-		close(stop)
-		<-stopped
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.client.releaseTimeout)
-	defer cancel()
-	ok, err := l.target.extend(ctx, l.token, d)
-	l.cancel(ErrReleased)
-	l.client.observer.Released(time.Since(l.since), err == nil && !ok)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return ErrNotHeld
-	}
-	return nil
+	return l.end(ctx, func(ctx context.Context) (bool, error) { return l.target.extend(ctx, l.token, d) })
 }

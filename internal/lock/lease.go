@@ -189,29 +189,47 @@ func (l *lease) Remaining(ctx context.Context) (time.Duration, error) {
 
 // Release implements Lease.
 func (l *lease) Release(ctx context.Context) error {
+	if already, _ := l.markReleased(); already {
+		return ErrNotHeld
+	}
+	return l.end(ctx, func(ctx context.Context) (bool, error) { return l.target.release(ctx, l.token) })
+}
+
+// markReleased ends the lease's local life: no more expiry timer or
+// watchdog (it waits for the watchdog, so that no extension races what
+// comes next). It reports whether the lease had been released already, and
+// whether it had been lost.
+func (l *lease) markReleased() (already, lost bool) {
 	l.mu.Lock()
 	if l.released {
 		l.mu.Unlock()
-		return ErrNotHeld
+		return true, l.lost
 	}
-	l.released = true
+	l.released, lost = true, l.lost
 	l.expiry.Stop()
 	stop, stopped := l.stop, l.stopped
 	l.mu.Unlock()
 	if stop != nil {
 		close(stop)
-		<-stopped // no extension may race the delete
+		<-stopped
 	}
+	return false, lost
+}
 
+// end makes the store call that gives the lock up (delete it, or shorten
+// it) on a context detached from the caller's and bounded by the release
+// timeout, then ends the lease's context with ErrReleased. A call that
+// found the lock no longer ours is ErrNotHeld.
+func (l *lease) end(ctx context.Context, giveUp func(context.Context) (bool, error)) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.client.releaseTimeout)
 	defer cancel()
-	all, err := l.target.release(ctx, l.token)
+	ok, err := giveUp(ctx)
 	l.cancel(ErrReleased)
-	l.client.observer.Released(time.Since(l.since), err == nil && !all)
+	l.client.observer.Released(time.Since(l.since), err == nil && !ok)
 	if err != nil {
 		return err
 	}
-	if !all {
+	if !ok {
 		return ErrNotHeld
 	}
 	return nil

@@ -55,6 +55,24 @@ func openThroughProxy(t *testing.T, addr string) (*testenv.Proxy, redis.Universa
 	return proxy, client
 }
 
+// privateRedis starts a redis-server of the test's own (for faults that
+// would disturb other tests) and returns it, a Client on it opened as the
+// service opens REDIS_URL, and a plain client for the test's own commands.
+func privateRedis(t *testing.T, cfg lock.Config) (*testenv.RedisProcess, *lock.Client, *redis.Client) {
+	t.Helper()
+	server := testenv.StartRedis(t)
+	client, err := redisconn.Open("redis://" + server.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	direct := redis.NewClient(&redis.Options{Addr: server.Addr})
+	t.Cleanup(func() { _ = direct.Close() })
+	locker := lock.New(newBackend(t, client.(*redis.Client)), cfg)
+	t.Cleanup(locker.Close)
+	return server, locker, direct
+}
+
 // warmUp loads the scripts, so that under a fault the acquire script itself
 // runs (a lost reply to loading it would stop it from running).
 func warmUp(t *testing.T, locker *lock.Client) {
@@ -101,22 +119,13 @@ func TestRetriedAcquireAfterLostReplyGetsItsOwnLock(t *testing.T) {
 // within seconds of Redis answering.
 func TestStalledRedisDoesNotOrphanTheKey(t *testing.T) {
 	t.Parallel()
-	server := testenv.StartRedis(t)
-	client, err := redisconn.Open("redis://" + server.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Close() })
-	direct := redis.NewClient(&redis.Options{Addr: server.Addr})
-	t.Cleanup(func() { _ = direct.Close() })
-	locker := lock.New(newBackend(t, client.(*redis.Client)), lock.Config{})
-	t.Cleanup(locker.Close)
+	server, locker, direct := privateRedis(t, lock.Config{})
 	warmUp(t, locker)
 
 	const key = "lock:{schedule:1}:seat:1"
 	server.Pause()
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	_, err = locker.Acquire(ctx, key, lock.Options{TTL: 20 * time.Second})
+	_, err := locker.Acquire(ctx, key, lock.Options{TTL: 20 * time.Second})
 	cancel()
 	if err == nil || errors.Is(err, lock.ErrHeld) {
 		t.Fatalf("Acquire on a stalled Redis = %v, want an error", err)
@@ -150,16 +159,7 @@ func TestStalledRedisDoesNotOrphanTheKey(t *testing.T) {
 // holder's TTL.
 func TestReleaseDuringPubSubReconnectIsSeen(t *testing.T) {
 	t.Parallel()
-	server := testenv.StartRedis(t)
-	client, err := redisconn.Open("redis://" + server.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Close() })
-	admin := redis.NewClient(&redis.Options{Addr: server.Addr})
-	t.Cleanup(func() { _ = admin.Close() })
-	locker := lock.New(newBackend(t, client.(*redis.Client)), lock.Config{MaxWait: 15 * time.Second})
-	t.Cleanup(locker.Close)
+	_, locker, admin := privateRedis(t, lock.Config{MaxWait: 15 * time.Second})
 	ctx := context.Background()
 
 	const key = "lock:{schedule:1}:seat:1"
