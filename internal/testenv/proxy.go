@@ -9,6 +9,7 @@ import (
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+	"go.uber.org/goleak"
 )
 
 // Proxy is a TCP proxy in front of a real server, with Toxiproxy's fault
@@ -74,5 +75,18 @@ func (p *Proxy) RemoveToxic(name string) {
 	p.tb.Helper()
 	if err := p.proxy.Toxics.RemoveToxic(context.Background(), name); err != nil {
 		p.tb.Fatalf("remove toxic %s: %v", name, err)
+	}
+}
+
+// ProxyGoroutines are goleak options that pass over the goroutines
+// Toxiproxy itself leaves behind when a proxy stops (a toxic stage blocked
+// on a link whose other end has closed). They match only frames of
+// Toxiproxy's links, never the code under test.
+func ProxyGoroutines() []goleak.Option {
+	return []goleak.Option{
+		goleak.IgnoreAnyFunction("github.com/Shopify/toxiproxy/v2/toxics.(*ToxicStub).Run"),
+		goleak.IgnoreAnyFunction("github.com/Shopify/toxiproxy/v2.(*ToxicLink).read"),
+		goleak.IgnoreAnyFunction("github.com/Shopify/toxiproxy/v2.(*ToxicLink).write"),
+		goleak.IgnoreAnyFunction("github.com/Shopify/toxiproxy/v2.(*ToxicLink).RemoveToxic.func1"),
 	}
 }

@@ -20,7 +20,7 @@ import (
 // Watchdogs, waiters, the listener goroutine and its connection must all
 // stop. Every pool is closed by its test's cleanup, so pgxpool's own
 // goroutines need no exception.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testenv.ProxyGoroutines()...) }
 
 func testContext(t *testing.T) context.Context {
 	t.Helper()

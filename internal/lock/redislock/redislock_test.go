@@ -17,7 +17,7 @@ import (
 )
 
 // Watchdogs, waiters and the shared Pub/Sub connection must all stop.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testenv.ProxyGoroutines()...) }
 
 func newBackend(t *testing.T, client *redis.Client) *redislock.Backend {
 	t.Helper()
