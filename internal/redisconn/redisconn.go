@@ -59,7 +59,9 @@ const (
 	// fence back, and a re-sent extension sets the same TTL. A re-sent
 	// release whose first run deleted the key answers "not held"; the key is
 	// free either way. Timeouts are not retried: a context deadline ends
-	// the call.
+	// the call. It applies to standalone clients; a cluster client retries
+	// the same way through its redirects (go-redis' MaxRedirects, 3 unless
+	// the URL sets max_redirects) and keeps per-node retries off.
 	MaxRetries = 3
 )
 
@@ -79,7 +81,9 @@ func Open(rawURL string) (redis.UniversalClient, error) {
 			return nil, err
 		}
 		bound(&opts.ContextTimeoutEnabled, &opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout)
-		opts.MaxRetries = orDefaultInt(opts.MaxRetries, MaxRetries)
+		// Node retries stay off (go-redis' cluster default): the cluster
+		// client retries itself, up to MaxRedirects times, and node retries
+		// would multiply those.
 		return redis.NewClusterClient(opts), nil
 	}
 	opts, err := redis.ParseURL(u.withoutUserinfo())

@@ -155,8 +155,11 @@ func TestClusterURLs(t *testing.T) {
 			if (o.TLSConfig != nil) != tt.tls {
 				t.Errorf("TLS config %v, want TLS %v", o.TLSConfig, tt.tls)
 			}
-			if o.MaxRetries != redisconn.MaxRetries {
-				t.Errorf("MaxRetries = %d, want %d", o.MaxRetries, redisconn.MaxRetries)
+			if o.MaxRetries != -1 {
+				t.Errorf("MaxRetries = %d, want -1: node retries off, the cluster client retries through its redirects", o.MaxRetries)
+			}
+			if !strings.Contains(tt.url, "max_redirects") && o.MaxRedirects != 3 {
+				t.Errorf("MaxRedirects = %d, want go-redis' 3", o.MaxRedirects)
 			}
 			if !o.ContextTimeoutEnabled || o.ReadTimeout != redisconn.ReadTimeout || o.WriteTimeout != redisconn.WriteTimeout {
 				t.Errorf("ContextTimeoutEnabled %v, read %v, write %v", o.ContextTimeoutEnabled, o.ReadTimeout, o.WriteTimeout)
