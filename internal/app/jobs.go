@@ -15,14 +15,14 @@ import (
 // which is seconds; a day is generous.
 const fenceRetention = 24 * time.Hour
 
-// lockRowRetention is how long a free row of the PostgreSQL lock table is
-// kept after its last acquisition. Deleting it only restarts the name's
+// lockRowRetention is how long a row of the PostgreSQL lock table is kept
+// once its lock is free. Deleting it only restarts the name's
 // fence from the database clock, so the bound is generous, not critical.
 const lockRowRetention = 24 * time.Hour
 
 // lockPruner is a lock store that can delete its long-free locks.
 type lockPruner interface {
-	Prune(ctx context.Context, idleFor time.Duration) (int64, error)
+	Prune(ctx context.Context, freeFor time.Duration) (int64, error)
 }
 
 // newJobs returns the service's periodic jobs. Every instance runs the

@@ -12,15 +12,15 @@ import (
 	"github.com/seatlock/seatlock/internal/periodic"
 )
 
-type recordingPruner struct{ idleFor []time.Duration }
+type recordingPruner struct{ freeFor []time.Duration }
 
-func (p *recordingPruner) Prune(_ context.Context, idleFor time.Duration) (int64, error) {
-	p.idleFor = append(p.idleFor, idleFor)
+func (p *recordingPruner) Prune(_ context.Context, freeFor time.Duration) (int64, error) {
+	p.freeFor = append(p.freeFor, freeFor)
 	return 3, nil
 }
 
 // The lock-row pruning job exists only for a lock store that needs it, and
-// prunes rows idle for lockRowRetention.
+// prunes rows free for lockRowRetention.
 func TestLockRowPruningJob(t *testing.T) {
 	locker := lock.New(memlock.New(), lock.Config{})
 	logger := slog.New(slog.DiscardHandler)
@@ -42,7 +42,7 @@ func TestLockRowPruningJob(t *testing.T) {
 	if err != nil || ev.Outcome != periodic.Ran {
 		t.Fatalf("RunOnce = %+v, %v; want Ran", ev, err)
 	}
-	if len(pruner.idleFor) != 1 || pruner.idleFor[0] != lockRowRetention {
-		t.Errorf("Prune calls = %v, want one with %v", pruner.idleFor, lockRowRetention)
+	if len(pruner.freeFor) != 1 || pruner.freeFor[0] != lockRowRetention {
+		t.Errorf("Prune calls = %v, want one with %v", pruner.freeFor, lockRowRetention)
 	}
 }

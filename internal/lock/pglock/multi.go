@@ -26,7 +26,7 @@ const heldByOthersSQL = `
 SELECT name, ` + heldRemaining + `
 FROM locks
 WHERE name = ANY($1::text[]) AND locked_by IS DISTINCT FROM $2 AND lock_until > clock_timestamp()
-ORDER BY name`
+ORDER BY ` + byteOrder
 
 // holdsSQL reports, for the keys of $1 that $2 holds, how many there are
 // and the smallest remaining TTL (heldRemaining; 0 when every one is held
@@ -40,11 +40,21 @@ WHERE name = ANY($1::text[]) AND locked_by = $2 AND lock_until > clock_timestamp
 // statements over overlapping sets of keys (a release racing an acquire or
 // another release) always wait for each other in the same order and never
 // deadlock; an UPDATE over name = ANY(...) alone locks in no set order.
+//
+// The order is byteOrder, the order in which lock.Client sorts the keys and
+// TryAcquireAll therefore takes them, not the column's collation: under a
+// linguistic collation (en_US.UTF-8, the default of many installations)
+// "a" sorts before "B", and a release locking in that order would deadlock
+// with an acquire of the same keys locking in the caller's.
 const ownRowsInOrder = `
 	SELECT name FROM locks
 	WHERE name = ANY($1::text[]) AND locked_by = $2 AND lock_until > clock_timestamp()
-	ORDER BY name
+	ORDER BY ` + byteOrder + `
 	FOR UPDATE`
+
+// byteOrder orders lock names byte by byte, as Go's sort.Strings does: the
+// "C" collation compares with memcmp whatever the database's default.
+const byteOrder = `name COLLATE "C"`
 
 // extendAllSQL is extendSQL for every key of $1.
 const extendAllSQL = `

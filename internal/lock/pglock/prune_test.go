@@ -10,8 +10,9 @@ import (
 	"github.com/seatlock/seatlock/internal/testenv"
 )
 
-// Prune deletes only rows that are free and idle long enough; the fence of a
-// pruned name keeps growing.
+// Prune deletes only rows that have been free long enough (released, or
+// whose lease ended, that long ago); the fence of a pruned name keeps
+// growing.
 func TestPruneDeletesOnlyLongFreeRows(t *testing.T) {
 	t.Parallel()
 	pool := testenv.Pool(t)
@@ -36,12 +37,17 @@ func TestPruneDeletesOnlyLongFreeRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer held.Release(ctx)
-	// Age every row by an hour, as if acquired long ago.
-	if _, err := pool.Exec(ctx, `UPDATE locks SET locked_at = locked_at - interval '1 hour'`); err != nil {
+	// Age every row by an hour, as if acquired long ago, and the expired
+	// lease's end with it.
+	if _, err := pool.Exec(ctx, `UPDATE locks SET locked_at = locked_at - interval '1 hour',
+		lock_until = CASE WHEN name = 'expired' THEN lock_until - interval '1 hour' ELSE lock_until END`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pool.Exec(ctx, `INSERT INTO locks (name, lock_until, locked_at, locked_by, fence)
-		VALUES ('recent', '-infinity', clock_timestamp(), NULL, 1)`); err != nil {
+	// Free for too short a time: released just now, and a lease acquired
+	// long ago (kept by a watchdog) that ended a minute ago.
+	if _, err := pool.Exec(ctx, `INSERT INTO locks (name, lock_until, locked_at, locked_by, fence) VALUES
+		('recent', '-infinity', clock_timestamp(), NULL, 1),
+		('recently-expired', clock_timestamp() - interval '1 minute', clock_timestamp() - interval '2 hours', 'gone', 1)`); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(20 * time.Millisecond) // "expired" has run out
@@ -57,8 +63,8 @@ func TestPruneDeletesOnlyLongFreeRows(t *testing.T) {
 		_ = rows.Scan(&name)
 		names = append(names, name)
 	}
-	if rows.Err() != nil || len(names) != 2 || names[0] != "held" || names[1] != "recent" {
-		t.Fatalf("rows left = %v (%v), want [held recent]", names, rows.Err())
+	if rows.Err() != nil || len(names) != 3 || names[0] != "held" || names[1] != "recent" || names[2] != "recently-expired" {
+		t.Fatalf("rows left = %v (%v), want [held recent recently-expired]", names, rows.Err())
 	}
 	if _, err := locker.Acquire(ctx, "held", lock.Options{TTL: time.Second}); err == nil {
 		t.Fatal("a held lock was pruned")
