@@ -4,9 +4,11 @@ go 1.26.8
 
 require (
 	github.com/Shopify/toxiproxy/v2 v2.5.0
+	github.com/bsm/redislock v0.9.4
 	github.com/caarlos0/env/v11 v11.4.2
 	github.com/go-chi/chi/v5 v5.5.0
 	github.com/go-playground/validator/v10 v10.30.6
+	github.com/go-redsync/redsync/v4 v4.18.1
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/golang-migrate/migrate/v4 v4.20.1
 	github.com/google/uuid v1.6.0

@@ -34,6 +34,21 @@ type Grant struct {
 	// Remaining is the holder's remaining TTL when not Acquired; zero if
 	// unknown.
 	Remaining time.Duration
+	// Sealed reports a key sealed by a Sealer (not Acquired).
+	Sealed bool
+}
+
+// Sealer is implemented by backends that can seal a key (see Lease.Seal):
+// replace a holder's token with a seal that refuses every TryAcquire, in
+// one atomic step. TryAcquire then reports Grant.Sealed for the key.
+type Sealer interface {
+	// Seal replaces token's hold on key with the seal for ttl and wakes
+	// key's subscribers; false, and nothing changed, if token did not
+	// hold key.
+	Seal(ctx context.Context, key, token string, ttl time.Duration) (bool, error)
+	// TryAcquireSealed is TryAcquire that also takes a sealed key, as if
+	// it were free.
+	TryAcquireSealed(ctx context.Context, key, token string, ttl time.Duration) (Grant, error)
 }
 
 // Subscription delivers release notifications of one key.

@@ -23,7 +23,8 @@ type Config struct {
 	// WatchdogTTL is the lease of a lock taken with Options.TTL zero; the
 	// watchdog extends it every WatchdogTTL/3.
 	WatchdogTTL time.Duration
-	// ReleaseTimeout bounds a Release, independent of the caller's context.
+	// ReleaseTimeout bounds a Release (to within an eighth more),
+	// independent of the caller's context.
 	ReleaseTimeout time.Duration
 	// Observer receives metrics; nil discards them.
 	Observer Observer
@@ -37,6 +38,7 @@ type Client struct {
 	maxWait        time.Duration
 	watchdogTTL    time.Duration
 	releaseTimeout time.Duration
+	releaseBounds  *releaseBounds
 	observer       Observer
 	log            *slog.Logger
 
@@ -61,6 +63,7 @@ func New(backend Backend, cfg Config) *Client {
 		log:            cfg.Logger,
 		closed:         make(chan struct{}),
 	}
+	c.releaseBounds = newReleaseBounds(c.releaseTimeout)
 	if c.observer == nil {
 		c.observer = nopObserver{}
 	}
@@ -114,7 +117,7 @@ func (c *Client) acquireTarget(ctx context.Context, t target, opts Options) (*le
 		return nil, fmt.Errorf("lock: acquire %q: %w", t.name(), err)
 	}
 	start := time.Now()
-	l, err := c.acquire(ctx, t, ttl, min(opts.Wait, c.maxWait))
+	l, err := c.acquire(ctx, t, ttl, min(opts.Wait, c.maxWait), opts.Unseal)
 	waited := waitedIf(opts.Wait, time.Since(start))
 	switch {
 	case err == nil:
@@ -123,6 +126,8 @@ func (c *Client) acquireTarget(ctx context.Context, t target, opts Options) (*le
 		return l, nil
 	case errors.Is(err, ErrHeld):
 		c.observer.Acquired(OutcomeHeld, waited)
+	case errors.Is(err, ErrSealed):
+		c.observer.Acquired(OutcomeSealed, waited)
 	default:
 		c.observer.Acquired(OutcomeError, waited)
 	}
@@ -145,11 +150,15 @@ func waitedIf(wait, waited time.Duration) time.Duration {
 // is a *HeldError: the wait running out, and also the caller's context
 // ending in the middle of a subscribe or a try (then HeldError.Err is the
 // context's error). Only a store failure while the context is alive is
-// ErrUnavailable.
-func (c *Client) acquire(ctx context.Context, t target, ttl, wait time.Duration) (*lease, error) {
+// ErrUnavailable. A sealed key ends the wait at once: there is nothing to
+// wait for.
+func (c *Client) acquire(ctx context.Context, t target, ttl, wait time.Duration, unseal bool) (*lease, error) {
 	deadline := time.Now().Add(wait)
-	l, held, err := c.try(ctx, t, ttl)
+	l, held, err := c.try(ctx, t, ttl, unseal)
 	if err != nil {
+		if errors.Is(err, ErrSealed) {
+			return nil, err
+		}
 		if ended := contextEnded(ctx); ended != nil {
 			return nil, fmt.Errorf("lock: acquire %q: %w", t.name(), ended)
 		}
@@ -180,7 +189,7 @@ func (c *Client) acquire(ctx context.Context, t target, ttl, wait time.Duration)
 		// Try again now that we are subscribed: the holder may have
 		// released between the first try and the subscription.
 		var again []KeyHeld
-		l, again, err = c.try(ctx, t, ttl)
+		l, again, err = c.try(ctx, t, ttl, unseal)
 		switch {
 		case err != nil && contextEnded(ctx) != nil:
 			return nil, heldError(held, contextEnded(ctx))
@@ -240,18 +249,27 @@ func shortest(held []KeyHeld) time.Duration {
 // try makes one attempt; it returns a lease when acquired. When the attempt
 // fails, its outcome in the store is unknown (the reply may have been lost
 // after the store ran it), so the token is released in the background.
-func (c *Client) try(ctx context.Context, t target, ttl time.Duration) (*lease, []KeyHeld, error) {
-	token := NewToken()
+// A sealed key is an answer, not a failure: nothing to release.
+//
+// The lease is made first, so that the token lives in its allocation; an
+// attempt that fails drops it.
+func (c *Client) try(ctx context.Context, t target, ttl time.Duration, unseal bool) (*lease, []KeyHeld, error) {
+	l := &lease{client: c, target: t, ttl: ttl, parent: ctx}
+	token := mintToken(&l.tokenBuf)
+	l.token = token
 	requested := time.Now() // the lease runs from before the request, not after
-	fences, held, err := t.tryAcquire(ctx, token, ttl)
+	acquired, fence, fences, held, err := t.tryAcquire(ctx, token, ttl, unseal)
 	switch {
+	case errors.Is(err, ErrSealed):
+		return nil, nil, &SealedError{Key: t.name()}
 	case err != nil:
 		c.forget(t, token, requested.Add(ttl))
 		return nil, nil, err
-	case fences == nil:
+	case !acquired:
 		return nil, held, nil
 	}
-	return newLease(ctx, c, t, token, fences, ttl, requested), nil, nil
+	l.fence, l.fences, l.since, l.expiresAt = fence, fences, requested, requested.Add(ttl)
+	return l, nil, nil
 }
 
 // unknownTTLRecheck is how soon a waiter looks again when the store reports no

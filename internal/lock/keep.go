@@ -30,5 +30,5 @@ func (l *lease) releaseAfter(ctx context.Context, d time.Duration) error {
 	if already, lost := l.markReleased(); already || lost {
 		return ErrNotHeld
 	}
-	return l.end(ctx, func(ctx context.Context) (bool, error) { return l.target.extend(ctx, l.token, d) })
+	return l.end(ctx, giveUp{keep: d})
 }

@@ -7,72 +7,125 @@ import (
 	"time"
 )
 
-// lease is the Client's Lease and MultiLease. Its context ends when the
-// lease does. Every lease has a local expiry, the TTL after the start of
-// the acquire or of the last successful extension, and a timer that ends
-// the context there: the store cannot have kept the key longer, so the
-// lease never outlives it. A watchdog lease also ends when an extension
-// finds the key gone.
+// lease is the Client's Lease and MultiLease. Every lease has a local
+// expiry, the TTL after the start of the acquire or of the last successful
+// extension: the store cannot have kept the key longer, so the lease never
+// outlives it. A watchdog lease also ends when an extension finds the key
+// gone.
+//
+// The lease's context, and the timer that ends it at the local expiry, are
+// made on first use (Context, or a watchdog): a lease that is taken and
+// released without anyone asking for its context costs no context and no
+// timer. Without them the local expiry is checked whenever the lease is
+// used, so every method answers the same either way.
 type lease struct {
 	client   *Client
 	target   target
-	token    string
-	fences   []int64
+	token    string // in tokenBuf
+	tokenBuf [tokenLen]byte
+	fence    int64
+	fences   []int64 // AcquireAll's; nil for one key
 	ttl      time.Duration
 	since    time.Time
 	watchdog bool
-
-	ctx    *leaseContext
-	cancel context.CancelCauseFunc
+	// parent is the acquire's context: the lease's context keeps its
+	// values but not its cancellation, since the lease lives as long as
+	// the lock, not as long as the call that took it.
+	parent context.Context
 
 	mu        sync.Mutex
+	ctx       *leaseContext // nil until first asked for
+	cancel    context.CancelCauseFunc
 	expiresAt time.Time   // local expiry
-	expiry    *time.Timer // fires at expiresAt
+	expiry    *time.Timer // fires at expiresAt; only while ctx exists
 	stop      chan struct{}
 	stopped   chan struct{} // closed when the watchdog has returned
 	released  bool
 	lost      bool
 }
 
-// newLease makes the lease of a successful acquire. Its context keeps the
-// values of the acquire's context but not its cancellation: the lease lives
-// as long as the lock, not as long as the call that took it.
-func newLease(acquireCtx context.Context, c *Client, t target, token string, fences []int64, ttl time.Duration, since time.Time) *lease {
-	l := &lease{client: c, target: t, token: token, fences: fences, ttl: ttl, since: since, expiresAt: since.Add(ttl)}
-	inner, cancel := context.WithCancelCause(context.WithoutCancel(acquireCtx))
-	l.ctx, l.cancel = &leaseContext{Context: inner, lease: l}, cancel
-	return l
-}
-
-// start arms the local expiry, and the watchdog.
+// start arms the watchdog of a lease taken without a TTL.
 func (l *lease) start(watchdog bool) {
+	if !watchdog {
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.watchdog = watchdog
-	l.expiry = time.AfterFunc(time.Until(l.expiresAt), l.expire)
-	if watchdog {
-		l.stop, l.stopped = make(chan struct{}), make(chan struct{})
-		go l.watch()
-	}
+	l.watchdog = true
+	l.makeContextLocked()
+	l.stop, l.stopped = make(chan struct{}), make(chan struct{})
+	go l.watch()
 }
 
-func (l *lease) Key() string              { return l.target.keys[0] }
-func (l *lease) Fence() int64             { return l.fences[0] }
-func (l *lease) Keys() []string           { return slices.Clone(l.target.keys) }
-func (l *lease) Fences() []int64          { return slices.Clone(l.fences) }
-func (l *lease) Context() context.Context { return l.ctx }
+func (l *lease) Key() string    { return l.target.key }
+func (l *lease) Fence() int64   { return l.fence }
+func (l *lease) Keys() []string { return l.target.allKeys() }
+
+func (l *lease) Fences() []int64 {
+	if l.fences == nil {
+		return []int64{l.fence}
+	}
+	return slices.Clone(l.fences)
+}
+
+// Context implements Lease.
+func (l *lease) Context() context.Context {
+	l.mu.Lock()
+	justLost := l.expiredLocked()
+	ctx := l.makeContextLocked()
+	l.mu.Unlock()
+	if justLost {
+		l.client.observer.Lost()
+	}
+	return ctx
+}
+
+// makeContextLocked returns the lease's context, making it (and the expiry
+// timer) on first use; a lease that has already ended gets a context that
+// has ended with the same cause. Callers hold mu.
+func (l *lease) makeContextLocked() *leaseContext {
+	if l.ctx != nil {
+		return l.ctx
+	}
+	inner, cancel := context.WithCancelCause(context.WithoutCancel(l.parent))
+	l.ctx, l.cancel = &leaseContext{Context: inner, lease: l}, cancel
+	switch {
+	case l.released:
+		cancel(ErrReleased)
+	case l.lost:
+		cancel(ErrLeaseLost)
+	default:
+		l.expiry = time.AfterFunc(time.Until(l.expiresAt), l.expire)
+	}
+	return l.ctx
+}
+
+// expiredLocked marks the lease lost once its local expiry has passed and
+// reports whether this call did so (the caller then counts the loss, after
+// unlocking). Callers hold mu.
+func (l *lease) expiredLocked() bool {
+	if l.released || l.lost || time.Now().Before(l.expiresAt) {
+		return false
+	}
+	l.lost = true
+	if l.expiry != nil {
+		l.expiry.Stop()
+	}
+	if l.cancel != nil {
+		l.cancel(ErrLeaseLost)
+	}
+	return true
+}
 
 // expire is the local expiry timer. A timer that fired while an extension
 // was moving expiresAt finds it in the future and does nothing.
 func (l *lease) expire() {
 	l.mu.Lock()
-	if l.released || l.lost || time.Now().Before(l.expiresAt) {
-		l.mu.Unlock()
-		return
-	}
-	l.lost = true
+	justLost := l.expiredLocked()
 	l.mu.Unlock()
-	l.endLost()
+	if justLost {
+		l.client.observer.Lost()
+	}
 }
 
 // lose ends the lease because the store says the lock is gone.
@@ -83,21 +136,27 @@ func (l *lease) lose() {
 		return
 	}
 	l.lost = true
-	l.expiry.Stop()
+	if l.expiry != nil {
+		l.expiry.Stop()
+	}
+	if l.cancel != nil {
+		l.cancel(ErrLeaseLost)
+	}
 	l.mu.Unlock()
-	l.endLost()
-}
-
-func (l *lease) endLost() {
 	l.client.observer.Lost()
-	l.cancel(ErrLeaseLost)
 }
 
-// state reports whether the lease was released, or lost.
+// state reports whether the lease was released, or lost (its local expiry
+// counts).
 func (l *lease) state() (released, lost bool) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.released, l.lost
+	justLost := l.expiredLocked()
+	released, lost = l.released, l.lost
+	l.mu.Unlock()
+	if justLost {
+		l.client.observer.Lost()
+	}
+	return released, lost
 }
 
 // ended reports whether the lease was released or lost.
@@ -112,11 +171,10 @@ func (l *lease) ended() bool {
 // in flight, a success came too late — the lease's work has been told to
 // stop — so the key is released again and the answer is ErrNotHeld.
 func (l *lease) extendOnce(ctx context.Context, ttl time.Duration) error {
-	l.mu.Lock()
-	if l.released || l.lost {
-		l.mu.Unlock()
+	if l.ended() {
 		return ErrNotHeld
 	}
+	l.mu.Lock()
 	deadline := l.expiresAt
 	l.mu.Unlock()
 
@@ -127,17 +185,17 @@ func (l *lease) extendOnce(ctx context.Context, ttl time.Duration) error {
 	l.client.observer.Extended(err == nil && ok)
 
 	l.mu.Lock()
-	if !l.released && !l.lost && !time.Now().Before(l.expiresAt) {
-		// Cut off at the local expiry, whose timer has not run yet.
-		l.lost = true
-		defer l.endLost()
-	}
+	// Cut off at the local expiry, whose timer (if any) has not run yet.
+	justLost := l.expiredLocked()
 	switch {
 	case l.released:
 		l.mu.Unlock()
 		return ErrNotHeld
 	case l.lost:
 		l.mu.Unlock()
+		if justLost {
+			l.client.observer.Lost()
+		}
 		if ok || err != nil { // granted, or maybe granted, too late
 			l.releaseInBackground(requested.Add(ttl))
 		}
@@ -151,7 +209,9 @@ func (l *lease) extendOnce(ctx context.Context, ttl time.Duration) error {
 		return ErrNotHeld
 	}
 	l.expiresAt = requested.Add(ttl)
-	l.expiry.Reset(time.Until(l.expiresAt))
+	if l.expiry != nil {
+		l.expiry.Reset(time.Until(l.expiresAt))
+	}
 	l.mu.Unlock()
 	return nil
 }
@@ -192,7 +252,18 @@ func (l *lease) Release(ctx context.Context) error {
 	if already, _ := l.markReleased(); already {
 		return ErrNotHeld
 	}
-	return l.end(ctx, func(ctx context.Context) (bool, error) { return l.target.release(ctx, l.token) })
+	return l.end(ctx, giveUp{})
+}
+
+// Seal implements Lease.
+func (l *lease) Seal(ctx context.Context, ttl time.Duration) error {
+	if err := ValidateTTL(ttl); err != nil {
+		return err
+	}
+	if already, _ := l.markReleased(); already {
+		return ErrNotHeld
+	}
+	return l.end(ctx, giveUp{seal: ttl})
 }
 
 // markReleased ends the lease's local life: no more expiry timer or
@@ -205,10 +276,16 @@ func (l *lease) markReleased() (already, lost bool) {
 		l.mu.Unlock()
 		return true, l.lost
 	}
+	justLost := l.expiredLocked()
 	l.released, lost = true, l.lost
-	l.expiry.Stop()
+	if l.expiry != nil {
+		l.expiry.Stop()
+	}
 	stop, stopped := l.stop, l.stopped
 	l.mu.Unlock()
+	if justLost {
+		l.client.observer.Lost()
+	}
 	if stop != nil {
 		close(stop)
 		<-stopped
@@ -216,15 +293,37 @@ func (l *lease) markReleased() (already, lost bool) {
 	return false, lost
 }
 
-// end makes the store call that gives the lock up (delete it, or shorten
-// it) on a context detached from the caller's and bounded by the release
-// timeout, then ends the lease's context with ErrReleased. A call that
-// found the lock no longer ours is ErrNotHeld.
-func (l *lease) end(ctx context.Context, giveUp func(context.Context) (bool, error)) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.client.releaseTimeout)
-	defer cancel()
-	ok, err := giveUp(ctx)
-	l.cancel(ErrReleased)
+// giveUp is how a lease ends in the store: deleted (the zero value),
+// sealed for seal, or kept owner-held for keep (ReleaseAfter).
+type giveUp struct {
+	seal time.Duration
+	keep time.Duration
+}
+
+// end makes the store call that gives the lock up on a context detached
+// from the caller's and bounded by the release timeout (up to an eighth
+// more, see releaseBounds), then ends the
+// lease's context with ErrReleased. A call that found the lock no longer
+// ours is ErrNotHeld.
+func (l *lease) end(ctx context.Context, how giveUp) error {
+	ctx = l.client.releaseBounds.context(ctx)
+	var (
+		ok  bool
+		err error
+	)
+	switch {
+	case how.keep > 0:
+		ok, err = l.target.extend(ctx, l.token, how.keep)
+	case how.seal > 0:
+		ok, err = l.target.seal(ctx, l.token, how.seal)
+	default:
+		ok, err = l.target.release(ctx, l.token)
+	}
+	l.mu.Lock()
+	if l.cancel != nil {
+		l.cancel(ErrReleased)
+	}
+	l.mu.Unlock()
 	l.client.observer.Released(time.Since(l.since), err == nil && !ok)
 	if err != nil {
 		return err
@@ -246,7 +345,7 @@ func (c *leaseContext) Deadline() (time.Time, bool) {
 	l := c.lease
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.watchdog || l.expiry == nil {
+	if l.watchdog {
 		return time.Time{}, false
 	}
 	return l.expiresAt, true

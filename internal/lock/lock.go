@@ -66,6 +66,11 @@ type Options struct {
 	TTL time.Duration
 	// Wait is how long Acquire may wait for a held lock. Zero fails fast.
 	Wait time.Duration
+	// Unseal takes the key even when it is sealed (see Lease.Seal), as
+	// if it were free: the way to undo, under the lock, what the seal
+	// stands for. The lease's Release then leaves the key free, its Seal
+	// seals it again. A key held by another owner is still refused.
+	Unseal bool
 }
 
 // Lease is one holder's claim on a lock, valid until released, lost or
@@ -105,6 +110,17 @@ type Lease interface {
 	// returns ErrNotHeld when the lease had expired or the key belongs to
 	// someone else (nothing is deleted then). Releasing twice is ErrNotHeld.
 	Release(ctx context.Context) error
+	// Seal ends the lease as Release does, but in the same atomic step
+	// leaves the key sealed for ttl: the work the lock guards is done for
+	// good (a seat was booked), and every Acquire of the key answers
+	// ErrSealed at once, without waiting, until the seal expires or an
+	// Acquire with Options.Unseal takes the key. Waiters are woken and
+	// get ErrSealed. A seal is a shortcut in front of the system of
+	// record, never its replacement: it may be lost (a store that forgets
+	// keys), and a store that cannot seal (its Backend is not a Sealer)
+	// simply releases the key. ErrNotHeld, and nothing sealed, when the
+	// lease no longer held its lock.
+	Seal(ctx context.Context, ttl time.Duration) error
 }
 
 // MultiLease is a claim on several keys taken together by AcquireAll. It
@@ -139,6 +155,9 @@ var (
 	ErrLeaseLost = errors.New("lock: lease lost")
 	// ErrReleased is the cause of a lease context cancelled by Release.
 	ErrReleased = errors.New("lock: lease released")
+	// ErrSealed reports that Acquire found the key sealed by Lease.Seal:
+	// the work the lock guards is done, there is nothing to wait for.
+	ErrSealed = errors.New("lock: sealed")
 )
 
 // HeldError is returned by Acquire when another owner holds the lock.
@@ -174,6 +193,17 @@ func (e *HeldError) Is(target error) bool { return target == ErrHeld }
 
 // Unwrap gives the caller's context error, if the wait was cut short by it.
 func (e *HeldError) Unwrap() error { return e.Err }
+
+// SealedError is returned by Acquire for a sealed key
+// (errors.Is(err, ErrSealed)).
+type SealedError struct {
+	Key string
+}
+
+func (e *SealedError) Error() string { return fmt.Sprintf("lock: %q is sealed", e.Key) }
+
+// Is makes errors.Is(err, ErrSealed) true for a *SealedError.
+func (e *SealedError) Is(target error) bool { return target == ErrSealed }
 
 // ValidateTTL reports ErrInvalidTTL for a TTL that stores cannot express.
 func ValidateTTL(ttl time.Duration) error {

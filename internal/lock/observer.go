@@ -10,6 +10,8 @@ const (
 	OutcomeAcquired Outcome = "acquired"
 	OutcomeHeld     Outcome = "held"
 	OutcomeError    Outcome = "error"
+	// OutcomeSealed is an Acquire refused because the key is sealed.
+	OutcomeSealed Outcome = "sealed"
 )
 
 // Observer receives the figures operators need to tune Wait and TTL

@@ -16,12 +16,13 @@ var ErrNoKeys = errors.New("lock: no keys")
 // the store's primitive for it, so that waiting, the watchdog and the local
 // expiry are written once for both.
 type target struct {
-	keys    []string // one key, or sorted and unique
+	key     string   // the key, or the first of keys
+	keys    []string // AcquireAll's keys, sorted and unique; nil for one key
 	backend Backend
-	multi   MultiBackend // set when len(keys) > 1 or the caller used AcquireAll
+	multi   MultiBackend // set for AcquireAll
 }
 
-func singleTarget(b Backend, key string) target { return target{keys: []string{key}, backend: b} }
+func singleTarget(b Backend, key string) target { return target{key: key, backend: b} }
 
 // multiTarget sorts and deduplicates keys: a fixed order is what keeps two
 // overlapping sets from deadlocking in stores that lock row by row.
@@ -35,34 +36,56 @@ func multiTarget(b Backend, keys []string) (target, error) {
 	}
 	sorted := slices.Clone(keys)
 	slices.Sort(sorted)
-	return target{keys: slices.Compact(sorted), backend: b, multi: multi}, nil
+	sorted = slices.Compact(sorted)
+	return target{key: sorted[0], keys: sorted, backend: b, multi: multi}, nil
+}
+
+// allKeys lists the target's keys.
+func (t target) allKeys() []string {
+	if t.keys == nil {
+		return []string{t.key}
+	}
+	return slices.Clone(t.keys)
 }
 
 func (t target) name() string {
-	if len(t.keys) == 1 {
-		return t.keys[0]
+	if len(t.keys) <= 1 {
+		return t.key
 	}
-	return fmt.Sprintf("%s (+%d keys)", t.keys[0], len(t.keys)-1)
+	return fmt.Sprintf("%s (+%d keys)", t.key, len(t.keys)-1)
 }
 
 // tryAcquire takes every key or none. held is set when another owner holds
-// some key.
-func (t target) tryAcquire(ctx context.Context, token string, ttl time.Duration) (fences []int64, held []KeyHeld, err error) {
+// some key; err is ErrSealed when the (single) key is sealed, unless
+// unseal asks to take it anyway. fences is nil for a single key, whose
+// fence is fence.
+func (t target) tryAcquire(ctx context.Context, token string, ttl time.Duration, unseal bool) (acquired bool, fence int64, fences []int64, held []KeyHeld, err error) {
 	if t.multi == nil {
-		g, err := t.backend.TryAcquire(ctx, t.keys[0], token, ttl)
-		if err != nil || !g.Acquired {
-			return nil, []KeyHeld{{Key: t.keys[0], Remaining: g.Remaining}}, err
+		var g Grant
+		sealer, canSeal := t.backend.(Sealer)
+		if unseal && canSeal {
+			g, err = sealer.TryAcquireSealed(ctx, t.key, token, ttl)
+		} else {
+			g, err = t.backend.TryAcquire(ctx, t.key, token, ttl)
 		}
-		return []int64{g.Fence}, nil, nil
+		switch {
+		case err != nil:
+			return false, 0, nil, nil, err
+		case g.Sealed:
+			return false, 0, nil, nil, ErrSealed
+		case !g.Acquired:
+			return false, 0, nil, []KeyHeld{{Key: t.key, Remaining: g.Remaining}}, nil
+		}
+		return true, g.Fence, nil, nil, nil
 	}
 	g, err := t.multi.TryAcquireAll(ctx, t.keys, token, ttl)
 	switch {
 	case err != nil:
-		return nil, nil, err
+		return false, 0, nil, nil, err
 	case g.Acquired && len(g.Fences) != len(t.keys):
-		return nil, nil, fmt.Errorf("lock: store gave %d fences for %d keys", len(g.Fences), len(t.keys))
+		return false, 0, nil, nil, fmt.Errorf("lock: store gave %d fences for %d keys", len(g.Fences), len(t.keys))
 	case g.Acquired:
-		return g.Fences, nil, nil
+		return true, g.Fences[0], g.Fences, nil, nil
 	case len(g.Held) == 0:
 		// Not acquired, yet nobody named: report every key as held
 		// with an unknown TTL rather than an empty answer.
@@ -70,12 +93,12 @@ func (t target) tryAcquire(ctx context.Context, token string, ttl time.Duration)
 			g.Held = append(g.Held, KeyHeld{Key: k})
 		}
 	}
-	return nil, g.Held, nil
+	return false, 0, nil, g.Held, nil
 }
 
 func (t target) extend(ctx context.Context, token string, ttl time.Duration) (bool, error) {
 	if t.multi == nil {
-		return t.backend.Extend(ctx, t.keys[0], token, ttl)
+		return t.backend.Extend(ctx, t.key, token, ttl)
 	}
 	return t.multi.ExtendAll(ctx, t.keys, token, ttl)
 }
@@ -84,10 +107,19 @@ func (t target) extend(ctx context.Context, token string, ttl time.Duration) (bo
 // every key.
 func (t target) release(ctx context.Context, token string) (all bool, err error) {
 	if t.multi == nil {
-		return t.backend.Release(ctx, t.keys[0], token)
+		return t.backend.Release(ctx, t.key, token)
 	}
 	n, err := t.multi.ReleaseAll(ctx, t.keys, token)
 	return n == len(t.keys), err
+}
+
+// seal seals the key token holds; a backend that cannot seal, and a set of
+// keys, are released instead (a seal only ever saves work).
+func (t target) seal(ctx context.Context, token string, ttl time.Duration) (bool, error) {
+	if sealer, ok := t.backend.(Sealer); ok && t.multi == nil {
+		return sealer.Seal(ctx, t.key, token, ttl)
+	}
+	return t.release(ctx, token)
 }
 
 func (t target) holds(ctx context.Context, token string) (time.Duration, bool, error) {
@@ -98,14 +130,14 @@ func (t target) holds(ctx context.Context, token string) (time.Duration, bool, e
 	if !ok {
 		return 0, false, fmt.Errorf("lock: %T cannot report a holder's TTL: %w", t.backend, errors.ErrUnsupported)
 	}
-	return inspector.Holds(ctx, t.keys[0], token)
+	return inspector.Holds(ctx, t.key, token)
 }
 
 // subscribe subscribes to the releases of every key, merged into one
 // Subscription.
 func (t target) subscribe(ctx context.Context) (Subscription, error) {
-	if len(t.keys) == 1 {
-		return t.backend.Subscribe(ctx, t.keys[0])
+	if len(t.keys) <= 1 {
+		return t.backend.Subscribe(ctx, t.key)
 	}
 	merged := &mergedSubscription{waker: NewWaker(nil), done: make(chan struct{})}
 	for _, k := range t.keys {

@@ -111,7 +111,8 @@ func (*grantedLease) Extend(context.Context, time.Duration) error { return lock.
 func (*grantedLease) Remaining(context.Context) (time.Duration, error) {
 	return 0, lock.ErrNotHeld
 }
-func (*grantedLease) Release(context.Context) error { return lock.ErrNotHeld }
+func (*grantedLease) Release(context.Context) error             { return lock.ErrNotHeld }
+func (*grantedLease) Seal(context.Context, time.Duration) error { return lock.ErrNotHeld }
 
 // The whole use case on the real store stays correct when the lock fails
 // to exclude anyone.

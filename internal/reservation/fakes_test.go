@@ -425,6 +425,12 @@ func (l *fakeLease) Release(context.Context) error {
 	return l.err
 }
 
+// Seal is Release for the fake: the use case only seals what it would
+// release.
+func (l *fakeLease) Seal(ctx context.Context, _ time.Duration) error {
+	return l.Release(ctx)
+}
+
 func (l *fakeLease) releaseCount() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()

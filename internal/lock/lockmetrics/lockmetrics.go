@@ -40,7 +40,7 @@ import (
 
 // Label values of seatlock_lock_extensions_total and
 // seatlock_lock_releases_total. Acquisition outcomes are lock.OutcomeAcquired,
-// lock.OutcomeHeld and lock.OutcomeError.
+// lock.OutcomeHeld, lock.OutcomeError and lock.OutcomeSealed.
 const (
 	ResultOK       = "ok"
 	ResultFailed   = "failed"
@@ -52,7 +52,7 @@ const (
 const (
 	helpAcquisitions = "Lock Acquire calls by outcome: acquired; held = another owner kept the lock " +
 		"(at once for a fail-fast call, for the whole wait, or until the caller's context ended); " +
-		"error = lock store unreachable, or the caller's context ended before the lock was found held. Many held outcomes whose waits time " +
+		"sealed = the key was sealed (its work is done for good, e.g. a booked seat); error = lock store unreachable, or the caller's context ended before the lock was found held. Many held outcomes whose waits time " +
 		"out (see seatlock_lock_wait_seconds{outcome=\"held\"}): raise the wait, up to " +
 		"LOCK_MAX_WAIT, or shed load. Errors point at the lock store."
 	helpWaits = "Time spent in Acquire calls that were allowed to wait (wait > 0), by outcome; " +
@@ -96,10 +96,10 @@ type Observer struct {
 
 	// Children of the known label values, resolved once so that the hot
 	// path does not hash label values.
-	acquired, held, failed         prometheus.Counter
-	waitAcquired, waitHeld, waitEr prometheus.Observer
-	extendOK, extendFailed         prometheus.Counter
-	released, gone                 prometheus.Counter
+	acquired, held, failed, sealed             prometheus.Counter
+	waitAcquired, waitHeld, waitEr, waitSealed prometheus.Observer
+	extendOK, extendFailed                     prometheus.Counter
+	released, gone                             prometheus.Counter
 }
 
 var _ lock.Observer = (*Observer)(nil)
@@ -169,9 +169,11 @@ func New(reg prometheus.Registerer, backend string) (*Observer, error) {
 	o.acquired = o.acquisitions.WithLabelValues(string(lock.OutcomeAcquired))
 	o.held = o.acquisitions.WithLabelValues(string(lock.OutcomeHeld))
 	o.failed = o.acquisitions.WithLabelValues(string(lock.OutcomeError))
+	o.sealed = o.acquisitions.WithLabelValues(string(lock.OutcomeSealed))
 	o.waitAcquired = o.waits.WithLabelValues(string(lock.OutcomeAcquired))
 	o.waitHeld = o.waits.WithLabelValues(string(lock.OutcomeHeld))
 	o.waitEr = o.waits.WithLabelValues(string(lock.OutcomeError))
+	o.waitSealed = o.waits.WithLabelValues(string(lock.OutcomeSealed))
 	o.extendOK = o.extensions.WithLabelValues(ResultOK)
 	o.extendFailed = o.extensions.WithLabelValues(ResultFailed)
 	o.released = o.releases.WithLabelValues(ResultReleased)
@@ -193,6 +195,8 @@ func (o *Observer) Acquired(outcome lock.Outcome, waited time.Duration) {
 		count, wait = o.held, o.waitHeld
 	case lock.OutcomeError:
 		count, wait = o.failed, o.waitEr
+	case lock.OutcomeSealed:
+		count, wait = o.sealed, o.waitSealed
 	default: // not sent by lock.Client today; recorded as is
 		count, wait = o.acquisitions.WithLabelValues(string(outcome)), o.waits.WithLabelValues(string(outcome))
 	}

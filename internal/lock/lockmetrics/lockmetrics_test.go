@@ -80,6 +80,7 @@ func counters(backend string, acquired, held, failed, extOK, extFailed, lost, re
 seatlock_lock_acquisitions_total{backend=%[2]q,outcome="acquired"} %[3]d
 seatlock_lock_acquisitions_total{backend=%[2]q,outcome="error"} %[5]d
 seatlock_lock_acquisitions_total{backend=%[2]q,outcome="held"} %[4]d
+seatlock_lock_acquisitions_total{backend=%[2]q,outcome="sealed"} 0
 # HELP seatlock_lock_extensions_total %[6]s
 # TYPE seatlock_lock_extensions_total counter
 seatlock_lock_extensions_total{backend=%[2]q,result="failed"} %[8]d
@@ -117,8 +118,8 @@ func TestClientMetrics(t *testing.T) {
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(counters("memory", 0, 0, 0, 0, 0, 0, 0, 0)), counterNames...); err != nil {
 		t.Fatalf("initial counters: %v", err)
 	}
-	if n := testutil.CollectAndCount(o.waits); n != 3 {
-		t.Fatalf("wait series = %d, want 3 (one per outcome)", n)
+	if n := testutil.CollectAndCount(o.waits); n != 4 {
+		t.Fatalf("wait series = %d, want 4 (one per outcome)", n)
 	}
 
 	// 1. Acquired, fail-fast: counted, no wait.
@@ -224,8 +225,8 @@ func TestClientMetrics(t *testing.T) {
 	if n, sum := histogram(t, reg, "seatlock_lock_hold_seconds", nil); n != 2 || sum < 0.05 {
 		t.Errorf("hold: %d samples summing %vs, want 2 (first held >= 50ms)", n, sum)
 	}
-	if n := testutil.CollectAndCount(o.waits); n != 3 {
-		t.Errorf("wait series = %d, want 3", n)
+	if n := testutil.CollectAndCount(o.waits); n != 4 {
+		t.Errorf("wait series = %d, want 4", n)
 	}
 	if n := testutil.CollectAndCount(o.hold); n != 1 {
 		t.Errorf("hold series = %d, want 1", n)

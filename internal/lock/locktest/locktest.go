@@ -53,6 +53,11 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		"MultiWaitWokenByRelease":         testMultiWaitWokenByRelease,
 		"MultiLossOfOneKey":               testMultiLossOfOneKey,
 		"MultiOverlappingSets":            testMultiOverlappingSets,
+		"SealRefusesAtOnce":               testSealRefusesAtOnce,
+		"SealWakesWaiters":                testSealWakesWaiters,
+		"Unseal":                          testUnseal,
+		"SealByOwnerOnly":                 testSealByOwnerOnly,
+		"SealExpires":                     testSealExpires,
 	}
 	for name, test := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -21,15 +21,17 @@ type Backend struct {
 }
 
 type entry struct {
-	token   string
+	token   string // empty when sealed
 	fence   int64
 	expires time.Time
+	sealed  bool
 }
 
 var (
 	_ lock.Backend      = (*Backend)(nil)
 	_ lock.Inspector    = (*Backend)(nil)
 	_ lock.MultiBackend = (*Backend)(nil)
+	_ lock.Sealer       = (*Backend)(nil)
 )
 
 // New returns an empty Backend.
@@ -80,10 +82,40 @@ func (b *Backend) take(key, token string, ttl time.Duration) int64 {
 func (b *Backend) TryAcquire(_ context.Context, key, token string, ttl time.Duration) (lock.Grant, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if e, held := b.holder(key); held && e.sealed {
+		return lock.Grant{Sealed: true}, nil
+	}
 	if remaining, held := b.foreign(key, token); held {
 		return lock.Grant{Remaining: remaining}, nil
 	}
 	return lock.Grant{Acquired: true, Fence: b.take(key, token, ttl)}, nil
+}
+
+// TryAcquireSealed implements lock.Sealer.
+func (b *Backend) TryAcquireSealed(_ context.Context, key, token string, ttl time.Duration) (lock.Grant, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if e, held := b.holder(key); held && e.sealed {
+		delete(b.locks, key)
+	}
+	if remaining, held := b.foreign(key, token); held {
+		return lock.Grant{Remaining: remaining}, nil
+	}
+	return lock.Grant{Acquired: true, Fence: b.take(key, token, ttl)}, nil
+}
+
+// Seal implements lock.Sealer.
+func (b *Backend) Seal(_ context.Context, key, token string, ttl time.Duration) (bool, error) {
+	b.mu.Lock()
+	_, ok := b.owned(key, token)
+	if ok {
+		b.locks[key] = entry{sealed: true, expires: b.now().Add(ttl)}
+	}
+	b.mu.Unlock()
+	if ok {
+		b.waiters.Wake(key)
+	}
+	return ok, nil
 }
 
 // TryAcquireAll implements lock.MultiBackend.
@@ -109,7 +141,7 @@ func (b *Backend) TryAcquireAll(_ context.Context, keys []string, token string, 
 // owned reports whether token holds key; callers hold mu.
 func (b *Backend) owned(key, token string) (entry, bool) {
 	e, held := b.holder(key)
-	return e, held && e.token == token
+	return e, held && !e.sealed && e.token == token
 }
 
 // Extend implements lock.Backend.

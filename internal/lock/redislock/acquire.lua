@@ -1,31 +1,46 @@
 -- KEYS[1]: lock key. KEYS[2]: its fence counter (same hash tag).
 -- ARGV[1]: owner token. ARGV[2]: TTL in milliseconds. ARGV[3]: the fence
--- counter's TTL in milliseconds.
--- Returns {1, fence} when the lock was taken, {0, holder's PTTL} when held.
+-- counter's TTL in milliseconds. ARGV[4]: '1' to take a sealed key as if
+-- it were free.
+-- Returns one integer: the fence (> 0) when the lock was taken; 0 when the
+-- key is sealed ('sealed', written by seal.lua); -2 - the holder's PTTL
+-- (< 0) when held by another owner, so -1 stands for a key without expiry.
+-- (One integer, not an array: the cheapest reply to read.)
 -- Re-running it with the token that holds the key (a retry whose first reply
 -- was lost) renews the TTL and returns the same fence.
-local holder = redis.call('GET', KEYS[1])
-if holder and holder ~= ARGV[1] then
-  return {0, redis.call('PTTL', KEYS[1])}
-end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-if holder then
-  local fence = redis.call('GET', KEYS[2])
-  if fence then
-    redis.call('PEXPIRE', KEYS[2], ARGV[3])
-    return {1, tonumber(fence)}
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  -- Taken already: by whom?
+  local holder = redis.call('GET', KEYS[1])
+  if holder == ARGV[1] then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    local fence = redis.call('GET', KEYS[2])
+    if fence then
+      redis.call('PEXPIRE', KEYS[2], ARGV[3])
+      return tonumber(fence)
+    end
+  elseif holder == 'sealed' and ARGV[4] ~= '1' then
+    return 0
+  elseif holder == 'sealed' then
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  elseif holder then
+    return -2 - redis.call('PTTL', KEYS[1])
+  else
+    -- Expired between the two calls (they run atomically, but a key's
+    -- expiry is checked per access).
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   end
 end
-if redis.call('EXISTS', KEYS[2]) == 0 then
-  -- A lost counter restarts from the server clock in microseconds, above
-  -- every token issued before (unless more than a million acquisitions a
-  -- second were made on this key). Built as a string: Lua would print a
-  -- 16-digit number in exponent form.
-  local now = redis.call('TIME')
-  redis.call('SET', KEYS[2], now[1] .. string.format('%06d', tonumber(now[2])))
-end
 local fence = redis.call('INCR', KEYS[2])
+if fence == 1 then
+  -- The counter was missing (new key, or lost): restart from the server
+  -- clock in microseconds, above every token issued before (unless more
+  -- than a million acquisitions a second were made on this key). Built as
+  -- a string: Lua would print a 16-digit number in exponent form.
+  local now = redis.call('TIME')
+  fence = now[1] .. string.format('%06d', tonumber(now[2]))
+  redis.call('SET', KEYS[2], fence)
+end
 -- The counter expires when the key has not been locked for a long time;
 -- losing it is safe (see above), keeping it forever is one key per seat.
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
-return {1, fence}
+return tonumber(fence)

@@ -37,6 +37,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -61,6 +62,8 @@ var (
 	releaseAllSource string
 	//go:embed holds.lua
 	holdsSource string
+	//go:embed seal.lua
+	sealSource string
 
 	acquireAllScript = redis.NewScript(acquireAllSource)
 	extendAllScript  = redis.NewScript(extendAllSource)
@@ -68,7 +71,13 @@ var (
 	holdsScript      = redis.NewScript(holdsSource)
 	extendScript     = redis.NewScript(extendSource)
 	releaseScript    = redis.NewScript(releaseSource)
+	sealScript       = redis.NewScript(sealSource)
 )
+
+// SealValue is what a sealed key holds (lock.Lease.Seal): never a token,
+// which is 32 hexadecimal digits. An operator can read it with GET and
+// lift the seal with DEL.
+const SealValue = "sealed"
 
 // Client is what the backend needs of go-redis: *redis.Client and
 // *redis.ClusterClient both are one.
@@ -81,9 +90,13 @@ type Client interface {
 type Backend struct {
 	client   Client
 	notifier *notifier
+	lastTTL  atomic.Pointer[scriptTTL]
 }
 
-var _ lock.Backend = (*Backend)(nil)
+var (
+	_ lock.Backend = (*Backend)(nil)
+	_ lock.Sealer  = (*Backend)(nil)
+)
 
 // New returns a Backend on client. The client should have
 // ContextTimeoutEnabled so that context deadlines bound every call. Close
@@ -120,21 +133,60 @@ const FenceCounterTTL = 24 * time.Hour
 func fenceCounterTTL(ttl time.Duration) int64 { return (FenceCounterTTL + ttl).Milliseconds() }
 
 // TryAcquire implements lock.Backend in one round trip. Re-running it with
-// the token that holds key succeeds with the same fence.
+// the token that holds key succeeds with the same fence. A sealed key is
+// reported as lock.Grant.Sealed.
 func (b *Backend) TryAcquire(ctx context.Context, key, token string, ttl time.Duration) (lock.Grant, error) {
-	reply, err := acquireScript.Run(ctx, b.client, []string{storageKey(key), fenceKey(key)},
-		token, ttl.Milliseconds(), fenceCounterTTL(ttl)).Int64Slice()
-	if err != nil {
+	return b.tryAcquire(ctx, key, token, ttl, "0")
+}
+
+// TryAcquireSealed implements lock.Sealer: TryAcquire that also takes a
+// sealed key.
+func (b *Backend) TryAcquireSealed(ctx context.Context, key, token string, ttl time.Duration) (lock.Grant, error) {
+	return b.tryAcquire(ctx, key, token, ttl, "1")
+}
+
+func (b *Backend) tryAcquire(ctx context.Context, key, token string, ttl time.Duration, unseal string) (lock.Grant, error) {
+	stored := storageKey(key)
+	args := b.ttlArgs(ttl)
+	reply, err := acquireScript.Run(ctx, b.client, []string{stored, stored + ":fence"},
+		token, args.ms, args.fenceCounterMs, unseal).Int64()
+	switch {
+	case err != nil:
 		return lock.Grant{}, classify("acquire", err)
+	case reply > 0:
+		return lock.Grant{Acquired: true, Fence: reply}, nil
+	case reply == 0:
+		return lock.Grant{Sealed: true}, nil
 	}
-	if len(reply) != 2 {
-		return lock.Grant{}, fmt.Errorf("redislock: acquire: unexpected reply %v", reply)
+	// -2 - PTTL; a PTTL of -1 means a key without expiry (set by hand):
+	// unknown.
+	return lock.Grant{Remaining: time.Duration(max(-reply-2, 0)) * time.Millisecond}, nil
+}
+
+// scriptTTL is a TTL as the scripts take it, boxed once: a Backend sees
+// the same TTL on almost every call, and boxing an int64 allocates.
+type scriptTTL struct {
+	ttl                time.Duration
+	ms, fenceCounterMs any
+}
+
+// ttlArgs returns ttl's script arguments, reusing the last ones made.
+func (b *Backend) ttlArgs(ttl time.Duration) *scriptTTL {
+	if last := b.lastTTL.Load(); last != nil && last.ttl == ttl {
+		return last
 	}
-	if reply[0] == 1 {
-		return lock.Grant{Acquired: true, Fence: reply[1]}, nil
+	args := &scriptTTL{ttl: ttl, ms: ttl.Milliseconds(), fenceCounterMs: fenceCounterTTL(ttl)}
+	b.lastTTL.Store(args)
+	return args
+}
+
+// Seal implements lock.Sealer: the key's value becomes SealValue for ttl.
+func (b *Backend) Seal(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
+	n, err := sealScript.Run(ctx, b.client, []string{storageKey(key)}, token, ttl.Milliseconds()).Int64()
+	if err != nil {
+		return false, classify("seal", err)
 	}
-	// A PTTL of -1 means a key without expiry (set by hand): unknown.
-	return lock.Grant{Remaining: time.Duration(max(reply[1], 0)) * time.Millisecond}, nil
+	return n == 1, nil
 }
 
 // Extend implements lock.Backend.
@@ -148,7 +200,7 @@ func (b *Backend) Extend(ctx context.Context, key, token string, ttl time.Durati
 
 // Release implements lock.Backend.
 func (b *Backend) Release(ctx context.Context, key, token string) (bool, error) {
-	n, err := releaseScript.Run(ctx, b.client, []string{storageKey(key)}, token, releaseChannel(key)).Int64()
+	n, err := releaseScript.Run(ctx, b.client, []string{storageKey(key)}, token).Int64()
 	if err != nil {
 		return false, classify("release", err)
 	}

@@ -1,0 +1,108 @@
+// Package bench compares the Redis adapter of the lock port with the raw
+// go-redis floor and with two well-known Go Redis lock libraries, on the
+// same Redis and the same go-redis client. `make bench` prints the table
+// (see table_test.go); `go test` checks that every contender really locks,
+// so that the figures compare locks, not no-ops.
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"time"
+
+	bsmlock "github.com/bsm/redislock"
+	"github.com/go-redsync/redsync/v4"
+	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/redislock"
+)
+
+// benchTTL is long enough that no lease expires during a benchmark.
+const benchTTL = 10 * time.Second
+
+// contender is one way of taking and giving up a lock on a key: tryLock
+// reports whether it got the lock and returns the function that releases it.
+type contender struct {
+	name    string
+	tryLock func(ctx context.Context, key string) (release func(context.Context) error, ok bool, err error)
+	close   func()
+}
+
+// compareAndDelete is the owner-checked release every correct Redis lock
+// needs; with SET NX PX it is the floor of a lock round.
+var compareAndDelete = redis.NewScript(
+	`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`)
+
+func contenders(client *redis.Client) []contender {
+	backend := redislock.New(client)
+	ours := lock.New(backend, lock.Config{})
+	bsm := bsmlock.New(client)
+	rs := redsync.New(goredis.NewPool(client))
+	return []contender{
+		{
+			name: "floor: SET NX PX + EVALSHA compare-and-delete",
+			tryLock: func(ctx context.Context, key string) (func(context.Context) error, bool, error) {
+				token := randomToken()
+				ok, err := client.SetNX(ctx, key, token, benchTTL).Result()
+				if err != nil || !ok {
+					return nil, false, err
+				}
+				return func(ctx context.Context) error {
+					return compareAndDelete.Run(ctx, client, []string{key}, token).Err()
+				}, true, nil
+			},
+		},
+		{
+			name: "seatlock redislock (lock.Client)",
+			tryLock: func(ctx context.Context, key string) (func(context.Context) error, bool, error) {
+				l, err := ours.Acquire(ctx, key, lock.Options{TTL: benchTTL})
+				if errors.Is(err, lock.ErrHeld) {
+					return nil, false, nil
+				}
+				if err != nil {
+					return nil, false, err
+				}
+				return l.Release, true, nil
+			},
+			close: func() { ours.Close(); _ = backend.Close() },
+		},
+		{
+			name: "github.com/bsm/redislock",
+			tryLock: func(ctx context.Context, key string) (func(context.Context) error, bool, error) {
+				l, err := bsm.Obtain(ctx, key, benchTTL, nil)
+				if errors.Is(err, bsmlock.ErrNotObtained) {
+					return nil, false, nil
+				}
+				if err != nil {
+					return nil, false, err
+				}
+				return l.Release, true, nil
+			},
+		},
+		{
+			name: "github.com/go-redsync/redsync/v4",
+			tryLock: func(ctx context.Context, key string) (func(context.Context) error, bool, error) {
+				m := rs.NewMutex(key, redsync.WithExpiry(benchTTL), redsync.WithTries(1))
+				err := m.TryLockContext(ctx)
+				var taken *redsync.ErrTaken
+				if errors.As(err, &taken) || errors.Is(err, redsync.ErrFailed) {
+					return nil, false, nil
+				}
+				if err != nil {
+					return nil, false, err
+				}
+				return func(ctx context.Context) error { _, err := m.UnlockContext(ctx); return err }, true, nil
+			},
+		},
+	}
+}
+
+func randomToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,92 @@
+package bench
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+)
+
+var (
+	printTable = flag.Bool("table", false, "print the comparison table instead of running the tests")
+	rounds     = flag.Int("rounds", 3, "rounds per contender; the table shows the median")
+)
+
+// TestMain prints the table with -table (make bench); otherwise the tests
+// run as usual.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if !*printTable {
+		os.Exit(m.Run())
+	}
+	if err := writeTable(os.Stdout, *rounds); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// figures is one contender's median result.
+type figures struct {
+	nsPerOp, allocsPerOp, bytesPerOp int64
+}
+
+func writeTable(w io.Writer, rounds int) error {
+	opts, err := redis.ParseURL(os.Getenv("TEST_REDIS_URL"))
+	if err != nil {
+		return fmt.Errorf("TEST_REDIS_URL: %w", err)
+	}
+	client := redis.NewClient(opts)
+	defer client.Close()
+	for _, scenario := range []struct {
+		title string
+		run   func(*testing.B, *redis.Client, contender)
+	}{
+		{"acquire + release of a free key, 8 goroutines", benchFreeKeys},
+		{"contended: 8 goroutines try one key, the winner releases", benchOneKey},
+	} {
+		cs := contenders(client)
+		samples := make([][]testing.BenchmarkResult, len(cs))
+		// Rounds interleave the contenders so that a busy moment of the
+		// machine does not land on one of them only.
+		for range rounds {
+			for i, c := range cs {
+				samples[i] = append(samples[i], testing.Benchmark(func(b *testing.B) { scenario.run(b, client, c) }))
+			}
+		}
+		for _, c := range cs {
+			if c.close != nil {
+				c.close()
+			}
+		}
+		fmt.Fprintf(w, "\n%s (median of %d)\n\n", scenario.title, rounds)
+		fmt.Fprintln(w, "| contender | ns/op | allocs/op | B/op | ratio to floor |")
+		fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: |")
+		floor := median(samples[0])
+		for i, c := range cs {
+			f := median(samples[i])
+			fmt.Fprintf(w, "| %s | %d | %d | %d | %.2f |\n", c.name, f.nsPerOp, f.allocsPerOp, f.bytesPerOp,
+				float64(f.nsPerOp)/float64(floor.nsPerOp))
+		}
+	}
+	return nil
+}
+
+func median(results []testing.BenchmarkResult) figures {
+	pick := func(v func(testing.BenchmarkResult) int64) int64 {
+		xs := make([]int64, len(results))
+		for i, r := range results {
+			xs[i] = v(r)
+		}
+		slices.Sort(xs)
+		return xs[len(xs)/2]
+	}
+	return figures{
+		nsPerOp:     pick(func(r testing.BenchmarkResult) int64 { return r.NsPerOp() }),
+		allocsPerOp: pick(func(r testing.BenchmarkResult) int64 { return r.AllocsPerOp() }),
+		bytesPerOp:  pick(func(r testing.BenchmarkResult) int64 { return r.AllocedBytesPerOp() }),
+	}
+}
