@@ -82,7 +82,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (_ *App, e
 	if a.jobs, err = newJobs(locker, store, locks.pruner, logger); err != nil {
 		return nil, err
 	}
-	bookings := reservation.NewService(store, locker, reservation.Config{LockTTL: cfg.LockTTL}, logger)
+	bookings := reservation.NewService(store, locker,
+		reservation.Config{LockTTL: cfg.LockTTL, SealBooked: cfg.FastPath}, logger)
 	a.handler = httpapi.NewHandler(httpapi.Options{
 		Bookings: bookings,
 		Verifier: verifier,

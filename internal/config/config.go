@@ -25,6 +25,11 @@ type Config struct {
 	// LockBackend selects the lock store: "redis" (REDIS_URL, standalone
 	// or cluster) or "postgres" (the DATABASE_URL database).
 	LockBackend string `env:"LOCK_BACKEND" envDefault:"redis"`
+	// FastPath seals a booked seat's lock key so that every later request
+	// for it is refused from the lock store alone (see the README).
+	FastPath bool `env:"FAST_PATH" envDefault:"true"`
+	// DebugAddr, when set, serves net/http/pprof there, never on HTTPAddr.
+	DebugAddr string `env:"DEBUG_ADDR"`
 }
 
 // Lock backends.

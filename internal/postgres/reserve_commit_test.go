@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,21 +19,24 @@ import (
 	"github.com/seatlock/seatlock/internal/testenv"
 )
 
-// onCommit is a pgx tracer that calls do once, as the first COMMIT is about
-// to be sent.
-type onCommit struct {
-	once sync.Once
-	do   func()
+// onBooking is a pgx tracer that calls do once, as the first booking
+// statement (which commits on its own) is about to be sent.
+// Until armed it does nothing, so that a first booking can prepare the
+// statement on the connection (preparing is a round trip of its own).
+type onBooking struct {
+	armed atomic.Bool
+	once  sync.Once
+	do    func()
 }
 
-func (c *onCommit) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
-	if data.SQL == "commit" {
+func (c *onBooking) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	if c.armed.Load() && strings.Contains(data.SQL, "INSERT INTO reservations") {
 		c.once.Do(c.do)
 	}
 	return ctx
 }
 
-func (c *onCommit) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (c *onBooking) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // lookupCountingRepo books through one store and answers SeatReservation
 // from another, counting the look-ups.
@@ -47,13 +51,13 @@ func (r *lookupCountingRepo) SeatReservation(ctx context.Context, scheduleID int
 	return r.lookups.SeatReservation(ctx, scheduleID, seatID)
 }
 
-// The client hangs up, and the lease runs out, while COMMIT's reply is held
-// back by the network: PostgreSQL committed, but the insert only learns that
-// its context ended. The use case looks the seat up and answers with the
+// The client hangs up, and the lease runs out, while the booking
+// statement's reply is held back by the network: PostgreSQL committed, but
+// the insert only learns that its context ended. The use case looks the seat up and answers with the
 // booking it made; there is exactly one row.
 //
 // The booking's pool goes through a fault proxy whose replies are delayed
-// by a second from the moment COMMIT is sent; the request is cancelled half
+// by a second from the moment the booking is sent; the request is cancelled half
 // way through that second, and the 300 ms lease has ended by then too. The
 // look-up uses a direct pool: what is tested is that it happens, and what
 // it answers.
@@ -88,11 +92,13 @@ func TestReserveClientGoneDuringCommitFindsTheBooking(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.ConnConfig.Tracer = &onCommit{do: func() {
+	cfg.MaxConns = 1 // the warm-up's prepared statement is the booking's
+	tracer := &onBooking{do: func() {
 		proxy.AddToxic(testenv.Toxic{Name: "slow-commit", Type: "latency", Stream: "downstream",
 			Attributes: map[string]any{"latency": replyDelay.Milliseconds()}})
 		time.AfterFunc(hangUpPast, hangUp)
 	}}
+	cfg.ConnConfig.Tracer = tracer
 	slow, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -102,6 +108,11 @@ func TestReserveClientGoneDuringCommitFindsTheBooking(t *testing.T) {
 	repo := &lookupCountingRepo{Repository: postgres.NewStore(slow), lookups: store}
 	locker := lock.New(memlock.New(), lock.Config{})
 	svc := reservation.NewService(repo, locker, reservation.Config{LockTTL: lockTTL}, nil)
+	warm := mustSchedule(t, store, 1)
+	if _, err := svc.Reserve(testContext(t), reservation.ReserveCommand{ScheduleID: warm.ID(), SeatID: 1, UserID: "warm-up"}); err != nil {
+		t.Fatalf("warm-up booking: %v", err)
+	}
+	tracer.armed.Store(true)
 
 	r, err := svc.Reserve(ctx, reservation.ReserveCommand{ScheduleID: s.ID(), SeatID: 4, UserID: "alice"})
 
@@ -109,7 +120,7 @@ func TestReserveClientGoneDuringCommitFindsTheBooking(t *testing.T) {
 		t.Fatalf("Reserve: %v, want the booking that committed", err)
 	}
 	if ctx.Err() == nil {
-		t.Fatal("the request's context did not end during COMMIT: the scenario did not happen")
+		t.Fatal("the request's context did not end during the booking: the scenario did not happen")
 	}
 	if r.ScheduleID() != s.ID() || r.SeatID() != 4 || r.UserID() != "alice" {
 		t.Errorf("Reserve = %+v, want alice's seat 4", r)

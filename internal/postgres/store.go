@@ -14,9 +14,7 @@ import (
 
 // SQLSTATEs this adapter turns into domain errors.
 const (
-	uniqueViolation     = "23505"
-	foreignKeyViolation = "23503"
-	checkViolation      = "23514"
+	uniqueViolation = "23505"
 )
 
 // Store implements reservation.Repository on a pgx pool. All SQL is
@@ -80,18 +78,6 @@ func (s *Store) ReservedSeats(ctx context.Context, scheduleID int64) ([]int, err
 	return seats, nil
 }
 
-// SeatReserved implements reservation.Repository.
-func (s *Store) SeatReserved(ctx context.Context, scheduleID int64, seatID int) (bool, error) {
-	var exists bool
-	err := s.pool.QueryRow(ctx,
-		`SELECT EXISTS (SELECT 1 FROM reservations WHERE schedule_id = $1 AND seat_id = $2)`,
-		scheduleID, seatID).Scan(&exists)
-	if err != nil {
-		return false, wrap("check seat", err)
-	}
-	return exists, nil
-}
-
 // SeatReservation implements reservation.Repository. The UNIQUE constraint
 // on (schedule_id, seat_id) makes it at most one row.
 func (s *Store) SeatReservation(ctx context.Context, scheduleID int64, seatID int) (reservation.Reservation, error) {
@@ -112,63 +98,66 @@ func (s *Store) SeatReservation(ctx context.Context, scheduleID int64, seatID in
 	return reservation.RestoreReservation(id, scheduleID, seatID, userID, createdAt), nil
 }
 
-// InsertReservation implements reservation.Repository: one transaction that
-// first moves the seat's fence forward (refusing a stale one), then inserts.
-// The INSERT selects from schedules so that a seat outside the schedule is
-// refused by the same statement, with no window between check and write.
+// bookSeat is a booking in one statement, so one round trip and no
+// BEGIN/COMMIT of its own: it finds the seat (a seat outside the schedule
+// selects no row), sees whether it is booked already, moves the seat's
+// fence forward (the upsert refuses a fence not above the stored one, a
+// stale fence being reported before a booked seat, as before any check, and
+// its row lock orders concurrent bookings of the seat) and inserts. A
+// reservation committed by a concurrent booking while this one waited for
+// the fence row is caught by the UNIQUE constraint, which aborts the whole
+// statement, fence included.
+const bookSeat = `
+WITH seat AS (
+	SELECT s.id, EXISTS (
+		SELECT 1 FROM reservations r WHERE r.schedule_id = s.id AND r.seat_id = $2
+	) AS taken, EXISTS (
+		SELECT 1 FROM seat_fences f WHERE f.schedule_id = s.id AND f.seat_id = $2 AND f.fence >= $4
+	) AS stale
+	FROM schedules s WHERE s.id = $1 AND $2 BETWEEN 1 AND s.seat_count
+), fence AS (
+	INSERT INTO seat_fences (schedule_id, seat_id, fence)
+	SELECT id, $2, $4 FROM seat WHERE NOT taken
+	ON CONFLICT (schedule_id, seat_id) DO UPDATE SET fence = EXCLUDED.fence
+	WHERE seat_fences.fence < EXCLUDED.fence
+	RETURNING schedule_id
+), booked AS (
+	INSERT INTO reservations (schedule_id, seat_id, user_id)
+	SELECT schedule_id, $2, $3 FROM fence
+	RETURNING id, created_at
+)
+SELECT (SELECT count(*) FROM seat), coalesce((SELECT bool_or(taken) FROM seat), false),
+	coalesce((SELECT bool_or(stale) FROM seat), false), b.id, b.created_at
+FROM (SELECT 1) AS one LEFT JOIN booked b ON true`
+
+// InsertReservation implements reservation.Repository in one statement
+// (bookSeat).
 func (s *Store) InsertReservation(ctx context.Context, nr reservation.NewReservation) (reservation.Reservation, error) {
-	var r reservation.Reservation
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := advanceFence(ctx, tx, nr); err != nil {
-			return err
-		}
-		var (
-			id        uuid.UUID
-			createdAt time.Time
-		)
-		err := tx.QueryRow(ctx, `
-			INSERT INTO reservations (schedule_id, seat_id, user_id)
-			SELECT id, $2, $3 FROM schedules WHERE id = $1 AND $2 BETWEEN 1 AND seat_count
-			RETURNING id, created_at`,
-			nr.ScheduleID, nr.SeatID, nr.UserID).Scan(&id, &createdAt)
-		if err != nil {
-			return err
-		}
-		r = reservation.RestoreReservation(id, nr.ScheduleID, nr.SeatID, nr.UserID, createdAt)
-		return nil
-	})
+	var (
+		seats     int64
+		taken     bool
+		stale     bool
+		id        *uuid.UUID
+		createdAt *time.Time
+	)
+	err := s.pool.QueryRow(ctx, bookSeat, nr.ScheduleID, nr.SeatID, nr.UserID, nr.Fence).
+		Scan(&seats, &taken, &stale, &id, &createdAt)
 	switch {
+	case err == nil && id != nil && createdAt != nil:
+		return reservation.RestoreReservation(*id, nr.ScheduleID, nr.SeatID, nr.UserID, *createdAt), nil
+	case err == nil && seats == 0:
+		return reservation.Reservation{}, s.missingSeat(ctx, nr.ScheduleID)
+	case err == nil && !stale && taken:
+		return reservation.Reservation{}, reservation.ErrSeatTaken
 	case err == nil:
-		return r, nil
-	case errors.Is(err, reservation.ErrStaleFence):
-		return reservation.Reservation{}, err
+		// A newer holder of the seat's lock has written (the fence upsert
+		// wrote nothing, whatever this statement's snapshot showed).
+		return reservation.Reservation{}, reservation.ErrStaleFence
 	case isViolation(err, uniqueViolation, "reservations_schedule_seat_key"):
 		return reservation.Reservation{}, reservation.ErrSeatTaken
-	case isViolation(err, foreignKeyViolation, "reservations_schedule_id_fkey"),
-		isViolation(err, foreignKeyViolation, "seat_fences_schedule_id_fkey"):
-		return reservation.Reservation{}, reservation.ErrScheduleNotFound
-	case isViolation(err, checkViolation, "seat_fences_seat_id_check"), errors.Is(err, pgx.ErrNoRows):
-		return reservation.Reservation{}, s.missingSeat(ctx, nr.ScheduleID)
 	default:
 		return reservation.Reservation{}, wrap("insert reservation", err)
 	}
-}
-
-// advanceFence records nr.Fence as the seat's fence if it is higher than the
-// one stored; the row lock it takes also orders concurrent bookings of the
-// seat. ErrStaleFence when a newer holder already wrote.
-func advanceFence(ctx context.Context, tx pgx.Tx, nr reservation.NewReservation) error {
-	var fence int64
-	err := tx.QueryRow(ctx, `
-		INSERT INTO seat_fences (schedule_id, seat_id, fence) VALUES ($1, $2, $3)
-		ON CONFLICT (schedule_id, seat_id) DO UPDATE SET fence = EXCLUDED.fence
-		WHERE seat_fences.fence < EXCLUDED.fence
-		RETURNING fence`,
-		nr.ScheduleID, nr.SeatID, nr.Fence).Scan(&fence)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return reservation.ErrStaleFence
-	}
-	return err
 }
 
 // missingSeat tells which of schedule or seat was missing after an INSERT

@@ -181,36 +181,6 @@ func TestInsertReservationMissingSeat(t *testing.T) {
 	mustReserve(t, store, s.ID(), 10, "alice")
 }
 
-func TestSeatReserved(t *testing.T) {
-	t.Parallel()
-	store, _ := newStore(t)
-	ctx := testContext(t)
-	s := mustSchedule(t, store, 10)
-	other := mustSchedule(t, store, 10)
-
-	reserved := func(scheduleID int64, seat int) bool {
-		t.Helper()
-		got, err := store.SeatReserved(ctx, scheduleID, seat)
-		if err != nil {
-			t.Fatalf("SeatReserved(%d, %d): %v", scheduleID, seat, err)
-		}
-		return got
-	}
-	if reserved(s.ID(), 4) {
-		t.Error("seat 4 reserved before any booking")
-	}
-	mustReserve(t, store, s.ID(), 4, "alice")
-	if !reserved(s.ID(), 4) {
-		t.Error("seat 4 not reserved after booking it")
-	}
-	if reserved(s.ID(), 5) {
-		t.Error("seat 5 reserved, but only seat 4 was booked")
-	}
-	if reserved(other.ID(), 4) {
-		t.Error("seat 4 of another schedule reserved")
-	}
-}
-
 func TestReservedSeatsOrdered(t *testing.T) {
 	t.Parallel()
 	store, _ := newStore(t)

@@ -31,10 +31,6 @@ func storeCalls(scheduleID int64, reservationID uuid.UUID) map[string]func(conte
 			_, err := s.ReservedSeats(ctx, scheduleID)
 			return err
 		},
-		"SeatReserved": func(ctx context.Context, s *postgres.Store) error {
-			_, err := s.SeatReserved(ctx, scheduleID, 1)
-			return err
-		},
 		"SeatReservation": func(ctx context.Context, s *postgres.Store) error {
 			_, err := s.SeatReservation(ctx, scheduleID, 1)
 			return err

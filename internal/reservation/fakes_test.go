@@ -200,16 +200,6 @@ func (f *fakeRepo) ReservedSeats(ctx context.Context, scheduleID int64) ([]int, 
 	return seats, nil
 }
 
-func (f *fakeRepo) SeatReserved(ctx context.Context, scheduleID int64, seatID int) (bool, error) {
-	if err := f.enter(ctx, "SeatReserved"); err != nil {
-		return false, err
-	}
-	defer f.leave("SeatReserved")
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.reservedLocked(scheduleID, seatID), nil
-}
-
 func (f *fakeRepo) reservedLocked(scheduleID int64, seatID int) bool {
 	for _, r := range f.res {
 		if r.ScheduleID() == scheduleID && r.SeatID() == seatID {
@@ -303,6 +293,8 @@ type fakeLocker struct {
 	acquireErr error
 	releaseErr error
 	lastFence  int64
+	// onAcquire, if set, sees each lease before Acquire returns it.
+	onAcquire func(*fakeLease)
 
 	mu     sync.Mutex
 	opts   []lock.Options
@@ -327,6 +319,9 @@ func (l *fakeLocker) Acquire(ctx context.Context, key string, opts lock.Options)
 	lease := &fakeLease{j: l.j, key: key, fence: l.lastFence, err: l.releaseErr}
 	lease.ctx, lease.cancel = context.WithCancelCause(context.WithValue(context.WithoutCancel(ctx), leaseCtxKey{}, lease))
 	l.leases = append(l.leases, lease)
+	if l.onAcquire != nil {
+		l.onAcquire(lease)
+	}
 	return lease, nil
 }
 
@@ -425,10 +420,14 @@ func (l *fakeLease) Release(context.Context) error {
 	return l.err
 }
 
-// Seal is Release for the fake: the use case only seals what it would
-// release.
-func (l *fakeLease) Seal(ctx context.Context, _ time.Duration) error {
-	return l.Release(ctx)
+// Seal ends the lease as Release does, journalled as a seal.
+func (l *fakeLease) Seal(context.Context, time.Duration) error {
+	l.j.add("Seal %s", l.key)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.released++
+	l.cancel(lock.ErrReleased)
+	return l.err
 }
 
 func (l *fakeLease) releaseCount() int {

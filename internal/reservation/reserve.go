@@ -20,40 +20,42 @@ type ReserveCommand struct {
 	Wait time.Duration
 }
 
-// Reserve books a seat: it takes the seat's lock, checks that the seat is
-// free, inserts the reservation and releases the lock (always, even if the
-// caller's context was cancelled meanwhile).
+// Reserve books a seat: it takes the seat's lock, inserts the reservation
+// (PostgreSQL refuses a seat already booked in the same statement) and gives
+// the lock up, always, even if the caller's context was cancelled
+// meanwhile.
 //
-// The check runs under the request's context joined with the lease's
-// (lock.Join): a client that hangs up, or a lease that runs out, stops it
-// before anything is written. The insert runs under the request's context
-// alone (so still within the request's deadline), not the lease's: once
-// it is on its way, PostgreSQL decides its outcome, and an answer must say
-// what PostgreSQL decided. The insert carries the lease's fencing token and
-// PostgreSQL refuses it if a newer holder of the seat's lock already wrote,
-// so a holder paused past its TTL can never book after its successor. For
-// the same reason a lease lost after the check does not stop the insert:
-// the fence tells truthfully whether a newer holder got there first, where
-// giving up would only guess.
+// Round trips: the schedule comes from memory (see scheduleCache), the
+// booking is one statement. With Config.SealBooked, a seat known to be
+// booked (this booking committed, or PostgreSQL refused it as taken) has its
+// lock key sealed instead of released, so every later request for it is
+// answered ErrSeatTaken by the lock store alone: one call, no query. A seal
+// that the store lost costs one query, and the refusal seals it again.
 //
-// A slow COMMIT therefore stands even when the lease's TTL ends while its
-// reply is on its way: the client gets its reservation, never seat_locked.
-// When the insert's outcome is unknown (the request's context ended or the
-// store stopped answering after the transaction was sent), the seat's
-// reservation is looked up with a short context of its own (see
-// settleUnknownInsert).
+// The insert runs under the request's context (so still within the
+// request's deadline), not the lease's: once it is on its way, PostgreSQL
+// decides its outcome, and an answer must say what PostgreSQL decided. It
+// carries the lease's fencing token and PostgreSQL refuses it if a newer
+// holder of the seat's lock already wrote, so a holder paused past its TTL
+// can never book after its successor; a lease lost before the insert
+// therefore needs no check of its own. A slow COMMIT stands even when the
+// lease's TTL ends while its reply is on its way: the client gets its
+// reservation, never seat_locked. When the insert's outcome is unknown (the
+// request's context ended or the store stopped answering after the
+// statement was sent), the seat's reservation is looked up with a short
+// context of its own (see settleUnknownInsert).
 //
 // Errors: ErrScheduleNotFound, ErrSeatNotFound, *SeatLockedError (another
-// request holds the seat, this request's lease ran out during the check, or
-// a newer holder wrote first), ErrSeatTaken (already booked), ErrUnavailable
-// (Redis or PostgreSQL unreachable), or the request context's error.
+// request holds the seat, or a newer holder wrote first), ErrSeatTaken
+// (already booked), ErrUnavailable (Redis or PostgreSQL unreachable), or the
+// request context's error.
 func (s *Service) Reserve(ctx context.Context, cmd ReserveCommand) (Reservation, error) {
 	if cmd.UserID == "" {
 		return Reservation{}, &InvalidError{Field: "userId", Detail: "is required"}
 	}
 	// Unknown schedules and seats are refused before touching Redis, so no
 	// lock key is ever created for a seat that does not exist.
-	schedule, err := s.repo.Schedule(ctx, cmd.ScheduleID)
+	schedule, err := s.schedules.schedule(ctx, cmd.ScheduleID)
 	if err != nil {
 		return Reservation{}, fmt.Errorf("load schedule: %w", err)
 	}
@@ -66,18 +68,15 @@ func (s *Service) Reserve(ctx context.Context, cmd ReserveCommand) (Reservation,
 	if err != nil {
 		return Reservation{}, lockError(err)
 	}
-	defer s.release(ctx, lease)
+	r, err := s.book(ctx, cmd, lease)
+	s.giveUp(ctx, lease, err == nil || errors.Is(err, ErrSeatTaken))
+	return r, err
+}
 
-	check, stopCheck := lock.Join(ctx, lease)
-	defer stopCheck()
-	taken, err := s.repo.SeatReserved(check, cmd.ScheduleID, cmd.SeatID)
-	if err != nil {
-		return Reservation{}, leaseError(check, fmt.Errorf("check seat: %w", err))
-	}
-	if taken {
-		return Reservation{}, ErrSeatTaken
-	}
-	// A client that gave up after the check gets nothing written.
+// book writes the reservation under lease.
+func (s *Service) book(ctx context.Context, cmd ReserveCommand, lease lock.Lease) (Reservation, error) {
+	// A client that gave up while the lock was being taken gets nothing
+	// written.
 	if err := ctx.Err(); err != nil {
 		return Reservation{}, fmt.Errorf("before insert: %w", err)
 	}
@@ -98,18 +97,6 @@ func (s *Service) Reserve(ctx context.Context, cmd ReserveCommand) (Reservation,
 // tells its client: the seat's new holder is at work right now.
 const staleRetryAfter = time.Second
 
-// leaseError turns a check cancelled because the lease was lost into
-// ErrSeatLocked; any other answer (seat taken, not found, unavailable, the
-// client gone) is kept: it does not depend on who holds the lock.
-func leaseError(work context.Context, err error) error {
-	cancelledByLoss := errors.Is(context.Cause(work), lock.ErrLeaseLost) &&
-		(errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
-	if cancelledByLoss {
-		return seatLocked(err)
-	}
-	return err
-}
-
 // staleFenceError turns an insert that PostgreSQL refused for a stale fence
 // into ErrSeatLocked: a newer holder of the seat's lock wrote first.
 func staleFenceError(err error) error {
@@ -126,6 +113,9 @@ func seatLocked(err error) error {
 func lockError(err error) error {
 	var held *lock.HeldError
 	switch {
+	case errors.Is(err, lock.ErrSealed):
+		// Sealed by the booking that took the seat.
+		return ErrSeatTaken
 	case errors.As(err, &held):
 		return &SeatLockedError{RetryAfter: held.Remaining}
 	case errors.Is(err, lock.ErrUnavailable):
@@ -135,10 +125,16 @@ func lockError(err error) error {
 	}
 }
 
-// release gives the seat lock up. A failure is logged, not returned: the
+// giveUp gives the seat lock up: sealed when the seat is known booked and
+// seals are on, released otherwise. A failure is logged, not returned: the
 // booking's outcome is already decided, and the lock expires by itself.
-func (s *Service) release(ctx context.Context, lease lock.Lease) {
-	err := lease.Release(ctx)
+func (s *Service) giveUp(ctx context.Context, lease lock.Lease, booked bool) {
+	var err error
+	if booked && s.sealBooked {
+		err = lease.Seal(ctx, s.sealTTL)
+	} else {
+		err = lease.Release(ctx)
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, lock.ErrNotHeld):

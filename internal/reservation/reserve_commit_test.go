@@ -16,7 +16,7 @@ import (
 // lookedUp is allCalls with the look-up of the seat's reservation that
 // follows an insert whose outcome is unknown.
 func lookedUp(seat int) []string {
-	return []string{"Schedule", acquired(seat), "SeatReserved", "InsertReservation", "SeatReservation", released(seat)}
+	return []string{"Schedule", acquired(seat), "InsertReservation", "SeatReservation", released(seat)}
 }
 
 // A booking that committed stands even when the lease runs out while
@@ -151,14 +151,14 @@ func TestReserveUnknownInsertOutcome(t *testing.T) {
 	}
 }
 
-// A client that hangs up during the seat check stops the booking before
+// A client that hangs up while the lock is taken stops the booking before
 // the insert: nothing is written, and the lock is released.
-func TestReserveRequestCancelledDuringCheck(t *testing.T) {
+func TestReserveRequestCancelledBeforeInsert(t *testing.T) {
 	t.Parallel()
 	repo, locker, svc := newLeaseTest(1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	repo.before["SeatReserved"] = cancel
+	locker.onAcquire = func(*fakeLease) { cancel() }
 
 	r, err := svc.Reserve(ctx, reservation.ReserveCommand{ScheduleID: scheduleID, SeatID: 3, UserID: "alice"})
 
@@ -177,7 +177,7 @@ func TestReserveRequestCancelledDuringCheck(t *testing.T) {
 	}
 }
 
-// A lease lost after the check but before the insert began does not stop
+// A lease lost before the insert began does not stop
 // the insert: the seat's fence decides truthfully. With no newer holder
 // having written, the booking stands; after a newer holder's write it is
 // refused as stale, which the client hears as seat_locked.
@@ -197,8 +197,8 @@ func TestReserveLeaseLostBeforeInsert(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			repo, locker, svc := newLeaseTest(5)
-			repo.after["SeatReserved"] = func() {
-				locker.lastLease().lose()
+			locker.onAcquire = func(l *fakeLease) {
+				l.lose()
 				if tt.newerHolder {
 					repo.setFence(scheduleID, 3, 6)
 				}

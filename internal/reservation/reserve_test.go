@@ -29,6 +29,10 @@ func released(seat int) string {
 	return fmt.Sprintf("Release lock:{schedule:%d}:seat:%d", scheduleID, seat)
 }
 
+func sealed(seat int) string {
+	return fmt.Sprintf("Seal lock:{schedule:%d}:seat:%d", scheduleID, seat)
+}
+
 // wantBooked checks a successful Reserve of seat for alice.
 func wantBooked(seat int) func(*testing.T, reservation.Reservation, error) {
 	return func(t *testing.T, r reservation.Reservation, err error) {
@@ -94,7 +98,7 @@ func TestReserve(t *testing.T) {
 	var (
 		seat       = 3
 		cmd        = reservation.ReserveCommand{ScheduleID: scheduleID, SeatID: seat, UserID: "alice"}
-		allCalls   = []string{"Schedule", acquired(seat), "SeatReserved", "InsertReservation", released(seat)}
+		allCalls   = []string{"Schedule", acquired(seat), "InsertReservation", released(seat)}
 		settled    = lookedUp(seat) // an insert of unknown outcome, then the look-up
 		heldErr    = fmt.Errorf("redislock: acquire: %w", &lock.HeldError{Key: "k", Remaining: 1500 * time.Millisecond})
 		lockDown   = fmt.Errorf("redislock: acquire: %w: %w", lock.ErrUnavailable, io.EOF)
@@ -107,6 +111,7 @@ func TestReserve(t *testing.T) {
 		cmd   reservation.ReserveCommand
 		setup func(repo *fakeRepo, locker *fakeLocker, cancel context.CancelFunc)
 		check func(*testing.T, reservation.Reservation, error)
+		seal  bool // Config.SealBooked
 		calls []string
 		rows  int // reservations stored afterwards
 	}{
@@ -121,14 +126,14 @@ func TestReserve(t *testing.T) {
 			name:  "books the first seat",
 			cmd:   withSeat(1),
 			check: wantBooked(1),
-			calls: []string{"Schedule", acquired(1), "SeatReserved", "InsertReservation", released(1)},
+			calls: []string{"Schedule", acquired(1), "InsertReservation", released(1)},
 			rows:  1,
 		},
 		{
 			name:  "books the last seat",
 			cmd:   withSeat(seatCount),
 			check: wantBooked(seatCount),
-			calls: []string{"Schedule", acquired(seatCount), "SeatReserved", "InsertReservation", released(seatCount)},
+			calls: []string{"Schedule", acquired(seatCount), "InsertReservation", released(seatCount)},
 			rows:  1,
 		},
 		{
@@ -215,7 +220,7 @@ func TestReserve(t *testing.T) {
 				repo.addReservation(scheduleID, seat, "bob")
 			},
 			check: wantErr(reservation.ErrSeatTaken),
-			calls: []string{"Schedule", acquired(seat), "SeatReserved", released(seat)},
+			calls: []string{"Schedule", acquired(seat), "InsertReservation", released(seat)},
 			rows:  1,
 		},
 		{
@@ -229,13 +234,6 @@ func TestReserve(t *testing.T) {
 			check: wantErr(reservation.ErrSeatTaken, reservation.ErrSeatLocked),
 			calls: allCalls,
 			rows:  1,
-		},
-		{
-			name:  "seat check unavailable",
-			cmd:   cmd,
-			setup: func(repo *fakeRepo, _ *fakeLocker, _ context.CancelFunc) { repo.fail["SeatReserved"] = errDBDown },
-			check: wantErr(reservation.ErrUnavailable, reservation.ErrSeatLocked),
-			calls: []string{"Schedule", acquired(seat), "SeatReserved", released(seat)},
 		},
 		{
 			name:  "insert unavailable",
@@ -281,7 +279,7 @@ func TestReserve(t *testing.T) {
 				locker.releaseErr = lock.ErrNotHeld
 			},
 			check: wantErr(reservation.ErrSeatTaken, reservation.ErrUnavailable),
-			calls: []string{"Schedule", acquired(seat), "SeatReserved", released(seat)},
+			calls: []string{"Schedule", acquired(seat), "InsertReservation", released(seat)},
 			rows:  1,
 		},
 		{
@@ -295,15 +293,15 @@ func TestReserve(t *testing.T) {
 			calls: settled,
 		},
 		{
-			name: "context cancelled during seat check",
+			name: "context cancelled before the insert",
 			cmd:  cmd,
 			setup: func(repo *fakeRepo, _ *fakeLocker, cancel context.CancelFunc) {
-				repo.before["SeatReserved"] = cancel
+				repo.after["Schedule"] = cancel
 			},
-			// The check's context ends with the caller's, but the lock
-			// was not lost: the caller's cancellation is passed on.
+			// A client that gave up gets nothing written; the lock was
+			// not lost: the caller's cancellation is passed on.
 			check: wantErr(context.Canceled, reservation.ErrSeatLocked),
-			calls: []string{"Schedule", acquired(seat), "SeatReserved", released(seat)},
+			calls: []string{"Schedule", acquired(seat), released(seat)},
 		},
 		{
 			name: "context cancelled during insert",
@@ -348,13 +346,61 @@ func TestReserve(t *testing.T) {
 			calls: allCalls,
 		},
 		{
-			name: "lease lost during seat check",
+			name: "lease lost before the insert",
 			cmd:  cmd,
 			setup: func(repo *fakeRepo, locker *fakeLocker, _ context.CancelFunc) {
-				repo.before["SeatReserved"] = func() { loseDuring(repo, locker, "SeatReserved") }
+				locker.onAcquire = func(l *fakeLease) { l.lose() }
 			},
-			check: wantLeaseError(context.Canceled),
-			calls: []string{"Schedule", acquired(seat), "SeatReserved", released(seat)},
+			// No newer holder wrote, so the fence lets it book.
+			check: wantBooked(seat),
+			calls: allCalls,
+			rows:  1,
+		},
+		{
+			name: "sealed seat is taken, without a query",
+			cmd:  cmd,
+			setup: func(_ *fakeRepo, locker *fakeLocker, _ context.CancelFunc) {
+				locker.acquireErr = &lock.SealedError{Key: "k"}
+			},
+			check: wantErr(reservation.ErrSeatTaken, reservation.ErrSeatLocked, reservation.ErrUnavailable),
+			calls: []string{"Schedule", acquired(seat)},
+		},
+		{
+			name:  "booking seals the seat",
+			cmd:   cmd,
+			seal:  true,
+			check: wantBooked(seat),
+			calls: []string{"Schedule", acquired(seat), "InsertReservation", sealed(seat)},
+			rows:  1,
+		},
+		{
+			name: "a seat found taken is sealed again",
+			cmd:  cmd,
+			seal: true,
+			setup: func(repo *fakeRepo, _ *fakeLocker, _ context.CancelFunc) {
+				repo.addReservation(scheduleID, seat, "bob")
+			},
+			check: wantErr(reservation.ErrSeatTaken),
+			calls: []string{"Schedule", acquired(seat), "InsertReservation", sealed(seat)},
+			rows:  1,
+		},
+		{
+			name:  "a failed booking is not sealed",
+			cmd:   cmd,
+			seal:  true,
+			setup: func(repo *fakeRepo, _ *fakeLocker, _ context.CancelFunc) { repo.fail["InsertReservation"] = errDBDown },
+			check: wantErr(reservation.ErrUnavailable, reservation.ErrSeatTaken),
+			calls: settled,
+		},
+		{
+			name: "a stale fence is not sealed",
+			cmd:  cmd,
+			seal: true,
+			setup: func(repo *fakeRepo, _ *fakeLocker, _ context.CancelFunc) {
+				repo.setFence(scheduleID, seat, 1000)
+			},
+			check: wantLeaseError(reservation.ErrStaleFence),
+			calls: allCalls,
 		},
 		{
 			name: "lease lost during insert",
@@ -405,7 +451,7 @@ func TestReserve(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(repo, locker, cancel)
 			}
-			svc := reservation.NewService(repo, locker, reservation.Config{LockTTL: lockTTL}, nil)
+			svc := reservation.NewService(repo, locker, reservation.Config{LockTTL: lockTTL, SealBooked: tt.seal}, nil)
 
 			r, err := svc.Reserve(ctx, tt.cmd)
 

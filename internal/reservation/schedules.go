@@ -23,7 +23,7 @@ func (s *Service) CreateSchedule(ctx context.Context, title string, startsAt tim
 // SeatMap lists every seat of a schedule in seat order with its status.
 // Errors: ErrScheduleNotFound, ErrUnavailable.
 func (s *Service) SeatMap(ctx context.Context, scheduleID int64) ([]Seat, error) {
-	schedule, err := s.repo.Schedule(ctx, scheduleID)
+	schedule, err := s.schedules.schedule(ctx, scheduleID)
 	if err != nil {
 		return nil, fmt.Errorf("load schedule: %w", err)
 	}

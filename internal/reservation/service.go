@@ -10,22 +10,41 @@ import (
 	"github.com/seatlock/seatlock/internal/lock"
 )
 
-// DefaultLockTTL is the lease of a seat lock when Config leaves it zero.
-const DefaultLockTTL = 5 * time.Second
+// Defaults of Config.
+const (
+	// DefaultLockTTL is the lease of a seat lock.
+	DefaultLockTTL = 5 * time.Second
+	// DefaultSealTTL is how long a booked seat's lock key stays sealed.
+	DefaultSealTTL = 24 * time.Hour
+)
 
-// Config tunes the use cases.
+// Config tunes the use cases. Zero values take the defaults.
 type Config struct {
 	// LockTTL is the lease of a seat lock: the longest a crashed booking
 	// can keep a seat locked.
 	LockTTL time.Duration
+	// SealBooked makes a booking seal its seat's lock key (lock.Lease.Seal)
+	// once PostgreSQL has the reservation, so that every later request for
+	// the seat is refused with ErrSeatTaken by the lock store alone, with
+	// no query. Off, a booked seat is found taken by a query under its
+	// lock, as the plain flow does.
+	SealBooked bool
+	// SealTTL is how long a seal lasts; after it the next request for the
+	// seat queries PostgreSQL once and seals it again.
+	SealTTL time.Duration
+	// ScheduleCacheSize is how many schedules are kept in memory.
+	ScheduleCacheSize int
 }
 
 // Service runs the booking use cases.
 type Service struct {
-	repo    Repository
-	locker  lock.Locker
-	lockTTL time.Duration
-	log     *slog.Logger
+	repo       Repository
+	schedules  *scheduleCache
+	locker     lock.Locker
+	lockTTL    time.Duration
+	sealBooked bool
+	sealTTL    time.Duration
+	log        *slog.Logger
 }
 
 // NewService wires the use cases to their ports. A nil logger discards.
@@ -33,8 +52,17 @@ func NewService(repo Repository, locker lock.Locker, cfg Config, logger *slog.Lo
 	if cfg.LockTTL <= 0 {
 		cfg.LockTTL = DefaultLockTTL
 	}
+	if cfg.SealTTL <= 0 {
+		cfg.SealTTL = DefaultSealTTL
+	}
+	if cfg.ScheduleCacheSize <= 0 {
+		cfg.ScheduleCacheSize = DefaultScheduleCacheSize
+	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{repo: repo, locker: locker, lockTTL: cfg.LockTTL, log: logger}
+	return &Service{
+		repo: repo, schedules: newScheduleCache(repo, cfg.ScheduleCacheSize), locker: locker,
+		lockTTL: cfg.LockTTL, sealBooked: cfg.SealBooked, sealTTL: cfg.SealTTL, log: logger,
+	}
 }
