@@ -51,6 +51,7 @@ func newHarnessOn(t *testing.T, instances int, backend string) *harness {
 		LockTTL:     5 * time.Second,
 		LockMaxWait: 10 * time.Second,
 		LockBackend: backend,
+		FastPath:    true,
 	}
 	h := &harness{
 		t:      t,

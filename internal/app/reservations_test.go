@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seatlock/seatlock/internal/lock/redislock"
 	"github.com/seatlock/seatlock/internal/reservation"
 )
 
@@ -30,9 +31,14 @@ func TestReserveSeat(t *testing.T) {
 	if n := h.reservationRows(schedule, 2); n != 1 {
 		t.Errorf("rows = %d, want 1", n)
 	}
-	// The lock was released after the booking.
-	if n := h.redis.Exists(context.Background(), reservation.SeatLockKey(schedule, 2)).Val(); n != 0 {
-		t.Errorf("seat lock still held after a finished booking")
+	// The lock was given up after the booking, sealed (FAST_PATH): the
+	// key holds the seal, never a token, and expires.
+	key := reservation.SeatLockKey(schedule, 2)
+	if v := h.redis.Get(context.Background(), key).Val(); v != redislock.SealValue {
+		t.Errorf("seat key holds %q after a finished booking, want the seal %q", v, redislock.SealValue)
+	}
+	if ttl := h.redis.PTTL(context.Background(), key).Val(); ttl <= 0 || ttl > reservation.DefaultSealTTL {
+		t.Errorf("seal TTL = %v, want in (0, %v]", ttl, reservation.DefaultSealTTL)
 	}
 
 	t.Run("owner reads it", func(t *testing.T) {

@@ -1,0 +1,193 @@
+package app_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/redislock"
+	"github.com/seatlock/seatlock/internal/postgres"
+	"github.com/seatlock/seatlock/internal/reservation"
+	"github.com/seatlock/seatlock/internal/testenv"
+)
+
+// roundTrips counts what reaches Redis (one per command, a script call is
+// one) and PostgreSQL (one per statement or prepare).
+type roundTrips struct {
+	mu       sync.Mutex
+	redis    []string
+	postgres []string
+}
+
+func (c *roundTrips) reset() (redisCmds, pgQueries []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	redisCmds, pgQueries = c.redis, c.postgres
+	c.redis, c.postgres = nil, nil
+	return redisCmds, pgQueries
+}
+
+// go-redis hook.
+func (c *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.mu.Lock()
+		c.redis = append(c.redis, cmd.Name())
+		c.mu.Unlock()
+		return next(ctx, cmd)
+	}
+}
+func (c *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.mu.Lock()
+		c.redis = append(c.redis, "pipeline")
+		c.mu.Unlock()
+		return next(ctx, cmds)
+	}
+}
+
+// pgx tracer.
+func (c *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	c.mu.Lock()
+	c.postgres = append(c.postgres, strings.Fields(data.SQL)[0])
+	c.mu.Unlock()
+	return ctx
+}
+func (c *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (c *roundTrips) TracePrepareStart(ctx context.Context, _ *pgx.Conn, data pgx.TracePrepareStartData) context.Context {
+	c.mu.Lock()
+	c.postgres = append(c.postgres, "prepare")
+	c.mu.Unlock()
+	return ctx
+}
+func (c *roundTrips) TracePrepareEnd(context.Context, *pgx.Conn, pgx.TracePrepareEndData) {}
+
+// countedService is the booking use case on the real adapters, as app
+// wires them, with every round trip counted. One connection each, so that
+// statements prepared during the warm-up are the ones used afterwards.
+func countedService(t *testing.T, fastPath bool) (*reservation.Service, *roundTrips, *redis.Client) {
+	t.Helper()
+	counts := &roundTrips{}
+	pgCfg, err := pgxpool.ParseConfig(testenv.DatabaseURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgCfg.MaxConns = 1
+	pgCfg.ConnConfig.Tracer = counts
+	pool, err := pgxpool.NewWithConfig(context.Background(), pgCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if err := postgres.Migrate(pool); err != nil {
+		t.Fatal(err)
+	}
+	rdb := testenv.Redis(t)
+	rdb.AddHook(counts)
+	backend := redislock.New(rdb)
+	t.Cleanup(func() { _ = backend.Close() })
+	locker := lock.New(backend, lock.Config{})
+	t.Cleanup(locker.Close)
+	svc := reservation.NewService(postgres.NewStore(pool), locker,
+		reservation.Config{SealBooked: fastPath}, nil)
+	return svc, counts, rdb
+}
+
+func book(t *testing.T, svc *reservation.Service, schedule int64, seat int, user string) error {
+	t.Helper()
+	_, err := svc.Reserve(context.Background(), reservation.ReserveCommand{ScheduleID: schedule, SeatID: seat, UserID: user})
+	return err
+}
+
+func wantTrips(t *testing.T, what string, counts *roundTrips, redisWant, pgWant int) {
+	t.Helper()
+	redisCmds, pgQueries := counts.reset()
+	if len(redisCmds) != redisWant || len(pgQueries) != pgWant {
+		t.Errorf("%s: Redis %d %v, PostgreSQL %d %v; want %d and %d",
+			what, len(redisCmds), redisCmds, len(pgQueries), pgQueries, redisWant, pgWant)
+	}
+}
+
+// The round trips of each path, counted: a fresh booking is 2 Redis calls
+// (acquire with fence, seal) and 1 PostgreSQL statement; a booked seat is 1
+// Redis call and no PostgreSQL at all; a lost seal costs one statement and
+// is rebuilt.
+func TestRoundTripsPerBooking(t *testing.T) {
+	t.Parallel()
+	svc, counts, rdb := countedService(t, true)
+	schedule, err := svc.CreateSchedule(context.Background(), "round trips", time.Now().Add(24*time.Hour), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Warm-up: the schedule cache, the scripts (EVALSHA, then EVAL once),
+	// the prepared statements.
+	if err := book(t, svc, schedule.ID(), 1, "warm"); err != nil {
+		t.Fatal(err)
+	}
+	if err := book(t, svc, schedule.ID(), 1, "warm"); !errors.Is(err, reservation.ErrSeatTaken) {
+		t.Fatalf("warm-up on a booked seat: %v", err)
+	}
+	counts.reset()
+
+	if err := book(t, svc, schedule.ID(), 2, "alice"); err != nil {
+		t.Fatalf("fresh seat: %v", err)
+	}
+	wantTrips(t, "fresh seat", counts, 2, 1)
+
+	for range 3 {
+		if err := book(t, svc, schedule.ID(), 2, "bob"); !errors.Is(err, reservation.ErrSeatTaken) {
+			t.Fatalf("booked seat: %v, want ErrSeatTaken", err)
+		}
+		wantTrips(t, "booked seat", counts, 1, 0)
+	}
+
+	// The seal is lost (FLUSHALL, a failover): one statement finds the
+	// seat taken, and the seal is back.
+	key := reservation.SeatLockKey(schedule.ID(), 2)
+	rdb.Del(context.Background(), key)
+	counts.reset()
+	if err := book(t, svc, schedule.ID(), 2, "bob"); !errors.Is(err, reservation.ErrSeatTaken) {
+		t.Fatalf("booked seat without its seal: %v, want ErrSeatTaken", err)
+	}
+	wantTrips(t, "booked seat whose seal was lost", counts, 2, 1)
+	if v := rdb.Get(context.Background(), key).Val(); v != redislock.SealValue {
+		t.Errorf("seat key after the refusal = %q, want the seal rebuilt", v)
+	}
+	counts.reset()
+	if err := book(t, svc, schedule.ID(), 2, "carol"); !errors.Is(err, reservation.ErrSeatTaken) {
+		t.Fatalf("booked seat: %v, want ErrSeatTaken", err)
+	}
+	wantTrips(t, "booked seat, seal rebuilt", counts, 1, 0)
+}
+
+// With the fast path off, a booked seat is found taken by the statement
+// under its lock, as the plain flow does.
+func TestRoundTripsWithoutFastPath(t *testing.T) {
+	t.Parallel()
+	svc, counts, rdb := countedService(t, false)
+	schedule, err := svc.CreateSchedule(context.Background(), "no fast path", time.Now().Add(24*time.Hour), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := book(t, svc, schedule.ID(), 1, "warm"); err != nil {
+		t.Fatal(err)
+	}
+	counts.reset()
+	for range 3 {
+		if err := book(t, svc, schedule.ID(), 1, "bob"); !errors.Is(err, reservation.ErrSeatTaken) {
+			t.Fatalf("booked seat: %v, want ErrSeatTaken", err)
+		}
+		wantTrips(t, "booked seat, fast path off", counts, 2, 1)
+	}
+	if n := rdb.Exists(context.Background(), reservation.SeatLockKey(schedule.ID(), 1)).Val(); n != 0 {
+		t.Error("seat key left behind with the fast path off, want it released")
+	}
+}
