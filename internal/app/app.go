@@ -37,6 +37,7 @@ type App struct {
 	handler      http.Handler
 	jobs         *periodic.Runner
 	writeTimeout time.Duration
+	debugAddr    string
 	closers      []func() // in the order they must run
 }
 
@@ -44,7 +45,7 @@ type App struct {
 // and builds the HTTP handler and the periodic jobs. Close releases what it
 // opened; on error New has released it already.
 func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (_ *App, err error) {
-	a := &App{log: logger, writeTimeout: cfg.LockMaxWait + workTimeout + writeSlack}
+	a := &App{log: logger, writeTimeout: cfg.LockMaxWait + workTimeout + writeSlack, debugAddr: cfg.DebugAddr}
 	defer func() {
 		if err != nil {
 			a.Close()

@@ -37,6 +37,11 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	srv := a.NewServer()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	if a.debugAddr != "" {
+		debugCtx, stopDebug := context.WithCancel(context.WithoutCancel(ctx))
+		debugDone := a.serveDebug(debugCtx, a.debugAddr)
+		defer func() { stopDebug(); <-debugDone }()
+	}
 	jobsCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	jobsDone := make(chan error, 1)
 	go func() { jobsDone <- a.jobs.Run(jobsCtx) }()
