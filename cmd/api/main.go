@@ -16,6 +16,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/seatlock/seatlock/internal/logbuf"
 )
 
 func main() {
@@ -27,7 +29,9 @@ func main() {
 
 // run is main without the process: testable with any environment.
 func run(ctx context.Context, args []string, env map[string]string, stdout, stderr io.Writer) int {
-	logger := slog.New(slog.NewJSONHandler(stdout, nil))
+	logs := logbuf.New(stdout, logbuf.DefaultInterval)
+	defer logs.Close()
+	logger := slog.New(slog.NewJSONHandler(logs, nil))
 	cmd := "serve"
 	if len(args) > 0 {
 		cmd, args = args[0], args[1:]
