@@ -4,13 +4,18 @@ SHELL := /bin/bash
 RUN_DIR := $(CURDIR)/.data/run
 GO ?= go
 
-.PHONY: run test hammer stop build vet fmt docker-config
+.PHONY: run test bench hammer stop build vet fmt docker-config
 
 run: build
 	@bash scripts/run.sh "$(RUN_DIR)"
 
 test:
 	@bash scripts/devenv.sh test bash scripts/test.sh
+
+# The lock adapter against the raw go-redis floor, bsm/redislock and
+# go-redsync on one Redis: one table, medians of three rounds.
+bench:
+	@bash scripts/devenv.sh test $(GO) test -count=1 -v ./internal/lock/redislock/bench -args -table
 
 hammer:
 	@test -f "$(RUN_DIR)/env" || { echo "start the service first: make run"; exit 1; }

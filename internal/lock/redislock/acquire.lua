@@ -30,6 +30,7 @@ if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
     redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   end
 end
+-- INCR keeps the counter's TTL.
 local fence = redis.call('INCR', KEYS[2])
 if fence == 1 then
   -- The counter was missing (new key, or lost): restart from the server
@@ -38,9 +39,12 @@ if fence == 1 then
   -- a string: Lua would print a 16-digit number in exponent form.
   local now = redis.call('TIME')
   fence = now[1] .. string.format('%06d', tonumber(now[2]))
-  redis.call('SET', KEYS[2], fence)
+  redis.call('SET', KEYS[2], fence, 'PX', ARGV[3])
+elseif fence % 64 == 0 then
+  -- The counter expires when the key has not been locked for a long time;
+  -- keeping it forever is one key per seat. Refreshing it on every 64th
+  -- acquisition, not every one, saves a call: a counter that expires in
+  -- use restarts from the clock, above every fence it handed out.
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
 end
--- The counter expires when the key has not been locked for a long time;
--- losing it is safe (see above), keeping it forever is one key per seat.
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return tonumber(fence)

@@ -212,7 +212,7 @@ func TestAcquireAllRefusesCrossSlotKeys(t *testing.T) {
 }
 
 // Fence counters expire when their key is not locked for a day, and every
-// acquisition refreshes them.
+// 64th acquisition refreshes them.
 func TestFenceCounterExpires(t *testing.T) {
 	t.Parallel()
 	client := testenv.Redis(t)
@@ -227,6 +227,18 @@ func TestFenceCounterExpires(t *testing.T) {
 	pttl := client.PTTL(context.Background(), key+":fence").Val()
 	if pttl < redislock.FenceCounterTTL-time.Minute || pttl > redislock.FenceCounterTTL+time.Minute {
 		t.Errorf("fence counter PTTL = %v, want about %v", pttl, redislock.FenceCounterTTL)
+	}
+
+	client.PExpire(context.Background(), key+":fence", time.Hour)
+	for range 64 {
+		l, err := locker.Acquire(context.Background(), key, lock.Options{TTL: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = l.Release(context.Background())
+	}
+	if pttl := client.PTTL(context.Background(), key+":fence").Val(); pttl < redislock.FenceCounterTTL-time.Minute {
+		t.Errorf("fence counter PTTL after 64 more acquisitions = %v, want refreshed to about %v", pttl, redislock.FenceCounterTTL)
 	}
 }
 

@@ -12,8 +12,8 @@
 //
 // All of a lock's keys share the lock key's hash tag, so they live in one
 // Redis Cluster slot. A key without a hash tag is stored as "{key}" to give
-// it one. The fence counter expires FenceCounterTTL after the last
-// acquisition of its key.
+// it one. The fence counter expires FenceCounterTTL after it was made or
+// last refreshed (every 64th acquisition of its key refreshes it).
 //
 // Every script is idempotent per owner token: running the acquire again with
 // the token that holds the key renews it and returns the same fence, so a
@@ -122,12 +122,12 @@ func storageKey(key string) string {
 func fenceKey(key string) string       { return storageKey(key) + ":fence" }
 func releaseChannel(key string) string { return storageKey(key) + ":released" }
 
-// FenceCounterTTL is how long a fence counter ("<key>:fence") outlives the
-// last acquisition of its key (plus the lock's TTL). Every acquisition
-// refreshes it, so a counter disappears only for keys nobody locked for that
-// long, and Redis does not keep one key for every seat ever locked. Losing a
-// counter is safe: it restarts from the Redis clock, above every fence handed
-// out before.
+// FenceCounterTTL is how long a fence counter ("<key>:fence") lives after
+// it was made or last refreshed (plus the lock's TTL); every 64th
+// acquisition of its key refreshes it. So a counter disappears only for keys
+// locked fewer than 64 times in that long, and Redis does not keep one key
+// for every seat ever locked. Losing a counter is safe: it restarts from the
+// Redis clock, above every fence handed out before.
 const FenceCounterTTL = 24 * time.Hour
 
 func fenceCounterTTL(ttl time.Duration) int64 { return (FenceCounterTTL + ttl).Milliseconds() }
