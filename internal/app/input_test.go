@@ -73,7 +73,8 @@ func TestHealth(t *testing.T) {
 	if resp.status != http.StatusOK || resp.body["status"] != "ready" {
 		t.Errorf("readyz: %d %s", resp.status, resp.raw)
 	}
-	if id := resp.header.Get("X-Request-Id"); len(id) != 16 {
-		t.Errorf("X-Request-Id = %q, want a generated id", id)
+	first, second := resp.header.Get("X-Request-Id"), h.do(request{method: http.MethodGet, path: "/readyz"}).header.Get("X-Request-Id")
+	if len(first) < 18 || first == second || !strings.HasPrefix(second, first[:17]) {
+		t.Errorf("X-Request-Id = %q then %q, want generated ids: one process prefix, a counter", first, second)
 	}
 }

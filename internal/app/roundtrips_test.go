@@ -90,6 +90,7 @@ func countedService(t *testing.T, fastPath bool) (*reservation.Service, *roundTr
 	if err := postgres.Migrate(pool); err != nil {
 		t.Fatal(err)
 	}
+	testenv.SpreadScheduleIDs(t, pool)
 	rdb := testenv.Redis(t)
 	rdb.AddHook(counts)
 	backend := redislock.New(rdb)

@@ -8,10 +8,7 @@ import (
 	"github.com/seatlock/seatlock/internal/auth"
 )
 
-func principalFrom(ctx context.Context) auth.Principal {
-	p, _ := ctx.Value(principalKey).(auth.Principal)
-	return p
-}
+func principalFrom(ctx context.Context) auth.Principal { return scopeFrom(ctx).principal }
 
 // authenticate requires `Authorization: Bearer <JWT>` and puts the caller
 // into the request context.
@@ -29,7 +26,8 @@ func (h *handler) authenticate(next http.Handler) http.Handler {
 			writeProblem(w, r, errUnauthorized)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey, p)))
+		scopeFrom(r.Context()).principal = p
+		next.ServeHTTP(w, r)
 	})
 }
 

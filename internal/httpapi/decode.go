@@ -22,14 +22,25 @@ var (
 		detail: "Send the body as Content-Type: application/json."}
 )
 
+// isJSONMediaType accepts application/json, with no charset or UTF-8. The
+// exact common spellings skip parsing.
+func isJSONMediaType(contentType string) bool {
+	switch contentType {
+	case "application/json", "application/json; charset=utf-8", "application/json; charset=UTF-8":
+		return true
+	}
+	mediaType, params, err := mime.ParseMediaType(contentType)
+	if err != nil || mediaType != "application/json" {
+		return false
+	}
+	cs, ok := params["charset"]
+	return !ok || strings.EqualFold(cs, "utf-8")
+}
+
 // decodeJSON reads exactly one JSON object into dst: the right media type,
 // at most maxBodyBytes, no unknown fields, nothing after the object.
 func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) *apiError {
-	mediaType, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mediaType != "application/json" {
-		return &errMediaType
-	}
-	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+	if !isJSONMediaType(r.Header.Get("Content-Type")) {
 		return &errMediaType
 	}
 	if r.ContentLength > maxBodyBytes {

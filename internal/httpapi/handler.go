@@ -77,7 +77,7 @@ func NewHandler(opts Options) http.Handler {
 	}
 
 	r := chi.NewRouter()
-	r.Use(withRequestID, logRequests(h.log), recoverPanics(h.log), withTimeout(timeout))
+	r.Use(withScope(timeout), logRequests(h.log), recoverPanics(h.log))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errNotFound) })
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errMethodNotAllowed) })
 

@@ -6,42 +6,87 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"runtime/debug"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/seatlock/seatlock/internal/auth"
 )
 
 type ctxKey int
 
-const (
-	requestIDKey ctxKey = iota
-	principalKey
-)
+const scopeKey ctxKey = 0
+
+// requestScope is what the middleware learns about a request: one value in
+// its context, filled in as the request goes (authenticate adds the
+// principal), so that each middleware does not copy the request again.
+type requestScope struct {
+	id        string
+	principal auth.Principal
+}
+
+func scopeFrom(ctx context.Context) *requestScope {
+	s, _ := ctx.Value(scopeKey).(*requestScope)
+	if s == nil {
+		return &requestScope{}
+	}
+	return s
+}
+
+func requestIDFrom(ctx context.Context) string { return scopeFrom(ctx).id }
 
 // A client-supplied X-Request-Id is kept only if it is short and plain, so
 // it cannot forge log lines.
-var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
-
-func requestIDFrom(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey).(string)
-	return id
+func validRequestID(id string) bool {
+	if len(id) == 0 || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
-// withRequestID gives every request an id, echoed in X-Request-Id, put into
-// problem bodies and log lines.
-func withRequestID(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get("X-Request-Id")
-		if !validRequestID.MatchString(id) {
-			var b [8]byte
-			_, _ = rand.Read(b[:])
-			id = hex.EncodeToString(b[:])
-		}
-		w.Header().Set("X-Request-Id", id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey, id)))
-	})
+// requestIDs makes request ids: a random prefix per process and a counter,
+// unique without a random read per request.
+type requestIDs struct {
+	prefix string
+	next   atomic.Uint64
+}
+
+func newRequestIDs() *requestIDs {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return &requestIDs{prefix: hex.EncodeToString(b[:]) + "-"}
+}
+
+func (g *requestIDs) id() string {
+	return g.prefix + strconv.FormatUint(g.next.Add(1), 36)
+}
+
+// withScope gives every request its scope (an id, echoed in X-Request-Id,
+// put into problem bodies and log lines) and bounds its work by timeout, so
+// a stalled dependency ends in 503 rather than a hung client.
+func withScope(timeout time.Duration) func(http.Handler) http.Handler {
+	ids := newRequestIDs()
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			id := r.Header.Get("X-Request-Id")
+			if !validRequestID(id) {
+				id = ids.id()
+			}
+			w.Header()["X-Request-Id"] = []string{id}
+			ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), scopeKey, &requestScope{id: id}), timeout)
+			defer cancel()
+			next.ServeHTTP(w, r.WithContext(ctx))
+		})
+	}
 }
 
 // logRequests writes one structured line per request. It never logs headers
@@ -86,18 +131,6 @@ func recoverPanics(log *slog.Logger) func(http.Handler) http.Handler {
 				writeProblem(w, r, errInternal)
 			}()
 			next.ServeHTTP(w, r)
-		})
-	}
-}
-
-// withTimeout bounds the work of one request, so a stalled dependency ends
-// in 503 rather than a hung client.
-func withTimeout(d time.Duration) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ctx, cancel := context.WithTimeout(r.Context(), d)
-			defer cancel()
-			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}
 }

@@ -118,16 +118,66 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 }
 
 func writeProblem(w http.ResponseWriter, r *http.Request, e apiError) {
-	writeProblemBody(w, e, newProblem(r, e))
+	if e.fields != nil {
+		writeProblemBody(w, e, newProblem(r, e))
+		return
+	}
+	// The common case, a problem without field errors, is written by hand:
+	// the hammered seat answers it thousands of times a second.
+	setRetryAfter(w, e)
+	writeBody(w, contentTypeProblem, e.status, appendProblem(make([]byte, 0, 320), e, requestIDFrom(r.Context())))
 }
 
 // writeProblemBody writes body (a problem, possibly with extension members)
 // with e's status and headers.
 func writeProblemBody(w http.ResponseWriter, e apiError, body any) {
+	setRetryAfter(w, e)
+	writeJSON(w, contentTypeProblem, e.status, body)
+}
+
+func setRetryAfter(w http.ResponseWriter, e apiError) {
 	if e.retryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.retryAfter.Seconds()))))
+		w.Header()["Retry-After"] = []string{strconv.Itoa(int(math.Ceil(e.retryAfter.Seconds())))}
 	}
-	writeJSON(w, "application/problem+json", e.status, body)
+}
+
+// appendProblem appends e as the JSON of problem (same members, same order,
+// same escaping as encoding/json), without field errors.
+func appendProblem(b []byte, e apiError, requestID string) []byte {
+	b = append(b, `{"type":`...)
+	b = appendJSONString(b, "urn:seatlock:problem:"+e.code)
+	b = append(b, `,"title":`...)
+	b = appendJSONString(b, e.title)
+	b = append(b, `,"status":`...)
+	b = strconv.AppendInt(b, int64(e.status), 10)
+	b = append(b, `,"detail":`...)
+	b = appendJSONString(b, e.detail)
+	b = append(b, `,"code":`...)
+	b = appendJSONString(b, e.code)
+	if requestID != "" {
+		b = append(b, `,"requestId":`...)
+		b = appendJSONString(b, requestID)
+	}
+	return append(b, "}\n"...)
+}
+
+// appendJSONString appends s as a JSON string, escaping as encoding/json
+// does (control characters, quote, backslash, and <, >, & for HTML).
+func appendJSONString(b []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
 }
 
 func newProblem(r *http.Request, e apiError) problem {

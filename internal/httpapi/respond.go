@@ -3,18 +3,42 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 )
 
-func writeJSON(w http.ResponseWriter, contentType string, status int, body any) {
-	w.Header().Set("Content-Type", contentType)
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
+// Header values shared by every response: assigning them directly skips
+// canonicalising the key and allocating a slice per response (net/http
+// only reads them).
+var (
+	contentTypeJSON    = []string{"application/json"}
+	contentTypeProblem = []string{"application/problem+json"}
+	noStore            = []string{"no-store"}
+	noSniff            = []string{"nosniff"}
+)
+
+func writeJSON(w http.ResponseWriter, contentType []string, status int, body any) {
+	h := w.Header()
+	h["Content-Type"] = contentType
+	h["Cache-Control"] = noStore
+	h["X-Content-Type-Options"] = noSniff
 	w.WriteHeader(status)
 	// The status line is out; an encoding or write error here can only
 	// mean the client went away.
 	_ = json.NewEncoder(w).Encode(body)
 }
 
+// writeBody writes an encoded JSON body with its length, so that the
+// response goes out in one piece.
+func writeBody(w http.ResponseWriter, contentType []string, status int, body []byte) {
+	h := w.Header()
+	h["Content-Type"] = contentType
+	h["Cache-Control"] = noStore
+	h["X-Content-Type-Options"] = noSniff
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
 func ok(w http.ResponseWriter, status int, body any) {
-	writeJSON(w, "application/json", status, body)
+	writeJSON(w, contentTypeJSON, status, body)
 }

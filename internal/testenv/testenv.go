@@ -108,7 +108,8 @@ func mustEnv(tb testing.TB, name string) string {
 // SpreadScheduleIDs makes a fresh database number its schedules from a random
 // offset. Every test has its own database but all share one Redis, and seat
 // lock keys are named by schedule id: without this, parallel tests would
-// contend for "lock:{schedule:1}:seat:1".
+// contend for "lock:{schedule:1}:seat:1", and a seat booked by an earlier
+// test, whose key stays sealed for a day, would refuse a later test's.
 func SpreadScheduleIDs(tb testing.TB, pool *pgxpool.Pool) {
 	tb.Helper()
 	var b [4]byte
