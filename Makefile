@@ -17,9 +17,11 @@ test:
 bench:
 	@bash scripts/devenv.sh test $(GO) test -count=1 -v ./internal/lock/redislock/bench -args -table
 
+# Load test against `make run`: `make hammer ARGS='-scenario hot-seat -duration 10s'`;
+# HAMMER_* variables work too, and the target follows HTTP_ADDR.
 hammer:
 	@test -f "$(RUN_DIR)/env" || { echo "start the service first: make run"; exit 1; }
-	@set -a && . "$(RUN_DIR)/env" && set +a && $(GO) run ./cmd/hammer -n 1000 -c 100 -url http://127.0.0.1:8080
+	@set -a && . "$(RUN_DIR)/env" && set +a && $(GO) run ./cmd/hammer $(ARGS)
 
 stop:
 	@bash scripts/devenv.sh stop "$(RUN_DIR)"

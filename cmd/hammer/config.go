@@ -13,25 +13,44 @@ import (
 	"github.com/seatlock/seatlock/internal/auth"
 )
 
-// Bounds that keep one run finite and its memory small: every request gets a
-// pre-minted token and a result slot, so n is capped.
+// Bounds that keep one run finite and its memory small.
 const (
 	maxRequests = 1_000_000
 	maxWorkers  = 10_000
+	maxUsers    = 100_000
 	maxSeats    = 2000 // the API's own seatCount limit
+	maxDuration = time.Hour
+)
+
+// scenario is what the run hammers.
+type scenario string
+
+const (
+	// scenarioHotSeat: one seat, booked before the clock starts; every
+	// request must be refused.
+	scenarioHotSeat scenario = "hot-seat"
+	// scenarioFreshSeats: every request books a seat nobody asked for.
+	scenarioFreshSeats scenario = "fresh-seats"
+	// scenarioContended: K seats, each raced by its share of the requests;
+	// exactly one wins each.
+	scenarioContended scenario = "contended"
 )
 
 // config is one run, fully validated.
 type config struct {
+	Scenario   scenario
 	Targets    []string // API base URLs without trailing slash
-	N          int
-	C          int // already clamped to N
+	N          int      // requests; 0 in duration mode
+	Duration   time.Duration
+	C          int // workers (connections), at most N
+	Users      int // distinct users the requests are spread over
+	Seats      int // contended: how many seats
 	ScheduleID int64
-	Seats      []int // the seat ids to hammer
-	NewSeats   int   // > 0: create a schedule with this many seats first
+	Seat       int // with ScheduleID: the existing seat to hammer
 	Secret     []byte
 	Timeout    time.Duration
 	JSON       bool
+	Verify     bool // read the seat map before and after
 }
 
 // usageError is a bad flag or environment value: exit status 2.
@@ -52,17 +71,24 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.SetOutput(stderr)
 	env := envDefaults{getenv: getenv}
 
-	n := fs.Int("n", env.int("HAMMER_N", 1000), "total reservation requests (env HAMMER_N)")
-	c := fs.Int("c", env.int("HAMMER_C", 100), "concurrent workers (env HAMMER_C)")
-	urls := fs.String("url", env.str("HAMMER_URL", "http://127.0.0.1:8080"),
-		"API base URLs, comma-separated; requests go round-robin (env HAMMER_URL)")
+	scen := fs.String("scenario", env.str("HAMMER_SCENARIO", string(scenarioContended)),
+		"hot-seat, fresh-seats or contended (env HAMMER_SCENARIO)")
+	n := fs.Int("n", env.int("HAMMER_N", 0), "total requests; default 1000, or -seats x -per-seat (env HAMMER_N)")
+	dur := fs.Duration("duration", env.duration("HAMMER_DURATION", 0), "run this long instead of -n requests (env HAMMER_DURATION)")
+	c := fs.Int("c", env.int("HAMMER_C", 64), "concurrent workers, one connection each (env HAMMER_C)")
+	users := fs.Int("users", env.int("HAMMER_USERS", 0), "distinct users (tokens); default one per worker (env HAMMER_USERS)")
+	urls := fs.String("url", env.str("HAMMER_URL", defaultURL(getenv)),
+		"API base URLs, comma-separated; requests go round-robin (env HAMMER_URL, else http://$HTTP_ADDR)")
+	seats := fs.Int("seats", env.int("HAMMER_SEATS", 1), "contended: seats to race for, 1..2000 (env HAMMER_SEATS)")
+	perSeat := fs.Int("per-seat", env.int("HAMMER_PER_SEAT", 0), "contended: requests per seat, sets -n (env HAMMER_PER_SEAT)")
 	schedule := fs.Int64("schedule", int64(env.int("HAMMER_SCHEDULE", 0)),
-		"existing schedule to hammer; 0 creates a fresh one (env HAMMER_SCHEDULE)")
-	seat := fs.Int("seat", env.int("HAMMER_SEAT", 0), "single seat of -schedule to hammer (env HAMMER_SEAT)")
-	seats := fs.Int("seats", env.int("HAMMER_SEATS", 1), "hammer seats 1..seats, requests spread evenly (env HAMMER_SEATS)")
+		"hot-seat or contended: an existing schedule (with -seat) instead of a fresh one (env HAMMER_SCHEDULE)")
+	seat := fs.Int("seat", env.int("HAMMER_SEAT", 0), "the seat of -schedule (env HAMMER_SEAT)")
 	secret := fs.String("secret", getenv("AUTH_SECRET"), "HS256 secret for minting tokens (env AUTH_SECRET)")
 	timeout := fs.Duration("timeout", env.duration("HAMMER_TIMEOUT", 15*time.Second), "per-request timeout (env HAMMER_TIMEOUT)")
 	asJSON := fs.Bool("json", env.bool("HAMMER_JSON", false), "print the report as JSON (env HAMMER_JSON)")
+	verify := fs.Bool("verify", env.bool("HAMMER_VERIFY", true),
+		"check the seat map before and after; false for targets without one (env HAMMER_VERIFY)")
 
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -77,22 +103,56 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return config{}, usagef("unexpected arguments %q", fs.Args())
 	}
 
-	cfg := config{N: *n, C: *c, ScheduleID: *schedule, Secret: []byte(*secret), Timeout: *timeout, JSON: *asJSON}
+	cfg := config{
+		Scenario: scenario(*scen), N: *n, Duration: *dur, C: *c, Users: *users, Seats: *seats,
+		ScheduleID: *schedule, Seat: *seat, Secret: []byte(*secret), Timeout: *timeout, JSON: *asJSON, Verify: *verify,
+	}
 	bad := func(format string, a ...any) (config, error) { return config{}, usagef(format, a...) }
+	switch cfg.Scenario {
+	case scenarioHotSeat, scenarioFreshSeats, scenarioContended:
+	default:
+		return bad("-scenario must be hot-seat, fresh-seats or contended")
+	}
+	if *perSeat < 0 {
+		return bad("-per-seat must be positive")
+	}
+	if *perSeat > 0 {
+		switch {
+		case cfg.Scenario != scenarioContended:
+			return bad("-per-seat is for -scenario contended")
+		case cfg.N > 0:
+			return bad("-per-seat and -n exclude each other")
+		}
+		cfg.N = *perSeat * cfg.Seats
+	}
 	switch {
-	case cfg.N < 1 || cfg.N > maxRequests:
+	case cfg.N > 0 && cfg.Duration > 0:
+		return bad("-n and -duration exclude each other")
+	case cfg.N == 0 && cfg.Duration == 0:
+		cfg.N = 1000
+	}
+	switch {
+	case cfg.N < 0 || cfg.N > maxRequests:
 		return bad("-n must be 1..%d", maxRequests)
+	case cfg.Duration < 0 || cfg.Duration > maxDuration:
+		return bad("-duration must be positive and at most %s", maxDuration)
 	case cfg.C < 1 || cfg.C > maxWorkers:
 		return bad("-c must be 1..%d", maxWorkers)
-	case *seats < 1 || *seats > maxSeats:
+	case cfg.Users < 0 || cfg.Users > maxUsers:
+		return bad("-users must be 0..%d", maxUsers)
+	case cfg.Seats < 1 || cfg.Seats > maxSeats:
 		return bad("-seats must be 1..%d", maxSeats)
-	case *schedule < 0:
+	case cfg.Seats > 1 && cfg.Scenario != scenarioContended:
+		return bad("-seats is for -scenario contended")
+	case cfg.ScheduleID < 0:
 		return bad("-schedule must be positive")
-	case *seat < 0:
+	case cfg.Seat < 0:
 		return bad("-seat must be positive")
-	case *seat > 0 && *schedule == 0:
-		return bad("-seat needs -schedule")
-	case *seat > 0 && *seats != 1:
+	case (cfg.ScheduleID > 0) != (cfg.Seat > 0):
+		return bad("-schedule and -seat go together")
+	case cfg.Seat > 0 && cfg.Scenario == scenarioFreshSeats:
+		return bad("-schedule/-seat hammer one seat: not for fresh-seats")
+	case cfg.Seat > 0 && cfg.Seats != 1:
 		return bad("-seat and -seats > 1 exclude each other")
 	case cfg.Timeout <= 0:
 		return bad("-timeout must be positive")
@@ -101,20 +161,14 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	case len(cfg.Secret) < auth.MinSecretLen:
 		return bad("-secret must be at least %d bytes", auth.MinSecretLen)
 	}
-	cfg.C = min(cfg.C, cfg.N)
-
-	if *seat > 0 {
-		cfg.Seats = []int{*seat}
-	} else {
-		for s := 1; s <= *seats; s++ {
-			cfg.Seats = append(cfg.Seats, s)
+	if cfg.N > 0 {
+		cfg.C = min(cfg.C, cfg.N)
+		if cfg.Scenario == scenarioContended && cfg.N < cfg.Seats {
+			return bad("-n (%d) must be at least the number of seats (%d)", cfg.N, cfg.Seats)
 		}
 	}
-	if *schedule == 0 {
-		cfg.NewSeats = *seats
-	}
-	if cfg.N < len(cfg.Seats) {
-		return bad("-n (%d) must be at least the number of seats (%d)", cfg.N, len(cfg.Seats))
+	if cfg.Users == 0 {
+		cfg.Users = cfg.C
 	}
 
 	targets, err := parseTargets(*urls)
@@ -123,6 +177,14 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	cfg.Targets = targets
 	return cfg, nil
+}
+
+// defaultURL follows the service's own HTTP_ADDR.
+func defaultURL(getenv func(string) string) string {
+	if addr := getenv("HTTP_ADDR"); addr != "" {
+		return "http://" + addr
+	}
+	return "http://127.0.0.1:8080"
 }
 
 func parseTargets(list string) ([]string, error) {

@@ -19,23 +19,28 @@ func TestParseConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.N != 1000 || cfg.C != 100 || cfg.Timeout != 15*time.Second || cfg.JSON || cfg.ScheduleID != 0 || cfg.NewSeats != 1 ||
-		!slices.Equal(cfg.Seats, []int{1}) || !slices.Equal(cfg.Targets, []string{"http://127.0.0.1:8080"}) {
+	if cfg.Scenario != scenarioContended || cfg.N != 1000 || cfg.Duration != 0 || cfg.C != 64 || cfg.Users != 64 ||
+		cfg.Timeout != 15*time.Second || cfg.JSON || !cfg.Verify || cfg.ScheduleID != 0 || cfg.Seats != 1 ||
+		!slices.Equal(cfg.Targets, []string{"http://127.0.0.1:8080"}) {
 		t.Errorf("defaults: %+v", cfg)
+	}
+	cfg, err = parseConfig(nil, envOf(map[string]string{"AUTH_SECRET": testSecret, "HTTP_ADDR": "127.0.0.1:9999"}), io.Discard)
+	if err != nil || !slices.Equal(cfg.Targets, []string{"http://127.0.0.1:9999"}) {
+		t.Errorf("with HTTP_ADDR: %+v, %v; want the target to follow it", cfg.Targets, err)
 	}
 }
 
 func TestParseConfigEnvAndFlags(t *testing.T) {
 	env := envOf(map[string]string{
-		"AUTH_SECRET": testSecret, "HAMMER_N": "50", "HAMMER_C": "7", "HAMMER_SEATS": "4",
-		"HAMMER_URL": "http://a:1/, https://b", "HAMMER_TIMEOUT": "3s", "HAMMER_JSON": "true",
+		"AUTH_SECRET": testSecret, "HAMMER_N": "50", "HAMMER_C": "7", "HAMMER_SEATS": "4", "HAMMER_USERS": "3",
+		"HAMMER_URL": "http://a:1/, https://b", "HAMMER_TIMEOUT": "3s", "HAMMER_JSON": "true", "HAMMER_VERIFY": "false",
 	})
 	cfg, err := parseConfig([]string{"-c", "9"}, env, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.N != 50 || cfg.C != 9 || cfg.Timeout != 3*time.Second || !cfg.JSON || cfg.NewSeats != 4 ||
-		!slices.Equal(cfg.Seats, []int{1, 2, 3, 4}) || !slices.Equal(cfg.Targets, []string{"http://a:1", "https://b"}) {
+	if cfg.N != 50 || cfg.C != 9 || cfg.Users != 3 || cfg.Timeout != 3*time.Second || !cfg.JSON || cfg.Verify || cfg.Seats != 4 ||
+		!slices.Equal(cfg.Targets, []string{"http://a:1", "https://b"}) {
 		t.Errorf("env with -c override: %+v", cfg)
 	}
 
@@ -43,8 +48,17 @@ func TestParseConfigEnvAndFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.ScheduleID != 12 || cfg.NewSeats != 0 || !slices.Equal(cfg.Seats, []int{5}) || cfg.C != 3 {
+	if cfg.ScheduleID != 12 || cfg.Seat != 5 || cfg.C != 3 || cfg.Users != 3 {
 		t.Errorf("existing seat, c clamped to n: %+v", cfg)
+	}
+
+	cfg, err = parseConfig([]string{"-scenario", "contended", "-seats", "200", "-per-seat", "20"}, envOf(map[string]string{"AUTH_SECRET": testSecret}), io.Discard)
+	if err != nil || cfg.N != 4000 || cfg.Seats != 200 {
+		t.Errorf("200 seats x 20: %+v, %v; want n 4000", cfg, err)
+	}
+	cfg, err = parseConfig([]string{"-scenario", "hot-seat", "-duration", "3s"}, envOf(map[string]string{"AUTH_SECRET": testSecret}), io.Discard)
+	if err != nil || cfg.N != 0 || cfg.Duration != 3*time.Second || cfg.C != 64 {
+		t.Errorf("duration mode: %+v, %v", cfg, err)
 	}
 }
 
@@ -54,10 +68,18 @@ func TestParseConfigRejects(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{[]string{"-n", "0"}, nil, "-n must be"},
+		{[]string{"-n", "-1"}, nil, "-n must be"},
 		{[]string{"-c", "0"}, nil, "-c must be"},
 		{[]string{"-seats", "2001"}, nil, "-seats must be"},
-		{[]string{"-seat", "2"}, nil, "-seat needs -schedule"},
+		{[]string{"-seat", "2"}, nil, "-schedule and -seat go together"},
+		{[]string{"-scenario", "lukewarm"}, nil, "-scenario must be"},
+		{[]string{"-n", "5", "-duration", "1s"}, nil, "exclude each other"},
+		{[]string{"-duration", "2h"}, nil, "-duration must be"},
+		{[]string{"-scenario", "hot-seat", "-seats", "3"}, nil, "-seats is for"},
+		{[]string{"-scenario", "fresh-seats", "-per-seat", "3"}, nil, "-per-seat is for"},
+		{[]string{"-scenario", "fresh-seats", "-schedule", "1", "-seat", "1"}, nil, "not for fresh-seats"},
+		{[]string{"-per-seat", "3", "-n", "9"}, nil, "exclude each other"},
+		{[]string{"-users", "-1"}, nil, "-users must be"},
 		{[]string{"-schedule", "1", "-seat", "2", "-seats", "3"}, nil, "exclude each other"},
 		{[]string{"-timeout", "0s"}, nil, "-timeout must be positive"},
 		{[]string{"-secret", ""}, nil, "required"},

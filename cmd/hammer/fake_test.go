@@ -26,6 +26,7 @@ type fakeAPI struct {
 	doubleBook       bool          // let two requests win each seat
 	unavailableEvery int           // every k-th reservation answers 503
 	dropEvery        int           // every k-th reservation loses its connection
+	noSeatMap        bool          // no GET /schedules/{id}/seats, like the plain baseline
 	stall            chan struct{} // reservations block until closed or cancelled
 	arrived          chan struct{} // receives once per stalled reservation
 
@@ -205,6 +206,10 @@ func (f *fakeAPI) reserve(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *fakeAPI) seatMap(w http.ResponseWriter, r *http.Request) {
+	if f.noSeatMap {
+		http.NotFound(w, r)
+		return
+	}
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil {
 		writeProblem(w, http.StatusNotFound, "schedule_not_found")

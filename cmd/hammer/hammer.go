@@ -2,85 +2,147 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"time"
 
 	"github.com/seatlock/seatlock/internal/auth"
 )
 
-// seatMapView is the seat map as one target reported it after the run.
+// seatMapView is a schedule's seat map as one target reported it after the
+// run.
 type seatMapView struct {
 	Target   string
+	Schedule int64
 	Statuses map[int]string
 	Err      error
 }
 
-// hammer runs cfg end to end: set up the schedule, fire every request,
-// read the seat map back and judge. An error means the run could not be
-// carried out at all; a failed verdict is in the report.
-func hammer(ctx context.Context, cfg config) (*report, error) {
+// hammer runs cfg end to end: set the seats up, fire every request, read
+// the seat maps back and judge. An error means the run could not be carried
+// out at all; a failed verdict is in the report. progressOut, if not nil,
+// gets a progress bar on runs longer than a couple of seconds.
+func hammer(ctx context.Context, cfg config, progressOut io.Writer) (*report, error) {
 	runID := newRunID()
-	hc, tr := newHTTPClient(cfg.C, len(cfg.Targets))
-	defer tr.CloseIdleConnections()
+	a := newAPI(cfg.C, len(cfg.Targets), cfg.Timeout)
+	defer a.close()
 	ttl := tokenTTL(cfg)
+	admin, err := auth.Mint(cfg.Secret, "hammer-"+runID+"-admin", auth.RoleAdmin, ttl)
+	if err != nil {
+		return nil, fmt.Errorf("mint admin token: %w", err)
+	}
 
-	scheduleID := cfg.ScheduleID
-	if cfg.NewSeats > 0 {
-		admin, err := auth.Mint(cfg.Secret, "hammer-"+runID+"-admin", auth.RoleAdmin, ttl)
-		if err != nil {
-			return nil, fmt.Errorf("mint admin token: %w", err)
-		}
-		scheduleID, err = createSchedule(ctx, hc, cfg.Timeout, cfg.Targets[0], admin, "hammer "+runID, cfg.NewSeats)
-		if err != nil {
-			return nil, err
-		}
-	}
-	if err := preflight(ctx, hc, cfg, scheduleID); err != nil {
-		return nil, err
-	}
-	users, tokens, err := mintUsers(cfg.Secret, runID, cfg.N, ttl)
+	w, err := setUp(ctx, a, cfg, runID, admin)
 	if err != nil {
 		return nil, err
 	}
+	users, err := mintUsers(cfg.Secret, runID, cfg.Users, ttl)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Scenario == scenarioHotSeat {
+		if err := bookBeforehand(ctx, a, cfg, runID, ttl, w.fixed[0]); err != nil {
+			return nil, err
+		}
+	}
 
-	outcomes, wall := fire(ctx, hc, cfg, scheduleID, users, tokens)
+	var onTick tick
+	finish := func() {}
+	if progressOut != nil {
+		onTick, finish = progress(progressOut, cfg)
+	}
+	res := fire(ctx, a, cfg, w, users, onTick)
+	finish()
+	if res.err != nil {
+		return nil, res.err
+	}
 
 	var views []seatMapView
-	// An interrupted run fails anyway; reading the seat map back would only
-	// delay the exit the user asked for.
-	if ctx.Err() == nil {
-		views = readBack(ctx, hc, cfg, scheduleID)
+	// An interrupted run fails anyway; reading the seat maps back would
+	// only delay the exit the user asked for.
+	if cfg.Verify && ctx.Err() == nil {
+		views = readBack(ctx, a, cfg, w.scheduleIDs())
 	}
-	r := summarize(cfg, runID, scheduleID, outcomes, wall, views)
+	r := summarize(cfg, runID, w, res, views)
 	r.Verdict = judge(r, views)
 	return r, nil
 }
 
-// preflight refuses to hammer seats that do not exist or are already
-// reserved: the verdict "exactly one 200 per seat" would be meaningless.
-func preflight(ctx context.Context, hc *http.Client, cfg config, scheduleID int64) error {
-	statuses, err := fetchSeatMap(ctx, hc, cfg.Timeout, cfg.Targets[0], scheduleID)
-	if err != nil {
-		return fmt.Errorf("before the run: %w", err)
+// setUp makes the seats the scenario hammers and, with -verify, checks them
+// on the seat map: free for contended and fresh-seats (the verdict "one 200
+// per seat" would be meaningless otherwise), existing for hot-seat.
+func setUp(ctx context.Context, a *api, cfg config, runID, admin string) (*workload, error) {
+	create := func(ctx context.Context, seats int) (int64, error) {
+		return a.createSchedule(ctx, cfg.Targets[0], admin, "hammer "+runID, seats)
 	}
-	for _, seat := range cfg.Seats {
-		switch st, ok := statuses[seat]; {
-		case !ok:
-			return fmt.Errorf("before the run: schedule %d has no seat %d", scheduleID, seat)
-		case st != "available":
-			return fmt.Errorf("before the run: seat %d of schedule %d is %q, want available (hammer a fresh seat)", seat, scheduleID, st)
+	w := &workload{}
+	switch {
+	case cfg.Scenario == scenarioFreshSeats:
+		w.newSchedule = func(ctx context.Context) (int64, error) { return create(ctx, maxSeats) }
+		if cfg.N > 0 {
+			if err := w.ensure(ctx, cfg.N); err != nil {
+				return nil, err
+			}
+		}
+		return w, nil // fresh schedules: free by construction
+	case cfg.ScheduleID > 0:
+		w.fixed = []seatRef{{Schedule: cfg.ScheduleID, Seat: cfg.Seat}}
+	default:
+		id, err := create(ctx, cfg.Seats)
+		if err != nil {
+			return nil, err
+		}
+		for s := 1; s <= cfg.Seats; s++ {
+			w.fixed = append(w.fixed, seatRef{Schedule: id, Seat: s})
 		}
 	}
-	return nil
+	if !cfg.Verify {
+		return w, nil
+	}
+	statuses, err := a.seatMap(ctx, cfg.Targets[0], w.fixed[0].Schedule)
+	if err != nil {
+		return nil, fmt.Errorf("before the run: %w", err)
+	}
+	for _, s := range w.fixed {
+		switch st, ok := statuses[s.Seat]; {
+		case !ok:
+			return nil, fmt.Errorf("before the run: schedule %d has no seat %d", s.Schedule, s.Seat)
+		case st != "available" && cfg.Scenario == scenarioContended:
+			return nil, fmt.Errorf("before the run: seat %d of schedule %d is %q, want available (hammer a fresh seat)", s.Seat, s.Schedule, st)
+		}
+	}
+	return w, nil
 }
 
-// readBack fetches the seat map through every target, so an instance that
+// bookBeforehand books the hot seat before the clock starts, as a user of
+// its own; a seat booked already (an existing -seat) is as good.
+func bookBeforehand(ctx context.Context, a *api, cfg config, runID string, ttl time.Duration, seat seatRef) error {
+	token, err := auth.Mint(cfg.Secret, userID(runID, -1), "", ttl)
+	if err != nil {
+		return fmt.Errorf("mint token: %w", err)
+	}
+	o := a.reserve(ctx, cfg.Targets[0], user{id: userID(runID, -1), token: token}, seat)
+	switch {
+	case o.Status == http.StatusOK && !o.BadSuccess, o.key() == keySeatTaken:
+		return nil
+	case o.Err != "":
+		return fmt.Errorf("book the hot seat beforehand: %s", o.Err)
+	default:
+		return errors.New("book the hot seat beforehand: " + o.key())
+	}
+}
+
+// readBack fetches the seat maps through every target, so an instance that
 // disagrees with the others is caught too.
-func readBack(ctx context.Context, hc *http.Client, cfg config, scheduleID int64) []seatMapView {
-	views := make([]seatMapView, len(cfg.Targets))
-	for i, t := range cfg.Targets {
-		statuses, err := fetchSeatMap(ctx, hc, cfg.Timeout, t, scheduleID)
-		views[i] = seatMapView{Target: t, Statuses: statuses, Err: err}
+func readBack(ctx context.Context, a *api, cfg config, schedules []int64) []seatMapView {
+	var views []seatMapView
+	for _, t := range cfg.Targets {
+		for _, id := range schedules {
+			statuses, err := a.seatMap(ctx, t, id)
+			views = append(views, seatMapView{Target: t, Schedule: id, Statuses: statuses, Err: err})
+		}
 	}
 	return views
 }

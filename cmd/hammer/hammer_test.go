@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func testEnv(name string) string {
@@ -30,7 +31,7 @@ func mustConfig(tb testing.TB, urls []string, args ...string) config {
 
 func mustHammer(tb testing.TB, ctx context.Context, cfg config) *report {
 	tb.Helper()
-	r, err := hammer(ctx, cfg)
+	r, err := hammer(ctx, cfg, nil)
 	if err != nil {
 		tb.Fatalf("hammer: %v", err)
 	}
@@ -53,7 +54,7 @@ func assertFailsWith(tb testing.TB, r *report, want string) {
 func TestHammerPassesAgainstCorrectFake(t *testing.T) {
 	f := newFakeAPI(t)
 	urls, counters := f.serve(t, 2)
-	cfg := mustConfig(t, urls, "-n", "600", "-c", "60", "-seats", "3")
+	cfg := mustConfig(t, urls, "-n", "600", "-c", "60", "-seats", "3", "-users", "600")
 
 	r := mustHammer(t, t.Context(), cfg)
 
@@ -99,7 +100,7 @@ func TestHammerFailsWhenFakeDoubleBooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("report:\n%s", text.String())
-	assertFailsWith(t, r, "seat 1: 2 successful reservations, want exactly 1")
+	assertFailsWith(t, r, "seat 1 of schedule 1: 2 successful reservations, want 1")
 	if r.Responses[keyOK] != 2 {
 		t.Errorf("responses %v, want two 200s", r.Responses)
 	}
@@ -123,8 +124,8 @@ func TestHammerFailsOnTransportErrors(t *testing.T) {
 	r := mustHammer(t, t.Context(), mustConfig(t, urls, "-n", "100", "-c", "20"))
 
 	assertFailsWith(t, r, "transport errors")
-	if r.Responses[keyTransportError] == 0 || len(r.TransportErrors) == 0 {
-		t.Errorf("responses %v, samples %q: want transport errors with samples", r.Responses, r.TransportErrors)
+	if r.Responses[keyTransportError] == 0 || len(r.TransportErrs) == 0 {
+		t.Errorf("responses %v, samples %q: want transport errors with samples", r.Responses, r.TransportErrs)
 	}
 }
 
@@ -158,7 +159,7 @@ func TestHammerExistingSchedule(t *testing.T) {
 	}
 
 	for seat, want := range map[string]string{"2": `seat 2 of schedule 1 is "reserved"`, "9": "schedule 1 has no seat 9"} {
-		_, err := hammer(t.Context(), mustConfig(t, urls, "-n", "10", "-schedule", id, "-seat", seat))
+		_, err := hammer(t.Context(), mustConfig(t, urls, "-n", "10", "-schedule", id, "-seat", seat), nil)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("seat %s: error %v, want one containing %q", seat, err, want)
 		}
@@ -183,7 +184,7 @@ func TestRunExitStatus(t *testing.T) {
 		{"pass", []string{"-url", goodURLs[0], "-n", "50", "-c", "10"}, exitPass, "PASS"},
 		{"double booking", []string{"-url", badURLs[0], "-n", "50", "-c", "10", "-json"}, exitFail, `"pass": false`},
 		{"server down", []string{"-url", down.URL, "-n", "5", "-timeout", "2s"}, exitFail, ""},
-		{"bad flag", []string{"-n", "0"}, exitUsage, ""},
+		{"bad flag", []string{"-n", "-1"}, exitUsage, ""},
 		{"help", []string{"-h"}, exitPass, ""},
 	}
 	for _, tt := range tests {
@@ -219,5 +220,86 @@ func TestJSONReport(t *testing.T) {
 	}
 	if got.N != 20 || got.Responses[keyOK] != 1 || !got.Verdict.Pass || len(got.PerSeat) != 1 || got.Latency["max"] <= 0 {
 		t.Errorf("unexpected report: %+v", got)
+	}
+}
+
+// hot-seat books the seat before the clock starts; every timed request is
+// refused, and the report says how truthfully.
+func TestHotSeat(t *testing.T) {
+	f := newFakeAPI(t)
+	urls, _ := f.serve(t, 2)
+
+	r := mustHammer(t, t.Context(), mustConfig(t, urls, "-scenario", "hot-seat", "-n", "300", "-c", "30"))
+
+	if !r.Verdict.Pass {
+		t.Fatalf("verdict failed: %q", r.Verdict.Reasons)
+	}
+	if r.Responses[keySeatTaken] != 300 || r.Responses[keyOK] != 0 || r.Seats.Hammered != 1 || r.PerSeat[0].Map != "reserved" {
+		t.Errorf("responses %v, seats %+v: want 300 seat_taken on one reserved seat", r.Responses, r.PerSeat)
+	}
+
+	// A service that lets a second booking through fails the hot seat.
+	bad := newFakeAPI(t)
+	bad.doubleBook = true
+	badURLs, _ := bad.serve(t, 1)
+	r = mustHammer(t, t.Context(), mustConfig(t, badURLs, "-scenario", "hot-seat", "-n", "50", "-c", "5"))
+	assertFailsWith(t, r, "1 successful reservations, want 0")
+}
+
+// fresh-seats gives every request a seat of its own, over as many
+// schedules as it takes.
+func TestFreshSeats(t *testing.T) {
+	f := newFakeAPI(t)
+	urls, _ := f.serve(t, 1)
+
+	r := mustHammer(t, t.Context(), mustConfig(t, urls, "-scenario", "fresh-seats", "-n", "2500", "-c", "50"))
+
+	if !r.Verdict.Pass {
+		t.Fatalf("verdict failed: %q", r.Verdict.Reasons)
+	}
+	if r.Responses[keyOK] != 2500 || r.Seats.WonOnce != 2500 || len(r.Schedules) != 2 || r.PerSeat != nil {
+		t.Errorf("responses %v, seats %+v, schedules %v, %d per-seat lines: want 2500 seats won once in 2 schedules, no per-seat list",
+			r.Responses, r.Seats, r.Schedules, len(r.PerSeat))
+	}
+}
+
+// -duration runs until the time is up, whatever the count; fresh seats are
+// made as they are needed.
+func TestDurationMode(t *testing.T) {
+	f := newFakeAPI(t)
+	f.hold = 0
+	urls, _ := f.serve(t, 1)
+	for _, scenario := range []string{"hot-seat", "fresh-seats", "contended"} {
+		start := time.Now()
+		r := mustHammer(t, t.Context(), mustConfig(t, urls, "-scenario", scenario, "-duration", "300ms", "-c", "8"))
+		if took := time.Since(start); took < 300*time.Millisecond {
+			t.Errorf("%s: run took %v, want at least the 300ms asked for", scenario, took)
+		}
+		if !r.Verdict.Pass || r.Sent == 0 || r.N != 0 {
+			t.Errorf("%s: verdict %+v, %d sent: want a pass with requests", scenario, r.Verdict, r.Sent)
+		}
+	}
+}
+
+// -verify=false drives a target without a seat map (the plain baseline),
+// judging from the answers alone, and says so.
+func TestWithoutSeatMap(t *testing.T) {
+	f := newFakeAPI(t)
+	f.noSeatMap = true
+	urls, _ := f.serve(t, 1)
+
+	if _, err := hammer(t.Context(), mustConfig(t, urls, "-n", "20"), nil); err == nil {
+		t.Fatal("hammer with the seat-map check against a target without one: no error")
+	}
+	r := mustHammer(t, t.Context(), mustConfig(t, urls, "-n", "200", "-c", "20", "-seats", "4", "-verify=false"))
+	if !r.Verdict.Pass || r.SeatMapChecked || r.Seats.WonOnce != 4 {
+		t.Fatalf("verdict %+v, checked %v, seats %+v: want a pass from the answers", r.Verdict, r.SeatMapChecked, r.Seats)
+	}
+	var text bytes.Buffer
+	if err := writeText(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "not checked (-verify=false)") {
+		t.Errorf("report does not say the seat map was not checked:\n%s", text.String())
 	}
 }

@@ -1,30 +1,33 @@
-// Command hammer load-tests the one thing a seat-booking API must never get
-// wrong: many clients racing for the same seat. It fires -n POST
-// /reservations from -c workers that start together, each request as a
-// distinct user, then reads the seat map back and checks that every hammered
-// seat was won exactly once.
+// Command hammer load-tests the seat-booking API with the three loads it
+// must win: one booked seat hammered by everybody (-scenario hot-seat), a
+// fresh seat for every request (fresh-seats), and K seats raced by M
+// requests each (contended, the default). Requests go out from -c workers
+// (one connection each) as -users distinct users, round-robin over the
+// comma-separated -url targets (several stateless instances can be raced
+// against each other), for -n requests or for -duration.
 //
-// By default it creates a fresh schedule with -seats seats (admin token
-// minted from AUTH_SECRET) and spreads the requests evenly over seats
-// 1..seats; -schedule (and -seat) hammer existing, still available seats.
-// Requests go round-robin over the comma-separated -url targets, so several
-// stateless instances can be raced against each other.
+// The report shows the status/code histogram ("200", "409 seat_locked",
+// "409 seat_taken", "transport error", ...), wall time, throughput, latency
+// percentiles (HdrHistogram) and how the seats were won; -json prints it
+// as JSON. Exit status is 0 only if every seat was won as the scenario says
+// (contended: exactly once; fresh-seats: by its request; hot-seat: never,
+// it is booked before the clock starts), every other answer was an expected
+// 409, nothing failed with a 5xx or on the wire, and the seat map through
+// every target shows the seats reserved (-verify=false skips the seat map,
+// for targets that have none); 1 if the run fails that verdict or cannot be
+// carried out; 2 for bad flags.
 //
 // Usage:
 //
-//	hammer [-n 1000] [-c 100] [-url http://127.0.0.1:8080[,...]]
-//	       [-schedule ID [-seat N] | -seats N] [-secret S] [-timeout 15s] [-json]
+//	hammer [-scenario hot-seat|fresh-seats|contended] [-n 1000 | -duration 10s]
+//	       [-c 64] [-users U] [-url http://127.0.0.1:8080[,...]]
+//	       [-seats K [-per-seat M]] [-schedule ID -seat N]
+//	       [-secret S] [-timeout 15s] [-json] [-verify=false]
 //
-// Every flag falls back to an environment variable: HAMMER_N, HAMMER_C,
-// HAMMER_URL, HAMMER_SCHEDULE, HAMMER_SEAT, HAMMER_SEATS, AUTH_SECRET,
-// HAMMER_TIMEOUT, HAMMER_JSON.
-//
-// The report shows the status histogram ("200", "409 seat_locked", "409
-// seat_taken", "transport error", ...), wall time, throughput, latency
-// percentiles and the winners per seat. Exit status is 0 only if each seat
-// has exactly one 200, every other answer is 409 seat_locked or seat_taken,
-// and the seat map through every target shows the seats reserved; 1 if the
-// run fails that verdict or cannot be carried out; 2 for bad flags.
+// Every flag falls back to an environment variable: HAMMER_SCENARIO,
+// HAMMER_N, HAMMER_DURATION, HAMMER_C, HAMMER_USERS, HAMMER_URL (else
+// http://$HTTP_ADDR), HAMMER_SEATS, HAMMER_PER_SEAT, HAMMER_SCHEDULE,
+// HAMMER_SEAT, AUTH_SECRET, HAMMER_TIMEOUT, HAMMER_JSON, HAMMER_VERIFY.
 package main
 
 import (
@@ -68,7 +71,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitUsage
 	}
 
-	r, err := hammer(ctx, cfg)
+	var progressOut io.Writer
+	if !cfg.JSON && isTerminal(stderr) {
+		progressOut = stderr
+	}
+	r, err := hammer(ctx, cfg, progressOut)
 	if err != nil {
 		fmt.Fprintf(stderr, "hammer: %v\n", err)
 		return exitFail
@@ -85,4 +92,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitFail
 	}
 	return exitPass
+}
+
+// isTerminal reports whether w is a terminal, where a progress bar belongs.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }

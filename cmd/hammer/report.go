@@ -4,9 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 )
+
+// maxSeatLines is how many seats the text report lists one by one.
+const maxSeatLines = 20
 
 // writeJSON prints r as one indented JSON document.
 func writeJSON(w io.Writer, r *report) error {
@@ -20,22 +24,32 @@ func writeText(w io.Writer, r *report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	p := func(format string, a ...any) { fmt.Fprintf(tw, format+"\n", a...) }
 
+	p("scenario:\t%s (run %s)", r.Scenario, r.RunID)
 	p("targets:\t%s", strings.Join(r.Targets, ", "))
-	p("schedule:\t%d (run %s)", r.ScheduleID, r.RunID)
-	p("requests:\t%d sent of %d, %d workers, %d seat(s)", r.Sent, r.N, r.C, len(r.Seats))
+	p("schedules:\t%s", joinIDs(r.Schedules))
+	planned := fmt.Sprintf("of %d", r.N)
+	if r.N == 0 {
+		planned = "in " + r.Duration.String()
+	}
+	p("requests:\t%d sent %s, %d workers, %d users, %d seat(s)", r.Sent, planned, r.C, r.Users, r.Seats.Hammered)
 	p("wall time:\t%s", r.Wall)
 	p("throughput:\t%.1f req/s", r.Throughput)
-	p("latency:\tp50 %s  p90 %s  p99 %s  max %s", r.Latency.P50, r.Latency.P90, r.Latency.P99, r.Latency.Max)
+	p("latency:\tp50 %s  p90 %s  p99 %s  p99.9 %s  max %s", r.Latency.P50, r.Latency.P90, r.Latency.P99, r.Latency.P999, r.Latency.Max)
 	p("responses:\t")
 	for _, k := range sortedKeys(r.Responses) {
-		p("  %s\t%d", k, r.Responses[k])
+		p("  %s\t%d (%.1f%%)", k, r.Responses[k], 100*float64(r.Responses[k])/float64(max(r.Sent, 1)))
 	}
-	for _, e := range r.TransportErrors {
+	for _, e := range r.TransportErrs {
 		p("  e.g.\t%s", e)
 	}
-	p("seats:\t")
-	for _, s := range r.PerSeat {
-		p("  seat %d\t%d requests, %d × 200, seat map %s", s.Seat, s.Requests, s.OK, s.Map)
+	p("seats:\t%d won once, %d not won, %d won more than once", r.Seats.WonOnce, r.Seats.NotWon, r.Seats.WonTwice)
+	if len(r.allSeats) <= maxSeatLines {
+		for _, s := range r.allSeats {
+			p("  seat %d/%d\t%d requests, %d × 200, seat map %s", s.Schedule, s.Seat, s.Requests, s.OK, s.Map)
+		}
+	}
+	if !r.SeatMapChecked {
+		p("seat map:\tnot checked (-verify=false): one 200 per seat is judged from the answers alone")
 	}
 	if r.Verdict.Pass {
 		p("verdict:\tPASS")
@@ -46,4 +60,16 @@ func writeText(w io.Writer, r *report) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// joinIDs lists ids, eliding the middle of a long list.
+func joinIDs(ids []int64) string {
+	if len(ids) > 5 {
+		return fmt.Sprintf("%d, %d, …, %d (%d in all)", ids[0], ids[1], ids[len(ids)-1], len(ids))
+	}
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.FormatInt(id, 10)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -1,8 +1,8 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -11,35 +11,54 @@ import (
 // report is everything a run measured and concluded; it renders as text or
 // JSON.
 type report struct {
-	RunID           string         `json:"runId"`
-	Targets         []string       `json:"targets"`
-	ScheduleID      int64          `json:"scheduleId"`
-	N               int            `json:"n"`
-	C               int            `json:"c"`
-	Seats           []int          `json:"seats"`
-	Sent            int            `json:"sent"`
-	Wall            duration       `json:"wallMs"`
-	Throughput      float64        `json:"throughputPerSec"`
-	Responses       map[string]int `json:"responses"`
-	Latency         latency        `json:"latencyMs"`
-	PerSeat         []seatReport   `json:"perSeat"`
-	TransportErrors []string       `json:"transportErrorSamples,omitempty"`
-	Verdict         verdict        `json:"verdict"`
+	RunID          string         `json:"runId"`
+	Scenario       scenario       `json:"scenario"`
+	Targets        []string       `json:"targets"`
+	Schedules      []int64        `json:"schedules"`
+	N              int            `json:"n,omitempty"`
+	Duration       duration       `json:"durationMs,omitempty"`
+	C              int            `json:"c"`
+	Users          int            `json:"users"`
+	Sent           int            `json:"sent"`
+	Wall           duration       `json:"wallMs"`
+	Throughput     float64        `json:"throughputPerSec"`
+	Responses      map[string]int `json:"responses"`
+	Latency        latency        `json:"latencyMs"`
+	Seats          seatTotals     `json:"seats"`
+	PerSeat        []seatReport   `json:"perSeat,omitempty"`
+	SeatMapChecked bool           `json:"seatMapChecked"`
+	TransportErrs  []string       `json:"transportErrorSamples,omitempty"`
+	Verdict        verdict        `json:"verdict"`
+
+	allSeats []seatReport // PerSeat, never cut short: what judge reads
 }
 
 type latency struct {
-	P50 duration `json:"p50"`
-	P90 duration `json:"p90"`
-	P99 duration `json:"p99"`
-	Max duration `json:"max"`
+	P50  duration `json:"p50"`
+	P90  duration `json:"p90"`
+	P99  duration `json:"p99"`
+	P999 duration `json:"p99.9"`
+	Max  duration `json:"max"`
+}
+
+// seatTotals counts the hammered seats by how many requests won them.
+type seatTotals struct {
+	Hammered int `json:"hammered"`
+	WonOnce  int `json:"wonOnce"`
+	NotWon   int `json:"notWon"`
+	WonTwice int `json:"wonMoreThanOnce"`
 }
 
 type seatReport struct {
-	Seat     int    `json:"seatId"`
+	seatRef
 	Requests int    `json:"requests"`
 	OK       int    `json:"ok"`
 	Map      string `json:"mapStatus"` // statuses the targets reported, "/"-joined if they differ
 }
+
+// maxPerSeat bounds the per-seat list of a report: a fresh-seats run books
+// one seat per request.
+const maxPerSeat = maxSeats
 
 // duration marshals as fractional milliseconds, which JSON consumers can
 // plot without parsing Go duration strings.
@@ -55,71 +74,87 @@ func (d duration) String() string { return time.Duration(d).Round(10 * time.Micr
 // explain a failure.
 const maxErrorSamples = 3
 
-// summarize folds the outcomes into a report without a verdict.
-func summarize(cfg config, runID string, scheduleID int64, outcomes []outcome, wall time.Duration, views []seatMapView) *report {
+// summarize folds the timed phase into a report without a verdict.
+func summarize(cfg config, runID string, w *workload, res fired, views []seatMapView) *report {
 	r := &report{
-		RunID: runID, Targets: cfg.Targets, ScheduleID: scheduleID, N: cfg.N, C: cfg.C, Seats: cfg.Seats,
-		Wall: duration(wall), Responses: map[string]int{},
+		RunID: runID, Scenario: cfg.Scenario, Targets: cfg.Targets, Schedules: w.scheduleIDs(),
+		N: cfg.N, Duration: duration(cfg.Duration), C: cfg.C, Users: cfg.Users,
+		Wall: duration(res.wall), Responses: map[string]int{}, SeatMapChecked: cfg.Verify,
 	}
-	perSeat := make(map[int]*seatReport, len(cfg.Seats))
-	for _, s := range cfg.Seats {
-		r.PerSeat = append(r.PerSeat, seatReport{Seat: s, Map: mapStatus(views, s)})
+	perSeat := map[seatRef]*seatReport{}
+	seatOf := func(s seatRef) *seatReport {
+		if sr := perSeat[s]; sr != nil {
+			return sr
+		}
+		sr := &seatReport{seatRef: s}
+		perSeat[s] = sr
+		return sr
 	}
-	for i := range r.PerSeat {
-		perSeat[r.PerSeat[i].Seat] = &r.PerSeat[i]
+	for _, s := range w.fixed {
+		seatOf(s)
 	}
-
-	latencies := make([]time.Duration, 0, len(outcomes))
-	for _, o := range outcomes {
+	for _, o := range res.outcomes {
 		k := o.key()
 		r.Responses[k]++
 		if !o.Sent {
 			continue
 		}
 		r.Sent++
-		latencies = append(latencies, o.Latency)
-		if s := perSeat[o.Seat]; s != nil {
-			s.Requests++
-			if k == keyOK {
-				s.OK++
-			}
+		s := seatOf(o.Seat)
+		s.Requests++
+		if k == keyOK {
+			s.OK++
 		}
-		if k == keyTransportError && len(r.TransportErrors) < maxErrorSamples && !slices.Contains(r.TransportErrors, o.Err) {
-			r.TransportErrors = append(r.TransportErrors, o.Err)
+		if k == keyTransportError && len(r.TransportErrs) < maxErrorSamples && !slices.Contains(r.TransportErrs, o.Err) {
+			r.TransportErrs = append(r.TransportErrs, o.Err)
 		}
 	}
-	if wall > 0 {
-		r.Throughput = float64(r.Sent) / wall.Seconds()
+	if res.wall > 0 {
+		r.Throughput = float64(r.Sent) / res.wall.Seconds()
 	}
-	slices.Sort(latencies)
-	r.Latency = latency{
-		P50: duration(percentile(latencies, 50)),
-		P90: duration(percentile(latencies, 90)),
-		P99: duration(percentile(latencies, 99)),
-		Max: duration(percentile(latencies, 100)),
+	at := func(q float64) duration {
+		return duration(time.Duration(res.latency.ValueAtQuantile(q)) * time.Microsecond)
+	}
+	r.Latency = latency{P50: at(50), P90: at(90), P99: at(99), P999: at(99.9),
+		Max: duration(time.Duration(res.latency.Max()) * time.Microsecond)}
+
+	seats := make([]*seatReport, 0, len(perSeat))
+	for _, s := range perSeat {
+		s.Map = mapStatus(views, s.seatRef)
+		seats = append(seats, s)
+		r.Seats.Hammered++
+		switch {
+		case s.OK == 0:
+			r.Seats.NotWon++
+		case s.OK == 1:
+			r.Seats.WonOnce++
+		default:
+			r.Seats.WonTwice++
+		}
+	}
+	slices.SortFunc(seats, func(a, b *seatReport) int {
+		return cmp.Or(cmp.Compare(a.Schedule, b.Schedule), cmp.Compare(a.Seat, b.Seat))
+	})
+	for _, s := range seats {
+		r.allSeats = append(r.allSeats, *s)
+	}
+	if len(seats) <= maxPerSeat {
+		r.PerSeat = r.allSeats
 	}
 	return r
 }
 
-// percentile returns the nearest-rank p-th percentile of sorted: the
-// smallest value with at least p% of the values at or below it.
-func percentile(sorted []time.Duration, p float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
-	rank = min(max(rank, 1), len(sorted))
-	return sorted[rank-1]
-}
-
 // mapStatus is what the targets said about seat after the run.
-func mapStatus(views []seatMapView, seat int) string {
+func mapStatus(views []seatMapView, seat seatRef) string {
 	var seen []string
 	for _, v := range views {
+		if v.Schedule != seat.Schedule {
+			continue
+		}
 		st := "error"
 		if v.Err == nil {
 			var ok bool
-			if st, ok = v.Statuses[seat]; !ok {
+			if st, ok = v.Statuses[seat.Seat]; !ok {
 				st = "missing"
 			}
 		}

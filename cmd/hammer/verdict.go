@@ -16,19 +16,24 @@ type verdict struct {
 // maxReasons keeps a failure readable when thousands of seats fail alike.
 const maxReasons = 20
 
-// judge passes a run only if every seat was won exactly once, every other
-// request lost with 409 seat_locked or seat_taken, nothing failed with a 5xx
-// or on the wire, and every target's seat map shows each seat reserved.
+// judge passes a run only if every hammered seat was won as its scenario
+// says (contended: exactly once; fresh-seats: by its one request; hot-seat:
+// never, it was booked before), every other answer was an expected 409,
+// nothing failed with a 5xx or on the wire, and, when checked, every
+// target's seat map shows each hammered seat reserved.
 func judge(r *report, views []seatMapView) verdict {
 	var reasons []string
 	fail := func(format string, a ...any) { reasons = append(reasons, fmt.Sprintf(format, a...)) }
-
-	if lost := r.Responses[keyNotSent] + r.Responses[keyCanceled]; lost > 0 {
-		fail("run interrupted: %d of %d requests not sent or cancelled", lost, r.N)
+	interrupted := r.Responses[keyNotSent] + r.Responses[keyCanceled]
+	if interrupted > 0 {
+		fail("run interrupted: %d requests not sent or cancelled", interrupted)
 	}
-	for _, s := range r.PerSeat {
-		if s.OK != 1 {
-			fail("seat %d: %d successful reservations, want exactly 1", s.Seat, s.OK)
+	for _, s := range r.allSeats {
+		switch want := wantWins(r.Scenario); {
+		case s.OK != want:
+			fail("seat %d of schedule %d: %d successful reservations, want %d", s.Seat, s.Schedule, s.OK, want)
+		case r.Scenario == scenarioFreshSeats && s.Requests != 1:
+			fail("seat %d of schedule %d: %d requests, want 1 (fresh seats)", s.Seat, s.Schedule, s.Requests)
 		}
 	}
 	var serverErrors, unexpected []string
@@ -36,9 +41,9 @@ func judge(r *report, views []seatMapView) verdict {
 	for _, k := range sortedKeys(r.Responses) {
 		n := r.Responses[k]
 		switch status := statusOf(k); {
-		case k == keyOK, k == keySeatLocked, k == keySeatTaken, k == keyNotSent, k == keyCanceled:
+		case expected(r.Scenario, k), k == keyNotSent, k == keyCanceled:
 		case k == keyTransportError:
-			fail("%d transport errors (e.g. %s)", n, strings.Join(r.TransportErrors, "; "))
+			fail("%d transport errors (e.g. %s)", n, strings.Join(r.TransportErrs, "; "))
 		case status >= 500:
 			nServer += n
 			serverErrors = append(serverErrors, fmt.Sprintf("%s ×%d", k, n))
@@ -51,21 +56,25 @@ func judge(r *report, views []seatMapView) verdict {
 		fail("%d 5xx responses: %s", nServer, strings.Join(serverErrors, ", "))
 	}
 	if nUnexpected > 0 {
-		fail("%d responses neither 200 nor 409 seat_locked/seat_taken: %s", nUnexpected, strings.Join(unexpected, ", "))
+		fail("%d unexpected responses for %s: %s", nUnexpected, r.Scenario, strings.Join(unexpected, ", "))
 	}
-	if len(views) == 0 && r.Responses[keyNotSent]+r.Responses[keyCanceled] == 0 {
+	if r.SeatMapChecked && len(views) == 0 && interrupted == 0 {
 		fail("seat map was not read back")
 	}
 	for _, v := range views {
 		if v.Err != nil {
-			fail("seat map via %s: %v", v.Target, v.Err)
-			continue
+			fail("seat map of schedule %d via %s: %v", v.Schedule, v.Target, v.Err)
 		}
-		for _, seat := range r.Seats {
-			if st, ok := v.Statuses[seat]; !ok {
-				fail("seat map via %s has no seat %d", v.Target, seat)
+	}
+	for _, s := range r.allSeats {
+		for _, v := range views {
+			if v.Schedule != s.Schedule || v.Err != nil {
+				continue
+			}
+			if st, ok := v.Statuses[s.Seat]; !ok {
+				fail("seat map via %s has no seat %d of schedule %d", v.Target, s.Seat, s.Schedule)
 			} else if st != "reserved" {
-				fail("seat map via %s says seat %d is %q, want reserved", v.Target, seat, st)
+				fail("seat map via %s says seat %d of schedule %d is %q, want reserved", v.Target, s.Seat, s.Schedule, st)
 			}
 		}
 	}
@@ -75,6 +84,28 @@ func judge(r *report, views []seatMapView) verdict {
 		reasons = append(reasons[:maxReasons], fmt.Sprintf("... and %d more", more))
 	}
 	return verdict{Pass: len(reasons) == 0, Reasons: reasons}
+}
+
+// wantWins is how many requests of the run must win each hammered seat.
+func wantWins(s scenario) int {
+	if s == scenarioHotSeat {
+		return 0 // booked before the clock started
+	}
+	return 1
+}
+
+// expected reports whether an answer is one the scenario allows: a hot
+// seat is refused (seat_taken is the truth, seat_locked allowed), a fresh
+// seat is booked, a contended seat is either.
+func expected(s scenario, key string) bool {
+	switch s {
+	case scenarioHotSeat:
+		return key == keySeatTaken || key == keySeatLocked
+	case scenarioFreshSeats:
+		return key == keyOK
+	default:
+		return key == keyOK || key == keySeatTaken || key == keySeatLocked
+	}
 }
 
 // statusOf is the HTTP status a histogram key starts with, 0 for keys

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// outcome is what one reservation request produced.
+type outcome struct {
+	Seat       seatRef
+	Sent       bool
+	Canceled   bool   // the run was interrupted while this request was in flight
+	Status     int    // 0: no HTTP answer
+	Code       string // the problem's code, if any
+	Err        string // transport error text
+	BadSuccess bool   // a 200 whose body names another schedule, seat or user
+	Latency    time.Duration
+}
+
+// Histogram keys with a meaning of their own.
+const (
+	keyOK             = "200"
+	keyBadSuccess     = "200 unexpected body"
+	keySeatLocked     = "409 seat_locked"
+	keySeatTaken      = "409 seat_taken"
+	keyTransportError = "transport error"
+	keyCanceled       = "canceled"
+	keyNotSent        = "not sent"
+)
+
+// key names the outcome's bucket in the status histogram.
+func (o outcome) key() string {
+	switch {
+	case !o.Sent:
+		return keyNotSent
+	case o.Canceled:
+		return keyCanceled
+	case o.Status == 0:
+		return keyTransportError
+	case o.Status == http.StatusOK && o.BadSuccess:
+		return keyBadSuccess
+	case o.Status == http.StatusConflict && o.Code == "seat_taken":
+		return keySeatTaken
+	case o.Status == http.StatusConflict && o.Code == "seat_locked":
+		return keySeatLocked
+	case o.Code != "":
+		return strconv.Itoa(o.Status) + " " + o.Code
+	default:
+		return strconv.Itoa(o.Status)
+	}
+}
