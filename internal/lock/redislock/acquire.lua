@@ -8,27 +8,21 @@
 -- (One integer, not an array: the cheapest reply to read.)
 -- Re-running it with the token that holds the key (a retry whose first reply
 -- was lost) renews the TTL and returns the same fence.
-if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  -- Taken already: by whom?
-  local holder = redis.call('GET', KEYS[1])
-  if holder == ARGV[1] then
-    redis.call('PEXPIRE', KEYS[1], ARGV[2])
-    local fence = redis.call('GET', KEYS[2])
-    if fence then
-      redis.call('PEXPIRE', KEYS[2], ARGV[3])
-      return tonumber(fence)
-    end
-  elseif holder == 'sealed' and ARGV[4] ~= '1' then
-    return 0
-  elseif holder == 'sealed' then
-    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  elseif holder then
-    return -2 - redis.call('PTTL', KEYS[1])
-  else
-    -- Expired between the two calls (they run atomically, but a key's
-    -- expiry is checked per access).
-    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+local holder = redis.call('GET', KEYS[1])
+if holder == 'sealed' and ARGV[4] ~= '1' then
+  -- The hammered path of a booked seat: one read, one answer.
+  return 0
+elseif holder == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  local fence = redis.call('GET', KEYS[2])
+  if fence then
+    redis.call('PEXPIRE', KEYS[2], ARGV[3])
+    return tonumber(fence)
   end
+elseif holder and holder ~= 'sealed' then
+  return -2 - redis.call('PTTL', KEYS[1])
+else
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 end
 -- INCR keeps the counter's TTL.
 local fence = redis.call('INCR', KEYS[2])
