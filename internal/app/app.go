@@ -76,7 +76,12 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (_ *App, e
 	if err != nil {
 		return nil, err
 	}
-	locker := lock.New(locks.backend, lock.Config{MaxWait: cfg.LockMaxWait, Logger: logger, Observer: observer})
+	locker := lock.New(locks.backend, lock.Config{
+		MaxWait: cfg.LockMaxWait, Logger: logger, Observer: observer,
+		// A booked seat's seal is remembered for lock.SealMemory: the
+		// hammered seat costs Redis one call per instance per SealMemory.
+		RememberSeals: cfg.FastPath,
+	})
 	// Before the backend closes: background releases still need it.
 	a.closeFirst(locker.Close)
 

@@ -95,7 +95,7 @@ func countedService(t *testing.T, fastPath bool) (*reservation.Service, *roundTr
 	rdb.AddHook(counts)
 	backend := redislock.New(rdb)
 	t.Cleanup(func() { _ = backend.Close() })
-	locker := lock.New(backend, lock.Config{})
+	locker := lock.New(backend, lock.Config{RememberSeals: fastPath})
 	t.Cleanup(locker.Close)
 	svc := reservation.NewService(postgres.NewStore(pool), locker,
 		reservation.Config{SealBooked: fastPath}, nil)
@@ -119,7 +119,8 @@ func wantTrips(t *testing.T, what string, counts *roundTrips, redisWant, pgWant 
 
 // The round trips of each path, counted: a fresh booking is 2 Redis calls
 // (acquire with fence, seal) and 1 PostgreSQL statement; a booked seat is 1
-// Redis call and no PostgreSQL at all; a lost seal costs one statement and
+// Redis call and no PostgreSQL at all, and none while the instance
+// remembers the seal (lock.SealMemory); a lost seal costs one statement and
 // is rebuilt.
 func TestRoundTripsPerBooking(t *testing.T) {
 	t.Parallel()
@@ -143,17 +144,31 @@ func TestRoundTripsPerBooking(t *testing.T) {
 	}
 	wantTrips(t, "fresh seat", counts, 2, 1)
 
+	// This instance sealed the seat and remembers it.
 	for range 3 {
 		if err := book(t, svc, schedule.ID(), 2, "bob"); !errors.Is(err, reservation.ErrSeatTaken) {
 			t.Fatalf("booked seat: %v, want ErrSeatTaken", err)
 		}
-		wantTrips(t, "booked seat", counts, 1, 0)
+		wantTrips(t, "booked seat, seal remembered", counts, 0, 0)
+	}
+	// Once the memory expires: one Redis call, then remembered again.
+	time.Sleep(lock.SealMemory)
+	for i := range 3 {
+		if err := book(t, svc, schedule.ID(), 2, "bob"); !errors.Is(err, reservation.ErrSeatTaken) {
+			t.Fatalf("booked seat: %v, want ErrSeatTaken", err)
+		}
+		redisCalls := 0
+		if i == 0 {
+			redisCalls = 1
+		}
+		wantTrips(t, "booked seat, asked again", counts, redisCalls, 0)
 	}
 
 	// The seal is lost (FLUSHALL, a failover): one statement finds the
 	// seat taken, and the seal is back.
 	key := reservation.SeatLockKey(schedule.ID(), 2)
 	rdb.Del(context.Background(), key)
+	time.Sleep(lock.SealMemory)
 	counts.reset()
 	if err := book(t, svc, schedule.ID(), 2, "bob"); !errors.Is(err, reservation.ErrSeatTaken) {
 		t.Fatalf("booked seat without its seal: %v, want ErrSeatTaken", err)
@@ -162,11 +177,12 @@ func TestRoundTripsPerBooking(t *testing.T) {
 	if v := rdb.Get(context.Background(), key).Val(); v != redislock.SealValue {
 		t.Errorf("seat key after the refusal = %q, want the seal rebuilt", v)
 	}
+	time.Sleep(lock.SealMemory)
 	counts.reset()
 	if err := book(t, svc, schedule.ID(), 2, "carol"); !errors.Is(err, reservation.ErrSeatTaken) {
 		t.Fatalf("booked seat: %v, want ErrSeatTaken", err)
 	}
-	wantTrips(t, "booked seat, seal rebuilt", counts, 1, 0)
+	wantTrips(t, "booked seat, seal rebuilt, not remembered", counts, 1, 0)
 }
 
 // With the fast path off, a booked seat is found taken by the statement

@@ -34,7 +34,9 @@ type Grant struct {
 	// Remaining is the holder's remaining TTL when not Acquired; zero if
 	// unknown.
 	Remaining time.Duration
-	// Sealed reports a key sealed by a Sealer (not Acquired).
+	// Sealed reports a key sealed by a Sealer: not Acquired from
+	// TryAcquire; with Acquired from Sealer.TryAcquireSealed, the seal it
+	// lifted.
 	Sealed bool
 }
 
@@ -47,7 +49,7 @@ type Sealer interface {
 	// hold key.
 	Seal(ctx context.Context, key, token string, ttl time.Duration) (bool, error)
 	// TryAcquireSealed is TryAcquire that also takes a sealed key, as if
-	// it were free.
+	// it were free, reporting Grant.Sealed (with Acquired) when it did.
 	TryAcquireSealed(ctx context.Context, key, token string, ttl time.Duration) (Grant, error)
 }
 

@@ -30,6 +30,13 @@ type Config struct {
 	Observer Observer
 	// Logger receives watchdog failures; nil discards them.
 	Logger *slog.Logger
+	// RememberSeals answers Acquire of a sealed key from memory for
+	// SealMemory after the store last said it was sealed, or after this
+	// Client sealed it: a hammered sealed key costs the store one call per
+	// SealMemory instead of one per Acquire. Safe whatever other Clients
+	// do: an Acquire with Options.Unseal waits SealMemory after lifting a
+	// seal.
+	RememberSeals bool
 }
 
 // Client implements Locker on a Backend.
@@ -39,6 +46,7 @@ type Client struct {
 	watchdogTTL    time.Duration
 	releaseTimeout time.Duration
 	releaseBounds  *releaseBounds
+	seals          *sealMemory // nil unless Config.RememberSeals
 	observer       Observer
 	log            *slog.Logger
 
@@ -64,6 +72,9 @@ func New(backend Backend, cfg Config) *Client {
 		closed:         make(chan struct{}),
 	}
 	c.releaseBounds = newReleaseBounds(c.releaseTimeout)
+	if cfg.RememberSeals {
+		c.seals = newSealMemory()
+	}
 	if c.observer == nil {
 		c.observer = nopObserver{}
 	}
@@ -117,7 +128,14 @@ func (c *Client) acquireTarget(ctx context.Context, t target, opts Options) (*le
 		return nil, fmt.Errorf("lock: acquire %q: %w", t.name(), err)
 	}
 	start := time.Now()
+	if c.seals != nil && t.multi == nil && !opts.Unseal && c.seals.sealed(t.key, start) {
+		c.observer.Acquired(OutcomeSealed, 0)
+		return nil, &SealedError{Key: t.key}
+	}
 	l, err := c.acquire(ctx, t, ttl, min(opts.Wait, c.maxWait), opts.Unseal)
+	if err == nil && l.liftedSeal {
+		err = c.outwaitSealMemory(ctx, l)
+	}
 	waited := waitedIf(opts.Wait, time.Since(start))
 	switch {
 	case err == nil:
@@ -258,18 +276,42 @@ func (c *Client) try(ctx context.Context, t target, ttl time.Duration, unseal bo
 	token := mintToken(&l.tokenBuf)
 	l.token = token
 	requested := time.Now() // the lease runs from before the request, not after
-	acquired, fence, fences, held, err := t.tryAcquire(ctx, token, ttl, unseal)
+	a, err := t.tryAcquire(ctx, token, ttl, unseal)
 	switch {
 	case errors.Is(err, ErrSealed):
+		if c.seals != nil {
+			c.seals.remember(t.key, requested)
+		}
 		return nil, nil, &SealedError{Key: t.name()}
 	case err != nil:
 		c.forget(t, token, requested.Add(ttl))
 		return nil, nil, err
-	case !acquired:
-		return nil, held, nil
+	case !a.acquired:
+		return nil, a.held, nil
 	}
-	l.fence, l.fences, l.since, l.expiresAt = fence, fences, requested, requested.Add(ttl)
+	l.fence, l.fences, l.since, l.expiresAt = a.fence, a.fences, requested, requested.Add(ttl)
+	l.liftedSeal = a.liftedSeal
 	return l, nil, nil
+}
+
+// outwaitSealMemory holds a lease that lifted a seal for SealMemory before
+// handing it out: until then another Client may still answer from its
+// memory that the key is sealed, and the holder is about to make that
+// untrue. When ctx ends first, the lease is released and ctx's error
+// returned.
+func (c *Client) outwaitSealMemory(ctx context.Context, l *lease) error {
+	if c.seals != nil {
+		c.seals.forget(l.target.key)
+	}
+	t := time.NewTimer(SealMemory)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		_ = l.Release(context.WithoutCancel(ctx))
+		return fmt.Errorf("lock: acquire %q: waiting out remembered seals: %w", l.target.key, ctx.Err())
+	}
 }
 
 // unknownTTLRecheck is how soon a waiter looks again when the store reports no

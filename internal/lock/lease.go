@@ -28,6 +28,9 @@ type lease struct {
 	ttl      time.Duration
 	since    time.Time
 	watchdog bool
+	// liftedSeal is set when an Acquire with Options.Unseal took a sealed
+	// key.
+	liftedSeal bool
 	// parent is the acquire's context: the lease's context keeps its
 	// values but not its cancellation, since the lease lives as long as
 	// the lock, not as long as the call that took it.
@@ -307,6 +310,7 @@ type giveUp struct {
 // ours is ErrNotHeld.
 func (l *lease) end(ctx context.Context, how giveUp) error {
 	ctx = l.client.releaseBounds.context(ctx)
+	sent := time.Now()
 	var (
 		ok  bool
 		err error
@@ -318,6 +322,9 @@ func (l *lease) end(ctx context.Context, how giveUp) error {
 		ok, err = l.target.seal(ctx, l.token, how.seal)
 	default:
 		ok, err = l.target.release(ctx, l.token)
+	}
+	if how.seal > 0 && ok && err == nil && l.client.seals != nil && l.target.multi == nil && l.client.canSeal() {
+		l.client.seals.remember(l.target.key, sent)
 	}
 	l.mu.Lock()
 	if l.cancel != nil {

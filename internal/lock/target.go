@@ -55,13 +55,24 @@ func (t target) name() string {
 	return fmt.Sprintf("%s (+%d keys)", t.key, len(t.keys)-1)
 }
 
+// attempt is the outcome of one tryAcquire.
+type attempt struct {
+	acquired   bool
+	fence      int64   // the key's, or the first key's
+	fences     []int64 // AcquireAll's; nil for one key
+	held       []KeyHeld
+	liftedSeal bool // acquired with unseal, and the key was sealed
+}
+
 // tryAcquire takes every key or none. held is set when another owner holds
-// some key; err is ErrSealed when the (single) key is sealed, unless
-// unseal asks to take it anyway. fences is nil for a single key, whose
-// fence is fence.
-func (t target) tryAcquire(ctx context.Context, token string, ttl time.Duration, unseal bool) (acquired bool, fence int64, fences []int64, held []KeyHeld, err error) {
+// some key; the error is ErrSealed when the (single) key is sealed, unless
+// unseal asks to take it anyway.
+func (t target) tryAcquire(ctx context.Context, token string, ttl time.Duration, unseal bool) (attempt, error) {
 	if t.multi == nil {
-		var g Grant
+		var (
+			g   Grant
+			err error
+		)
 		sealer, canSeal := t.backend.(Sealer)
 		if unseal && canSeal {
 			g, err = sealer.TryAcquireSealed(ctx, t.key, token, ttl)
@@ -70,22 +81,22 @@ func (t target) tryAcquire(ctx context.Context, token string, ttl time.Duration,
 		}
 		switch {
 		case err != nil:
-			return false, 0, nil, nil, err
+			return attempt{}, err
+		case g.Acquired:
+			return attempt{acquired: true, fence: g.Fence, liftedSeal: g.Sealed}, nil
 		case g.Sealed:
-			return false, 0, nil, nil, ErrSealed
-		case !g.Acquired:
-			return false, 0, nil, []KeyHeld{{Key: t.key, Remaining: g.Remaining}}, nil
+			return attempt{}, ErrSealed
 		}
-		return true, g.Fence, nil, nil, nil
+		return attempt{held: []KeyHeld{{Key: t.key, Remaining: g.Remaining}}}, nil
 	}
 	g, err := t.multi.TryAcquireAll(ctx, t.keys, token, ttl)
 	switch {
 	case err != nil:
-		return false, 0, nil, nil, err
+		return attempt{}, err
 	case g.Acquired && len(g.Fences) != len(t.keys):
-		return false, 0, nil, nil, fmt.Errorf("lock: store gave %d fences for %d keys", len(g.Fences), len(t.keys))
+		return attempt{}, fmt.Errorf("lock: store gave %d fences for %d keys", len(g.Fences), len(t.keys))
 	case g.Acquired:
-		return true, g.Fences[0], g.Fences, nil, nil
+		return attempt{acquired: true, fence: g.Fences[0], fences: g.Fences}, nil
 	case len(g.Held) == 0:
 		// Not acquired, yet nobody named: report every key as held
 		// with an unknown TTL rather than an empty answer.
@@ -93,7 +104,7 @@ func (t target) tryAcquire(ctx context.Context, token string, ttl time.Duration,
 			g.Held = append(g.Held, KeyHeld{Key: k})
 		}
 	}
-	return false, 0, nil, g.Held, nil
+	return attempt{held: g.Held}, nil
 }
 
 func (t target) extend(ctx context.Context, token string, ttl time.Duration) (bool, error) {

@@ -98,7 +98,11 @@ func testUnseal(t *testing.T, h Harness) {
 	if err := sealer.Seal(context.Background(), sealTTL); err != nil {
 		t.Fatalf("Seal: %v", err)
 	}
+	start := time.Now()
 	unsealer := mustAcquire(t, c, key, lock.Options{TTL: 5 * time.Second, Unseal: true})
+	if took := time.Since(start); took < lock.SealMemory {
+		t.Errorf("Acquire that lifted a seal returned after %v, want it to wait out lock.SealMemory (%v)", took, lock.SealMemory)
+	}
 	if unsealer.Fence() <= sealer.Fence() {
 		t.Errorf("fence after unseal %d, want above the sealer's %d", unsealer.Fence(), sealer.Fence())
 	}

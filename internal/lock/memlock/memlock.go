@@ -95,13 +95,15 @@ func (b *Backend) TryAcquire(_ context.Context, key, token string, ttl time.Dura
 func (b *Backend) TryAcquireSealed(_ context.Context, key, token string, ttl time.Duration) (lock.Grant, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if e, held := b.holder(key); held && e.sealed {
+	e, held := b.holder(key)
+	lifted := held && e.sealed
+	if lifted {
 		delete(b.locks, key)
 	}
 	if remaining, held := b.foreign(key, token); held {
 		return lock.Grant{Remaining: remaining}, nil
 	}
-	return lock.Grant{Acquired: true, Fence: b.take(key, token, ttl)}, nil
+	return lock.Grant{Acquired: true, Fence: b.take(key, token, ttl), Sealed: lifted}, nil
 }
 
 // Seal implements lock.Sealer.

@@ -28,13 +28,8 @@ for i = 1, n do
   if fence then
     fence = tonumber(fence)
   else
-    if redis.call('EXISTS', counter) == 0 then
-      local now = redis.call('TIME')
-      redis.call('SET', counter, now[1] .. string.format('%06d', tonumber(now[2])))
-    end
-    fence = redis.call('INCR', counter)
+    fence = mint_fence(counter, ARGV[3])
   end
-  redis.call('PEXPIRE', counter, ARGV[3])
   fences[#fences + 1] = fence
 end
 return fences

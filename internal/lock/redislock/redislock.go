@@ -46,14 +46,19 @@ import (
 )
 
 var (
+	//go:embed fence.lua
+	fenceSource string
 	//go:embed acquire.lua
 	acquireSource string
+	//go:embed unseal.lua
+	unsealSource string
 	//go:embed extend.lua
 	extendSource string
 	//go:embed release.lua
 	releaseSource string
 
-	acquireScript = redis.NewScript(acquireSource)
+	acquireScript = redis.NewScript(fenceSource + acquireSource)
+	unsealScript  = redis.NewScript(fenceSource + unsealSource)
 	//go:embed acquire_all.lua
 	acquireAllSource string
 	//go:embed extend_all.lua
@@ -65,7 +70,7 @@ var (
 	//go:embed seal.lua
 	sealSource string
 
-	acquireAllScript = redis.NewScript(acquireAllSource)
+	acquireAllScript = redis.NewScript(fenceSource + acquireAllSource)
 	extendAllScript  = redis.NewScript(extendAllSource)
 	releaseAllScript = redis.NewScript(releaseAllSource)
 	holdsScript      = redis.NewScript(holdsSource)
@@ -136,20 +141,10 @@ func fenceCounterTTL(ttl time.Duration) int64 { return (FenceCounterTTL + ttl).M
 // the token that holds key succeeds with the same fence. A sealed key is
 // reported as lock.Grant.Sealed.
 func (b *Backend) TryAcquire(ctx context.Context, key, token string, ttl time.Duration) (lock.Grant, error) {
-	return b.tryAcquire(ctx, key, token, ttl, "0")
-}
-
-// TryAcquireSealed implements lock.Sealer: TryAcquire that also takes a
-// sealed key.
-func (b *Backend) TryAcquireSealed(ctx context.Context, key, token string, ttl time.Duration) (lock.Grant, error) {
-	return b.tryAcquire(ctx, key, token, ttl, "1")
-}
-
-func (b *Backend) tryAcquire(ctx context.Context, key, token string, ttl time.Duration, unseal string) (lock.Grant, error) {
 	stored := storageKey(key)
 	args := b.ttlArgs(ttl)
 	reply, err := acquireScript.Run(ctx, b.client, []string{stored, stored + ":fence"},
-		token, args.ms, args.fenceCounterMs, unseal).Int64()
+		token, args.ms, args.fenceCounterMs).Int64()
 	switch {
 	case err != nil:
 		return lock.Grant{}, classify("acquire", err)
@@ -161,6 +156,33 @@ func (b *Backend) tryAcquire(ctx context.Context, key, token string, ttl time.Du
 	// -2 - PTTL; a PTTL of -1 means a key without expiry (set by hand):
 	// unknown.
 	return lock.Grant{Remaining: time.Duration(max(-reply-2, 0)) * time.Millisecond}, nil
+}
+
+// TryAcquireSealed implements lock.Sealer: TryAcquire that also takes a
+// sealed key, reporting Sealed with Acquired when it lifted a seal.
+func (b *Backend) TryAcquireSealed(ctx context.Context, key, token string, ttl time.Duration) (lock.Grant, error) {
+	stored := storageKey(key)
+	args := b.ttlArgs(ttl)
+	reply, err := unsealScript.Run(ctx, b.client, []string{stored, stored + ":fence"},
+		token, args.ms, args.fenceCounterMs).Int64Slice()
+	switch {
+	case err != nil:
+		return lock.Grant{}, classify("unseal", err)
+	case len(reply) == 3 && reply[0] == 1:
+		return lock.Grant{Acquired: true, Fence: reply[1], Sealed: reply[2] == 1}, nil
+	case len(reply) == 2 && reply[0] == 0:
+		return lock.Grant{Remaining: time.Duration(max(reply[1], 0)) * time.Millisecond}, nil
+	}
+	return lock.Grant{}, fmt.Errorf("redislock: unseal: unexpected reply %v", reply)
+}
+
+// Seal implements lock.Sealer: the key's value becomes SealValue for ttl.
+func (b *Backend) Seal(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
+	n, err := sealScript.Run(ctx, b.client, []string{storageKey(key)}, token, ttl.Milliseconds()).Int64()
+	if err != nil {
+		return false, classify("seal", err)
+	}
+	return n == 1, nil
 }
 
 // scriptTTL is a TTL as the scripts take it, boxed once: a Backend sees
@@ -178,15 +200,6 @@ func (b *Backend) ttlArgs(ttl time.Duration) *scriptTTL {
 	args := &scriptTTL{ttl: ttl, ms: ttl.Milliseconds(), fenceCounterMs: fenceCounterTTL(ttl)}
 	b.lastTTL.Store(args)
 	return args
-}
-
-// Seal implements lock.Sealer: the key's value becomes SealValue for ttl.
-func (b *Backend) Seal(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
-	n, err := sealScript.Run(ctx, b.client, []string{storageKey(key)}, token, ttl.Milliseconds()).Int64()
-	if err != nil {
-		return false, classify("seal", err)
-	}
-	return n == 1, nil
 }
 
 // Extend implements lock.Backend.

@@ -1,0 +1,62 @@
+package lock
+
+import (
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+)
+
+// SealMemory is how long a Client with Config.RememberSeals answers
+// ErrSealed for a key from memory after the store last said it was sealed
+// (or after the Client sealed it), and how long an Acquire with
+// Options.Unseal that lifted a seal waits before it hands out the lease.
+// The two are one constant so that, for every Client sharing a store, a
+// seal lifted under the lock is forgotten everywhere before the lease's
+// holder can change what the seal stood for: a remembered seal never
+// refuses a key whose seal was lifted before the request began.
+const SealMemory = 250 * time.Millisecond
+
+// sealMemorySize bounds how many sealed keys a Client remembers.
+const sealMemorySize = 1 << 16
+
+// sealMemory remembers sealed keys, each until the instant its memory
+// expires. The instant counts from before the store call that saw or made
+// the seal, so it never outlasts SealMemory after the seal was in place.
+type sealMemory struct {
+	until *lru.Cache[string, time.Time]
+}
+
+func newSealMemory() *sealMemory {
+	c, err := lru.New[string, time.Time](sealMemorySize)
+	if err != nil {
+		panic(err) // only a size below 1 fails
+	}
+	return &sealMemory{until: c}
+}
+
+// sealed reports whether key is remembered sealed at now.
+func (m *sealMemory) sealed(key string, now time.Time) bool {
+	until, ok := m.until.Get(key)
+	if !ok {
+		return false
+	}
+	if !now.Before(until) {
+		m.until.Remove(key)
+		return false
+	}
+	return true
+}
+
+// remember notes that the store had key sealed at asked (or later).
+func (m *sealMemory) remember(key string, asked time.Time) {
+	m.until.Add(key, asked.Add(SealMemory))
+}
+
+func (m *sealMemory) forget(key string) { m.until.Remove(key) }
+
+// canSeal reports whether the Client's backend seals (a backend that
+// cannot releases instead, and there is nothing to remember).
+func (c *Client) canSeal() bool {
+	_, ok := c.backend.(Sealer)
+	return ok
+}
