@@ -77,14 +77,13 @@ func TestFenceOnBookedSeat(t *testing.T) {
 	if !errors.Is(err, reservation.ErrSeatTaken) || errors.Is(err, reservation.ErrStaleFence) {
 		t.Fatalf("fence 7 after fence 5: error = %v, want ErrSeatTaken (and not ErrStaleFence)", err)
 	}
-	// The fence moved to 7 inside the transaction, but the failed INSERT
-	// rolled the whole transaction back, so the stored fence is still 5.
+	// The refused booking wrote nothing, so the stored fence is still 5.
 	// The store guarantees "the highest fence of a committed booking",
 	// not "the highest fence ever presented"; that is enough, because a
 	// booked seat refuses every later insert anyway (UNIQUE), and a free
 	// seat has only committed fences to compare with.
 	got, ok = seatFence(t, pool, s.ID(), seat)
-	wantFence(t, got, ok, 5, "a failed booking's fence update is rolled back")
+	wantFence(t, got, ok, 5, "a refused booking writes no fence")
 
 	// So fence 6 (below the refused 7) is not stale: it too meets the
 	// UNIQUE constraint.
@@ -213,17 +212,18 @@ func TestFenceSeatBookedWithoutFenceRow(t *testing.T) {
 	if !errors.Is(err, reservation.ErrSeatTaken) {
 		t.Fatalf("InsertReservation error = %v, want ErrSeatTaken", err)
 	}
-	if _, ok := seatFence(t, pool, s.ID(), 3); ok {
-		t.Error("the refused booking left a seat_fences row")
+	if n := countRows(t, pool, "seat_fences"); n != 0 {
+		t.Errorf("the refused booking left %d seat_fences rows", n)
 	}
 }
 
 // Twenty holders with fences 1..20 race for one fresh seat. Exactly one
 // books it; every other one is refused by the fence or by the UNIQUE
-// constraint. Because the fence upsert takes the seat's row lock and only
-// a committed booking leaves its fence behind, the outcome is fully
-// ordered by the winner's fence w: every fence below w is stale, every
-// fence above w meets the UNIQUE constraint, and the stored fence is w.
+// constraint. Because a losing insert waits for the winner on the UNIQUE
+// constraint and then compares fences, and only a committed booking leaves
+// its fence behind, the outcome is fully ordered by the winner's fence w:
+// every fence below w is stale, every fence above w meets the UNIQUE
+// constraint, and the stored fence is w.
 func TestFenceConcurrentHoldersOneSeat(t *testing.T) {
 	t.Parallel()
 	store, pool := newStore(t)

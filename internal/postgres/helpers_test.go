@@ -2,12 +2,9 @@ package postgres_test
 
 import (
 	"context"
-	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -71,19 +68,21 @@ func mustReserveFenced(t *testing.T, store *postgres.Store, scheduleID int64, se
 	return r
 }
 
-// seatFence reads a seat's stored fence directly; ok is false when the
-// seat has no seat_fences row.
+// seatFence reads a seat's fence directly: the highest of its reservation's
+// and of its seat_fences row; ok is false when it has neither.
 func seatFence(t *testing.T, pool *pgxpool.Pool, scheduleID int64, seatID int) (fence int64, ok bool) {
 	t.Helper()
-	err := pool.QueryRow(testContext(t),
-		`SELECT fence FROM seat_fences WHERE schedule_id = $1 AND seat_id = $2`, scheduleID, seatID).Scan(&fence)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, false
-	}
+	var f *int64
+	err := pool.QueryRow(testContext(t), `SELECT greatest(
+		(SELECT fence FROM reservations WHERE schedule_id = $1 AND seat_id = $2),
+		(SELECT fence FROM seat_fences WHERE schedule_id = $1 AND seat_id = $2))`, scheduleID, seatID).Scan(&f)
 	if err != nil {
 		t.Fatalf("read fence of seat %d: %v", seatID, err)
 	}
-	return fence, true
+	if f == nil {
+		return 0, false
+	}
+	return *f, true
 }
 
 // countRows counts the rows of table; the name is the test's own constant.

@@ -27,10 +27,15 @@ func TestPruneSeatFencesOfStartedShows(t *testing.T) {
 		return stored.ID()
 	}
 	past, future := schedule(time.Now().Add(-48*time.Hour)), schedule(time.Now().Add(48*time.Hour))
+	// Fences of seats whose reservations are gone (bookings keep theirs
+	// in their own row), and one booking.
 	for i, id := range []int64{past, past, future} {
-		if _, err := store.InsertReservation(ctx, reservation.NewReservation{ScheduleID: id, SeatID: i + 1, UserID: "u", Fence: 1}); err != nil {
+		if _, err := pool.Exec(ctx, `INSERT INTO seat_fences (schedule_id, seat_id, fence) VALUES ($1, $2, 5)`, id, i+1); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if _, err := store.InsertReservation(ctx, reservation.NewReservation{ScheduleID: past, SeatID: 3, UserID: "u", Fence: 1}); err != nil {
+		t.Fatal(err)
 	}
 
 	n, err := store.PruneSeatFences(ctx, time.Now().Add(-24*time.Hour))
@@ -42,7 +47,7 @@ func TestPruneSeatFencesOfStartedShows(t *testing.T) {
 		t.Errorf("fences of the future show = %d (%v), want 1 kept", left, err)
 	}
 	// The bookings themselves stay, and still refuse a second booking.
-	if _, err := store.InsertReservation(ctx, reservation.NewReservation{ScheduleID: past, SeatID: 1, UserID: "v", Fence: 2}); err != reservation.ErrSeatTaken {
+	if _, err := store.InsertReservation(ctx, reservation.NewReservation{ScheduleID: past, SeatID: 3, UserID: "v", Fence: 2}); err != reservation.ErrSeatTaken {
 		t.Errorf("booking a booked seat after pruning: %v, want ErrSeatTaken", err)
 	}
 }

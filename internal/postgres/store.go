@@ -99,65 +99,79 @@ func (s *Store) SeatReservation(ctx context.Context, scheduleID int64, seatID in
 }
 
 // bookSeat is a booking in one statement, so one round trip and no
-// BEGIN/COMMIT of its own: it finds the seat (a seat outside the schedule
-// selects no row), sees whether it is booked already, moves the seat's
-// fence forward (the upsert refuses a fence not above the stored one, a
-// stale fence being reported before a booked seat, as before any check, and
-// its row lock orders concurrent bookings of the seat) and inserts. A
-// reservation committed by a concurrent booking while this one waited for
-// the fence row is caught by the UNIQUE constraint, which aborts the whole
-// statement, fence included.
+// BEGIN/COMMIT of its own. It finds the seat (a seat outside the schedule
+// selects no row) and its fence: the highest of its reservation's (a
+// booking records its fence in its row) and of its seat_fences row (kept
+// for a seat whose reservation is gone). It inserts only when the seat is
+// free and the fence is above the seat's. A concurrent booking of the same
+// seat makes the INSERT wait for it on the UNIQUE constraint and then fail
+// (23505); seatConflict then tells whether that booking's fence made this
+// one stale.
 const bookSeat = `
 WITH seat AS (
-	SELECT s.id, EXISTS (
-		SELECT 1 FROM reservations r WHERE r.schedule_id = s.id AND r.seat_id = $2
-	) AS taken, EXISTS (
-		SELECT 1 FROM seat_fences f WHERE f.schedule_id = s.id AND f.seat_id = $2 AND f.fence >= $4
-	) AS stale
+	SELECT s.id,
+		(SELECT r.fence FROM reservations r WHERE r.schedule_id = s.id AND r.seat_id = $2) AS booked_fence,
+		(SELECT f.fence FROM seat_fences f WHERE f.schedule_id = s.id AND f.seat_id = $2) AS freed_fence
 	FROM schedules s WHERE s.id = $1 AND $2 BETWEEN 1 AND s.seat_count
-), fence AS (
-	INSERT INTO seat_fences (schedule_id, seat_id, fence)
-	SELECT id, $2, $4 FROM seat WHERE NOT taken
-	ON CONFLICT (schedule_id, seat_id) DO UPDATE SET fence = EXCLUDED.fence
-	WHERE seat_fences.fence < EXCLUDED.fence
-	RETURNING schedule_id
 ), booked AS (
-	INSERT INTO reservations (schedule_id, seat_id, user_id)
-	SELECT schedule_id, $2, $3 FROM fence
+	INSERT INTO reservations (schedule_id, seat_id, user_id, fence)
+	SELECT id, $2, $3, $4 FROM seat
+	WHERE booked_fence IS NULL AND coalesce(freed_fence, 0) < $4
 	RETURNING id, created_at
 )
-SELECT (SELECT count(*) FROM seat), coalesce((SELECT bool_or(taken) FROM seat), false),
-	coalesce((SELECT bool_or(stale) FROM seat), false), b.id, b.created_at
+SELECT (SELECT count(*) FROM seat), (SELECT booked_fence FROM seat), (SELECT freed_fence FROM seat),
+	b.id, b.created_at
 FROM (SELECT 1) AS one LEFT JOIN booked b ON true`
 
 // InsertReservation implements reservation.Repository in one statement
-// (bookSeat).
+// (bookSeat). A stale fence is reported before a booked seat: whatever
+// the seat's state, a holder that a newer one overtook only learns that.
 func (s *Store) InsertReservation(ctx context.Context, nr reservation.NewReservation) (reservation.Reservation, error) {
 	var (
-		seats     int64
-		taken     bool
-		stale     bool
-		id        *uuid.UUID
-		createdAt *time.Time
+		seats       int64
+		bookedFence *int64
+		freedFence  *int64
+		id          *uuid.UUID
+		createdAt   *time.Time
 	)
 	err := s.pool.QueryRow(ctx, bookSeat, nr.ScheduleID, nr.SeatID, nr.UserID, nr.Fence).
-		Scan(&seats, &taken, &stale, &id, &createdAt)
+		Scan(&seats, &bookedFence, &freedFence, &id, &createdAt)
 	switch {
 	case err == nil && id != nil && createdAt != nil:
 		return reservation.RestoreReservation(*id, nr.ScheduleID, nr.SeatID, nr.UserID, *createdAt), nil
 	case err == nil && seats == 0:
 		return reservation.Reservation{}, s.missingSeat(ctx, nr.ScheduleID)
-	case err == nil && !stale && taken:
-		return reservation.Reservation{}, reservation.ErrSeatTaken
 	case err == nil:
-		// A newer holder of the seat's lock has written (the fence upsert
-		// wrote nothing, whatever this statement's snapshot showed).
-		return reservation.Reservation{}, reservation.ErrStaleFence
+		return reservation.Reservation{}, refusal(nr.Fence, bookedFence, freedFence)
 	case isViolation(err, uniqueViolation, "reservations_schedule_seat_key"):
-		return reservation.Reservation{}, reservation.ErrSeatTaken
+		return reservation.Reservation{}, s.seatConflict(ctx, nr)
 	default:
 		return reservation.Reservation{}, wrap("insert reservation", err)
 	}
+}
+
+// refusal says why a booking with fence was not inserted: ErrStaleFence
+// when the seat's fence is not below it, else ErrSeatTaken.
+func refusal(fence int64, seatFences ...*int64) error {
+	for _, f := range seatFences {
+		if f != nil && *f >= fence {
+			return reservation.ErrStaleFence
+		}
+	}
+	return reservation.ErrSeatTaken
+}
+
+// seatConflict settles a booking that lost the UNIQUE constraint to a
+// concurrent one: stale if that booking carried a fence not below nr's,
+// taken otherwise (and taken if the winner cannot be read).
+func (s *Store) seatConflict(ctx context.Context, nr reservation.NewReservation) error {
+	var winner int64
+	err := s.pool.QueryRow(ctx,
+		`SELECT fence FROM reservations WHERE schedule_id = $1 AND seat_id = $2`, nr.ScheduleID, nr.SeatID).Scan(&winner)
+	if err != nil {
+		return reservation.ErrSeatTaken
+	}
+	return refusal(nr.Fence, &winner)
 }
 
 // missingSeat tells which of schedule or seat was missing after an INSERT
@@ -197,11 +211,12 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// PruneSeatFences deletes the seat fences of schedules that started before
-// startedBefore, and returns how many. A fence row exists only next to a
-// committed reservation, whose UNIQUE constraint refuses every later write
-// to the seat anyway; the fence matters only while a paused holder might
-// still write, long over once the show has started.
+// PruneSeatFences deletes the seat_fences rows of schedules that started
+// before startedBefore, and returns how many. A booking keeps its fence in
+// its own row; seat_fences holds the fence of a seat whose reservation is
+// gone (and, from before that column, of bookings). The fence matters only
+// while a paused holder might still write, long over once the show has
+// started.
 func (s *Store) PruneSeatFences(ctx context.Context, startedBefore time.Time) (int64, error) {
 	tag, err := s.pool.Exec(ctx, `
 		DELETE FROM seat_fences f USING schedules s
