@@ -6,7 +6,9 @@
 -- (< 0) when held by another owner, so -1 stands for a key without expiry.
 -- (One integer, not an array: the cheapest reply to read.)
 -- Re-running it with the token that holds the key (a retry whose first reply
--- was lost) renews the TTL and returns the same fence.
+-- was lost) renews the TTL and returns the tag's current fence: the one
+-- first minted for it unless another key of the tag was taken since, and in
+-- order either way (above every earlier holder's, below every later one's).
 local holder = redis.call('GET', KEYS[1])
 if holder == 'sealed' then
   -- The hammered path of a booked seat: one read, one answer.

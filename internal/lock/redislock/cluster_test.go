@@ -35,7 +35,7 @@ func TestClusterContract(t *testing.T) {
 			// One DEL of two keys: they share the key's hash tag, so
 			// the cluster accepts it (no CROSSSLOT).
 			Wipe: func(key string) {
-				if err := client.Del(context.Background(), key, key+":fence").Err(); err != nil {
+				if err := client.Del(context.Background(), key, redislock.FenceKey(key)).Err(); err != nil {
 					t.Errorf("wipe %s: %v", key, err)
 				}
 			},
@@ -107,7 +107,7 @@ func TestClusterSeatLocksSpreadOverMastersAndWork(t *testing.T) {
 		// The server's own slot computation: the hash tag puts the lock,
 		// its fence counter and its release channel in one slot.
 		slots := map[int64]bool{}
-		for _, k := range []string{key, key + ":fence", key + ":released"} {
+		for _, k := range []string{key, redislock.FenceKey(key), key + ":released"} {
 			slot, err := client.ClusterKeySlot(ctx, k).Result()
 			if err != nil {
 				t.Fatalf("CLUSTER KEYSLOT %s: %v", k, err)
@@ -129,7 +129,7 @@ func TestClusterSeatLocksSpreadOverMastersAndWork(t *testing.T) {
 		leases[key] = l
 		// Both keys of the lock are on the master that owns its slot.
 		master, _ := client.MasterForKey(ctx, key)
-		if n, err := master.Exists(ctx, key, key+":fence").Result(); err != nil || n != 2 {
+		if n, err := master.Exists(ctx, key, redislock.FenceKey(key)).Result(); err != nil || n != 2 {
 			t.Fatalf("on master %s: EXISTS %s and its fence = %d, %v; want 2", masterOf[key], key, n, err)
 		}
 	}

@@ -107,7 +107,7 @@ func TestRetriedAcquireAfterLostReplyGetsItsOwnLock(t *testing.T) {
 		t.Fatalf("Acquire whose first reply was lost: %v; want the caller's own lock", err)
 	}
 	defer l.Release(context.Background())
-	counter, err := direct.Get(context.Background(), key+":fence").Int64()
+	counter, err := direct.Get(context.Background(), redislock.FenceKey(key)).Int64()
 	if err != nil || counter != l.Fence() {
 		t.Errorf("fence counter = %d (%v), lease fence %d: want one fence minted, the lease's", counter, err, l.Fence())
 	}
@@ -133,7 +133,7 @@ func TestStalledRedisDoesNotOrphanTheKey(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	server.Resume()
 
-	if err := direct.Get(context.Background(), key+":fence").Err(); err != nil {
+	if err := direct.Get(context.Background(), redislock.FenceKey(key)).Err(); err != nil {
 		t.Fatalf("fence counter: %v: the queued acquire never ran, the test proves nothing", err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -224,12 +224,12 @@ func TestFenceCounterExpires(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = l.Release(context.Background())
-	pttl := client.PTTL(context.Background(), key+":fence").Val()
+	pttl := client.PTTL(context.Background(), redislock.FenceKey(key)).Val()
 	if pttl < redislock.FenceCounterTTL-time.Minute || pttl > redislock.FenceCounterTTL+time.Minute {
 		t.Errorf("fence counter PTTL = %v, want about %v", pttl, redislock.FenceCounterTTL)
 	}
 
-	client.PExpire(context.Background(), key+":fence", time.Hour)
+	client.PExpire(context.Background(), redislock.FenceKey(key), time.Hour)
 	for range 64 {
 		l, err := locker.Acquire(context.Background(), key, lock.Options{TTL: time.Second})
 		if err != nil {
@@ -237,7 +237,7 @@ func TestFenceCounterExpires(t *testing.T) {
 		}
 		_ = l.Release(context.Background())
 	}
-	if pttl := client.PTTL(context.Background(), key+":fence").Val(); pttl < redislock.FenceCounterTTL-time.Minute {
+	if pttl := client.PTTL(context.Background(), redislock.FenceKey(key)).Val(); pttl < redislock.FenceCounterTTL-time.Minute {
 		t.Errorf("fence counter PTTL after 64 more acquisitions = %v, want refreshed to about %v", pttl, redislock.FenceCounterTTL)
 	}
 }

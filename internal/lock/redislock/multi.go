@@ -35,7 +35,7 @@ func (b *Backend) TryAcquireAll(ctx context.Context, keys []string, token string
 	}
 	scriptKeys := append(stored, make([]string, len(keys))...)
 	for i, k := range keys {
-		scriptKeys[len(keys)+i] = fenceKey(k)
+		scriptKeys[len(keys)+i] = FenceKey(k)
 	}
 	reply, err := acquireAllScript.Run(ctx, b.client, scriptKeys, token, ttl.Milliseconds(), fenceCounterTTL(ttl)).Int64Slice()
 	if err != nil {

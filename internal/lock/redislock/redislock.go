@@ -2,9 +2,10 @@
 // standalone Redis and Redis Cluster.
 //
 // A lock is one string key whose value is the holder's random token, written
-// with SET NX PX so that it expires on its own. In the same Lua call the
-// key's fence counter ("<key>:fence") is incremented; a missing counter (new
-// key, FLUSHALL, restart without persistence, failover to an empty replica)
+// with SET PX so that it expires on its own. In the same Lua call the fence
+// counter of the key's hash tag ("{tag}:fence", FenceKey) is incremented; a
+// missing counter (new tag, FLUSHALL, restart without persistence, failover
+// to an empty replica)
 // starts from the Redis server's clock in microseconds, so fencing tokens
 // keep growing even when Redis forgets everything. Release is an
 // owner-checked compare-and-delete that PUBLISHes on "<key>:released" in the
@@ -16,7 +17,8 @@
 // last refreshed (every 64th acquisition of its key refreshes it).
 //
 // Every script is idempotent per owner token: running the acquire again with
-// the token that holds the key renews it and returns the same fence, so a
+// the token that holds the key renews it and returns a fence no lower than
+// the first (the tag's counter, see FenceKey; still in order), so a
 // transport retry whose first reply was lost gets its caller's own lock back
 // instead of "held by another owner". go-redis' own retries (redisconn sets
 // them explicitly, see redisconn.MaxRetries) are therefore safe; a retried
@@ -124,7 +126,18 @@ func storageKey(key string) string {
 	return "{" + key + "}"
 }
 
-func fenceKey(key string) string       { return storageKey(key) + ":fence" }
+// FenceKey is the counter that mints key's fences: one per hash tag
+// ("{schedule:7}:fence" for every seat of schedule 7; "{key}:fence" for a
+// key without a tag). Every acquisition of any key of the tag moves it on,
+// so fences still grow strictly for each key, and Redis keeps one counter
+// per schedule, not one per seat.
+func FenceKey(key string) string {
+	stored := storageKey(key)
+	open := strings.IndexByte(stored, '{')
+	end := open + 1 + strings.IndexByte(stored[open+1:], '}')
+	return stored[open:end+1] + ":fence"
+}
+
 func releaseChannel(key string) string { return storageKey(key) + ":released" }
 
 // FenceCounterTTL is how long a fence counter ("<key>:fence") lives after
@@ -138,12 +151,13 @@ const FenceCounterTTL = 24 * time.Hour
 func fenceCounterTTL(ttl time.Duration) int64 { return (FenceCounterTTL + ttl).Milliseconds() }
 
 // TryAcquire implements lock.Backend in one round trip. Re-running it with
-// the token that holds key succeeds with the same fence. A sealed key is
+// the token that holds key succeeds (see acquire.lua for its fence). A
+// sealed key is
 // reported as lock.Grant.Sealed.
 func (b *Backend) TryAcquire(ctx context.Context, key, token string, ttl time.Duration) (lock.Grant, error) {
 	stored := storageKey(key)
 	args := b.ttlArgs(ttl)
-	reply, err := acquireScript.Run(ctx, b.client, []string{stored, stored + ":fence"},
+	reply, err := acquireScript.Run(ctx, b.client, []string{stored, FenceKey(key)},
 		token, args.ms, args.fenceCounterMs).Int64()
 	switch {
 	case err != nil:
@@ -163,7 +177,7 @@ func (b *Backend) TryAcquire(ctx context.Context, key, token string, ttl time.Du
 func (b *Backend) TryAcquireSealed(ctx context.Context, key, token string, ttl time.Duration) (lock.Grant, error) {
 	stored := storageKey(key)
 	args := b.ttlArgs(ttl)
-	reply, err := unsealScript.Run(ctx, b.client, []string{stored, stored + ":fence"},
+	reply, err := unsealScript.Run(ctx, b.client, []string{stored, FenceKey(key)},
 		token, args.ms, args.fenceCounterMs).Int64Slice()
 	switch {
 	case err != nil:

@@ -32,7 +32,7 @@ func TestContract(t *testing.T) {
 		return locktest.Harness{
 			Backend: newBackend(t, client),
 			Delete:  func(key string) { client.Del(context.Background(), key) },
-			Wipe:    func(key string) { client.Del(context.Background(), key, key+":fence") },
+			Wipe:    func(key string) { client.Del(context.Background(), key, redislock.FenceKey(key)) },
 		}
 	})
 }
@@ -56,7 +56,7 @@ func TestKeyHoldsTheOwnersTokenUnderItsExactName(t *testing.T) {
 	if pttl := client.PTTL(ctx, key).Val(); pttl <= 4*time.Second || pttl > 5*time.Second {
 		t.Errorf("PTTL = %v, want in (4s, 5s]", pttl)
 	}
-	fence, err := client.Get(ctx, key+":fence").Int64()
+	fence, err := client.Get(ctx, redislock.FenceKey(key)).Int64()
 	if err != nil || fence != l.Fence() {
 		t.Errorf("fence counter = %d (%v), want the lease's fence %d", fence, err, l.Fence())
 	}
@@ -153,4 +153,18 @@ func TestUnreachableRedisIsUnavailable(t *testing.T) {
 func TestWakeUpLatency(t *testing.T) {
 	t.Parallel()
 	locktest.WakeUpLatency(t, newBackend(t, testenv.Redis(t)), 100)
+}
+
+// One fence counter per hash tag: every seat of a schedule shares it.
+func TestFenceKeyIsPerHashTag(t *testing.T) {
+	for key, want := range map[string]string{
+		"lock:{schedule:7}:seat:3":  "{schedule:7}:fence",
+		"lock:{schedule:7}:seat:99": "{schedule:7}:fence",
+		"jobs:nightly-report":       "{jobs:nightly-report}:fence",
+		"odd:{}:key":                "{odd:{}:fence",
+	} {
+		if got := redislock.FenceKey(key); got != want {
+			t.Errorf("FenceKey(%q) = %q, want %q", key, got, want)
+		}
+	}
 }
