@@ -4,7 +4,7 @@ SHELL := /bin/bash
 RUN_DIR := $(CURDIR)/.data/run
 GO ?= go
 
-.PHONY: run test bench hammer stop build vet fmt docker-config
+.PHONY: run test bench hammer compare stop build vet fmt docker-config
 
 run: build
 	@bash scripts/run.sh "$(RUN_DIR)"
@@ -22,6 +22,11 @@ bench:
 hammer:
 	@test -f "$(RUN_DIR)/env" || { echo "start the service first: make run"; exit 1; }
 	@set -a && . "$(RUN_DIR)/env" && set +a && $(GO) run ./cmd/hammer $(ARGS)
+
+# The service against ../shared/baseline on the same servers and hammer:
+# ROUNDS, DURATION, CONNECTIONS and BASELINE_DIR tune it.
+compare:
+	@bash scripts/compare.sh
 
 stop:
 	@bash scripts/devenv.sh stop "$(RUN_DIR)"

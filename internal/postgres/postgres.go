@@ -5,6 +5,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -13,6 +14,14 @@ import (
 // DefaultConnectTimeout bounds dialling PostgreSQL when the URL sets no
 // connect_timeout, so an unreachable server yields an error, not a hang.
 const DefaultConnectTimeout = 3 * time.Second
+
+// DefaultMaxConns is the pool size when the URL sets no pool_max_conns.
+// A booking holds its connection while PostgreSQL flushes its commit to the
+// WAL; with pgxpool's own default (4 on a small machine) the database idles
+// between flushes while requests queue for a connection, and with more,
+// concurrent commits share one flush. Measured on 2 cores, fresh bookings
+// under 64 concurrent requests: 16 connections book 15-35% more than 4.
+const DefaultMaxConns = 16
 
 // Open returns a pool for url (a pgx connection string). It does not wait
 // for the server: the first query, or Ping, does.
@@ -24,6 +33,9 @@ func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		cfg.MaxConns = DefaultMaxConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

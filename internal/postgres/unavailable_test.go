@@ -165,3 +165,24 @@ func TestTerminatedConnectionIsUnavailable(t *testing.T) {
 		t.Errorf("Schedule after the pool dropped the dead session: %v, want it to reconnect", err)
 	}
 }
+
+// The pool is DefaultMaxConns wide unless the URL says otherwise.
+func TestOpenPoolSize(t *testing.T) {
+	url := testenv.DatabaseURL(t)
+	for _, tt := range []struct {
+		url  string
+		want int32
+	}{
+		{url, postgres.DefaultMaxConns},
+		{url + "&pool_max_conns=3", 3},
+	} {
+		pool, err := postgres.Open(context.Background(), tt.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pool.Config().MaxConns; got != tt.want {
+			t.Errorf("MaxConns = %d, want %d", got, tt.want)
+		}
+		pool.Close()
+	}
+}

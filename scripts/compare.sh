@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# `make compare`: the service against the plain baseline flow, on the same
+# Redis, PostgreSQL and hammer, in one run. Starts the dev servers (as `make
+# run`), builds the baseline from BASELINE_DIR (../shared/baseline), serves
+# it, the service, and the service with FAST_PATH=false side by side, then
+# hammers each in turn, ROUNDS times (interleaved, so a busy moment of the
+# machine does not land on one of them only), and prints the medians and
+# their ratios.
+#
+#   ROUNDS=3 DURATION=5s CONNECTIONS=64 BASELINE_DIR=../shared/baseline bash scripts/compare.sh
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+cd "$root"
+run_dir=${RUN_DIR:-$root/.data/run}
+baseline_dir=${BASELINE_DIR:-$root/../shared/baseline}
+rounds=${ROUNDS:-3}
+duration=${DURATION:-5s}
+conns=${CONNECTIONS:-64}
+work=$root/.data/compare
+
+log() { printf 'compare: %s\n' "$*" >&2; }
+[ -f "$baseline_dir/main.go" ] || { log "no baseline at $baseline_dir (set BASELINE_DIR)"; exit 1; }
+command -v jq >/dev/null || {
+	log "installing jq"
+	if [ "$(id -u)" -eq 0 ]; then apt-get install -y -qq jq >/dev/null; else sudo apt-get install -y -qq jq >/dev/null; fi
+}
+
+bash "$here/devenv.sh" start "$run_dir"
+set -a
+# shellcheck disable=SC1091
+. "$run_dir/env"
+set +a
+mkdir -p "$work" bin
+go build -o bin/api ./cmd/api
+go build -o bin/hammer ./cmd/hammer
+(cd "$baseline_dir" && GOFLAGS=-mod=mod go build -o "$work/baseline" .)
+psql "$DATABASE_URL" -tAc "SELECT 1 FROM pg_database WHERE datname = 'baseline'" | grep -q 1 ||
+	psql "$DATABASE_URL" -qc "CREATE DATABASE baseline"
+baseline_db=${DATABASE_URL/\/seatlock\?/\/baseline?}
+
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+serve() { # name addr command...
+	local name=$1 addr=$2
+	shift 2
+	"$@" >"$work/$name.log" 2>&1 &
+	pids+=($!)
+	for _ in $(seq 1 100); do
+		curl -fsS -o /dev/null "http://$addr/readyz" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	log "$name did not become ready; see $work/$name.log"
+	exit 1
+}
+serve baseline 127.0.0.1:18090 env HTTP_ADDR=127.0.0.1:18090 DATABASE_URL="$baseline_db" "$work/baseline"
+serve service 127.0.0.1:18080 env HTTP_ADDR=127.0.0.1:18080 bin/api serve
+serve service-no-fast-path 127.0.0.1:18081 env HTTP_ADDR=127.0.0.1:18081 FAST_PATH=false bin/api serve
+
+# hammer TARGET SCENARIO ARGS...: prints "throughput p99ms" of one run.
+hammer() {
+	local target=$1 scenario=$2
+	shift 2
+	local verify=true
+	[ "$target" = baseline ] && verify=false # the baseline has no seat map
+	local port
+	case $target in baseline) port=18090 ;; service) port=18080 ;; *) port=18081 ;; esac
+	local out
+	if ! out=$(bin/hammer -json -scenario "$scenario" -c "$conns" -url "http://127.0.0.1:$port" -verify="$verify" "$@"); then
+		log "$scenario on $target failed its verdict:"
+		echo "$out" | jq -c '.verdict' >&2
+		exit 1
+	fi
+	echo "$out" | jq -r '"\(.throughputPerSec) \(.latencyMs."p99") \(.responses["409 seat_locked"] // 0) \(.sent)"'
+}
+
+declare -A samples
+scenarios=(hot-seat fresh-seats contended)
+args_of() {
+	case $1 in
+	contended) echo "-seats 200 -per-seat 20" ;;
+	*) echo "-duration $duration" ;;
+	esac
+}
+targets_of() {
+	case $1 in
+	hot-seat) echo "baseline service service-no-fast-path" ;;
+	*) echo "baseline service" ;;
+	esac
+}
+log "warming up"
+for s in "${scenarios[@]}"; do
+	for t in $(targets_of "$s"); do
+		# shellcheck disable=SC2046
+		hammer "$t" "$s" $( [ "$s" = contended ] && echo "-seats 50 -per-seat 4" || echo "-duration 1s") >/dev/null
+	done
+done
+for r in $(seq 1 "$rounds"); do
+	for s in "${scenarios[@]}"; do
+		for t in $(targets_of "$s"); do
+			# shellcheck disable=SC2046
+			line=$(hammer "$t" "$s" $(args_of "$s"))
+			log "round $r $s $t: $line"
+			samples[$s/$t]+="$line"$'\n'
+		done
+	done
+done
+
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+col() { printf '%s' "${samples[$1]}" | awk -v c="$2" 'NF {print $c}' | median; }
+printf '\n%s connections, %s per run (contended: 200 seats x 20), median of %s rounds\n\n' "$conns" "$duration" "$rounds"
+printf '| scenario | target | req/s | p99 ms | 409 seat_locked share | ratio to baseline |\n| --- | --- | ---: | ---: | ---: | ---: |\n'
+for s in "${scenarios[@]}"; do
+	base=$(col "$s/baseline" 1)
+	for t in $(targets_of "$s"); do
+		tp=$(col "$s/$t" 1)
+		p99=$(col "$s/$t" 2)
+		locked=$(printf '%s' "${samples[$s/$t]}" | awk 'NF {print $3/$4}' | median)
+		printf '| %s | %s | %.0f | %.1f | %.1f%% | %.2f |\n' "$s" "$t" "$tp" "$p99" "$(echo "$locked * 100" | bc -l)" "$(echo "$tp / $base" | bc -l)"
+	done
+done
+fast=$(col "hot-seat/service" 1)
+slow=$(col "hot-seat/service-no-fast-path" 1)
+printf '\nhot seat, fast path on / off: %.2f\n' "$(echo "$fast / $slow" | bc -l)"
