@@ -29,6 +29,7 @@ func newAPI(workers, targets int, timeout time.Duration) *api {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConns = workers * targets
 	tr.MaxIdleConnsPerHost = workers
+	tr.MaxConnsPerHost = workers // a worker has one request in flight: never more connections
 	return &api{hc: &http.Client{Transport: tr}, timeout: timeout}
 }
 

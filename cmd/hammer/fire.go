@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,6 +68,11 @@ func fire(ctx context.Context, a *api, cfg config, w *workload, users []user, on
 				}
 				mu.Unlock()
 			}()
+			// Each worker opens its connections before the clock starts,
+			// so the timed phase measures requests, not TCP handshakes.
+			for _, target := range cfg.Targets {
+				_, _, _, _ = a.send(ctx, http.MethodGet, target+"/readyz", "", nil)
+			}
 			ready.Done()
 			<-start
 			for runCtx.Err() == nil {
