@@ -20,8 +20,9 @@ const DefaultConnectTimeout = 3 * time.Second
 // WAL; with pgxpool's own default (4 on a small machine) the database idles
 // between flushes while requests queue for a connection, and with more,
 // concurrent commits share one flush. Measured on 2 cores, fresh bookings
-// under 64 concurrent requests: 16 connections book 15-35% more than 4.
-const DefaultMaxConns = 16
+// under 64 concurrent requests: 8 connections book 15-35% more than 4, and
+// as many as 16 with a shorter tail.
+const DefaultMaxConns = 8
 
 // Open returns a pool for url (a pgx connection string). It does not wait
 // for the server: the first query, or Ping, does.
