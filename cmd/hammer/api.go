@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
+	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
+
+	"github.com/valyala/fasthttp"
 )
 
 // maxBody caps what we read of any response; the API's bodies are tiny and a
@@ -16,24 +19,87 @@ import (
 const maxBody = 1 << 20
 
 // api is the one place that talks HTTP to the service: setup calls,
-// reservations and seat-map reads all go through send.
+// reservations and seat-map reads all go through send. It uses fasthttp's
+// client, which costs a fraction of net/http's per request: the hammer
+// shares the machine with what it measures, and every cycle it spends is
+// one the service under test does not get.
 type api struct {
-	hc      *http.Client
+	client  *fasthttp.Client
 	timeout time.Duration
+	conns   *connSet
 }
 
-// newAPI returns a client whose idle pool holds a connection per worker and
-// target, so the timed phase reuses connections instead of measuring TCP
+// newAPI returns a client with up to one connection per worker and target,
+// so the timed phase reuses connections instead of measuring TCP
 // handshakes.
 func newAPI(workers, targets int, timeout time.Duration) *api {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConns = workers * targets
-	tr.MaxIdleConnsPerHost = workers
-	tr.MaxConnsPerHost = workers // a worker has one request in flight: never more connections
-	return &api{hc: &http.Client{Transport: tr}, timeout: timeout}
+	conns := &connSet{open: map[net.Conn]struct{}{}}
+	return &api{
+		client: &fasthttp.Client{
+			MaxConnsPerHost:          workers,
+			MaxConnWaitTimeout:       timeout,
+			ReadTimeout:              timeout,
+			WriteTimeout:             timeout,
+			MaxResponseBodySize:      maxBody,
+			NoDefaultUserAgentHeader: true,
+			Dial:                     conns.dial(timeout),
+		},
+		timeout: timeout,
+		conns:   conns,
+	}
 }
 
-func (a *api) close() { a.hc.CloseIdleConnections() }
+func (a *api) close() {
+	a.client.CloseIdleConnections()
+	a.conns.closeAll()
+}
+
+// stopOnCancel closes every connection when ctx ends, so requests in flight
+// fail at once instead of at their timeout. Call the returned func to stop
+// watching.
+func (a *api) stopOnCancel(ctx context.Context) (stop func() bool) {
+	return context.AfterFunc(ctx, a.conns.closeAll)
+}
+
+// connSet tracks the client's connections.
+type connSet struct {
+	mu   sync.Mutex
+	open map[net.Conn]struct{}
+}
+
+func (s *connSet) dial(timeout time.Duration) fasthttp.DialFunc {
+	return func(addr string) (net.Conn, error) {
+		c, err := net.DialTimeout("tcp", addr, timeout)
+		if err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		s.open[c] = struct{}{}
+		s.mu.Unlock()
+		return &trackedConn{Conn: c, set: s}, nil
+	}
+}
+
+func (s *connSet) closeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.open {
+		_ = c.Close()
+		delete(s.open, c)
+	}
+}
+
+type trackedConn struct {
+	net.Conn
+	set *connSet
+}
+
+func (c *trackedConn) Close() error {
+	c.set.mu.Lock()
+	delete(c.set.open, c.Conn)
+	c.set.mu.Unlock()
+	return c.Conn.Close()
+}
 
 // problem is the part of an RFC 9457 body the hammer looks at.
 type problem struct {
@@ -61,38 +127,35 @@ func (e *apiError) Error() string {
 	return msg
 }
 
-// send makes one request with its own deadline and reads the whole (capped)
-// body, so the connection goes back to the idle pool. latency covers
-// sending the request and reading the body.
+// send makes one request, bounded by the client's timeouts and failing
+// at once when ctx has ended, and returns the status and a copy of the
+// (capped) body. latency covers sending the request and reading the body.
 func (a *api) send(ctx context.Context, method, url, token string, body []byte) (status int, data []byte, latency time.Duration, err error) {
-	ctx, cancel := context.WithTimeout(ctx, a.timeout)
-	defer cancel()
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, url, rd)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return 0, nil, 0, err
 	}
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI(url)
+	req.Header.SetMethod(method)
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header.SetContentType("application/json")
+		req.SetBodyRaw(body)
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	start := time.Now()
-	resp, err := a.hc.Do(req)
-	if err != nil {
-		return 0, nil, time.Since(start), err
-	}
-	defer resp.Body.Close()
-	data, err = io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	err = a.client.Do(req, resp)
 	latency = time.Since(start)
 	if err != nil {
-		return 0, nil, latency, fmt.Errorf("read body: %w", err)
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			err = fmt.Errorf("%w (%v)", ctxErr, err)
+		}
+		return 0, nil, latency, err
 	}
-	return resp.StatusCode, data, latency, nil
+	return resp.StatusCode(), append([]byte(nil), resp.Body()...), latency, nil
 }
 
 // call sends in as JSON (nil: no body) and decodes the answer into out when
@@ -196,20 +259,41 @@ func (a *api) reserve(ctx context.Context, target string, u user, seat seatRef) 
 		o.BadSuccess = err != nil || r.ID == "" || r.ScheduleID != seat.Schedule || r.SeatID != seat.Seat || r.UserID != u.id
 		return o
 	}
-	var p problem
-	if json.Unmarshal(data, &p) == nil {
-		o.Code = internCode(p.Code)
-	}
+	o.Code = problemCode(data)
 	return o
 }
 
-// internCode returns the usual problem codes as constants, so that a run of
-// a million requests does not keep a million copies of "seat_taken".
-func internCode(code string) string {
-	for _, known := range []string{"seat_taken", "seat_locked", "unavailable", "internal"} {
-		if code == known {
-			return known
+// problemCode is the "code" member of a problem body. The usual bodies are
+// answered by a byte search (the hammer reads thousands a second); anything
+// else goes through the JSON decoder.
+func problemCode(body []byte) string {
+	for _, known := range knownCodes {
+		if bytes.Contains(body, known.member) {
+			return known.code
 		}
 	}
-	return code
+	var p problem
+	if json.Unmarshal(body, &p) != nil {
+		return ""
+	}
+	return p.Code
 }
+
+// knownCodes are the problem codes a hammered seat answers, as they appear
+// in a body.
+var knownCodes = func() []struct {
+	code   string
+	member []byte
+} {
+	var codes []struct {
+		code   string
+		member []byte
+	}
+	for _, c := range []string{"seat_taken", "seat_locked", "unavailable", "internal"} {
+		codes = append(codes, struct {
+			code   string
+			member []byte
+		}{c, []byte(`"code":"` + c + `"`)})
+	}
+	return codes
+}()

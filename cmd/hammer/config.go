@@ -50,7 +50,8 @@ type config struct {
 	Secret     []byte
 	Timeout    time.Duration
 	JSON       bool
-	Verify     bool // read the seat map before and after
+	Verify     bool   // read the seat map before and after
+	CPUProfile string // write the hammer's own CPU profile here
 }
 
 // usageError is a bad flag or environment value: exit status 2.
@@ -89,6 +90,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	asJSON := fs.Bool("json", env.bool("HAMMER_JSON", false), "print the report as JSON (env HAMMER_JSON)")
 	verify := fs.Bool("verify", env.bool("HAMMER_VERIFY", true),
 		"check the seat map before and after; false for targets without one (env HAMMER_VERIFY)")
+	cpuProfile := fs.String("cpuprofile", "", "write the hammer's own CPU profile to this file")
 
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -106,6 +108,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	cfg := config{
 		Scenario: scenario(*scen), N: *n, Duration: *dur, C: *c, Users: *users, Seats: *seats,
 		ScheduleID: *schedule, Seat: *seat, Secret: []byte(*secret), Timeout: *timeout, JSON: *asJSON, Verify: *verify,
+		CPUProfile: *cpuProfile,
 	}
 	bad := func(format string, a ...any) (config, error) { return config{}, usagef(format, a...) }
 	switch cfg.Scenario {

@@ -28,6 +28,7 @@ func hammer(ctx context.Context, cfg config, progressOut io.Writer) (*report, er
 	runID := newRunID()
 	a := newAPI(cfg.C, len(cfg.Targets), cfg.Timeout)
 	defer a.close()
+	defer a.stopOnCancel(ctx)()
 	ttl := tokenTTL(cfg)
 	admin, err := auth.Mint(cfg.Secret, "hammer-"+runID+"-admin", auth.RoleAdmin, ttl)
 	if err != nil {

@@ -38,6 +38,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 )
 
@@ -71,6 +72,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitUsage
 	}
 
+	if cfg.CPUProfile != "" {
+		stop, err := profileCPU(cfg.CPUProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "hammer: %v\n", err)
+			return exitFail
+		}
+		defer stop()
+	}
 	var progressOut io.Writer
 	if !cfg.JSON && isTerminal(stderr) {
 		progressOut = stderr
@@ -102,4 +111,18 @@ func isTerminal(w io.Writer) bool {
 	}
 	info, err := f.Stat()
 	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
+
+// profileCPU profiles the hammer itself into path until stop, to see what a
+// run costs the load generator.
+func profileCPU(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
