@@ -32,12 +32,8 @@ func toReservationResponse(r reservation.Reservation) reservationResponse {
 
 // reserve answers 200 with the reservation (the contract says 200, not 201).
 func (h *handler) reserve(w http.ResponseWriter, r *http.Request) {
-	var req reserveRequest
-	if e := decodeJSON(w, r, &req); e != nil {
-		writeProblem(w, r, *e)
-		return
-	}
-	if e := validate(h.validate, &req); e != nil {
+	req, e := h.decodeReserve(w, r)
+	if e != nil {
 		writeProblem(w, r, *e)
 		return
 	}
