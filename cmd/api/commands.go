@@ -15,12 +15,12 @@ import (
 	"github.com/seatlock/seatlock/internal/postgres"
 )
 
-func serve(ctx context.Context, env map[string]string, logger *slog.Logger) error {
+func serve(ctx context.Context, env map[string]string, logger *slog.Logger, logs io.Writer) error {
 	cfg, err := config.Load(env)
 	if err != nil {
 		return err
 	}
-	a, err := app.New(ctx, cfg, logger)
+	a, err := app.New(ctx, cfg, logger, app.WithAccessLog(logs))
 	if err != nil {
 		return err
 	}

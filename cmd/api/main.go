@@ -39,7 +39,7 @@ func run(ctx context.Context, args []string, env map[string]string, stdout, stde
 	var err error
 	switch cmd {
 	case "serve":
-		err = serve(ctx, env, logger)
+		err = serve(ctx, env, logger, logs)
 	case "migrate":
 		err = migrate(ctx, env, logger)
 	case "token":

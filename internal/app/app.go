@@ -5,6 +5,7 @@ package app
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -44,7 +45,11 @@ type App struct {
 // New connects to PostgreSQL and the lock store, applies pending migrations
 // and builds the HTTP handler and the periodic jobs. Close releases what it
 // opened; on error New has released it already.
-func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (_ *App, err error) {
+func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Option) (_ *App, err error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	a := &App{log: logger, writeTimeout: cfg.LockMaxWait + workTimeout + writeSlack, debugAddr: cfg.DebugAddr}
 	defer func() {
 		if err != nil {
@@ -99,9 +104,22 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (_ *App, e
 		// A waiting request still gets its full work budget.
 		RequestTimeout: cfg.LockMaxWait + workTimeout,
 		Checks:         append([]httpapi.Check{{Name: "postgres", Ping: store.Ping}}, locks.checks...),
+		AccessLog:      o.accessLog,
 	})
 	return a, nil
 }
+
+// Option tunes New.
+type Option func(*options)
+
+type options struct {
+	accessLog io.Writer
+}
+
+// WithAccessLog writes the request log to w directly, as JSON lines in the
+// format of the logger's JSON handler, instead of through the logger: the
+// cheap way when the logger is a slog.JSONHandler on w.
+func WithAccessLog(w io.Writer) Option { return func(o *options) { o.accessLog = w } }
 
 // closeFirst registers f to run before everything registered so far (a
 // lock backend closes before the pool it uses).

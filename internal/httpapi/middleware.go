@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -91,7 +92,9 @@ func withScope(timeout time.Duration) func(http.Handler) http.Handler {
 
 // logRequests writes one structured line per request. It never logs headers
 // or bodies, so tokens cannot leak into logs.
-func logRequests(log *slog.Logger) func(http.Handler) http.Handler {
+// With out set, the lines are written there by hand (accessLine), in the
+// format log's JSON handler would give them.
+func logRequests(log *slog.Logger, out io.Writer) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
@@ -100,6 +103,11 @@ func logRequests(log *slog.Logger) func(http.Handler) http.Handler {
 			status := ww.Status()
 			if status == 0 {
 				status = http.StatusOK
+			}
+			if out != nil {
+				accessLine{at: start, id: requestIDFrom(r.Context()), method: r.Method, path: r.URL.Path,
+					status: status, bytes: ww.BytesWritten(), duration: time.Since(start)}.writeTo(out)
+				return
 			}
 			log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 				slog.String("request_id", requestIDFrom(r.Context())),
