@@ -13,7 +13,7 @@ import (
 
 var (
 	printTable = flag.Bool("table", false, "print the comparison table instead of running the tests")
-	rounds     = flag.Int("rounds", 3, "rounds per contender; the table shows the median")
+	rounds     = flag.Int("rounds", 5, "rounds per contender; the table shows the median")
 )
 
 // TestMain prints the table with -table (make bench); otherwise the tests
