@@ -90,17 +90,22 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	// Before the backend closes: background releases still need it.
 	a.closeFirst(locker.Close)
 
-	if a.jobs, err = newJobs(locker, store, locks.pruner, logger); err != nil {
+	keys := postgres.NewIdempotencyStore(pool)
+	if a.jobs, err = newJobs(locker, store, keys, locks.pruner, logger); err != nil {
 		return nil, err
 	}
 	bookings := reservation.NewService(store, locker,
 		reservation.Config{LockTTL: cfg.LockTTL, SealBooked: cfg.FastPath}, logger)
+	checkout := reservation.NewCheckout(store, locker,
+		reservation.CheckoutConfig{LockTTL: cfg.LockTTL, HoldTTL: cfg.HoldTTL}, logger)
 	a.handler = httpapi.NewHandler(httpapi.Options{
-		Bookings: bookings,
-		Verifier: verifier,
-		Logger:   logger,
-		MaxWait:  cfg.LockMaxWait,
-		Metrics:  promhttp.HandlerFor(registry, promhttp.HandlerOpts{}),
+		Bookings:    bookings,
+		Checkout:    checkout,
+		Idempotency: keys,
+		Verifier:    verifier,
+		Logger:      logger,
+		MaxWait:     cfg.LockMaxWait,
+		Metrics:     promhttp.HandlerFor(registry, promhttp.HandlerOpts{}),
 		// A waiting request still gets its full work budget.
 		RequestTimeout: cfg.LockMaxWait + workTimeout,
 		Checks:         append([]httpapi.Check{{Name: "postgres", Ping: store.Ping}}, locks.checks...),

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/seatlock/seatlock/internal/idempotency"
 	"github.com/seatlock/seatlock/internal/lock"
 	"github.com/seatlock/seatlock/internal/periodic"
 	"github.com/seatlock/seatlock/internal/postgres"
@@ -29,8 +30,8 @@ type lockPruner interface {
 // Runner; each job executes on one instance per period (ShedLock-style).
 // pruner is nil when the lock store keeps nothing to prune (Redis expires
 // its keys by itself).
-func newJobs(locker lock.Locker, store *postgres.Store, pruner lockPruner, logger *slog.Logger) (*periodic.Runner, error) {
-	jobs := []periodic.Job{pruneSeatFences(store, logger)}
+func newJobs(locker lock.Locker, store *postgres.Store, keys idempotency.Store, pruner lockPruner, logger *slog.Logger) (*periodic.Runner, error) {
+	jobs := []periodic.Job{pruneSeatFences(store, logger), purgeHolds(store, logger), purgeIdempotencyKeys(keys, logger)}
 	if pruner != nil {
 		jobs = append(jobs, pruneLockRows(pruner, logger))
 	}
@@ -63,6 +64,47 @@ func pruneSeatFences(store *postgres.Store, logger *slog.Logger) periodic.Job {
 			n, err := store.PruneSeatFences(ctx, time.Now().Add(-fenceRetention))
 			if err == nil {
 				logger.InfoContext(ctx, "pruned seat fences", slog.Int64("rows", n))
+			}
+			return err
+		},
+	}
+}
+
+// holdRetention is how long a hold that ended unconfirmed (expired or
+// released) stays readable with GET /holds/{id}.
+const holdRetention = 24 * time.Hour
+
+// purgeHolds deletes expired holds' seat claims (their seats are free
+// already: expiry is decided when read) and, after holdRetention, the
+// holds that ended unconfirmed.
+func purgeHolds(store *postgres.Store, logger *slog.Logger) periodic.Job {
+	return periodic.Job{
+		Name:           "purge-holds",
+		Every:          time.Minute,
+		LockAtMostFor:  time.Minute,
+		LockAtLeastFor: 10 * time.Second,
+		Run: func(ctx context.Context) error {
+			claims, holds, err := store.PurgeHolds(ctx, time.Now().Add(-holdRetention))
+			if err == nil && claims+holds > 0 {
+				logger.InfoContext(ctx, "purged holds", slog.Int64("claims", claims), slog.Int64("holds", holds))
+			}
+			return err
+		},
+	}
+}
+
+// purgeIdempotencyKeys deletes the Idempotency-Keys older than their
+// 24 hours.
+func purgeIdempotencyKeys(keys idempotency.Store, logger *slog.Logger) periodic.Job {
+	return periodic.Job{
+		Name:           "purge-idempotency-keys",
+		Every:          10 * time.Minute,
+		LockAtMostFor:  5 * time.Minute,
+		LockAtLeastFor: time.Minute,
+		Run: func(ctx context.Context) error {
+			n, err := keys.Purge(ctx)
+			if err == nil && n > 0 {
+				logger.InfoContext(ctx, "purged idempotency keys", slog.Int64("keys", n))
 			}
 			return err
 		},

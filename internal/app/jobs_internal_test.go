@@ -25,7 +25,7 @@ func TestLockRowPruningJob(t *testing.T) {
 	locker := lock.New(memlock.New(), lock.Config{})
 	logger := slog.New(slog.DiscardHandler)
 
-	withoutPruner, err := newJobs(locker, nil, nil, logger)
+	withoutPruner, err := newJobs(locker, nil, nil, nil, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestLockRowPruningJob(t *testing.T) {
 	}
 
 	pruner := &recordingPruner{}
-	jobs, err := newJobs(locker, nil, pruner, logger)
+	jobs, err := newJobs(locker, nil, nil, pruner, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/caarlos0/env/v11"
 
 	"github.com/seatlock/seatlock/internal/auth"
+	"github.com/seatlock/seatlock/internal/reservation"
 )
 
 // Config is everything `api serve` needs.
@@ -30,6 +31,8 @@ type Config struct {
 	FastPath bool `env:"FAST_PATH" envDefault:"true"`
 	// DebugAddr, when set, serves net/http/pprof there, never on HTTPAddr.
 	DebugAddr string `env:"DEBUG_ADDR"`
+	// HoldTTL is how long a seat hold lives before it expires.
+	HoldTTL time.Duration `env:"HOLD_TTL" envDefault:"10m"`
 }
 
 // Lock backends.
@@ -60,6 +63,9 @@ func Load(environ map[string]string) (Config, error) {
 	}
 	if cfg.LockTTL < 10*time.Millisecond || cfg.LockTTL > time.Hour {
 		problems = append(problems, errors.New("LOCK_TTL must be between 10ms and 1h"))
+	}
+	if cfg.HoldTTL < reservation.MinHoldTTL || cfg.HoldTTL > reservation.MaxHoldTTL {
+		problems = append(problems, fmt.Errorf("HOLD_TTL must be between %s and %s", reservation.MinHoldTTL, reservation.MaxHoldTTL))
 	}
 	if cfg.LockMaxWait < 0 || cfg.LockMaxWait > time.Minute {
 		problems = append(problems, errors.New("LOCK_MAX_WAIT must be between 0 and 1m"))

@@ -15,15 +15,27 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/seatlock/seatlock/internal/auth"
+	"github.com/seatlock/seatlock/internal/idempotency"
 	"github.com/seatlock/seatlock/internal/reservation"
 )
 
-// Bookings is what the HTTP edge needs of the use cases.
+// Bookings is what the HTTP edge needs of the booking use cases.
 type Bookings interface {
 	CreateSchedule(ctx context.Context, title string, startsAt time.Time, seatCount int) (reservation.Schedule, error)
+	Schedules(ctx context.Context, after int64, limit int) (reservation.SchedulePage, error)
+	Schedule(ctx context.Context, id int64) (reservation.Schedule, error)
 	SeatMap(ctx context.Context, scheduleID int64) ([]reservation.Seat, error)
 	Reserve(ctx context.Context, cmd reservation.ReserveCommand) (reservation.Reservation, error)
 	Reservation(ctx context.Context, id uuid.UUID, userID string) (reservation.Reservation, error)
+	CancelReservation(ctx context.Context, id uuid.UUID, userID string) error
+}
+
+// Checkout is what the HTTP edge needs of the hold use cases.
+type Checkout interface {
+	Hold(ctx context.Context, cmd reservation.HoldCommand) (reservation.Hold, error)
+	HoldByID(ctx context.Context, id uuid.UUID, userID string) (reservation.Hold, error)
+	Confirm(ctx context.Context, id uuid.UUID, userID string) ([]reservation.Reservation, error)
+	Release(ctx context.Context, id uuid.UUID, userID string) error
 }
 
 // Check is one readiness probe: a dependency that must answer Ping.
@@ -32,15 +44,27 @@ type Check struct {
 	Ping func(ctx context.Context) error
 }
 
+// idempotencyRunningMargin is added to the request timeout to get how long
+// a key's first request is presumed running.
+const idempotencyRunningMargin = 10 * time.Second
+
 // DefaultRequestTimeout bounds one request's work when Options leaves it 0.
 const DefaultRequestTimeout = 10 * time.Second
 
 // Options are the handler's dependencies.
 type Options struct {
 	Bookings Bookings
-	Verifier *auth.Verifier
-	Checks   []Check
-	Logger   *slog.Logger
+	Checkout Checkout
+	// Idempotency keeps the answers of requests sent with an
+	// Idempotency-Key; nil ignores the header.
+	Idempotency idempotency.Store
+	// IdempotencyRunning is how long a key's first request is presumed
+	// running (then a retry may run it again); RequestTimeout plus a
+	// margin when zero.
+	IdempotencyRunning time.Duration
+	Verifier           *auth.Verifier
+	Checks             []Check
+	Logger             *slog.Logger
 	// RequestTimeout bounds each request's work; past it, dependencies
 	// are reported unavailable (503). It must exceed MaxWait.
 	RequestTimeout time.Duration
@@ -55,23 +79,29 @@ type Options struct {
 }
 
 type handler struct {
-	bookings Bookings
-	verifier *auth.Verifier
-	checks   []Check
-	log      *slog.Logger
-	validate *validator.Validate
-	maxWait  time.Duration
+	bookings           Bookings
+	checkout           Checkout
+	idempotency        idempotency.Store
+	idempotencyRunning time.Duration
+	verifier           *auth.Verifier
+	checks             []Check
+	log                *slog.Logger
+	validate           *validator.Validate
+	maxWait            time.Duration
 }
 
 // NewHandler returns the service's HTTP API.
 func NewHandler(opts Options) http.Handler {
 	h := &handler{
-		bookings: opts.Bookings,
-		verifier: opts.Verifier,
-		checks:   opts.Checks,
-		log:      opts.Logger,
-		validate: newValidator(),
-		maxWait:  opts.MaxWait,
+		bookings:           opts.Bookings,
+		checkout:           opts.Checkout,
+		idempotency:        opts.Idempotency,
+		idempotencyRunning: opts.IdempotencyRunning,
+		verifier:           opts.Verifier,
+		checks:             opts.Checks,
+		log:                opts.Logger,
+		validate:           newValidator(),
+		maxWait:            opts.MaxWait,
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
@@ -79,6 +109,9 @@ func NewHandler(opts Options) http.Handler {
 	timeout := opts.RequestTimeout
 	if timeout <= 0 {
 		timeout = DefaultRequestTimeout
+	}
+	if h.idempotencyRunning <= 0 {
+		h.idempotencyRunning = timeout + idempotencyRunningMargin
 	}
 
 	r := chi.NewRouter()
@@ -91,13 +124,24 @@ func NewHandler(opts Options) http.Handler {
 	if opts.Metrics != nil {
 		r.Method(http.MethodGet, "/metrics", opts.Metrics)
 	}
-	// The seat map is public, as a cinema's seat map is: it names no user.
+	r.Get("/openapi.json", serveOpenAPI)
+	// Schedules and seat maps are public, as a cinema's programme and
+	// seat map are: they name no user.
+	r.Get("/schedules", h.listSchedules)
+	r.Get("/schedules/{id}", h.getSchedule)
 	r.Get("/schedules/{id}/seats", h.seatMap)
 	r.Group(func(r chi.Router) {
 		r.Use(h.authenticate)
 		r.With(requireAdmin).Post("/schedules", h.createSchedule)
-		r.Post("/reservations", h.reserve)
+		r.With(h.idempotent).Post("/reservations", h.reserve)
 		r.Get("/reservations/{id}", h.getReservation)
+		r.Delete("/reservations/{id}", h.cancelReservation)
+		if h.checkout != nil {
+			r.With(h.idempotent).Post("/holds", h.createHold)
+			r.Get("/holds/{id}", h.getHold)
+			r.With(h.idempotent).Post("/holds/{id}/confirm", h.confirmHold)
+			r.Delete("/holds/{id}", h.releaseHold)
+		}
 	})
 	return r
 }

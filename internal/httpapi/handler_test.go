@@ -37,6 +37,15 @@ func (f fakeBookings) Reserve(ctx context.Context, _ reservation.ReserveCommand)
 func (f fakeBookings) Reservation(context.Context, uuid.UUID, string) (reservation.Reservation, error) {
 	return reservation.Reservation{}, reservation.ErrReservationNotFound
 }
+func (f fakeBookings) CancelReservation(context.Context, uuid.UUID, string) error {
+	return reservation.ErrReservationNotFound
+}
+func (f fakeBookings) Schedules(context.Context, int64, int) (reservation.SchedulePage, error) {
+	return reservation.SchedulePage{}, errors.New("not used")
+}
+func (f fakeBookings) Schedule(context.Context, int64) (reservation.Schedule, error) {
+	return reservation.Schedule{}, reservation.ErrScheduleNotFound
+}
 
 func serve(t *testing.T, reserve func(ctx context.Context) (reservation.Reservation, error), header http.Header) *httptest.ResponseRecorder {
 	t.Helper()

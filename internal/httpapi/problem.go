@@ -20,7 +20,15 @@ type problem struct {
 	Detail    string       `json:"detail"`
 	Code      string       `json:"code"`
 	Errors    []fieldError `json:"errors,omitempty"`
+	Seats     []seatReason `json:"seats,omitempty"`
 	RequestID string       `json:"requestId,omitempty"`
+}
+
+// seatReason is one seat a hold could not have, in a seats_unavailable
+// problem.
+type seatReason struct {
+	SeatID int    `json:"seatId"`
+	Reason string `json:"reason"`
 }
 
 type fieldError struct {
@@ -36,6 +44,7 @@ type apiError struct {
 	detail     string
 	retryAfter time.Duration // > 0 sets Retry-After
 	fields     []fieldError
+	seats      []seatReason
 }
 
 // unavailableRetryAfter is what a 503 tells clients: long enough for a
@@ -58,6 +67,18 @@ var errorTable = []struct {
 		detail: "The schedule has no seat with this id."}},
 	{reservation.ErrReservationNotFound, apiError{status: http.StatusNotFound, code: "reservation_not_found", title: "Reservation not found",
 		detail: "You have no reservation with this id."}},
+	{reservation.ErrSeatHeld, apiError{status: http.StatusConflict, code: "seat_held", title: "Seat is held",
+		detail: "Another customer holds this seat while they check out; retry after the time in Retry-After."}},
+	{reservation.ErrSeatsUnavailable, apiError{status: http.StatusConflict, code: "seats_unavailable", title: "Seats unavailable",
+		detail: "Some of the seats are locked, held or taken; seats lists each one. Nothing was held."}},
+	{reservation.ErrHoldNotFound, apiError{status: http.StatusNotFound, code: "hold_not_found", title: "Hold not found",
+		detail: "You have no hold with this id."}},
+	{reservation.ErrHoldExpired, apiError{status: http.StatusConflict, code: "hold_expired", title: "Hold expired",
+		detail: "The hold ran out before it was confirmed; its seats are free again."}},
+	{reservation.ErrHoldReleased, apiError{status: http.StatusConflict, code: "hold_released", title: "Hold released",
+		detail: "The hold was released; its seats are free again."}},
+	{reservation.ErrHoldConfirmed, apiError{status: http.StatusConflict, code: "hold_confirmed", title: "Hold confirmed",
+		detail: "The hold was confirmed; cancel its reservations instead."}},
 	{reservation.ErrUnavailable, apiError{status: http.StatusServiceUnavailable, code: "unavailable", title: "Service unavailable",
 		detail: "A dependency of the service cannot be reached right now; retry later.", retryAfter: unavailableRetryAfter}},
 }
@@ -86,13 +107,24 @@ func fromError(err error) (apiError, bool) {
 	for _, row := range errorTable {
 		if errors.Is(err, row.target) {
 			e := row.apiError
-			var locked *reservation.SeatLockedError
-			if errors.As(err, &locked) {
-				e.retryAfter = locked.RetryAfter
-				// Retry-After is at least one second even when the
-				// holder's TTL was unknown or almost over.
-				if e.retryAfter < time.Second {
-					e.retryAfter = time.Second
+			var (
+				locked  *reservation.SeatLockedError
+				held    *reservation.SeatHeldError
+				refused *reservation.SeatsUnavailableError
+			)
+			switch {
+			case errors.As(err, &locked):
+				e.retryAfter = atLeastASecond(locked.RetryAfter)
+			case errors.As(err, &held):
+				e.retryAfter = atLeastASecond(held.RetryAfter)
+			case errors.As(err, &refused):
+				e.seats = make([]seatReason, len(refused.Seats))
+				for i, s := range refused.Seats {
+					e.seats[i] = seatReason{SeatID: s.SeatID, Reason: string(s.Reason)}
+				}
+				// Retry-After only when waiting can help: no seat taken.
+				if wait := refused.RetryAfter(); wait > 0 {
+					e.retryAfter = atLeastASecond(wait)
 				}
 			}
 			return e, true
@@ -100,6 +132,10 @@ func fromError(err error) (apiError, bool) {
 	}
 	return errInternal, false
 }
+
+// atLeastASecond keeps Retry-After at one second or more even when the
+// holder's time was unknown or almost over.
+func atLeastASecond(d time.Duration) time.Duration { return max(d, time.Second) }
 
 func validationFailed(fields []fieldError) apiError {
 	return apiError{status: http.StatusUnprocessableEntity, code: "validation_failed", title: "Validation failed",
@@ -118,7 +154,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 }
 
 func writeProblem(w http.ResponseWriter, r *http.Request, e apiError) {
-	if e.fields != nil {
+	if e.fields != nil || e.seats != nil {
 		writeProblemBody(w, e, newProblem(r, e))
 		return
 	}
@@ -188,6 +224,7 @@ func newProblem(r *http.Request, e apiError) problem {
 		Detail:    e.detail,
 		Code:      e.code,
 		Errors:    e.fields,
+		Seats:     e.seats,
 		RequestID: requestIDFrom(r.Context()),
 	}
 }

@@ -17,17 +17,31 @@ type reserveRequest struct {
 }
 
 type reservationResponse struct {
-	ID         uuid.UUID `json:"id"`
-	ScheduleID int64     `json:"scheduleId"`
-	SeatID     int       `json:"seatId"`
-	UserID     string    `json:"userId"`
-	CreatedAt  time.Time `json:"createdAt"`
+	ID          uuid.UUID  `json:"id"`
+	ScheduleID  int64      `json:"scheduleId"`
+	SeatID      int        `json:"seatId"`
+	UserID      string     `json:"userId"`
+	CreatedAt   time.Time  `json:"createdAt"`
+	Status      string     `json:"status"`
+	CancelledAt *time.Time `json:"cancelledAt,omitempty"`
 }
 
+// Reservation statuses.
+const (
+	reservationActive    = "active"
+	reservationCancelled = "cancelled"
+)
+
 func toReservationResponse(r reservation.Reservation) reservationResponse {
-	return reservationResponse{
+	resp := reservationResponse{
 		ID: r.ID(), ScheduleID: r.ScheduleID(), SeatID: r.SeatID(), UserID: r.UserID(), CreatedAt: r.CreatedAt().UTC(),
+		Status: reservationActive,
 	}
+	if r.Cancelled() {
+		at := r.CancelledAt().UTC()
+		resp.Status, resp.CancelledAt = reservationCancelled, &at
+	}
+	return resp
 }
 
 // reserve answers 200 with the reservation (the contract says 200, not 201).
@@ -69,4 +83,18 @@ func (h *handler) getReservation(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ok(w, http.StatusOK, toReservationResponse(res))
+}
+
+// cancelReservation answers 204, again on a cancelled reservation.
+func (h *handler) cancelReservation(w http.ResponseWriter, r *http.Request) {
+	id, err := uuid.Parse(chi.URLParam(r, "id"))
+	if err != nil {
+		writeError(w, r, h.log, reservation.ErrReservationNotFound)
+		return
+	}
+	if err := h.bookings.CancelReservation(r.Context(), id, principalFrom(r.Context()).UserID); err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	noContent(w)
 }

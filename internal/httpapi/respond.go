@@ -13,6 +13,7 @@ var (
 	contentTypeJSON    = []string{"application/json"}
 	contentTypeProblem = []string{"application/problem+json"}
 	noStore            = []string{"no-store"}
+	noCache            = []string{"no-cache"}
 	noSniff            = []string{"nosniff"}
 )
 
@@ -29,10 +30,13 @@ func writeJSON(w http.ResponseWriter, contentType []string, status int, body any
 
 // writeBody writes an encoded JSON body with its length, so that the
 // response goes out in one piece.
+// A Cache-Control set beforehand is kept; no-store otherwise.
 func writeBody(w http.ResponseWriter, contentType []string, status int, body []byte) {
 	h := w.Header()
 	h["Content-Type"] = contentType
-	h["Cache-Control"] = noStore
+	if _, set := h["Cache-Control"]; !set {
+		h["Cache-Control"] = noStore
+	}
 	h["X-Content-Type-Options"] = noSniff
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(status)
@@ -41,4 +45,10 @@ func writeBody(w http.ResponseWriter, contentType []string, status int, body []b
 
 func ok(w http.ResponseWriter, status int, body any) {
 	writeJSON(w, contentTypeJSON, status, body)
+}
+
+// noContent answers 204.
+func noContent(w http.ResponseWriter) {
+	w.Header()["Cache-Control"] = noStore
+	w.WriteHeader(http.StatusNoContent)
 }

@@ -6,8 +6,11 @@ import (
 	"reflect"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-playground/validator/v10"
+
+	"github.com/seatlock/seatlock/internal/reservation"
 )
 
 // newValidator returns a validator that names fields by their JSON names
@@ -23,6 +26,19 @@ func newValidator() *validator.Validate {
 	})
 	must(v.RegisterValidation("notblank", func(fl validator.FieldLevel) bool {
 		return strings.TrimSpace(fl.Field().String()) != ""
+	}))
+	// Limits live in the domain; these tags read them, so no number is
+	// written twice.
+	must(v.RegisterValidation("title", func(fl validator.FieldLevel) bool {
+		return utf8.RuneCountInString(strings.TrimSpace(fl.Field().String())) <= reservation.MaxTitleRunes
+	}))
+	must(v.RegisterValidation("seatcount", func(fl validator.FieldLevel) bool {
+		n := fl.Field().Int()
+		return n >= 1 && n <= reservation.MaxSeatCount
+	}))
+	must(v.RegisterValidation("holdseats", func(fl validator.FieldLevel) bool {
+		n := fl.Field().Len()
+		return n >= 1 && n <= reservation.MaxHoldSeats
 	}))
 	must(v.RegisterValidation("rfc3339", func(fl validator.FieldLevel) bool {
 		_, err := time.Parse(time.RFC3339Nano, fl.Field().String())
@@ -62,6 +78,14 @@ func describe(f validator.FieldError) string {
 		return "is required"
 	case "notblank":
 		return "must not be blank"
+	case "title":
+		return fmt.Sprintf("must be at most %d characters", reservation.MaxTitleRunes)
+	case "seatcount":
+		return fmt.Sprintf("must be between 1 and %d", reservation.MaxSeatCount)
+	case "holdseats":
+		return fmt.Sprintf("must list 1 to %d seats", reservation.MaxHoldSeats)
+	case "unique":
+		return "must not repeat a seat"
 	case "rfc3339":
 		return "must be an RFC 3339 date-time, e.g. 2026-12-24T19:30:00+09:00"
 	case "min":

@@ -105,3 +105,13 @@ func countReservations(t *testing.T, pool *pgxpool.Pool, scheduleID int64) int {
 	}
 	return n
 }
+
+// queryCount runs a count(*) query.
+func queryCount(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(testContext(t), sql, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"math"
 	"time"
 
 	"github.com/google/uuid"
@@ -14,7 +15,8 @@ import (
 
 // SQLSTATEs this adapter turns into domain errors.
 const (
-	uniqueViolation = "23505"
+	uniqueViolation     = "23505"
+	foreignKeyViolation = "23503"
 )
 
 // Store implements reservation.Repository on a pgx pool. All SQL is
@@ -64,22 +66,58 @@ func (s *Store) Schedule(ctx context.Context, id int64) (reservation.Schedule, e
 	return reservation.RestoreSchedule(id, title, startsAt, seatCount), nil
 }
 
-// ReservedSeats implements reservation.Repository.
-func (s *Store) ReservedSeats(ctx context.Context, scheduleID int64) ([]int, error) {
-	rows, err := s.pool.Query(ctx,
-		`SELECT seat_id FROM reservations WHERE schedule_id = $1 ORDER BY seat_id`, scheduleID)
-	if err != nil {
-		return nil, wrap("select reserved seats", err)
+// ListSchedules implements reservation.Repository.
+func (s *Store) ListSchedules(ctx context.Context, before int64, limit int) ([]reservation.Schedule, error) {
+	if before <= 0 {
+		before = math.MaxInt64
 	}
-	seats, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	rows, err := s.pool.Query(ctx,
+		`SELECT id, title, starts_at, seat_count FROM schedules WHERE id < $1 ORDER BY id DESC LIMIT $2`, before, limit)
 	if err != nil {
-		return nil, wrap("read reserved seats", err)
+		return nil, wrap("list schedules", err)
+	}
+	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (reservation.Schedule, error) {
+		var (
+			id        int64
+			title     string
+			startsAt  time.Time
+			seatCount int
+		)
+		err := row.Scan(&id, &title, &startsAt, &seatCount)
+		return reservation.RestoreSchedule(id, title, startsAt, seatCount), err
+	})
+	if err != nil {
+		return nil, wrap("read schedules", err)
+	}
+	return list, nil
+}
+
+// OccupiedSeats implements reservation.Repository: active reservations and
+// unexpired hold claims, by the database's clock.
+func (s *Store) OccupiedSeats(ctx context.Context, scheduleID int64) ([]reservation.Seat, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT seat_id, 'reserved' FROM reservations WHERE schedule_id = $1 AND cancelled_at IS NULL
+		UNION ALL
+		SELECT seat_id, 'held' FROM seat_holds WHERE schedule_id = $1 AND expires_at > now()
+		ORDER BY 1`, scheduleID)
+	if err != nil {
+		return nil, wrap("select occupied seats", err)
+	}
+	seats, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (reservation.Seat, error) {
+		var seat reservation.Seat
+		var status string
+		err := row.Scan(&seat.ID, &status)
+		seat.Status = reservation.SeatStatus(status)
+		return seat, err
+	})
+	if err != nil {
+		return nil, wrap("read occupied seats", err)
 	}
 	return seats, nil
 }
 
-// SeatReservation implements reservation.Repository. The UNIQUE constraint
-// on (schedule_id, seat_id) makes it at most one row.
+// SeatReservation implements reservation.Repository. The unique index on
+// the active reservations of a seat makes it at most one row.
 func (s *Store) SeatReservation(ctx context.Context, scheduleID int64, seatID int) (reservation.Reservation, error) {
 	var (
 		id        uuid.UUID
@@ -87,7 +125,7 @@ func (s *Store) SeatReservation(ctx context.Context, scheduleID int64, seatID in
 		createdAt time.Time
 	)
 	err := s.pool.QueryRow(ctx,
-		`SELECT id, user_id, created_at FROM reservations WHERE schedule_id = $1 AND seat_id = $2`,
+		`SELECT id, user_id, created_at FROM reservations WHERE schedule_id = $1 AND seat_id = $2 AND cancelled_at IS NULL`,
 		scheduleID, seatID).Scan(&id, &userID, &createdAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return reservation.Reservation{}, reservation.ErrReservationNotFound
@@ -100,50 +138,68 @@ func (s *Store) SeatReservation(ctx context.Context, scheduleID int64, seatID in
 
 // bookSeat is a booking in one statement, so one round trip and no
 // BEGIN/COMMIT of its own. It finds the seat (a seat outside the schedule
-// selects no row) and its fence: the highest of its reservation's (a
+// selects no row), its fence — the highest of its active reservation's (a
 // booking records its fence in its row) and of its seat_fences row (kept
-// for a seat whose reservation is gone). It inserts only when the seat is
-// free and the fence is above the seat's. A concurrent booking of the same
-// seat makes the INSERT wait for it on the UNIQUE constraint and then fail
+// for a seat whose reservation was cancelled) — and the time left on an
+// active hold of the seat, if any. It inserts only when the seat is free,
+// unheld and the fence is above the seat's. A concurrent booking of the
+// same seat makes the INSERT wait for it on the unique index and then fail
 // (23505); seatConflict then tells whether that booking's fence made this
 // one stale.
 const bookSeat = `
 WITH seat AS (
 	SELECT s.id,
-		(SELECT r.fence FROM reservations r WHERE r.schedule_id = s.id AND r.seat_id = $2) AS booked_fence,
-		(SELECT f.fence FROM seat_fences f WHERE f.schedule_id = s.id AND f.seat_id = $2) AS freed_fence
+		(SELECT r.fence FROM reservations r
+			WHERE r.schedule_id = s.id AND r.seat_id = $2 AND r.cancelled_at IS NULL) AS booked_fence,
+		(SELECT f.fence FROM seat_fences f WHERE f.schedule_id = s.id AND f.seat_id = $2) AS freed_fence,
+		(SELECT ceil(extract(epoch FROM h.expires_at - now()) * 1000)::bigint FROM seat_holds h
+			WHERE h.schedule_id = s.id AND h.seat_id = $2 AND h.expires_at > now()) AS held_ms
 	FROM schedules s WHERE s.id = $1 AND $2 BETWEEN 1 AND s.seat_count
 ), booked AS (
 	INSERT INTO reservations (schedule_id, seat_id, user_id, fence)
 	SELECT id, $2, $3, $4 FROM seat
-	WHERE booked_fence IS NULL AND coalesce(freed_fence, 0) < $4
+	WHERE booked_fence IS NULL AND held_ms IS NULL AND coalesce(freed_fence, 0) < $4
 	RETURNING id, created_at
 )
 SELECT (SELECT count(*) FROM seat), (SELECT booked_fence FROM seat), (SELECT freed_fence FROM seat),
-	b.id, b.created_at
+	(SELECT held_ms FROM seat), b.id, b.created_at
 FROM (SELECT 1) AS one LEFT JOIN booked b ON true`
 
+// activeSeatIndex is the unique index that allows one active reservation
+// per seat.
+const activeSeatIndex = "reservations_active_seat_key"
+
 // InsertReservation implements reservation.Repository in one statement
-// (bookSeat). A stale fence is reported before a booked seat: whatever
-// the seat's state, a holder that a newer one overtook only learns that.
+// (bookSeat). A stale fence is reported before a booked seat, and a
+// booked seat before a held one: whatever the seat's state, a holder that
+// a newer one overtook only learns that.
 func (s *Store) InsertReservation(ctx context.Context, nr reservation.NewReservation) (reservation.Reservation, error) {
 	var (
 		seats       int64
 		bookedFence *int64
 		freedFence  *int64
+		heldMillis  *int64
 		id          *uuid.UUID
 		createdAt   *time.Time
 	)
 	err := s.pool.QueryRow(ctx, bookSeat, nr.ScheduleID, nr.SeatID, nr.UserID, nr.Fence).
-		Scan(&seats, &bookedFence, &freedFence, &id, &createdAt)
+		Scan(&seats, &bookedFence, &freedFence, &heldMillis, &id, &createdAt)
 	switch {
 	case err == nil && id != nil && createdAt != nil:
 		return reservation.RestoreReservation(*id, nr.ScheduleID, nr.SeatID, nr.UserID, *createdAt), nil
 	case err == nil && seats == 0:
 		return reservation.Reservation{}, s.missingSeat(ctx, nr.ScheduleID)
 	case err == nil:
-		return reservation.Reservation{}, refusal(nr.Fence, bookedFence, freedFence)
-	case isViolation(err, uniqueViolation, "reservations_schedule_seat_key"):
+		if err := refusal(nr.Fence, bookedFence, freedFence); err != nil {
+			return reservation.Reservation{}, err
+		}
+		if heldMillis != nil {
+			return reservation.Reservation{}, &reservation.SeatHeldError{RetryAfter: time.Duration(*heldMillis) * time.Millisecond}
+		}
+		// Not reachable: a free, unheld seat with a fresh fence is
+		// inserted. Refusing is the safe answer if it ever were.
+		return reservation.Reservation{}, reservation.ErrSeatTaken
+	case isViolation(err, uniqueViolation, activeSeatIndex):
 		return reservation.Reservation{}, s.seatConflict(ctx, nr)
 	default:
 		return reservation.Reservation{}, wrap("insert reservation", err)
@@ -151,14 +207,18 @@ func (s *Store) InsertReservation(ctx context.Context, nr reservation.NewReserva
 }
 
 // refusal says why a booking with fence was not inserted: ErrStaleFence
-// when the seat's fence is not below it, else ErrSeatTaken.
-func refusal(fence int64, seatFences ...*int64) error {
-	for _, f := range seatFences {
+// when the seat's fence is not below it, ErrSeatTaken when the seat has an
+// active reservation (booked), nil when neither (a hold refused it).
+func refusal(fence int64, booked *int64, freed *int64) error {
+	for _, f := range []*int64{booked, freed} {
 		if f != nil && *f >= fence {
 			return reservation.ErrStaleFence
 		}
 	}
-	return reservation.ErrSeatTaken
+	if booked != nil {
+		return reservation.ErrSeatTaken
+	}
+	return nil
 }
 
 // seatConflict settles a booking that lost the UNIQUE constraint to a
@@ -167,11 +227,12 @@ func refusal(fence int64, seatFences ...*int64) error {
 func (s *Store) seatConflict(ctx context.Context, nr reservation.NewReservation) error {
 	var winner int64
 	err := s.pool.QueryRow(ctx,
-		`SELECT fence FROM reservations WHERE schedule_id = $1 AND seat_id = $2`, nr.ScheduleID, nr.SeatID).Scan(&winner)
+		`SELECT fence FROM reservations WHERE schedule_id = $1 AND seat_id = $2 AND cancelled_at IS NULL`,
+		nr.ScheduleID, nr.SeatID).Scan(&winner)
 	if err != nil {
 		return reservation.ErrSeatTaken
 	}
-	return refusal(nr.Fence, &winner)
+	return refusal(nr.Fence, &winner, nil)
 }
 
 // missingSeat tells which of schedule or seat was missing after an INSERT
@@ -185,22 +246,62 @@ func (s *Store) missingSeat(ctx context.Context, scheduleID int64) error {
 
 // Reservation implements reservation.Repository.
 func (s *Store) Reservation(ctx context.Context, id uuid.UUID) (reservation.Reservation, error) {
-	var (
-		scheduleID int64
-		seatID     int
-		userID     string
-		createdAt  time.Time
-	)
-	err := s.pool.QueryRow(ctx,
-		`SELECT schedule_id, seat_id, user_id, created_at FROM reservations WHERE id = $1`, id).
-		Scan(&scheduleID, &seatID, &userID, &createdAt)
+	r, err := scanReservation(s.pool.QueryRow(ctx, `SELECT `+reservationColumns+` FROM reservations WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return reservation.Reservation{}, reservation.ErrReservationNotFound
 	}
 	if err != nil {
 		return reservation.Reservation{}, wrap("select reservation", err)
 	}
-	return reservation.RestoreReservation(id, scheduleID, seatID, userID, createdAt), nil
+	return r, nil
+}
+
+// reservationColumns are the columns scanReservation reads, in its order.
+const reservationColumns = `id, schedule_id, seat_id, user_id, created_at, cancelled_at`
+
+func scanReservation(row pgx.Row) (reservation.Reservation, error) {
+	var (
+		id          uuid.UUID
+		scheduleID  int64
+		seatID      int
+		userID      string
+		createdAt   time.Time
+		cancelledAt *time.Time
+	)
+	if err := row.Scan(&id, &scheduleID, &seatID, &userID, &createdAt, &cancelledAt); err != nil {
+		return reservation.Reservation{}, err
+	}
+	r := reservation.RestoreReservation(id, scheduleID, seatID, userID, createdAt)
+	if cancelledAt != nil {
+		r = r.WithCancelledAt(*cancelledAt)
+	}
+	return r, nil
+}
+
+// cancelReservation marks a reservation cancelled (keeping an earlier
+// cancellation's time) and raises its seat's fence in seat_fences, in one
+// statement.
+const cancelReservation = `
+WITH cancelled AS (
+	UPDATE reservations SET cancelled_at = coalesce(cancelled_at, now()) WHERE id = $1
+	RETURNING ` + reservationColumns + `
+), fenced AS (
+	INSERT INTO seat_fences (schedule_id, seat_id, fence)
+	SELECT schedule_id, seat_id, $2 FROM cancelled
+	ON CONFLICT (schedule_id, seat_id) DO UPDATE SET fence = greatest(seat_fences.fence, EXCLUDED.fence)
+)
+SELECT ` + reservationColumns + ` FROM cancelled`
+
+// CancelReservation implements reservation.Repository.
+func (s *Store) CancelReservation(ctx context.Context, id uuid.UUID, fence int64) (reservation.Reservation, error) {
+	r, err := scanReservation(s.pool.QueryRow(ctx, cancelReservation, id, fence))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return reservation.Reservation{}, reservation.ErrReservationNotFound
+	}
+	if err != nil {
+		return reservation.Reservation{}, wrap("cancel reservation", err)
+	}
+	return r, nil
 }
 
 // Ping checks that PostgreSQL answers.

@@ -181,7 +181,7 @@ func TestInsertReservationMissingSeat(t *testing.T) {
 	mustReserve(t, store, s.ID(), 10, "alice")
 }
 
-func TestReservedSeatsOrdered(t *testing.T) {
+func TestOccupiedSeatsOrdered(t *testing.T) {
 	t.Parallel()
 	store, _ := newStore(t)
 	ctx := testContext(t)
@@ -191,19 +191,31 @@ func TestReservedSeatsOrdered(t *testing.T) {
 	for _, seat := range []int{7, 1, 10, 3} {
 		mustReserve(t, store, s.ID(), seat, "alice")
 	}
-	mustReserve(t, store, other.ID(), 2, "bob")
-
-	got, err := store.ReservedSeats(ctx, s.ID())
-	if err != nil {
-		t.Fatalf("ReservedSeats: %v", err)
+	cancelled := mustReserve(t, store, s.ID(), 5, "alice")
+	if _, err := store.CancelReservation(ctx, cancelled.ID(), nextFence()); err != nil {
+		t.Fatal(err)
 	}
-	if want := []int{1, 3, 7, 10}; !slices.Equal(got, want) {
-		t.Errorf("ReservedSeats = %v, want %v", got, want)
+	mustHold(t, store, s.ID(), "bob", time.Minute, 4, 2)
+	mustHold(t, store, s.ID(), "carol", time.Millisecond, 6) // expired by the time it is read
+	mustReserve(t, store, other.ID(), 2, "bob")
+	time.Sleep(5 * time.Millisecond)
+
+	got, err := store.OccupiedSeats(ctx, s.ID())
+	if err != nil {
+		t.Fatalf("OccupiedSeats: %v", err)
+	}
+	want := []reservation.Seat{
+		{ID: 1, Status: reservation.SeatReserved}, {ID: 2, Status: reservation.SeatHeld},
+		{ID: 3, Status: reservation.SeatReserved}, {ID: 4, Status: reservation.SeatHeld},
+		{ID: 7, Status: reservation.SeatReserved}, {ID: 10, Status: reservation.SeatReserved},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("OccupiedSeats = %v, want %v", got, want)
 	}
 	for _, id := range []int64{empty.ID(), empty.ID() + 1000} {
-		got, err := store.ReservedSeats(ctx, id)
+		got, err := store.OccupiedSeats(ctx, id)
 		if err != nil || len(got) != 0 {
-			t.Errorf("ReservedSeats(%d) = %v, %v; want none", id, got, err)
+			t.Errorf("OccupiedSeats(%d) = %v, %v; want none", id, got, err)
 		}
 	}
 }

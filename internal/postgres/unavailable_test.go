@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -27,8 +28,36 @@ func storeCalls(scheduleID int64, reservationID uuid.UUID) map[string]func(conte
 			_, err := s.Schedule(ctx, scheduleID)
 			return err
 		},
-		"ReservedSeats": func(ctx context.Context, s *postgres.Store) error {
-			_, err := s.ReservedSeats(ctx, scheduleID)
+		"OccupiedSeats": func(ctx context.Context, s *postgres.Store) error {
+			_, err := s.OccupiedSeats(ctx, scheduleID)
+			return err
+		},
+		"CancelReservation": func(ctx context.Context, s *postgres.Store) error {
+			_, err := s.CancelReservation(ctx, reservationID, nextFence())
+			return err
+		},
+		"InsertHold": func(ctx context.Context, s *postgres.Store) error {
+			_, err := s.InsertHold(ctx, reservation.NewHold{ScheduleID: scheduleID, SeatIDs: []int{5}, Fences: []int64{nextFence()},
+				UserID: "bob", TTL: time.Minute})
+			return err
+		},
+		"UnavailableSeats": func(ctx context.Context, s *postgres.Store) error {
+			_, err := s.UnavailableSeats(ctx, scheduleID, []int{1, 2})
+			return err
+		},
+		"Hold": func(ctx context.Context, s *postgres.Store) error {
+			_, err := s.Hold(ctx, reservationID)
+			return err
+		},
+		"ConfirmHold": func(ctx context.Context, s *postgres.Store) error {
+			_, err := s.ConfirmHold(ctx, reservationID, "bob")
+			return err
+		},
+		"ReleaseHold": func(ctx context.Context, s *postgres.Store) error {
+			return s.ReleaseHold(ctx, reservationID, "bob")
+		},
+		"PurgeHolds": func(ctx context.Context, s *postgres.Store) error {
+			_, _, err := s.PurgeHolds(ctx, time.Now())
 			return err
 		},
 		"SeatReservation": func(ctx context.Context, s *postgres.Store) error {

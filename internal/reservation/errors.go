@@ -46,3 +46,82 @@ type InvalidError struct {
 func (e *InvalidError) Error() string {
 	return fmt.Sprintf("reservation: invalid %s: %s", e.Field, e.Detail)
 }
+
+// Checkout errors.
+var (
+	ErrHoldNotFound = errors.New("reservation: hold not found")
+	// ErrHoldExpired reports a hold whose time ran out before it was
+	// confirmed: its seats are free again.
+	ErrHoldExpired = errors.New("reservation: hold expired")
+	// ErrHoldReleased reports a hold its owner released.
+	ErrHoldReleased = errors.New("reservation: hold released")
+	// ErrHoldConfirmed reports a hold that was confirmed: its seats are
+	// reservations now, to be cancelled one by one.
+	ErrHoldConfirmed = errors.New("reservation: hold confirmed")
+	// ErrSeatHeld reports a seat claimed by another active hold; the
+	// concrete error is a *SeatHeldError.
+	ErrSeatHeld = errors.New("reservation: seat held")
+	// ErrSeatsUnavailable reports a hold refused because at least one of
+	// its seats is locked, held or taken; the concrete error is a
+	// *SeatsUnavailableError.
+	ErrSeatsUnavailable = errors.New("reservation: seats unavailable")
+)
+
+// SeatHeldError is ErrSeatHeld with the time left on the hold.
+type SeatHeldError struct {
+	RetryAfter time.Duration
+}
+
+func (e *SeatHeldError) Error() string {
+	return fmt.Sprintf("%v (retry after %s)", ErrSeatHeld, e.RetryAfter)
+}
+
+// Is makes errors.Is(err, ErrSeatHeld) true.
+func (e *SeatHeldError) Is(target error) bool { return target == ErrSeatHeld }
+
+// UnavailableReason says why a seat cannot be held.
+type UnavailableReason string
+
+const (
+	// ReasonLocked: another request holds the seat's lock right now.
+	ReasonLocked UnavailableReason = "locked"
+	// ReasonHeld: another active hold claims the seat.
+	ReasonHeld UnavailableReason = "held"
+	// ReasonTaken: the seat has a reservation.
+	ReasonTaken UnavailableReason = "taken"
+)
+
+// UnavailableSeat is one seat a hold could not have.
+type UnavailableSeat struct {
+	SeatID int
+	Reason UnavailableReason
+	// RetryAfter is how long the lock or the hold has left; zero for a
+	// taken seat (there is nothing to wait for).
+	RetryAfter time.Duration
+}
+
+// SeatsUnavailableError lists every seat of a refused hold that was not
+// available, in seat order.
+type SeatsUnavailableError struct {
+	Seats []UnavailableSeat
+}
+
+func (e *SeatsUnavailableError) Error() string {
+	return fmt.Sprintf("%v: %d seat(s)", ErrSeatsUnavailable, len(e.Seats))
+}
+
+// Is makes errors.Is(err, ErrSeatsUnavailable) true.
+func (e *SeatsUnavailableError) Is(target error) bool { return target == ErrSeatsUnavailable }
+
+// RetryAfter is when every seat may be free again: the longest wait of
+// any seat, or zero when a seat is taken (waiting will not help).
+func (e *SeatsUnavailableError) RetryAfter() time.Duration {
+	var longest time.Duration
+	for _, s := range e.Seats {
+		if s.Reason == ReasonTaken {
+			return 0
+		}
+		longest = max(longest, s.RetryAfter)
+	}
+	return longest
+}

@@ -1,9 +1,11 @@
 package reservation_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -184,17 +186,34 @@ func (f *fakeRepo) Schedule(ctx context.Context, id int64) (reservation.Schedule
 	return s, nil
 }
 
-func (f *fakeRepo) ReservedSeats(ctx context.Context, scheduleID int64) ([]int, error) {
-	if err := f.enter(ctx, "ReservedSeats"); err != nil {
+func (f *fakeRepo) ListSchedules(ctx context.Context, before int64, limit int) ([]reservation.Schedule, error) {
+	if err := f.enter(ctx, "ListSchedules"); err != nil {
 		return nil, err
 	}
-	defer f.leave("ReservedSeats")
+	defer f.leave("ListSchedules")
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var seats []int
+	var list []reservation.Schedule
+	for _, s := range f.sched {
+		if before == 0 || s.ID() < before {
+			list = append(list, s)
+		}
+	}
+	slices.SortFunc(list, func(a, b reservation.Schedule) int { return cmp.Compare(b.ID(), a.ID()) })
+	return list[:min(limit, len(list))], nil
+}
+
+func (f *fakeRepo) OccupiedSeats(ctx context.Context, scheduleID int64) ([]reservation.Seat, error) {
+	if err := f.enter(ctx, "OccupiedSeats"); err != nil {
+		return nil, err
+	}
+	defer f.leave("OccupiedSeats")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var seats []reservation.Seat
 	for _, r := range f.res {
-		if r.ScheduleID() == scheduleID {
-			seats = append(seats, r.SeatID())
+		if r.ScheduleID() == scheduleID && !r.Cancelled() {
+			seats = append(seats, reservation.Seat{ID: r.SeatID(), Status: reservation.SeatReserved})
 		}
 	}
 	return seats, nil
@@ -202,11 +221,33 @@ func (f *fakeRepo) ReservedSeats(ctx context.Context, scheduleID int64) ([]int, 
 
 func (f *fakeRepo) reservedLocked(scheduleID int64, seatID int) bool {
 	for _, r := range f.res {
-		if r.ScheduleID() == scheduleID && r.SeatID() == seatID {
+		if r.ScheduleID() == scheduleID && r.SeatID() == seatID && !r.Cancelled() {
 			return true
 		}
 	}
 	return false
+}
+
+// CancelReservation marks the reservation cancelled and raises the seat's
+// fence, as the PostgreSQL adapter does.
+func (f *fakeRepo) CancelReservation(ctx context.Context, id uuid.UUID, fence int64) (reservation.Reservation, error) {
+	if err := f.enter(ctx, "CancelReservation"); err != nil {
+		return reservation.Reservation{}, err
+	}
+	defer f.leave("CancelReservation")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, ok := f.res[id]
+	if !ok {
+		return reservation.Reservation{}, reservation.ErrReservationNotFound
+	}
+	if !r.Cancelled() {
+		r = r.WithCancelledAt(createdAt.Add(time.Hour))
+		f.res[id] = r
+	}
+	key := seatKey{r.ScheduleID(), r.SeatID()}
+	f.fences[key] = max(f.fences[key], fence)
+	return r, nil
 }
 
 func (f *fakeRepo) InsertReservation(ctx context.Context, nr reservation.NewReservation) (reservation.Reservation, error) {
@@ -260,7 +301,7 @@ func (f *fakeRepo) SeatReservation(ctx context.Context, scheduleID int64, seatID
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, r := range f.res {
-		if r.ScheduleID() == scheduleID && r.SeatID() == seatID {
+		if r.ScheduleID() == scheduleID && r.SeatID() == seatID && !r.Cancelled() {
 			return r, nil
 		}
 	}

@@ -14,6 +14,8 @@ type Reservation struct {
 	seatID     int
 	userID     string
 	createdAt  time.Time
+	// cancelledAt is zero while the reservation is active.
+	cancelledAt time.Time
 }
 
 // RestoreReservation rebuilds a stored reservation. Only repositories call it.
@@ -26,6 +28,18 @@ func (r Reservation) ScheduleID() int64    { return r.scheduleID }
 func (r Reservation) SeatID() int          { return r.seatID }
 func (r Reservation) UserID() string       { return r.userID }
 func (r Reservation) CreatedAt() time.Time { return r.createdAt }
+
+// CancelledAt is when the reservation was cancelled; zero while active.
+func (r Reservation) CancelledAt() time.Time { return r.cancelledAt }
+
+// Cancelled reports whether the reservation was cancelled.
+func (r Reservation) Cancelled() bool { return !r.cancelledAt.IsZero() }
+
+// WithCancelledAt returns r cancelled at t. Only repositories call it.
+func (r Reservation) WithCancelledAt(t time.Time) Reservation {
+	r.cancelledAt = t
+	return r
+}
 
 // OwnedBy reports whether userID made this reservation.
 func (r Reservation) OwnedBy(userID string) bool { return r.userID == userID }
@@ -42,6 +56,8 @@ type SeatStatus string
 const (
 	SeatAvailable SeatStatus = "available"
 	SeatReserved  SeatStatus = "reserved"
+	// SeatHeld is a seat claimed by an unexpired, unconfirmed hold.
+	SeatHeld SeatStatus = "held"
 )
 
 // Seat is one entry of a seat map.

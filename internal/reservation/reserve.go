@@ -47,7 +47,8 @@ type ReserveCommand struct {
 //
 // Errors: ErrScheduleNotFound, ErrSeatNotFound, *SeatLockedError (another
 // request holds the seat, or a newer holder wrote first), ErrSeatTaken
-// (already booked), ErrUnavailable (Redis or PostgreSQL unreachable), or the
+// (already booked), *SeatHeldError (an active hold claims the seat; the
+// lock is released, not sealed: the hold may yet expire), ErrUnavailable (Redis or PostgreSQL unreachable), or the
 // request context's error.
 func (s *Service) Reserve(ctx context.Context, cmd ReserveCommand) (Reservation, error) {
 	if cmd.UserID == "" {

@@ -1,12 +1,15 @@
 package reservation
 
 import (
+	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
 )
 
-// Limits of a schedule, shared by the HTTP validation and the domain.
+// Limits of a schedule, written once: the HTTP validation, its messages,
+// the OpenAPI document and the hammer use these, and a test checks that the
+// schema's CHECK constraints say the same.
 const (
 	MaxSeatCount  = 2000
 	MaxTitleRunes = 200
@@ -28,11 +31,11 @@ func NewSchedule(title string, startsAt time.Time, seatCount int) (Schedule, err
 	case title == "":
 		return Schedule{}, &InvalidError{Field: "title", Detail: "must not be blank"}
 	case utf8.RuneCountInString(title) > MaxTitleRunes:
-		return Schedule{}, &InvalidError{Field: "title", Detail: "must be at most 200 characters"}
+		return Schedule{}, &InvalidError{Field: "title", Detail: fmt.Sprintf("must be at most %d characters", MaxTitleRunes)}
 	case startsAt.IsZero():
 		return Schedule{}, &InvalidError{Field: "startsAt", Detail: "is required"}
 	case seatCount < 1 || seatCount > MaxSeatCount:
-		return Schedule{}, &InvalidError{Field: "seatCount", Detail: "must be between 1 and 2000"}
+		return Schedule{}, &InvalidError{Field: "seatCount", Detail: fmt.Sprintf("must be between 1 and %d", MaxSeatCount)}
 	}
 	return Schedule{title: title, startsAt: startsAt, seatCount: seatCount}, nil
 }

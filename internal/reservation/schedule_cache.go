@@ -26,12 +26,17 @@ const DefaultScheduleCacheSize = 10_000
 // first requests for a new schedule arrive together, and without it each
 // would queue for a connection to ask the same question.
 type scheduleCache struct {
-	repo    Repository
+	repo    scheduleSource
 	lru     *lru.Cache[int64, Schedule]
 	loading singleflight.Group
 }
 
-func newScheduleCache(repo Repository, size int) *scheduleCache {
+// scheduleSource is the one Repository method the cache needs.
+type scheduleSource interface {
+	Schedule(ctx context.Context, id int64) (Schedule, error)
+}
+
+func newScheduleCache(repo scheduleSource, size int) *scheduleCache {
 	c, err := lru.New[int64, Schedule](size)
 	if err != nil {
 		// Only a size below 1 fails, and NewService never passes one.

@@ -20,25 +20,74 @@ func (s *Service) CreateSchedule(ctx context.Context, title string, startsAt tim
 	return stored, nil
 }
 
-// SeatMap lists every seat of a schedule in seat order with its status.
+// SeatMap lists every seat of a schedule in seat order with its status:
+// available, held (an unexpired hold claims it) or reserved.
 // Errors: ErrScheduleNotFound, ErrUnavailable.
 func (s *Service) SeatMap(ctx context.Context, scheduleID int64) ([]Seat, error) {
 	schedule, err := s.schedules.schedule(ctx, scheduleID)
 	if err != nil {
 		return nil, fmt.Errorf("load schedule: %w", err)
 	}
-	reserved, err := s.repo.ReservedSeats(ctx, scheduleID)
+	occupied, err := s.repo.OccupiedSeats(ctx, scheduleID)
 	if err != nil {
-		return nil, fmt.Errorf("list reserved seats: %w", err)
+		return nil, fmt.Errorf("list occupied seats: %w", err)
 	}
 	seats := make([]Seat, schedule.SeatCount())
 	for i := range seats {
 		seats[i] = Seat{ID: i + 1, Status: SeatAvailable}
 	}
-	for _, id := range reserved {
-		if schedule.HasSeat(id) {
-			seats[id-1].Status = SeatReserved
+	for _, o := range occupied {
+		if schedule.HasSeat(o.ID) {
+			seats[o.ID-1].Status = o.Status
 		}
 	}
 	return seats, nil
+}
+
+// Limits of a schedule list page.
+const (
+	DefaultSchedulePage = 20
+	MaxSchedulePage     = 100
+)
+
+// SchedulePage is one page of the schedule list.
+type SchedulePage struct {
+	Schedules []Schedule
+	// Next is the cursor of the next page (the last schedule's id), or 0
+	// on the last page.
+	Next int64
+}
+
+// Schedules lists schedules newest first (by id, which grows with every
+// schedule created), limit at a time, after the cursor after (0 for the
+// first page). Errors: *InvalidError (limit outside 1..MaxSchedulePage,
+// after negative), ErrUnavailable.
+func (s *Service) Schedules(ctx context.Context, after int64, limit int) (SchedulePage, error) {
+	if limit < 1 || limit > MaxSchedulePage {
+		return SchedulePage{}, &InvalidError{Field: "limit", Detail: fmt.Sprintf("must be between 1 and %d", MaxSchedulePage)}
+	}
+	if after < 0 {
+		return SchedulePage{}, &InvalidError{Field: "after", Detail: "must be a schedule id"}
+	}
+	// One more than asked tells whether another page follows.
+	list, err := s.repo.ListSchedules(ctx, after, limit+1)
+	if err != nil {
+		return SchedulePage{}, fmt.Errorf("list schedules: %w", err)
+	}
+	page := SchedulePage{Schedules: list}
+	if len(list) > limit {
+		page.Schedules = list[:limit]
+		page.Next = list[limit-1].ID()
+	}
+	return page, nil
+}
+
+// Schedule returns one schedule. Errors: ErrScheduleNotFound,
+// ErrUnavailable.
+func (s *Service) Schedule(ctx context.Context, id int64) (Schedule, error) {
+	schedule, err := s.schedules.schedule(ctx, id)
+	if err != nil {
+		return Schedule{}, fmt.Errorf("load schedule: %w", err)
+	}
+	return schedule, nil
 }

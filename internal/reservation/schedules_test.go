@@ -165,7 +165,7 @@ func TestSeatMapErrors(t *testing.T) {
 	}{
 		{"unknown schedule", scheduleID + 1, "", reservation.ErrScheduleNotFound, []string{"Schedule"}},
 		{"schedule lookup unavailable", scheduleID, "Schedule", reservation.ErrUnavailable, []string{"Schedule"}},
-		{"reserved seats unavailable", scheduleID, "ReservedSeats", reservation.ErrUnavailable, []string{"Schedule", "ReservedSeats"}},
+		{"occupied seats unavailable", scheduleID, "OccupiedSeats", reservation.ErrUnavailable, []string{"Schedule", "OccupiedSeats"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

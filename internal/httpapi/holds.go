@@ -1,0 +1,111 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/seatlock/seatlock/internal/reservation"
+)
+
+type holdRequest struct {
+	ScheduleID *int64 `json:"scheduleId" validate:"required,min=1"`
+	SeatIDs    []int  `json:"seatIds" validate:"required,holdseats,unique,dive,min=1"`
+}
+
+type holdResponse struct {
+	ID         uuid.UUID `json:"id"`
+	ScheduleID int64     `json:"scheduleId"`
+	SeatIDs    []int     `json:"seatIds"`
+	UserID     string    `json:"userId"`
+	Status     string    `json:"status"`
+	CreatedAt  time.Time `json:"createdAt"`
+	ExpiresAt  time.Time `json:"expiresAt"`
+}
+
+func toHoldResponse(h reservation.Hold) holdResponse {
+	return holdResponse{
+		ID: h.ID(), ScheduleID: h.ScheduleID(), SeatIDs: h.SeatIDs(), UserID: h.UserID(), Status: string(h.Status()),
+		CreatedAt: h.CreatedAt().UTC(), ExpiresAt: h.ExpiresAt().UTC(),
+	}
+}
+
+type confirmResponse struct {
+	HoldID       uuid.UUID             `json:"holdId"`
+	Reservations []reservationResponse `json:"reservations"`
+}
+
+// createHold answers 201 with the hold, all seats or none.
+func (h *handler) createHold(w http.ResponseWriter, r *http.Request) {
+	var req holdRequest
+	if e := decodeJSON(w, r, &req); e != nil {
+		writeProblem(w, r, *e)
+		return
+	}
+	if e := validate(h.validate, &req); e != nil {
+		writeProblem(w, r, *e)
+		return
+	}
+	hold, err := h.checkout.Hold(r.Context(), reservation.HoldCommand{
+		ScheduleID: *req.ScheduleID, SeatIDs: req.SeatIDs, UserID: principalFrom(r.Context()).UserID,
+	})
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	w.Header().Set("Location", "/holds/"+hold.ID().String())
+	ok(w, http.StatusCreated, toHoldResponse(hold))
+}
+
+// holdID reads the {id} of a hold path; a malformed id names no hold.
+func holdID(r *http.Request) (uuid.UUID, bool) {
+	id, err := uuid.Parse(chi.URLParam(r, "id"))
+	return id, err == nil
+}
+
+func (h *handler) getHold(w http.ResponseWriter, r *http.Request) {
+	id, valid := holdID(r)
+	if !valid {
+		writeError(w, r, h.log, reservation.ErrHoldNotFound)
+		return
+	}
+	hold, err := h.checkout.HoldByID(r.Context(), id, principalFrom(r.Context()).UserID)
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	ok(w, http.StatusOK, toHoldResponse(hold))
+}
+
+func (h *handler) confirmHold(w http.ResponseWriter, r *http.Request) {
+	id, valid := holdID(r)
+	if !valid {
+		writeError(w, r, h.log, reservation.ErrHoldNotFound)
+		return
+	}
+	booked, err := h.checkout.Confirm(r.Context(), id, principalFrom(r.Context()).UserID)
+	if err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	resp := confirmResponse{HoldID: id, Reservations: make([]reservationResponse, len(booked))}
+	for i, res := range booked {
+		resp.Reservations[i] = toReservationResponse(res)
+	}
+	ok(w, http.StatusOK, resp)
+}
+
+func (h *handler) releaseHold(w http.ResponseWriter, r *http.Request) {
+	id, valid := holdID(r)
+	if !valid {
+		writeError(w, r, h.log, reservation.ErrHoldNotFound)
+		return
+	}
+	if err := h.checkout.Release(r.Context(), id, principalFrom(r.Context()).UserID); err != nil {
+		writeError(w, r, h.log, err)
+		return
+	}
+	noContent(w)
+}

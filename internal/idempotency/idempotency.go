@@ -1,0 +1,81 @@
+// Package idempotency holds the port for Idempotency-Key retries (the IETF
+// draft "The Idempotency-Key HTTP Header Field", with Stripe's and pretix's
+// semantics): a store that claims a key for the first request that carries
+// it and keeps that request's answer for the retries. The HTTP adapter
+// does the rest; the PostgreSQL adapter implements Store.
+package idempotency
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Limits of a key.
+const (
+	// MaxKeyLen is the longest key accepted, in bytes (all visible ASCII).
+	MaxKeyLen = 255
+	// Retention is how long a key and its answer are kept.
+	Retention = 24 * time.Hour
+)
+
+var (
+	// ErrKeyInUse reports a key whose first request is still running.
+	ErrKeyInUse = errors.New("idempotency: key in use by a request still running")
+	// ErrKeyReused reports a key sent again with another request.
+	ErrKeyReused = errors.New("idempotency: key reused for another request")
+)
+
+// Key names one key of one user: keys are per user.
+type Key struct {
+	UserID string
+	Key    string
+}
+
+// Claim is a key won by one request: Finish or Abandon it.
+type Claim struct {
+	Key
+	ID uuid.UUID
+}
+
+// Response is an answer kept for replay.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Store keeps keys and their answers. Every method wraps a failure to
+// reach the store as the adapter's unavailable error.
+type Store interface {
+	// Begin claims k for a request with fingerprint, for at most
+	// runningFor (after that a request that died is presumed gone and the
+	// key can be claimed again). When a request with k has finished and
+	// its fingerprint matches, Begin returns its answer instead (and no
+	// claim). ErrKeyInUse while another request holds the claim,
+	// ErrKeyReused when the fingerprint differs. An expired key counts as
+	// new.
+	Begin(ctx context.Context, k Key, fingerprint []byte, runningFor time.Duration) (Claim, *Response, error)
+	// Finish stores the claim's answer for replay until the key expires.
+	Finish(ctx context.Context, c Claim, resp Response) error
+	// Abandon forgets the claim's key, so that a retry runs again.
+	Abandon(ctx context.Context, c Claim) error
+	// Purge deletes every expired key and returns how many.
+	Purge(ctx context.Context) (int64, error)
+}
+
+// ValidKey reports whether key is 1..MaxKeyLen visible ASCII characters.
+func ValidKey(key string) bool {
+	if len(key) < 1 || len(key) > MaxKeyLen {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] < 0x21 || key[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}

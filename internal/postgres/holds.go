@@ -1,0 +1,297 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/seatlock/seatlock/internal/reservation"
+)
+
+var _ reservation.HoldRepository = (*Store)(nil)
+
+// holdColumns are the columns scanHold reads, in its order; status is
+// decided here, by the database's clock.
+const holdColumns = `id, schedule_id, seat_ids, user_id, created_at, expires_at,
+	CASE WHEN confirmed_at IS NOT NULL THEN 'confirmed'
+	     WHEN released_at IS NOT NULL THEN 'released'
+	     WHEN expires_at <= now() THEN 'expired'
+	     ELSE 'active' END`
+
+func scanHold(row pgx.Row) (reservation.Hold, error) {
+	var (
+		id                   uuid.UUID
+		scheduleID           int64
+		seatIDs              []int
+		userID               string
+		createdAt, expiresAt time.Time
+		status               string
+	)
+	if err := row.Scan(&id, &scheduleID, &seatIDs, &userID, &createdAt, &expiresAt, &status); err != nil {
+		return reservation.Hold{}, err
+	}
+	return reservation.RestoreHold(id, scheduleID, seatIDs, userID, createdAt, expiresAt, reservation.HoldStatus(status)), nil
+}
+
+// claimSeats claims the hold's seats: a seat nobody claims is inserted, a
+// seat whose claim has expired is taken over in place, a live claim of
+// another hold is left alone (and its seat is not returned). The primary
+// key on (schedule_id, seat_id) makes two live claims of one seat
+// impossible whatever the seat locks did.
+const claimSeats = `
+INSERT INTO seat_holds (schedule_id, seat_id, hold_id, fence, expires_at)
+SELECT $1, c.seat, $2, c.fence, $3 FROM unnest($4::integer[], $5::bigint[]) AS c(seat, fence)
+ON CONFLICT (schedule_id, seat_id) DO UPDATE
+	SET hold_id = EXCLUDED.hold_id, fence = EXCLUDED.fence, expires_at = EXCLUDED.expires_at
+	WHERE seat_holds.expires_at <= now()
+RETURNING seat_id`
+
+// unavailableSeats lists which of the seats $2 of schedule $1 are taken
+// (an active reservation) or held by a live claim of a hold other than $3.
+const unavailableSeats = `
+SELECT seat_id, 'taken', 0::bigint FROM reservations
+	WHERE schedule_id = $1 AND seat_id = ANY($2) AND cancelled_at IS NULL
+UNION ALL
+SELECT seat_id, 'held', ceil(extract(epoch FROM expires_at - now()) * 1000)::bigint FROM seat_holds
+	WHERE schedule_id = $1 AND seat_id = ANY($2) AND expires_at > now() AND hold_id IS DISTINCT FROM $3
+ORDER BY 1`
+
+// InsertHold implements reservation.HoldRepository in one transaction: the
+// hold, its claims, then a check that none of its seats is reserved or
+// claimed by another live hold (run after the claims, so that it sees
+// every booking that committed while they waited on a row lock).
+func (s *Store) InsertHold(ctx context.Context, nh reservation.NewHold) (reservation.Hold, error) {
+	var hold reservation.Hold
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		hold, err = scanHold(tx.QueryRow(ctx, `
+			INSERT INTO holds (schedule_id, user_id, seat_ids, expires_at)
+			VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')
+			RETURNING `+holdColumns, nh.ScheduleID, nh.UserID, nh.SeatIDs, nh.TTL.Milliseconds()))
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, claimSeats, nh.ScheduleID, hold.ID(), hold.ExpiresAt(), nh.SeatIDs, nh.Fences); err != nil {
+			return err
+		}
+		// Our own claims are not listed; a seat we could not claim shows
+		// up as held by the hold that has it.
+		unavailable, err := queryUnavailable(ctx, tx, nh.ScheduleID, nh.SeatIDs, hold.ID())
+		if err != nil {
+			return err
+		}
+		if len(unavailable) > 0 {
+			return &reservation.SeatsUnavailableError{Seats: unavailable}
+		}
+		return nil
+	})
+	var refused *reservation.SeatsUnavailableError
+	switch {
+	case errors.As(err, &refused):
+		return reservation.Hold{}, refused
+	case isViolation(err, foreignKeyViolation, "holds_schedule_id_fkey"):
+		return reservation.Hold{}, reservation.ErrScheduleNotFound
+	case err != nil:
+		return reservation.Hold{}, wrap("insert hold", err)
+	}
+	return hold, nil
+}
+
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// queryUnavailable runs unavailableSeats; exceptHold's own claims are not
+// listed (uuid.Nil lists every claim).
+func queryUnavailable(ctx context.Context, q querier, scheduleID int64, seatIDs []int, exceptHold uuid.UUID) ([]reservation.UnavailableSeat, error) {
+	rows, err := q.Query(ctx, unavailableSeats, scheduleID, seatIDs, exceptHold)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (reservation.UnavailableSeat, error) {
+		var (
+			u      reservation.UnavailableSeat
+			reason string
+			millis int64
+		)
+		err := row.Scan(&u.SeatID, &reason, &millis)
+		u.Reason, u.RetryAfter = reservation.UnavailableReason(reason), time.Duration(millis)*time.Millisecond
+		return u, err
+	})
+}
+
+// UnavailableSeats implements reservation.HoldRepository.
+func (s *Store) UnavailableSeats(ctx context.Context, scheduleID int64, seatIDs []int) ([]reservation.UnavailableSeat, error) {
+	seats, err := queryUnavailable(ctx, s.pool, scheduleID, seatIDs, uuid.Nil)
+	if err != nil {
+		return nil, wrap("select unavailable seats", err)
+	}
+	return seats, nil
+}
+
+// Hold implements reservation.HoldRepository.
+func (s *Store) Hold(ctx context.Context, id uuid.UUID) (reservation.Hold, error) {
+	h, err := scanHold(s.pool.QueryRow(ctx, `SELECT `+holdColumns+` FROM holds WHERE id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return reservation.Hold{}, reservation.ErrHoldNotFound
+	}
+	if err != nil {
+		return reservation.Hold{}, wrap("select hold", err)
+	}
+	return h, nil
+}
+
+// lockHold reads userID's hold for update, so that confirming and
+// releasing one hold are ordered; ErrHoldNotFound for anyone else's.
+func lockHold(ctx context.Context, tx pgx.Tx, id uuid.UUID, userID string) (reservation.Hold, error) {
+	h, err := scanHold(tx.QueryRow(ctx, `SELECT `+holdColumns+` FROM holds WHERE id = $1 FOR UPDATE`, id))
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && !h.OwnedBy(userID) {
+		return reservation.Hold{}, reservation.ErrHoldNotFound
+	}
+	return h, err
+}
+
+// confirmClaims turns hold $1's claims into reservations of user $2 with
+// the claims' fences. Deleting the claims locks them: a hold that takes an
+// expired claim over concurrently either waits for this transaction or has
+// already taken it (then the claim is not ours and is not booked).
+const confirmClaims = `
+WITH claims AS (
+	DELETE FROM seat_holds WHERE hold_id = $1 AND expires_at > now()
+	RETURNING schedule_id, seat_id, fence
+)
+INSERT INTO reservations (schedule_id, seat_id, user_id, fence, hold_id)
+SELECT schedule_id, seat_id, $2, fence, $1 FROM claims
+RETURNING ` + reservationColumns
+
+// ConfirmHold implements reservation.HoldRepository in one transaction.
+func (s *Store) ConfirmHold(ctx context.Context, id uuid.UUID, userID string) ([]reservation.Reservation, error) {
+	var booked []reservation.Reservation
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		h, err := lockHold(ctx, tx, id, userID)
+		if err != nil {
+			return err
+		}
+		switch h.Status() {
+		case reservation.HoldConfirmed:
+			booked, err = holdReservations(ctx, tx, id)
+			return err
+		case reservation.HoldReleased:
+			return reservation.ErrHoldReleased
+		case reservation.HoldExpired:
+			return reservation.ErrHoldExpired
+		}
+		rows, err := tx.Query(ctx, confirmClaims, id, userID)
+		if err != nil {
+			return err
+		}
+		booked, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (reservation.Reservation, error) {
+			return scanReservation(row)
+		})
+		if isViolation(err, uniqueViolation, activeSeatIndex) {
+			// Booked behind the hold's back: only when a seat lock
+			// failed while the hold was being made.
+			taken, qerr := s.takenSeats(ctx, h)
+			if qerr != nil {
+				return qerr
+			}
+			return &reservation.SeatsUnavailableError{Seats: taken}
+		}
+		if err != nil {
+			return err
+		}
+		if len(booked) != len(h.SeatIDs()) {
+			// A claim ran out between reading the hold and booking it.
+			return reservation.ErrHoldExpired
+		}
+		_, err = tx.Exec(ctx, `UPDATE holds SET confirmed_at = now() WHERE id = $1`, id)
+		sortBySeat(booked)
+		return err
+	})
+	if err != nil {
+		return nil, holdError("confirm hold", err)
+	}
+	return booked, nil
+}
+
+// holdError passes the domain's errors through and wraps the rest.
+func holdError(op string, err error) error {
+	var refused *reservation.SeatsUnavailableError
+	for _, known := range []error{reservation.ErrHoldNotFound, reservation.ErrHoldExpired,
+		reservation.ErrHoldReleased, reservation.ErrHoldConfirmed} {
+		if errors.Is(err, known) {
+			return known
+		}
+	}
+	if errors.As(err, &refused) {
+		return refused
+	}
+	return wrap(op, err)
+}
+
+func holdReservations(ctx context.Context, tx pgx.Tx, id uuid.UUID) ([]reservation.Reservation, error) {
+	rows, err := tx.Query(ctx, `SELECT `+reservationColumns+` FROM reservations WHERE hold_id = $1 ORDER BY seat_id`, id)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (reservation.Reservation, error) {
+		return scanReservation(row)
+	})
+}
+
+// takenSeats reads, outside the failed transaction, which seats of h have
+// an active reservation.
+func (s *Store) takenSeats(ctx context.Context, h reservation.Hold) ([]reservation.UnavailableSeat, error) {
+	seats, err := queryUnavailable(ctx, s.pool, h.ScheduleID(), h.SeatIDs(), h.ID())
+	return seats, err
+}
+
+// ReleaseHold implements reservation.HoldRepository in one transaction.
+func (s *Store) ReleaseHold(ctx context.Context, id uuid.UUID, userID string) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		h, err := lockHold(ctx, tx, id, userID)
+		if err != nil {
+			return err
+		}
+		switch h.Status() {
+		case reservation.HoldConfirmed:
+			return reservation.ErrHoldConfirmed
+		case reservation.HoldActive:
+			if _, err := tx.Exec(ctx, `UPDATE holds SET released_at = now() WHERE id = $1`, id); err != nil {
+				return err
+			}
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM seat_holds WHERE hold_id = $1`, id)
+		return err
+	})
+	if err != nil {
+		return holdError("release hold", err)
+	}
+	return nil
+}
+
+// PurgeHolds deletes the claims of expired holds (their seats are free
+// already: expiry is decided when read) and the hold rows that ended,
+// unconfirmed, before endedBefore. It returns how many of each.
+func (s *Store) PurgeHolds(ctx context.Context, endedBefore time.Time) (claims, holds int64, err error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM seat_holds WHERE expires_at <= now()`)
+	if err != nil {
+		return 0, 0, wrap("purge hold claims", err)
+	}
+	claims = tag.RowsAffected()
+	tag, err = s.pool.Exec(ctx, `
+		DELETE FROM holds WHERE confirmed_at IS NULL AND least(expires_at, coalesce(released_at, expires_at)) < $1`,
+		endedBefore)
+	if err != nil {
+		return claims, 0, wrap("purge holds", err)
+	}
+	return claims, tag.RowsAffected(), nil
+}
+
+func sortBySeat(rs []reservation.Reservation) {
+	slices.SortFunc(rs, func(a, b reservation.Reservation) int { return a.SeatID() - b.SeatID() })
+}

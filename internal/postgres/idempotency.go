@@ -1,0 +1,123 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/seatlock/seatlock/internal/idempotency"
+)
+
+// IdempotencyStore implements idempotency.Store in the idempotency_keys
+// table.
+type IdempotencyStore struct {
+	pool *pgxpool.Pool
+}
+
+var _ idempotency.Store = (*IdempotencyStore)(nil)
+
+// NewIdempotencyStore returns a store on pool; the schema must be migrated.
+func NewIdempotencyStore(pool *pgxpool.Pool) *IdempotencyStore { return &IdempotencyStore{pool: pool} }
+
+// claimKey inserts a key, or takes over a row that expired, or one whose
+// request stopped running (past locked_until) with the same fingerprint;
+// it returns a row only when this request now owns the key.
+const claimKey = `
+INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, locked_until, expires_at)
+VALUES ($1, $2, $3, $4, now() + $5 * interval '1 millisecond', now() + $6 * interval '1 millisecond')
+ON CONFLICT (user_id, key) DO UPDATE
+	SET fingerprint = EXCLUDED.fingerprint, claim = EXCLUDED.claim, status = NULL, header = NULL, body = NULL,
+		created_at = now(), locked_until = EXCLUDED.locked_until, expires_at = EXCLUDED.expires_at
+	WHERE idempotency_keys.expires_at <= now()
+		OR (idempotency_keys.status IS NULL AND idempotency_keys.locked_until <= now()
+			AND idempotency_keys.fingerprint = EXCLUDED.fingerprint)
+RETURNING claim`
+
+// beginAttempts bounds Begin's loop: a key that is neither claimable nor
+// readable was deleted (abandoned or purged) between the two statements,
+// and the next attempt claims it.
+const beginAttempts = 3
+
+// Begin implements idempotency.Store.
+func (s *IdempotencyStore) Begin(ctx context.Context, k idempotency.Key, fingerprint []byte, runningFor time.Duration) (idempotency.Claim, *idempotency.Response, error) {
+	for range beginAttempts {
+		claim := idempotency.Claim{Key: k, ID: uuid.New()}
+		var got uuid.UUID
+		err := s.pool.QueryRow(ctx, claimKey, k.UserID, k.Key, fingerprint, claim.ID,
+			runningFor.Milliseconds(), idempotency.Retention.Milliseconds()).Scan(&got)
+		if err == nil {
+			return claim, nil, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return idempotency.Claim{}, nil, wrap("claim idempotency key", err)
+		}
+		var (
+			stored []byte
+			status *int
+			header []byte
+			body   []byte
+		)
+		err = s.pool.QueryRow(ctx,
+			`SELECT fingerprint, status, header, body FROM idempotency_keys WHERE user_id = $1 AND key = $2`,
+			k.UserID, k.Key).Scan(&stored, &status, &header, &body)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			continue
+		case err != nil:
+			return idempotency.Claim{}, nil, wrap("read idempotency key", err)
+		case string(stored) != string(fingerprint):
+			return idempotency.Claim{}, nil, idempotency.ErrKeyReused
+		case status == nil:
+			return idempotency.Claim{}, nil, idempotency.ErrKeyInUse
+		}
+		resp := &idempotency.Response{Status: *status, Header: http.Header{}, Body: body}
+		if len(header) > 0 {
+			if err := json.Unmarshal(header, &resp.Header); err != nil {
+				return idempotency.Claim{}, nil, wrap("decode stored header", err)
+			}
+		}
+		return idempotency.Claim{}, resp, nil
+	}
+	return idempotency.Claim{}, nil, idempotency.ErrKeyInUse
+}
+
+// Finish implements idempotency.Store. A claim taken over meanwhile (its
+// request outlived locked_until) stores nothing.
+func (s *IdempotencyStore) Finish(ctx context.Context, c idempotency.Claim, resp idempotency.Response) error {
+	header, err := json.Marshal(resp.Header)
+	if err != nil {
+		return err
+	}
+	_, err = s.pool.Exec(ctx,
+		`UPDATE idempotency_keys SET status = $4, header = $5, body = $6 WHERE user_id = $1 AND key = $2 AND claim = $3`,
+		c.UserID, c.Key.Key, c.ID, resp.Status, header, resp.Body)
+	if err != nil {
+		return wrap("store idempotent answer", err)
+	}
+	return nil
+}
+
+// Abandon implements idempotency.Store.
+func (s *IdempotencyStore) Abandon(ctx context.Context, c idempotency.Claim) error {
+	_, err := s.pool.Exec(ctx,
+		`DELETE FROM idempotency_keys WHERE user_id = $1 AND key = $2 AND claim = $3`, c.UserID, c.Key.Key, c.ID)
+	if err != nil {
+		return wrap("abandon idempotency key", err)
+	}
+	return nil
+}
+
+// Purge implements idempotency.Store.
+func (s *IdempotencyStore) Purge(ctx context.Context) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM idempotency_keys WHERE expires_at <= now()`)
+	if err != nil {
+		return 0, wrap("purge idempotency keys", err)
+	}
+	return tag.RowsAffected(), nil
+}

@@ -1,0 +1,54 @@
+package reservation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/seatlock/seatlock/internal/lock"
+)
+
+// cancelWait is how long a cancellation waits for a seat lock held by a
+// booking attempt in flight (capped by LOCK_MAX_WAIT): such an attempt is
+// refused by PostgreSQL and gives the lock up within a round trip or two.
+const cancelWait = 5 * time.Second
+
+// CancelReservation cancels the user's reservation; cancelling a cancelled
+// one succeeds again. Anyone else gets ErrReservationNotFound.
+//
+// The seat's lock is taken for the change, lifting a seal (Options.Unseal)
+// that marks the seat booked, and released afterwards: with the seal
+// gone before PostgreSQL frees the seat, and the lock held across both, no
+// request is refused as seat_taken for a seat that is free, and a booking
+// attempt in flight is ordered entirely before or after the cancellation.
+// The cancellation raises the seat's fence to its own lease's.
+//
+// Errors: ErrReservationNotFound, *SeatLockedError (the seat stayed locked
+// for cancelWait), ErrUnavailable, or ctx's error.
+func (s *Service) CancelReservation(ctx context.Context, id uuid.UUID, userID string) error {
+	r, err := s.Reservation(ctx, id, userID)
+	if err != nil {
+		return err
+	}
+	if r.Cancelled() {
+		return nil
+	}
+	lease, err := s.locker.Acquire(ctx, SeatLockKey(r.ScheduleID(), r.SeatID()),
+		lock.Options{TTL: s.lockTTL, Wait: cancelWait, Unseal: true})
+	if err != nil {
+		return lockError(err)
+	}
+	defer func() {
+		if err := lease.Release(ctx); err != nil && !errors.Is(err, lock.ErrNotHeld) {
+			s.log.ErrorContext(ctx, "release seat lock after cancel", slog.String("key", lease.Key()), slog.Any("error", err))
+		}
+	}()
+	if _, err := s.repo.CancelReservation(ctx, id, lease.Fence()); err != nil {
+		return fmt.Errorf("cancel reservation: %w", err)
+	}
+	return nil
+}

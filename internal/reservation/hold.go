@@ -1,0 +1,87 @@
+package reservation
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Limits of a hold.
+const (
+	// MaxHoldSeats is the most seats one hold may claim.
+	MaxHoldSeats = 10
+	// MinHoldTTL and MaxHoldTTL bound HOLD_TTL.
+	MinHoldTTL = 10 * time.Second
+	MaxHoldTTL = time.Hour
+	// DefaultHoldTTL is how long a hold lives when HOLD_TTL is not set.
+	DefaultHoldTTL = 10 * time.Minute
+)
+
+// HoldStatus is where a hold stands.
+type HoldStatus string
+
+const (
+	HoldActive    HoldStatus = "active"
+	HoldConfirmed HoldStatus = "confirmed"
+	HoldReleased  HoldStatus = "released"
+	// HoldExpired is a hold whose time ran out unconfirmed; its seats are
+	// free from that moment, whether or not a clean-up ran.
+	HoldExpired HoldStatus = "expired"
+)
+
+// Hold is a claim of one user on a few seats of one schedule, for a
+// limited time, to be confirmed (booked) or released.
+type Hold struct {
+	id         uuid.UUID
+	scheduleID int64
+	seatIDs    []int
+	userID     string
+	createdAt  time.Time
+	expiresAt  time.Time
+	status     HoldStatus
+}
+
+// RestoreHold rebuilds a stored hold. Only repositories call it; status is
+// decided by the store's clock when the hold was read.
+func RestoreHold(id uuid.UUID, scheduleID int64, seatIDs []int, userID string,
+	createdAt, expiresAt time.Time, status HoldStatus) Hold {
+	return Hold{id: id, scheduleID: scheduleID, seatIDs: seatIDs, userID: userID,
+		createdAt: createdAt, expiresAt: expiresAt, status: status}
+}
+
+func (h Hold) ID() uuid.UUID        { return h.id }
+func (h Hold) ScheduleID() int64    { return h.scheduleID }
+func (h Hold) SeatIDs() []int       { return slices.Clone(h.seatIDs) }
+func (h Hold) UserID() string       { return h.userID }
+func (h Hold) CreatedAt() time.Time { return h.createdAt }
+func (h Hold) ExpiresAt() time.Time { return h.expiresAt }
+func (h Hold) Status() HoldStatus   { return h.status }
+
+// OwnedBy reports whether userID made this hold.
+func (h Hold) OwnedBy(userID string) bool { return h.userID == userID }
+
+// HoldCommand asks to hold seats of one schedule for one user.
+type HoldCommand struct {
+	ScheduleID int64
+	SeatIDs    []int
+	UserID     string
+}
+
+// seats checks the requested seats against the hold's limits and returns
+// them sorted: 1..MaxHoldSeats distinct positive seat numbers.
+func (c HoldCommand) seats() ([]int, error) {
+	if len(c.SeatIDs) < 1 || len(c.SeatIDs) > MaxHoldSeats {
+		return nil, &InvalidError{Field: "seatIds", Detail: fmt.Sprintf("must list 1 to %d seats", MaxHoldSeats)}
+	}
+	seats := slices.Clone(c.SeatIDs)
+	slices.Sort(seats)
+	if seats[0] < 1 {
+		return nil, &InvalidError{Field: "seatIds", Detail: "seat ids must be at least 1"}
+	}
+	if len(slices.Compact(slices.Clone(seats))) != len(seats) {
+		return nil, &InvalidError{Field: "seatIds", Detail: "must not repeat a seat"}
+	}
+	return seats, nil
+}
