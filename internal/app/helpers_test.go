@@ -44,15 +44,23 @@ func newHarness(t *testing.T, instances int) *harness {
 // newHarnessOn is newHarness with the given LOCK_BACKEND.
 func newHarnessOn(t *testing.T, instances int, backend string) *harness {
 	t.Helper()
+	return newHarnessWith(t, instances, func(cfg *config.Config) { cfg.LockBackend = backend })
+}
+
+// newHarnessWith is newHarness with the configuration changed by tune.
+func newHarnessWith(t *testing.T, instances int, tune func(*config.Config)) *harness {
+	t.Helper()
 	cfg := config.Config{
 		DatabaseURL: testenv.DatabaseURL(t),
 		RedisURL:    testenv.RedisURL(t),
 		AuthSecret:  testSecret,
 		LockTTL:     5 * time.Second,
 		LockMaxWait: 10 * time.Second,
-		LockBackend: backend,
+		LockBackend: config.BackendRedis,
 		FastPath:    true,
+		HoldTTL:     10 * time.Minute,
 	}
+	tune(&cfg)
 	h := &harness{
 		t:      t,
 		cfg:    cfg,
@@ -126,6 +134,7 @@ type request struct {
 	method, path, token, contentType, body string
 	base                                   int // index of the instance
 	prefer                                 string
+	header                                 map[string]string
 }
 
 func (h *harness) do(req request) response {
@@ -142,6 +151,9 @@ func (h *harness) do(req request) response {
 	}
 	if req.prefer != "" {
 		httpReq.Header.Set("Prefer", req.prefer)
+	}
+	for name, value := range req.header {
+		httpReq.Header.Set(name, value)
 	}
 	resp, err := h.client.Do(httpReq)
 	if err != nil {

@@ -3,13 +3,20 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"slices"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/seatlock/seatlock/internal/lock"
 	"github.com/seatlock/seatlock/internal/lock/memlock"
 	"github.com/seatlock/seatlock/internal/periodic"
+	"github.com/seatlock/seatlock/internal/postgres"
+	"github.com/seatlock/seatlock/internal/testenv"
 )
 
 type recordingPruner struct{ freeFor []time.Duration }
@@ -44,5 +51,65 @@ func TestLockRowPruningJob(t *testing.T) {
 	}
 	if len(pruner.freeFor) != 1 || pruner.freeFor[0] != lockRowRetention {
 		t.Errorf("Prune calls = %v, want one with %v", pruner.freeFor, lockRowRetention)
+	}
+}
+
+// Three instances' runners try the purge at once: it runs on one of them,
+// the others skip, and the expired keys are gone while live ones stay.
+func TestIdempotencyKeyPurgeRunsOnceAcrossRunners(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testenv.Pool(t)
+	if err := postgres.Migrate(pool); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		expiry := "now() + interval '1 hour'"
+		if i%2 == 0 {
+			expiry = "now() - interval '1 second'"
+		}
+		_, err := pool.Exec(ctx, `INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, status, locked_until, expires_at)
+			VALUES ('alice', $1, '\x00', gen_random_uuid(), 200, now(), `+expiry+`)`, fmt.Sprintf("key-%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	store, keys := postgres.NewStore(pool), postgres.NewIdempotencyStore(pool)
+	shared := memlock.New() // the lock store all three instances share
+	logger := slog.New(slog.DiscardHandler)
+	events := make([]periodic.Event, 3)
+	var wg sync.WaitGroup
+	for i := range events {
+		runner, err := newJobs(lock.New(shared, lock.Config{}), store, keys, nil, logger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			ev, err := runner.RunOnce(ctx, "purge-idempotency-keys")
+			if err != nil {
+				t.Error(err)
+			}
+			events[i] = ev
+		})
+	}
+	wg.Wait()
+	outcomes := map[periodic.Outcome]int{}
+	for _, ev := range events {
+		outcomes[ev.Outcome]++
+	}
+	if outcomes[periodic.Ran] != 1 || outcomes[periodic.Skipped] != 2 {
+		t.Errorf("outcomes = %v, want one ran and two skipped", outcomes)
+	}
+	var left []string
+	rows, err := pool.Query(ctx, `SELECT key FROM idempotency_keys ORDER BY key`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(left, []string{"key-1", "key-3", "key-5"}) {
+		t.Errorf("keys left = %v, want the three live ones", left)
 	}
 }

@@ -1,0 +1,107 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/seatlock/seatlock/internal/reservation"
+)
+
+// hold asks for a hold of seats through instance base.
+func (h *harness) hold(base int, user string, schedule int64, seats ...int) response {
+	h.t.Helper()
+	ids := make([]string, len(seats))
+	for i, s := range seats {
+		ids[i] = fmt.Sprint(s)
+	}
+	return h.do(request{method: http.MethodPost, path: "/holds", token: h.token(user, ""), base: base,
+		contentType: "application/json",
+		body:        fmt.Sprintf(`{"scheduleId":%d,"seatIds":[%s]}`, schedule, strings.Join(ids, ","))})
+}
+
+func (h *harness) confirm(base int, user, holdID string) response {
+	h.t.Helper()
+	return h.do(request{method: http.MethodPost, path: "/holds/" + holdID + "/confirm", token: h.token(user, ""), base: base})
+}
+
+func (h *harness) release(base int, user, holdID string) response {
+	h.t.Helper()
+	return h.do(request{method: http.MethodDelete, path: "/holds/" + holdID, token: h.token(user, ""), base: base})
+}
+
+func (h *harness) reserve(base int, user string, schedule int64, seat int) response {
+	h.t.Helper()
+	return h.do(request{method: http.MethodPost, path: "/reservations", token: h.token(user, ""), base: base,
+		contentType: "application/json", body: fmt.Sprintf(`{"scheduleId":%d,"seatId":%d}`, schedule, seat)})
+}
+
+func (h *harness) cancel(base int, user, reservationID string) response {
+	h.t.Helper()
+	return h.do(request{method: http.MethodDelete, path: "/reservations/" + reservationID, token: h.token(user, ""), base: base})
+}
+
+// seatStatuses reads the seat map through instance 0: seat id -> status.
+func (h *harness) seatStatuses(schedule int64) map[int]string {
+	h.t.Helper()
+	resp := h.do(request{method: http.MethodGet, path: fmt.Sprintf("/schedules/%d/seats", schedule)})
+	if resp.status != http.StatusOK {
+		h.t.Fatalf("seat map: %d %s", resp.status, resp.raw)
+	}
+	out := map[int]string{}
+	for _, s := range resp.body["seats"].([]any) {
+		seat := s.(map[string]any)
+		out[int(seat["seatId"].(float64))] = seat["status"].(string)
+	}
+	return out
+}
+
+// lockedSeats lists the seats of schedule whose lock key holds an owner's
+// token (a seal, which marks a booked seat, is not a lock).
+func (h *harness) lockedSeats(schedule int64, seatCount int) []int {
+	h.t.Helper()
+	var locked []int
+	for seat := 1; seat <= seatCount; seat++ {
+		v, err := h.redis.Get(context.Background(), reservation.SeatLockKey(schedule, seat)).Result()
+		if err == nil && v != "sealed" {
+			locked = append(locked, seat)
+		}
+	}
+	return locked
+}
+
+// activeRows counts a seat's active reservations.
+func (h *harness) activeRows(schedule int64, seat int) int {
+	h.t.Helper()
+	var n int
+	err := h.pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM reservations WHERE schedule_id = $1 AND seat_id = $2 AND cancelled_at IS NULL`,
+		schedule, seat).Scan(&n)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return n
+}
+
+// unavailableSeats reads a seats_unavailable problem: seat id -> reason.
+func unavailableSeats(t *testing.T, resp response) map[int]string {
+	t.Helper()
+	expectProblem(t, resp, http.StatusConflict, "seats_unavailable")
+	out := map[int]string{}
+	seats, _ := resp.body["seats"].([]any)
+	for _, s := range seats {
+		seat := s.(map[string]any)
+		out[int(seat["seatId"].(float64))] = seat["reason"].(string)
+	}
+	if len(out) == 0 {
+		t.Fatalf("seats_unavailable without seats: %s", resp.raw)
+	}
+	return out
+}
+
+func str(body map[string]any, key string) string {
+	s, _ := body[key].(string)
+	return s
+}
