@@ -4,13 +4,17 @@ SHELL := /bin/bash
 RUN_DIR := $(CURDIR)/.data/run
 GO ?= go
 
-.PHONY: run test bench hammer compare stop build vet fmt docker-config
+.PHONY: run test smoke bench hammer compare stop build vet fmt docker-config
 
 run: build
 	@bash scripts/run.sh "$(RUN_DIR)"
 
 test:
 	@bash scripts/devenv.sh test bash scripts/test.sh
+
+# api.http in httpyac against `make run`'s service, or one started for it.
+smoke:
+	@bash scripts/smoke.sh "$(RUN_DIR)"
 
 # The lock adapter against the raw go-redis floor, bsm/redislock and
 # go-redsync on one Redis: one table, medians of three rounds.

@@ -8,4 +8,6 @@ if [ -n "$unformatted" ]; then
 	exit 1
 fi
 go vet ./...
+# The OpenAPI document, linted by a pinned Redocly CLI (redocly.yaml).
+bash "$(dirname "$0")/node.sh" npx --yes @redocly/cli@2.11.1 lint --format=summary api/openapi.json
 go test -race -count=1 "$@" ./...

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,8 +19,9 @@ import (
 )
 
 // TestAPIHTTPFile runs api.http, the requests a developer sends from an
-// editor, against a real instance: every request must answer with the status
-// and problem code of its `# expect:` line, so the file cannot rot.
+// editor and `make smoke` sends with httpyac, against a real instance: every
+// request must pass its `??` assertions (status, problem code, members and
+// headers), so the file cannot rot.
 func TestAPIHTTPFile(t *testing.T) {
 	t.Parallel()
 	text, err := os.ReadFile("../../api.http")
@@ -30,10 +32,10 @@ func TestAPIHTTPFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("api.http: %v", err)
 	}
-	if len(file.requests) < 15 {
-		t.Fatalf("api.http has %d requests, want at least 15", len(file.requests))
+	if len(file.requests) < 40 {
+		t.Fatalf("api.http has %d requests, want at least 40", len(file.requests))
 	}
-	if err := checkReferences(file); err != nil {
+	if err := checkReferences(file, environment); err != nil {
 		t.Fatalf("api.http: %v", err)
 	}
 
@@ -45,8 +47,10 @@ func TestAPIHTTPFile(t *testing.T) {
 		"userToken":      h.token("alice", ""),
 		"otherUserToken": h.token("bob", ""),
 	} {
-		if _, ok := vars[name]; !ok {
-			t.Fatalf("api.http does not declare @%s", name)
+		// A file variable would override the environment httpyac is
+		// given, so the environment's names must not be declared.
+		if _, ok := vars[name]; ok {
+			t.Fatalf("api.http declares @%s: it must come from the environment", name)
 		}
 		vars[name] = value
 	}
@@ -83,20 +87,25 @@ type httpFileRequest struct {
 	body        string
 }
 
-// expectation is a request's `# expect: <status> [<code>]` line.
+// expectation is a request's `??` assertions: its status, members of its
+// JSON body (`code` for a problem) and headers.
 type expectation struct {
-	status int
-	code   string // the problem code; "" checks the status only
+	status  int
+	members map[string]string
+	headers map[string]string
 }
+
+// environment names the variables api.http takes from its environment.
+var environment = []string{"baseUrl", "adminToken", "userToken", "otherUserToken"}
 
 var (
 	fileVarLine  = regexp.MustCompile(`^@([A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*(.*)$`)
 	nameComment  = regexp.MustCompile(`^(?:#|//)\s*@name\s+(\S+)\s*$`)
-	expectLine   = regexp.MustCompile(`^(?:#|//)\s*expect:\s*(.*)$`)
-	expectValue  = regexp.MustCompile(`^([1-5][0-9][0-9])(?:\s+([a-z_]+))?$`)
+	statusAssert = regexp.MustCompile(`^\?\?\s+status\s+==\s+([1-5][0-9][0-9])$`)
+	memberAssert = regexp.MustCompile(`^\?\?\s+js\s+response\.parsedBody\.([A-Za-z]+)\s+==\s+(\S+)$`)
+	headerAssert = regexp.MustCompile(`^\?\?\s+header\s+([A-Za-z-]+)\s+==\s+(\S+)$`)
 	requestLine  = regexp.MustCompile(`^([A-Z]+)\s+(\S+)(?:\s+HTTP/[0-9.]+)?$`)
 	variableRef  = regexp.MustCompile(`\{\{\s*([^{}\s]+)\s*\}\}`)
-	responseBody = ".response.body."
 )
 
 // parseHTTPFile reads the file block by block (blocks are separated by
@@ -146,10 +155,7 @@ func isComment(line string) bool {
 // it. File variables go into vars. It returns nil for a block without a
 // request.
 func parseBlock(b block, vars map[string]string) (*httpFileRequest, error) {
-	var (
-		req       httpFileRequest
-		hasExpect bool
-	)
+	var req httpFileRequest
 	i := 0
 	for ; i < len(b.lines); i++ {
 		line := strings.TrimSpace(b.lines[i])
@@ -160,17 +166,6 @@ func parseBlock(b block, vars map[string]string) (*httpFileRequest, error) {
 		}
 		if m := nameComment.FindStringSubmatch(line); m != nil {
 			req.name = m[1]
-			continue
-		}
-		if m := expectLine.FindStringSubmatch(line); m != nil {
-			if hasExpect {
-				return nil, fmt.Errorf("line %d: a second # expect: line", lineNo)
-			}
-			e, err := parseExpectation(m[1])
-			if err != nil {
-				return nil, fmt.Errorf("line %d: %v", lineNo, err)
-			}
-			req.expect, hasExpect = e, true
 			continue
 		}
 		if line == "" || isComment(line) {
@@ -184,21 +179,58 @@ func parseBlock(b block, vars map[string]string) (*httpFileRequest, error) {
 		break
 	}
 	if req.method == "" {
-		if hasExpect || req.name != "" {
-			return nil, fmt.Errorf("line %d: # expect: or # @name without a request", b.first)
+		if req.name != "" {
+			return nil, fmt.Errorf("line %d: # @name without a request", b.first)
 		}
 		return nil, nil
-	}
-	if !hasExpect {
-		return nil, fmt.Errorf("line %d: %s %s has no `# expect: <status> [<code>]` line", req.line, req.method, req.url)
 	}
 	headers, rest, err := parseHeaders(b.lines[i+1:], req.line+1)
 	if err != nil {
 		return nil, err
 	}
 	req.headers = headers
-	req.body = strings.TrimSpace(strings.Join(rest, "\n"))
+	var body []string
+	for _, line := range rest {
+		if strings.HasPrefix(strings.TrimSpace(line), "??") {
+			if err := req.expect.add(strings.TrimSpace(line)); err != nil {
+				return nil, fmt.Errorf("line %d: %v", req.line, err)
+			}
+			continue
+		}
+		body = append(body, line)
+	}
+	if req.expect.status == 0 {
+		return nil, fmt.Errorf("line %d: %s %s has no `?? status == <status>` assertion", req.line, req.method, req.url)
+	}
+	req.body = strings.TrimSpace(strings.Join(body, "\n"))
 	return &req, nil
+}
+
+// add reads one `??` assertion; one this test does not understand is an
+// error, so the file asserts nothing that only httpyac would check.
+func (e *expectation) add(line string) error {
+	if m := statusAssert.FindStringSubmatch(line); m != nil {
+		if e.status != 0 {
+			return fmt.Errorf("a second status assertion")
+		}
+		e.status, _ = strconv.Atoi(m[1])
+		return nil
+	}
+	if m := memberAssert.FindStringSubmatch(line); m != nil {
+		if e.members == nil {
+			e.members = map[string]string{}
+		}
+		e.members[m[1]] = m[2]
+		return nil
+	}
+	if m := headerAssert.FindStringSubmatch(line); m != nil {
+		if e.headers == nil {
+			e.headers = map[string]string{}
+		}
+		e.headers[m[1]] = m[2]
+		return nil
+	}
+	return fmt.Errorf("unknown assertion %q", line)
 }
 
 // parseHeaders reads `Name: value` lines up to the first blank line and
@@ -222,25 +254,17 @@ func parseHeaders(lines []string, first int) ([][2]string, []string, error) {
 	return headers, nil, nil
 }
 
-func parseExpectation(s string) (expectation, error) {
-	m := expectValue.FindStringSubmatch(strings.TrimSpace(s))
-	if m == nil {
-		return expectation{}, fmt.Errorf("want `# expect: <status> [<code>]`, got %q", s)
-	}
-	status, _ := strconv.Atoi(m[1])
-	return expectation{status: status, code: m[2]}, nil
-}
-
-// checkReferences fails on a {{name}} that is neither a file variable nor
-// the response body of a request named earlier in the file.
-func checkReferences(file httpFile) error {
+// checkReferences fails on a {{name}} that is neither a variable of the
+// environment or the file nor `request.member` of a request named earlier
+// in the file.
+func checkReferences(file httpFile, environment []string) error {
 	named := map[string]bool{}
 	for _, req := range file.requests {
 		for _, ref := range requestRefs(req) {
-			if _, ok := file.vars[ref]; ok {
+			if _, ok := file.vars[ref]; ok || slices.Contains(environment, ref) {
 				continue
 			}
-			reqName, _, isResponse := strings.Cut(ref, responseBody)
+			reqName, _, isResponse := strings.Cut(ref, ".")
 			if !isResponse || !named[reqName] {
 				return fmt.Errorf("line %d: unknown variable {{%s}}", req.line, ref)
 			}
@@ -305,19 +329,19 @@ func (e httpFileEnv) substitute(s string) (string, error) {
 	return out, firstErr
 }
 
-// resolve returns a file variable or `X.response.body.field` (a dotted
-// path, optionally JSONPath-style `$.field`) of the named response X.
+// resolve returns a variable or `X.field` (a dotted path) of the JSON body
+// of the named response X, as httpyac does.
 func (e httpFileEnv) resolve(name string) (string, error) {
 	if value, ok := e.vars[name]; ok {
 		return value, nil
 	}
-	reqName, path, isResponse := strings.Cut(name, responseBody)
+	reqName, path, isResponse := strings.Cut(name, ".")
 	body, ran := e.responses[reqName]
 	if !isResponse || !ran {
 		return "", fmt.Errorf("unknown variable {{%s}}", name)
 	}
 	var v any = body
-	for _, key := range strings.Split(strings.TrimPrefix(path, "$."), ".") {
+	for _, key := range strings.Split(path, ".") {
 		obj, _ := v.(map[string]any)
 		if v = obj[key]; v == nil {
 			return "", fmt.Errorf("{{%s}}: the response of %s has no %q", name, reqName, path)
@@ -346,6 +370,7 @@ func jsonScalar(v any) (string, error) {
 type httpFileResponse struct {
 	status      int
 	contentType string
+	header      http.Header
 	body        map[string]any // nil unless the body is a JSON object
 	raw         string
 }
@@ -372,7 +397,7 @@ func sendHTTPFileRequest(t *testing.T, client *http.Client, req httpFileRequest)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := httpFileResponse{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), raw: string(raw)}
+	out := httpFileResponse{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), header: resp.Header, raw: string(raw)}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&out.body); err != nil {
@@ -384,11 +409,21 @@ func sendHTTPFileRequest(t *testing.T, client *http.Client, req httpFileRequest)
 // check compares a response with the expectation; a problem code also
 // requires an application/problem+json body.
 func (e expectation) check(got httpFileResponse) error {
-	code, _ := got.body["code"].(string)
-	if got.status != e.status || (e.code != "" && code != e.code) {
-		return fmt.Errorf("got %d %q, want %d %q", got.status, code, e.status, e.code)
+	if got.status != e.status {
+		return fmt.Errorf("got status %d, want %d", got.status, e.status)
 	}
-	if e.code == "" {
+	for member, want := range e.members {
+		value, _ := got.body[member].(string)
+		if value != want {
+			return fmt.Errorf("%s = %q, want %q", member, value, want)
+		}
+	}
+	for name, want := range e.headers {
+		if value := got.header.Get(name); value != want {
+			return fmt.Errorf("header %s = %q, want %q", name, value, want)
+		}
+	}
+	if _, isProblem := e.members["code"]; !isProblem {
 		return nil
 	}
 	if mediaType, _, _ := mime.ParseMediaType(got.contentType); mediaType != "application/problem+json" {

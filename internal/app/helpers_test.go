@@ -65,7 +65,8 @@ func newHarnessWith(t *testing.T, instances int, tune func(*config.Config)) *har
 		t:      t,
 		cfg:    cfg,
 		redis:  testenv.Redis(t),
-		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 256}},
+		client: &http.Client{Timeout: 30 * time.Second, Transport: contractTransport{t: t,
+			next: &http.Transport{MaxIdleConnsPerHost: 256}}},
 	}
 	pool, err := postgres.Open(context.Background(), cfg.DatabaseURL)
 	if err != nil {

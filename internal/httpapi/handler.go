@@ -136,12 +136,10 @@ func NewHandler(opts Options) http.Handler {
 		r.With(h.idempotent).Post("/reservations", h.reserve)
 		r.Get("/reservations/{id}", h.getReservation)
 		r.Delete("/reservations/{id}", h.cancelReservation)
-		if h.checkout != nil {
-			r.With(h.idempotent).Post("/holds", h.createHold)
-			r.Get("/holds/{id}", h.getHold)
-			r.With(h.idempotent).Post("/holds/{id}/confirm", h.confirmHold)
-			r.Delete("/holds/{id}", h.releaseHold)
-		}
+		r.With(h.idempotent).Post("/holds", h.createHold)
+		r.Get("/holds/{id}", h.getHold)
+		r.With(h.idempotent).Post("/holds/{id}/confirm", h.confirmHold)
+		r.Delete("/holds/{id}", h.releaseHold)
 	})
 	return r
 }

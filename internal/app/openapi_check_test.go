@@ -1,0 +1,163 @@
+package app_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
+	validationerrors "github.com/pb33f/libopenapi-validator/errors"
+
+	"github.com/seatlock/seatlock/api"
+)
+
+// The OpenAPI document, parsed once for every test of the package.
+var (
+	openAPIOnce      sync.Once
+	openAPIValidator validator.Validator
+	openAPIErr       error
+	// openAPIMu serialises validations: the validator's caches are not
+	// documented as safe for concurrent use.
+	openAPIMu sync.Mutex
+)
+
+func documentValidator() (validator.Validator, error) {
+	openAPIOnce.Do(func() {
+		doc, err := libopenapi.NewDocument(api.OpenAPI)
+		if err != nil {
+			openAPIErr = fmt.Errorf("parse api/openapi.json: %w", err)
+			return
+		}
+		v, errs := validator.NewValidator(doc)
+		if len(errs) > 0 {
+			openAPIErr = fmt.Errorf("build a validator of api/openapi.json: %v", errs)
+			return
+		}
+		if ok, errs := v.ValidateDocument(); !ok {
+			openAPIErr = fmt.Errorf("api/openapi.json is not a valid OpenAPI document: %v", errs)
+			return
+		}
+		openAPIValidator = v
+	})
+	return openAPIValidator, openAPIErr
+}
+
+// contractTransport checks every response the harness receives against
+// the OpenAPI document, so the document cannot drift from what the
+// service answers.
+type contractTransport struct {
+	t    testing.TB
+	next http.RoundTripper
+}
+
+func (c contractTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := c.next.RoundTrip(req)
+	if err != nil {
+		return resp, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	if problem := checkContract(req, resp, body); problem != "" {
+		c.t.Errorf("OpenAPI contract: %s %s answered %d %s: %s", req.Method, req.URL.Path, resp.StatusCode, truncate(body), problem)
+	}
+	return resp, nil
+}
+
+// checkContract validates one exchange; "" when it matches the document.
+func checkContract(req *http.Request, resp *http.Response, body []byte) string {
+	v, err := documentValidator()
+	if err != nil {
+		return err.Error()
+	}
+	check := *resp
+	check.Body = io.NopCloser(bytes.NewReader(body))
+	openAPIMu.Lock()
+	ok, errs := v.ValidateHttpResponse(req, &check)
+	openAPIMu.Unlock()
+	if ok {
+		return ""
+	}
+	// A path the API does not have is answered by the router alone, with
+	// a problem the document describes as the default response.
+	if unknownRoute(resp, body) && pathNotDocumented(errs) {
+		return ""
+	}
+	var msgs []string
+	for _, e := range errs {
+		msg := e.Message
+		if e.Reason != "" {
+			msg += " (" + e.Reason + ")"
+		}
+		for _, s := range e.SchemaValidationErrors {
+			msg += "; " + s.FieldPath + ": " + s.Reason
+		}
+		msgs = append(msgs, msg)
+	}
+	return strings.Join(msgs, " | ")
+}
+
+func unknownRoute(resp *http.Response, body []byte) bool {
+	return (resp.StatusCode == http.StatusNotFound && bytes.Contains(body, []byte(`"code":"not_found"`))) ||
+		(resp.StatusCode == http.StatusMethodNotAllowed && bytes.Contains(body, []byte(`"code":"method_not_allowed"`)))
+}
+
+func pathNotDocumented(errs []*validationerrors.ValidationError) bool {
+	for _, e := range errs {
+		if !e.IsPathMissingError() && !e.IsOperationMissingError() {
+			return false
+		}
+	}
+	return true
+}
+
+func truncate(b []byte) string {
+	if len(b) > 300 {
+		return string(b[:300]) + "…"
+	}
+	return string(b)
+}
+
+// The contract check must be able to fail: answers that break the
+// document are caught.
+func TestContractCheckCatchesDrift(t *testing.T) {
+	t.Parallel()
+	fake := func(method, path string, status int, contentType, body string) string {
+		req, err := http.NewRequest(method, "http://127.0.0.1:8080"+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp := &http.Response{StatusCode: status, Header: http.Header{"Content-Type": {contentType},
+			"X-Request-Id": {"test-1"}, "Cache-Control": {"no-store"}},
+			Body: io.NopCloser(strings.NewReader(body)), Request: req}
+		return checkContract(req, resp, []byte(body))
+	}
+	good := `{"id":"0b7a5d4e-7a53-4c39-9d38-3c2f5b1f3a10","scheduleId":1,"seatId":2,"userId":"alice",` +
+		`"createdAt":"2026-11-23T10:00:00Z","status":"active"}`
+	if problem := fake(http.MethodGet, "/reservations/0b7a5d4e-7a53-4c39-9d38-3c2f5b1f3a10", 200, "application/json", good); problem != "" {
+		t.Fatalf("a valid reservation was refused: %s", problem)
+	}
+	for name, body := range map[string]string{
+		"missing member": `{"id":"0b7a5d4e-7a53-4c39-9d38-3c2f5b1f3a10","scheduleId":1,"userId":"alice","createdAt":"2026-11-23T10:00:00Z","status":"active"}`,
+		"wrong type":     strings.Replace(good, `"seatId":2`, `"seatId":"2"`, 1),
+		"unknown status": strings.Replace(good, `"active"`, `"pending"`, 1),
+	} {
+		if fake(http.MethodGet, "/reservations/0b7a5d4e-7a53-4c39-9d38-3c2f5b1f3a10", 200, "application/json", body) == "" {
+			t.Errorf("%s: a reservation that breaks the document passed", name)
+		}
+	}
+	if fake(http.MethodGet, "/holds/0b7a5d4e-7a53-4c39-9d38-3c2f5b1f3a10", 200, "application/json", `{"seats":[]}`) == "" {
+		t.Error("a hold without its members passed")
+	}
+	if fake(http.MethodGet, "/nowhere", 200, "application/json", `{}`) == "" {
+		t.Error("a 200 on an undocumented path passed")
+	}
+}
