@@ -62,9 +62,9 @@ func newHarnessWith(t *testing.T, instances int, tune func(*config.Config)) *har
 	}
 	tune(&cfg)
 	h := &harness{
-		t:      t,
-		cfg:    cfg,
-		redis:  testenv.Redis(t),
+		t:     t,
+		cfg:   cfg,
+		redis: testenv.Redis(t),
 		client: &http.Client{Timeout: 30 * time.Second, Transport: contractTransport{t: t,
 			next: &http.Transport{MaxIdleConnsPerHost: 256}}},
 	}
