@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/seatlock/seatlock/internal/auth"
+	"github.com/seatlock/seatlock/internal/reservation"
 )
 
 // Bounds that keep one run finite and its memory small.
@@ -18,7 +19,7 @@ const (
 	maxRequests = 1_000_000
 	maxWorkers  = 10_000
 	maxUsers    = 100_000
-	maxSeats    = 2000 // the API's own seatCount limit
+	maxSeats    = reservation.MaxSeatCount // the API's own seatCount limit
 	maxDuration = time.Hour
 )
 
@@ -80,7 +81,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	users := fs.Int("users", env.int("HAMMER_USERS", 0), "distinct users (tokens); default one per worker (env HAMMER_USERS)")
 	urls := fs.String("url", env.str("HAMMER_URL", defaultURL(getenv)),
 		"API base URLs, comma-separated; requests go round-robin (env HAMMER_URL, else http://$HTTP_ADDR)")
-	seats := fs.Int("seats", env.int("HAMMER_SEATS", 1), "contended: seats to race for, 1..2000 (env HAMMER_SEATS)")
+	seats := fs.Int("seats", env.int("HAMMER_SEATS", 1), "contended: seats to race for, 1.."+strconv.Itoa(maxSeats)+" (env HAMMER_SEATS)")
 	perSeat := fs.Int("per-seat", env.int("HAMMER_PER_SEAT", 0), "contended: requests per seat, sets -n (env HAMMER_PER_SEAT)")
 	schedule := fs.Int64("schedule", int64(env.int("HAMMER_SCHEDULE", 0)),
 		"hot-seat or contended: an existing schedule (with -seat) instead of a fresh one (env HAMMER_SCHEDULE)")

@@ -83,8 +83,17 @@ func (h *handler) idempotent(next http.Handler) http.Handler {
 		}
 
 		rec := &recorder{header: http.Header{}}
+		settled := false
+		defer func() {
+			// A panic is answered 500 further out: forget the key, as
+			// for any 5xx, so that a retry runs again.
+			if !settled {
+				h.settle(r.Context(), claim, &recorder{status: http.StatusInternalServerError})
+			}
+		}()
 		next.ServeHTTP(rec, r)
 		h.settle(r.Context(), claim, rec)
+		settled = true
 		rec.writeTo(w)
 	})
 }

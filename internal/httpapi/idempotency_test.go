@@ -1,0 +1,113 @@
+package httpapi_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/seatlock/seatlock/internal/auth"
+	"github.com/seatlock/seatlock/internal/httpapi"
+	"github.com/seatlock/seatlock/internal/idempotency"
+	"github.com/seatlock/seatlock/internal/reservation"
+)
+
+// fakeKeys is an idempotency.Store that always grants the claim and
+// records what became of it.
+type fakeKeys struct {
+	mu        sync.Mutex
+	finished  []idempotency.Response
+	abandoned int
+}
+
+func (f *fakeKeys) Begin(_ context.Context, k idempotency.Key, _ []byte, _ time.Duration) (idempotency.Claim, *idempotency.Response, error) {
+	return idempotency.Claim{Key: k, ID: uuid.New()}, nil, nil
+}
+
+func (f *fakeKeys) Finish(_ context.Context, _ idempotency.Claim, resp idempotency.Response) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.finished = append(f.finished, resp)
+	return nil
+}
+
+func (f *fakeKeys) Abandon(context.Context, idempotency.Claim) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.abandoned++
+	return nil
+}
+
+func (f *fakeKeys) Purge(context.Context) (int64, error) { return 0, nil }
+
+func serveWithKey(t *testing.T, keys *fakeKeys, reserve func(ctx context.Context) (reservation.Reservation, error)) *httptest.ResponseRecorder {
+	t.Helper()
+	verifier, err := auth.NewVerifier(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := auth.Mint(secret, "alice", "", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := httpapi.NewHandler(httpapi.Options{Bookings: fakeBookings{reserve: reserve}, Verifier: verifier, Idempotency: keys})
+	req := httptest.NewRequest(http.MethodPost, "/reservations", strings.NewReader(`{"scheduleId":1,"seatId":1}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Idempotency-Key", "k-1")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// Answers a retry should see again are stored; a 5xx (and a panic) is not:
+// the key is forgotten so that the retry runs.
+func TestIdempotencyStoresFinalAnswersOnly(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name     string
+		reserve  func(ctx context.Context) (reservation.Reservation, error)
+		status   int
+		finished bool
+	}{
+		{"booked", func(context.Context) (reservation.Reservation, error) {
+			return reservation.RestoreReservation(uuid.New(), 1, 1, "alice", time.Now()), nil
+		}, http.StatusOK, true},
+		{"taken", func(context.Context) (reservation.Reservation, error) {
+			return reservation.Reservation{}, reservation.ErrSeatTaken
+		}, http.StatusConflict, true},
+		{"locked", func(context.Context) (reservation.Reservation, error) {
+			return reservation.Reservation{}, &reservation.SeatLockedError{RetryAfter: 2 * time.Second}
+		}, http.StatusConflict, true},
+		{"unavailable", func(context.Context) (reservation.Reservation, error) {
+			return reservation.Reservation{}, reservation.ErrUnavailable
+		}, http.StatusServiceUnavailable, false},
+		{"unexpected", func(context.Context) (reservation.Reservation, error) {
+			return reservation.Reservation{}, errors.New("boom")
+		}, http.StatusInternalServerError, false},
+		{"panic", func(context.Context) (reservation.Reservation, error) { panic("boom") }, http.StatusInternalServerError, false},
+	} {
+		keys := &fakeKeys{}
+		rec := serveWithKey(t, keys, tt.reserve)
+		if rec.Code != tt.status {
+			t.Errorf("%s: status %d, want %d", tt.name, rec.Code, tt.status)
+		}
+		if tt.finished {
+			if len(keys.finished) != 1 || keys.abandoned != 0 || keys.finished[0].Status != tt.status ||
+				string(keys.finished[0].Body) != rec.Body.String() {
+				t.Errorf("%s: finished %+v, abandoned %d; want the answer stored", tt.name, keys.finished, keys.abandoned)
+			}
+			if got, want := keys.finished[0].Header.Get("Retry-After"), rec.Header().Get("Retry-After"); got != want {
+				t.Errorf("%s: stored Retry-After %q, sent %q", tt.name, got, want)
+			}
+		} else if len(keys.finished) != 0 || keys.abandoned != 1 {
+			t.Errorf("%s: finished %d, abandoned %d; want the key forgotten", tt.name, len(keys.finished), keys.abandoned)
+		}
+	}
+}
