@@ -8,6 +8,7 @@
 # their ratios.
 #
 #   ROUNDS=3 DURATION=5s CONNECTIONS=64 BASELINE_DIR=../shared/baseline bash scripts/compare.sh
+# SCENARIOS (default "hot-seat fresh-seats contended") picks some of them.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -76,7 +77,8 @@ hammer() {
 }
 
 declare -A samples
-scenarios=(hot-seat fresh-seats contended)
+# shellcheck disable=SC2206
+scenarios=(${SCENARIOS:-hot-seat fresh-seats contended})
 args_of() {
 	case $1 in
 	contended) echo "-seats 200 -per-seat 20" ;;
@@ -124,6 +126,8 @@ for s in "${scenarios[@]}"; do
 		printf '| %s | %s | %.0f | %.1f | %.1f%% | %.2f |\n' "$s" "$t" "$tp" "$p99" "$(echo "$locked * 100" | bc -l)" "$(echo "$tp / $base" | bc -l)"
 	done
 done
-fast=$(col "hot-seat/service" 1)
-slow=$(col "hot-seat/service-no-fast-path" 1)
-printf '\nhot seat, fast path on / off: %.2f\n' "$(echo "$fast / $slow" | bc -l)"
+if [[ " ${scenarios[*]} " == *" hot-seat "* ]]; then
+	fast=$(col "hot-seat/service" 1)
+	slow=$(col "hot-seat/service-no-fast-path" 1)
+	printf '\nhot seat, fast path on / off: %.2f\n' "$(echo "$fast / $slow" | bc -l)"
+fi

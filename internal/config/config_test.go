@@ -23,7 +23,8 @@ func TestLoadDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
-	if cfg.HTTPAddr != "127.0.0.1:8080" || cfg.LockTTL != 5*time.Second || cfg.LockMaxWait != 10*time.Second {
+	if cfg.HTTPAddr != "127.0.0.1:8080" || cfg.LockTTL != 5*time.Second || cfg.LockMaxWait != 10*time.Second ||
+		cfg.HoldTTL != 10*time.Minute {
 		t.Errorf("defaults = %+v", cfg)
 	}
 }
@@ -33,11 +34,13 @@ func TestLoadOverrides(t *testing.T) {
 	env["HTTP_ADDR"] = ":9000"
 	env["LOCK_TTL"] = "750ms"
 	env["LOCK_MAX_WAIT"] = "2s"
+	env["HOLD_TTL"] = "90s"
 	cfg, err := config.Load(env)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
-	if cfg.HTTPAddr != ":9000" || cfg.LockTTL != 750*time.Millisecond || cfg.LockMaxWait != 2*time.Second {
+	if cfg.HTTPAddr != ":9000" || cfg.LockTTL != 750*time.Millisecond || cfg.LockMaxWait != 2*time.Second ||
+		cfg.HoldTTL != 90*time.Second {
 		t.Errorf("cfg = %+v", cfg)
 	}
 }
@@ -54,6 +57,9 @@ func TestLoadRejects(t *testing.T) {
 		{"tiny ttl", "LOCK_TTL", "1ms", "LOCK_TTL must be between"},
 		{"negative wait", "LOCK_MAX_WAIT", "-1s", "LOCK_MAX_WAIT must be between"},
 		{"unknown backend", "LOCK_BACKEND", "zookeeper", "LOCK_BACKEND must be"},
+		{"short hold", "HOLD_TTL", "9s", "HOLD_TTL must be between 10s and 1h0m0s"},
+		{"long hold", "HOLD_TTL", "61m", "HOLD_TTL must be between"},
+		{"bad hold", "HOLD_TTL", "ten minutes", "HOLD_TTL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

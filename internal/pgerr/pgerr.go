@@ -14,8 +14,9 @@ import (
 
 // Unreachable reports whether err means PostgreSQL could not be reached in
 // time: connection exceptions (class 08), a server shutting down or out of
-// connections, dial, network and timeout errors, a deadline, and a closed
-// pool (a service shutting down: retrying elsewhere helps). Other server
+// connections, dial, network and timeout errors, a deadline, a connection
+// found closed, and a closed pool (a service shutting down: retrying
+// elsewhere helps). Other server
 // errors (constraint violations, syntax) are answers, not outages.
 func Unreachable(err error) bool {
 	var pgErr *pgconn.PgError
@@ -31,7 +32,10 @@ func Unreachable(err error) bool {
 	}
 	var netErr net.Error
 	var connectErr *pgconn.ConnectError
+	// ErrConnClosed: the connection died under an earlier statement of
+	// the same transaction, and the next one found it closed.
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, puddle.ErrClosedPool) || pgconn.Timeout(err) ||
+		errors.Is(err, pgconn.ErrConnClosed) ||
 		errors.As(err, &connectErr) || errors.As(err, &netErr) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }

@@ -41,6 +41,14 @@ func (p *Proxy) Addr() string { return p.proxy.Listen }
 // connection refused.
 func (p *Proxy) Cut() { p.proxy.Stop() }
 
+// Restore accepts connections again on the same address after Cut.
+func (p *Proxy) Restore() {
+	p.tb.Helper()
+	if err := p.proxy.Start(); err != nil {
+		p.tb.Fatalf("restart proxy: %v", err)
+	}
+}
+
 // Toxic is one fault: Type is a Toxiproxy toxic ("latency", "timeout",
 // "reset_peer", "limit_data", "bandwidth", "slicer", "slow_close"), Stream
 // is "downstream" (server to client, the default) or "upstream", Toxicity
