@@ -90,12 +90,14 @@ func TestIdempotencyKeyInUse(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, 2)
 	schedule := h.createSchedule(3)
-	h.holdSeat(schedule, 1, 1500*time.Millisecond) // the first request waits for it
+	h.holdSeat(schedule, 1, 3*time.Second) // the first request waits for it
 
 	var first response
 	var wg sync.WaitGroup
-	wg.Go(func() { first = h.reserveWithKey(0, "alice", "slow-order", schedule, 1, "wait=5") })
-	time.Sleep(400 * time.Millisecond)
+	wg.Go(func() { first = h.reserveWithKey(0, "alice", "slow-order", schedule, 1, "wait=8") })
+	// Well inside the first request's wait for the lock, even on a busy
+	// machine.
+	time.Sleep(time.Second)
 	second := h.reserveWithKey(1, "alice", "slow-order", schedule, 1, "wait=5")
 	wg.Wait()
 
