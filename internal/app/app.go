@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -21,7 +22,9 @@ import (
 	"github.com/seatlock/seatlock/internal/lock/lockmetrics"
 	"github.com/seatlock/seatlock/internal/periodic"
 	"github.com/seatlock/seatlock/internal/postgres"
+	"github.com/seatlock/seatlock/internal/redisconn"
 	"github.com/seatlock/seatlock/internal/reservation"
+	"github.com/seatlock/seatlock/internal/seatfeed"
 )
 
 // A request may wait LOCK_MAX_WAIT for a seat and then needs time for its
@@ -39,6 +42,11 @@ type App struct {
 	jobs         *periodic.Runner
 	writeTimeout time.Duration
 	debugAddr    string
+	// shutdown is closed when the server starts shutting down: open
+	// seat-map streams end then, instead of holding the shutdown up.
+	shutdown     chan struct{}
+	shutdownOnce sync.Once
+	noJobs       bool
 	closers      []func() // in the order they must run
 }
 
@@ -50,7 +58,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	for _, opt := range opts {
 		opt(&o)
 	}
-	a := &App{log: logger, writeTimeout: cfg.LockMaxWait + workTimeout + writeSlack, debugAddr: cfg.DebugAddr}
+	a := &App{log: logger, writeTimeout: cfg.LockMaxWait + workTimeout + writeSlack, debugAddr: cfg.DebugAddr,
+		shutdown: make(chan struct{}), noJobs: o.noJobs}
 	defer func() {
 		if err != nil {
 			a.Close()
@@ -91,13 +100,22 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	a.closeFirst(locker.Close)
 
 	keys := postgres.NewIdempotencyStore(pool)
-	if a.jobs, err = newJobs(locker, store, keys, locks.pruner, logger); err != nil {
+	feed, err := a.openFeed(cfg, logger)
+	if err != nil {
 		return nil, err
 	}
+	var events reservation.SeatEvents
+	var streamFeed httpapi.SeatFeed
+	if feed != nil {
+		events, streamFeed = feed, feed
+	}
 	bookings := reservation.NewService(store, locker,
-		reservation.Config{LockTTL: cfg.LockTTL, SealBooked: cfg.FastPath}, logger)
+		reservation.Config{LockTTL: cfg.LockTTL, SealBooked: cfg.FastPath, Events: events}, logger)
 	checkout := reservation.NewCheckout(store, locker,
-		reservation.CheckoutConfig{LockTTL: cfg.LockTTL, HoldTTL: cfg.HoldTTL}, logger)
+		reservation.CheckoutConfig{LockTTL: cfg.LockTTL, HoldTTL: cfg.HoldTTL, Events: events}, logger)
+	if a.jobs, err = newJobs(locker, store, keys, checkout, locks.pruner, logger); err != nil {
+		return nil, err
+	}
 	a.handler = httpapi.NewHandler(httpapi.Options{
 		Bookings:    bookings,
 		Checkout:    checkout,
@@ -110,8 +128,30 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		RequestTimeout: cfg.LockMaxWait + workTimeout,
 		Checks:         append([]httpapi.Check{{Name: "postgres", Ping: store.Ping}}, locks.checks...),
 		AccessLog:      o.accessLog,
+		Feed:           streamFeed,
+		MaxStreams:     cfg.MaxStreams,
+		Shutdown:       a.shutdown,
 	})
 	return a, nil
+}
+
+// openFeed opens the live seat map's feed on its own Redis connections (a
+// blocking stream read holds a connection; the locks must not wait for
+// one). Without REDIS_URL (LOCK_BACKEND=postgres) there is no feed.
+func (a *App) openFeed(cfg config.Config, logger *slog.Logger) (*seatfeed.Feed, error) {
+	if cfg.RedisURL == "" {
+		return nil, nil
+	}
+	client, err := redisconn.Open(cfg.RedisURL)
+	if err != nil {
+		return nil, err
+	}
+	feed := seatfeed.New(client, seatfeed.Config{Logger: logger})
+	a.closeFirst(func() {
+		feed.Close()
+		_ = client.Close()
+	})
+	return feed, nil
 }
 
 // Option tunes New.
@@ -119,7 +159,13 @@ type Option func(*options)
 
 type options struct {
 	accessLog io.Writer
+	noJobs    bool
 }
+
+// WithoutJobs serves without running the periodic jobs on this instance
+// (other instances run them: each job runs on one instance per period
+// anyway). Tests use it to see the service without its clean-ups.
+func WithoutJobs() Option { return func(o *options) { o.noJobs = true } }
 
 // WithAccessLog writes the request log to w directly, as JSON lines in the
 // format of the logger's JSON handler, instead of through the logger: the

@@ -30,6 +30,7 @@ const testSecret = "test-secret-test-secret-test-secret!"
 type harness struct {
 	t      *testing.T
 	cfg    config.Config
+	opts   []app.Option // for every instance
 	bases  []string
 	redis  *redis.Client
 	pool   *pgxpool.Pool
@@ -48,7 +49,7 @@ func newHarnessOn(t *testing.T, instances int, backend string) *harness {
 }
 
 // newHarnessWith is newHarness with the configuration changed by tune.
-func newHarnessWith(t *testing.T, instances int, tune func(*config.Config)) *harness {
+func newHarnessWith(t *testing.T, instances int, tune func(*config.Config), opts ...app.Option) *harness {
 	t.Helper()
 	cfg := config.Config{
 		DatabaseURL: testenv.DatabaseURL(t),
@@ -88,7 +89,7 @@ func newHarnessWith(t *testing.T, instances int, tune func(*config.Config)) *har
 // test's end shuts it down and checks that the shutdown was clean.
 func (h *harness) serve(cfg config.Config) string {
 	h.t.Helper()
-	a, err := app.New(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	a, err := app.New(context.Background(), cfg, slog.New(slog.DiscardHandler), h.opts...)
 	if err != nil {
 		h.t.Fatalf("app.New: %v", err)
 	}

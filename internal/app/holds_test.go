@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seatlock/seatlock/internal/app"
 	"github.com/seatlock/seatlock/internal/config"
 )
 
@@ -172,7 +173,7 @@ func TestHoldInputErrors(t *testing.T) {
 // cannot be confirmed and its seat books at once.
 func TestHoldExpiresWithoutASweeper(t *testing.T) {
 	t.Parallel()
-	h := newHarnessWith(t, 1, func(cfg *config.Config) { cfg.HoldTTL = 2 * time.Second })
+	h := newHarnessWith(t, 1, func(cfg *config.Config) { cfg.HoldTTL = 2 * time.Second }, app.WithoutJobs())
 	schedule := h.createSchedule(3)
 	held := h.hold(0, "alice", schedule, 1)
 	if held.status != http.StatusCreated {

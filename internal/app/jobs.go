@@ -30,8 +30,11 @@ type lockPruner interface {
 // Runner; each job executes on one instance per period (ShedLock-style).
 // pruner is nil when the lock store keeps nothing to prune (Redis expires
 // its keys by itself).
-func newJobs(locker lock.Locker, store *postgres.Store, keys idempotency.Store, pruner lockPruner, logger *slog.Logger) (*periodic.Runner, error) {
+func newJobs(locker lock.Locker, store *postgres.Store, keys idempotency.Store, expirer holdExpirer, pruner lockPruner, logger *slog.Logger) (*periodic.Runner, error) {
 	jobs := []periodic.Job{pruneSeatFences(store, logger), purgeHolds(store, logger), purgeIdempotencyKeys(keys, logger)}
+	if expirer != nil {
+		jobs = append(jobs, expireHolds(expirer, logger))
+	}
 	if pruner != nil {
 		jobs = append(jobs, pruneLockRows(pruner, logger))
 	}
@@ -74,19 +77,40 @@ func pruneSeatFences(store *postgres.Store, logger *slog.Logger) periodic.Job {
 // released) stays readable with GET /holds/{id}.
 const holdRetention = 24 * time.Hour
 
-// purgeHolds deletes expired holds' seat claims (their seats are free
-// already: expiry is decided when read) and, after holdRetention, the
-// holds that ended unconfirmed.
+// purgeHolds deletes, after holdRetention, the holds that ended
+// unconfirmed.
 func purgeHolds(store *postgres.Store, logger *slog.Logger) periodic.Job {
 	return periodic.Job{
 		Name:           "purge-holds",
-		Every:          time.Minute,
-		LockAtMostFor:  time.Minute,
-		LockAtLeastFor: 10 * time.Second,
+		Every:          time.Hour,
+		LockAtMostFor:  10 * time.Minute,
+		LockAtLeastFor: time.Minute,
 		Run: func(ctx context.Context) error {
-			claims, holds, err := store.PurgeHolds(ctx, time.Now().Add(-holdRetention))
-			if err == nil && claims+holds > 0 {
-				logger.InfoContext(ctx, "purged holds", slog.Int64("claims", claims), slog.Int64("holds", holds))
+			n, err := store.PurgeHolds(ctx, time.Now().Add(-holdRetention))
+			if err == nil && n > 0 {
+				logger.InfoContext(ctx, "purged holds", slog.Int64("holds", n))
+			}
+			return err
+		},
+	}
+}
+
+// holdExpirer clears expired holds' claims and announces their seats.
+type holdExpirer interface {
+	ExpireHolds(ctx context.Context) (int, error)
+}
+
+// expireHolds runs every second on one instance, so that the live seat map
+// shows an expired hold's seats available within about a second.
+func expireHolds(expirer holdExpirer, logger *slog.Logger) periodic.Job {
+	return periodic.Job{
+		Name:          "expire-holds",
+		Every:         time.Second,
+		LockAtMostFor: 30 * time.Second,
+		Run: func(ctx context.Context) error {
+			n, err := expirer.ExpireHolds(ctx)
+			if n > 0 {
+				logger.DebugContext(ctx, "announced expired holds", slog.Int("seats", n))
 			}
 			return err
 		},

@@ -8,12 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seatlock/seatlock/internal/app"
+	"github.com/seatlock/seatlock/internal/config"
 	"github.com/seatlock/seatlock/internal/reservation"
 )
 
 func TestMetricsCountLockOutcomes(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, 1)
+	// Without the periodic jobs, whose job locks would count too.
+	h := newHarnessWith(t, 1, func(*config.Config) {}, app.WithoutJobs())
 	schedule := h.createSchedule(2)
 	alice := h.token("alice", "")
 	if resp := h.postJSON("/reservations", alice, map[string]any{"scheduleId": schedule, "seatId": 1}); resp.status != http.StatusOK {

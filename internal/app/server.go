@@ -44,7 +44,11 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	jobsCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	jobsDone := make(chan error, 1)
-	go func() { jobsDone <- a.jobs.Run(jobsCtx) }()
+	if a.noJobs {
+		jobsDone <- nil
+	} else {
+		go func() { jobsDone <- a.jobs.Run(jobsCtx) }()
+	}
 	a.log.Info("serving", slog.String("addr", ln.Addr().String()))
 
 	var serveErr error
@@ -58,6 +62,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("app: serve: %w", serveErr)
 	}
 	a.log.Info("shutting down: draining in-flight requests")
+	a.shutdownOnce.Do(func() { close(a.shutdown) })
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.writeTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {

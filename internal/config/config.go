@@ -33,6 +33,8 @@ type Config struct {
 	DebugAddr string `env:"DEBUG_ADDR"`
 	// HoldTTL is how long a seat hold lives before it expires.
 	HoldTTL time.Duration `env:"HOLD_TTL" envDefault:"10m"`
+	// MaxStreams caps the live seat-map streams one instance serves.
+	MaxStreams int `env:"MAX_STREAMS" envDefault:"5000"`
 }
 
 // Lock backends.
@@ -66,6 +68,9 @@ func Load(environ map[string]string) (Config, error) {
 	}
 	if cfg.HoldTTL < reservation.MinHoldTTL || cfg.HoldTTL > reservation.MaxHoldTTL {
 		problems = append(problems, fmt.Errorf("HOLD_TTL must be between %s and %s", reservation.MinHoldTTL, reservation.MaxHoldTTL))
+	}
+	if cfg.MaxStreams < 1 || cfg.MaxStreams > 1_000_000 {
+		problems = append(problems, errors.New("MAX_STREAMS must be between 1 and 1000000"))
 	}
 	if cfg.LockMaxWait < 0 || cfg.LockMaxWait > time.Minute {
 		problems = append(problems, errors.New("LOCK_MAX_WAIT must be between 0 and 1m"))

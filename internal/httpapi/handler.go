@@ -4,10 +4,12 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -48,6 +50,10 @@ type Check struct {
 // a key's first request is presumed running.
 const idempotencyRunningMargin = 10 * time.Second
 
+// isStream tells the long-lived streams, which the request timeout does
+// not bound.
+func isStream(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/seats/events") }
+
 // DefaultRequestTimeout bounds one request's work when Options leaves it 0.
 const DefaultRequestTimeout = 10 * time.Second
 
@@ -72,6 +78,18 @@ type Options struct {
 	MaxWait time.Duration
 	// Metrics serves GET /metrics when set.
 	Metrics http.Handler
+	// Feed streams live seat maps (GET /schedules/{id}/seats/events); nil
+	// answers that endpoint 503.
+	Feed SeatFeed
+	// MaxStreams caps the open seat-map streams (DefaultMaxStreams when
+	// zero); past it, 503 too_many_streams.
+	MaxStreams int
+	// StreamHeartbeat is how often an idle stream gets a comment
+	// (DefaultStreamHeartbeat when zero).
+	StreamHeartbeat time.Duration
+	// Shutdown, once closed, ends every open stream: the server is
+	// shutting down and would otherwise wait for them.
+	Shutdown <-chan struct{}
 	// AccessLog, when set, receives the one-line-per-request log as JSON
 	// lines written directly (the same lines Logger would write, cheaper);
 	// nil sends them through Logger.
@@ -84,6 +102,10 @@ type handler struct {
 	idempotency        idempotency.Store
 	idempotencyRunning time.Duration
 	verifier           *auth.Verifier
+	feed               SeatFeed
+	streams            *streams
+	heartbeat          time.Duration
+	shutdown           <-chan struct{}
 	checks             []Check
 	log                *slog.Logger
 	validate           *validator.Validate
@@ -98,6 +120,10 @@ func NewHandler(opts Options) http.Handler {
 		idempotency:        opts.Idempotency,
 		idempotencyRunning: opts.IdempotencyRunning,
 		verifier:           opts.Verifier,
+		feed:               opts.Feed,
+		streams:            &streams{max: int64(cmp.Or(opts.MaxStreams, DefaultMaxStreams))},
+		heartbeat:          cmp.Or(opts.StreamHeartbeat, DefaultStreamHeartbeat),
+		shutdown:           opts.Shutdown,
 		checks:             opts.Checks,
 		log:                opts.Logger,
 		validate:           newValidator(),
@@ -115,7 +141,7 @@ func NewHandler(opts Options) http.Handler {
 	}
 
 	r := chi.NewRouter()
-	r.Use(withScope(timeout), logRequests(h.log, opts.AccessLog), recoverPanics(h.log))
+	r.Use(withScope(timeout, isStream), logRequests(h.log, opts.AccessLog), recoverPanics(h.log))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errNotFound) })
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errMethodNotAllowed) })
 
@@ -130,6 +156,7 @@ func NewHandler(opts Options) http.Handler {
 	r.Get("/schedules", h.listSchedules)
 	r.Get("/schedules/{id}", h.getSchedule)
 	r.Get("/schedules/{id}/seats", h.seatMap)
+	r.Get("/schedules/{id}/seats/events", h.seatEvents)
 	r.Group(func(r chi.Router) {
 		r.Use(h.authenticate)
 		r.With(requireAdmin).Post("/schedules", h.createSchedule)

@@ -73,8 +73,9 @@ func (g *requestIDs) id() string {
 
 // withScope gives every request its scope (an id, echoed in X-Request-Id,
 // put into problem bodies and log lines) and bounds its work by timeout, so
-// a stalled dependency ends in 503 rather than a hung client.
-func withScope(timeout time.Duration) func(http.Handler) http.Handler {
+// a stalled dependency ends in 503 rather than a hung client; a stream
+// (unbounded(r)) is not bounded.
+func withScope(timeout time.Duration, unbounded func(*http.Request) bool) func(http.Handler) http.Handler {
 	ids := newRequestIDs()
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -83,8 +84,12 @@ func withScope(timeout time.Duration) func(http.Handler) http.Handler {
 				id = ids.id()
 			}
 			w.Header()["X-Request-Id"] = []string{id}
-			ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), scopeKey, &requestScope{id: id}), timeout)
-			defer cancel()
+			ctx := context.WithValue(r.Context(), scopeKey, &requestScope{id: id})
+			if !unbounded(r) {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, timeout)
+				defer cancel()
+			}
 			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}

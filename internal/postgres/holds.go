@@ -251,7 +251,8 @@ func (s *Store) takenSeats(ctx context.Context, h reservation.Hold) ([]reservati
 }
 
 // ReleaseHold implements reservation.HoldRepository in one transaction.
-func (s *Store) ReleaseHold(ctx context.Context, id uuid.UUID, userID string) error {
+func (s *Store) ReleaseHold(ctx context.Context, id uuid.UUID, userID string) ([]int, error) {
+	var freed []int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		h, err := lockHold(ctx, tx, id, userID)
 		if err != nil {
@@ -264,32 +265,69 @@ func (s *Store) ReleaseHold(ctx context.Context, id uuid.UUID, userID string) er
 			if _, err := tx.Exec(ctx, `UPDATE holds SET released_at = now() WHERE id = $1`, id); err != nil {
 				return err
 			}
+			rows, err := tx.Query(ctx, `DELETE FROM seat_holds WHERE hold_id = $1 AND expires_at > now() RETURNING seat_id`, id)
+			if err != nil {
+				return err
+			}
+			freed, err = pgx.CollectRows(rows, pgx.RowTo[int])
+			return err
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM seat_holds WHERE hold_id = $1`, id)
-		return err
+		return nil
 	})
 	if err != nil {
-		return holdError("release hold", err)
+		return nil, holdError("release hold", err)
 	}
-	return nil
+	slices.Sort(freed)
+	return freed, nil
 }
 
-// PurgeHolds deletes the claims of expired holds (their seats are free
-// already: expiry is decided when read) and the hold rows that ended,
-// unconfirmed, before endedBefore. It returns how many of each.
-func (s *Store) PurgeHolds(ctx context.Context, endedBefore time.Time) (claims, holds int64, err error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM seat_holds WHERE expires_at <= now()`)
+// ExpiredClaims implements reservation.HoldRepository.
+func (s *Store) ExpiredClaims(ctx context.Context, limit int) ([]reservation.SeatRef, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT schedule_id, seat_id FROM seat_holds WHERE expires_at <= now()
+		ORDER BY expires_at LIMIT $1`, limit)
 	if err != nil {
-		return 0, 0, wrap("purge hold claims", err)
+		return nil, wrap("select expired claims", err)
 	}
-	claims = tag.RowsAffected()
-	tag, err = s.pool.Exec(ctx, `
+	seats, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (reservation.SeatRef, error) {
+		var seat reservation.SeatRef
+		err := row.Scan(&seat.ScheduleID, &seat.SeatID)
+		return seat, err
+	})
+	if err != nil {
+		return nil, wrap("read expired claims", err)
+	}
+	return seats, nil
+}
+
+// DropExpiredClaim implements reservation.HoldRepository in one statement.
+func (s *Store) DropExpiredClaim(ctx context.Context, seat reservation.SeatRef) (bool, error) {
+	var freed bool
+	err := s.pool.QueryRow(ctx, `
+		WITH dropped AS (
+			DELETE FROM seat_holds WHERE schedule_id = $1 AND seat_id = $2 AND expires_at <= now() RETURNING 1
+		)
+		SELECT EXISTS (SELECT 1 FROM dropped) AND NOT EXISTS (
+			SELECT 1 FROM reservations WHERE schedule_id = $1 AND seat_id = $2 AND cancelled_at IS NULL)`,
+		seat.ScheduleID, seat.SeatID).Scan(&freed)
+	if err != nil {
+		return false, wrap("drop expired claim", err)
+	}
+	return freed, nil
+}
+
+// PurgeHolds deletes the holds that ended, unconfirmed, before
+// endedBefore (with whatever claims they still had; an expired claim is
+// normally cleared within a second by ExpireHolds, which announces its
+// seat). It returns how many.
+func (s *Store) PurgeHolds(ctx context.Context, endedBefore time.Time) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `
 		DELETE FROM holds WHERE confirmed_at IS NULL AND least(expires_at, coalesce(released_at, expires_at)) < $1`,
 		endedBefore)
 	if err != nil {
-		return claims, 0, wrap("purge holds", err)
+		return 0, wrap("purge holds", err)
 	}
-	return claims, tag.RowsAffected(), nil
+	return tag.RowsAffected(), nil
 }
 
 func sortBySeat(rs []reservation.Reservation) {

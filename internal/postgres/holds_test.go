@@ -104,8 +104,8 @@ func TestExpiredHoldFreesItsSeatsAtOnce(t *testing.T) {
 	}
 	mustHold(t, store, s.ID(), "bob", time.Minute, 2)
 	mustReserve(t, store, s.ID(), 1, "carol")
-	if err := store.ReleaseHold(ctx, old.ID(), "alice"); err != nil {
-		t.Errorf("ReleaseHold of an expired hold = %v, want nil", err)
+	if freed, err := store.ReleaseHold(ctx, old.ID(), "alice"); err != nil || len(freed) != 0 {
+		t.Errorf("ReleaseHold of an expired hold = %v, %v; want nothing freed", freed, err)
 	}
 	if h, _ := store.Hold(ctx, old.ID()); h.Status() != reservation.HoldExpired {
 		t.Errorf("after releasing an expired hold its status is %s, want expired", h.Status())
@@ -135,14 +135,14 @@ func TestBookingAHeldSeatIsRefusedUntilReleased(t *testing.T) {
 	if _, err := insert(ctx, store, s.ID(), 4, "alice", nextFence()); !errors.Is(err, reservation.ErrSeatHeld) {
 		t.Errorf("owner booking her own held seat = %v, want ErrSeatHeld", err)
 	}
-	if err := store.ReleaseHold(ctx, h.ID(), "bob"); !errors.Is(err, reservation.ErrHoldNotFound) {
+	if _, err := store.ReleaseHold(ctx, h.ID(), "bob"); !errors.Is(err, reservation.ErrHoldNotFound) {
 		t.Errorf("ReleaseHold by another user = %v, want ErrHoldNotFound", err)
 	}
-	if err := store.ReleaseHold(ctx, h.ID(), "alice"); err != nil {
-		t.Fatalf("ReleaseHold: %v", err)
+	if freed, err := store.ReleaseHold(ctx, h.ID(), "alice"); err != nil || !slices.Equal(freed, []int{4}) {
+		t.Fatalf("ReleaseHold = %v, %v; want seat 4 freed", freed, err)
 	}
-	if err := store.ReleaseHold(ctx, h.ID(), "alice"); err != nil {
-		t.Errorf("ReleaseHold again = %v, want nil", err)
+	if freed, err := store.ReleaseHold(ctx, h.ID(), "alice"); err != nil || len(freed) != 0 {
+		t.Errorf("ReleaseHold again = %v, %v; want nothing freed", freed, err)
 	}
 	if got, _ := store.Hold(ctx, h.ID()); got.Status() != reservation.HoldReleased {
 		t.Errorf("status after release = %s, want released", got.Status())
@@ -187,7 +187,7 @@ func TestConfirmHoldBooksEverySeatOnce(t *testing.T) {
 	if got, _ := store.Hold(ctx, h.ID()); got.Status() != reservation.HoldConfirmed {
 		t.Errorf("status after confirm = %s, want confirmed", got.Status())
 	}
-	if err := store.ReleaseHold(ctx, h.ID(), "alice"); !errors.Is(err, reservation.ErrHoldConfirmed) {
+	if _, err := store.ReleaseHold(ctx, h.ID(), "alice"); !errors.Is(err, reservation.ErrHoldConfirmed) {
 		t.Errorf("ReleaseHold of a confirmed hold = %v, want ErrHoldConfirmed", err)
 	}
 	if _, err := insert(ctx, store, s.ID(), 10, "bob", nextFence()); !errors.Is(err, reservation.ErrSeatTaken) {
@@ -273,12 +273,12 @@ func TestPurgeHoldsKeepsLiveOnes(t *testing.T) {
 
 	// Ended holds are kept for a retention; purge with a cut-off after
 	// the expired one ended.
-	claims, holds, err := store.PurgeHolds(ctx, time.Now().Add(time.Second))
+	holds, err := store.PurgeHolds(ctx, time.Now().Add(time.Second))
 	if err != nil {
 		t.Fatalf("PurgeHolds: %v", err)
 	}
-	if claims < 1 || holds < 1 {
-		t.Errorf("PurgeHolds = %d claims, %d holds; want at least the expired one", claims, holds)
+	if holds < 1 {
+		t.Errorf("PurgeHolds = %d holds; want at least the expired one", holds)
 	}
 	if _, err := store.Hold(ctx, expired.ID()); !errors.Is(err, reservation.ErrHoldNotFound) {
 		t.Errorf("expired hold after purge: %v, want ErrHoldNotFound", err)
@@ -290,5 +290,42 @@ func TestPurgeHoldsKeepsLiveOnes(t *testing.T) {
 	}
 	if n := queryCount(t, pool, `SELECT count(*) FROM seat_holds WHERE hold_id = $1`, live.ID()); n != 1 {
 		t.Errorf("live hold has %d claims after purge, want 1", n)
+	}
+}
+
+// Expired claims are listed and dropped one by one; a dropped seat is
+// freed unless it was booked after the hold expired.
+func TestExpiredClaims(t *testing.T) {
+	t.Parallel()
+	store, _ := newStore(t)
+	ctx := testContext(t)
+	s := mustSchedule(t, store, 10)
+	mustHold(t, store, s.ID(), "alice", time.Millisecond, 1, 2)
+	mustHold(t, store, s.ID(), "bob", time.Minute, 3)
+	time.Sleep(10 * time.Millisecond)
+	mustReserve(t, store, s.ID(), 2, "carol") // booked once the hold had expired
+
+	listed, err := store.ExpiredClaims(ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mine []int
+	for _, seat := range listed {
+		if seat.ScheduleID == s.ID() {
+			mine = append(mine, seat.SeatID)
+		}
+	}
+	slices.Sort(mine)
+	if !slices.Equal(mine, []int{1, 2}) {
+		t.Fatalf("expired claims = %v, want seats 1 and 2", mine)
+	}
+	for seat, want := range map[int]bool{1: true, 2: false, 3: false} {
+		freed, err := store.DropExpiredClaim(ctx, reservation.SeatRef{ScheduleID: s.ID(), SeatID: seat})
+		if err != nil || freed != want {
+			t.Errorf("DropExpiredClaim(seat %d) = %v, %v; want freed=%v", seat, freed, err, want)
+		}
+	}
+	if got, _ := store.OccupiedSeats(ctx, s.ID()); len(got) != 2 || got[0].Status != reservation.SeatReserved || got[1].Status != reservation.SeatHeld {
+		t.Errorf("occupied after dropping = %v, want 2 reserved and 3 held", got)
 	}
 }

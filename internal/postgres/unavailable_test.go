@@ -54,10 +54,19 @@ func storeCalls(scheduleID int64, reservationID uuid.UUID) map[string]func(conte
 			return err
 		},
 		"ReleaseHold": func(ctx context.Context, s *postgres.Store) error {
-			return s.ReleaseHold(ctx, reservationID, "bob")
+			_, err := s.ReleaseHold(ctx, reservationID, "bob")
+			return err
 		},
 		"PurgeHolds": func(ctx context.Context, s *postgres.Store) error {
-			_, _, err := s.PurgeHolds(ctx, time.Now())
+			_, err := s.PurgeHolds(ctx, time.Now())
+			return err
+		},
+		"ExpiredClaims": func(ctx context.Context, s *postgres.Store) error {
+			_, err := s.ExpiredClaims(ctx, 10)
+			return err
+		},
+		"DropExpiredClaim": func(ctx context.Context, s *postgres.Store) error {
+			_, err := s.DropExpiredClaim(ctx, reservation.SeatRef{ScheduleID: scheduleID, SeatID: 1})
 			return err
 		},
 		"SeatReservation": func(ctx context.Context, s *postgres.Store) error {

@@ -50,5 +50,6 @@ func (s *Service) CancelReservation(ctx context.Context, id uuid.UUID, userID st
 	if _, err := s.repo.CancelReservation(ctx, id, lease.Fence()); err != nil {
 		return fmt.Errorf("cancel reservation: %w", err)
 	}
+	publish(ctx, s.events, s.log, r.ScheduleID(), SeatAvailable, r.SeatID())
 	return nil
 }

@@ -21,21 +21,31 @@ type CheckoutConfig struct {
 	HoldTTL time.Duration
 	// ScheduleCacheSize is how many schedules are kept in memory.
 	ScheduleCacheSize int
+	// Events is told of every seat change; nil tells nobody.
+	Events SeatEvents
 }
 
-// Checkout runs the hold use cases: hold seats, confirm, release.
+// SeatLocker takes one seat's lock or several at once: what the hold use
+// cases need of the lock port (lock.Client is one).
+type SeatLocker interface {
+	lock.Locker
+	lock.MultiLocker
+}
+
+// Checkout runs the hold use cases: hold seats, confirm, release, expire.
 type Checkout struct {
 	repo      HoldRepository
 	schedules *scheduleCache
-	locker    lock.MultiLocker
+	locker    SeatLocker
 	lockTTL   time.Duration
 	holdTTL   time.Duration
+	events    SeatEvents
 	log       *slog.Logger
 }
 
 // NewCheckout wires the hold use cases to their ports. A nil logger
 // discards.
-func NewCheckout(repo HoldRepository, locker lock.MultiLocker, cfg CheckoutConfig, logger *slog.Logger) *Checkout {
+func NewCheckout(repo HoldRepository, locker SeatLocker, cfg CheckoutConfig, logger *slog.Logger) *Checkout {
 	if cfg.LockTTL <= 0 {
 		cfg.LockTTL = DefaultLockTTL
 	}
@@ -48,9 +58,12 @@ func NewCheckout(repo HoldRepository, locker lock.MultiLocker, cfg CheckoutConfi
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Events == nil {
+		cfg.Events = noEvents{}
+	}
 	return &Checkout{
 		repo: repo, schedules: newScheduleCache(repo, cfg.ScheduleCacheSize), locker: locker,
-		lockTTL: cfg.LockTTL, holdTTL: cfg.HoldTTL, log: logger,
+		lockTTL: cfg.LockTTL, holdTTL: cfg.HoldTTL, events: cfg.Events, log: logger,
 	}
 }
 
@@ -114,6 +127,7 @@ func (c *Checkout) Hold(ctx context.Context, cmd HoldCommand) (Hold, error) {
 	if err != nil {
 		return Hold{}, fmt.Errorf("insert hold: %w", err)
 	}
+	publish(ctx, c.events, c.log, cmd.ScheduleID, SeatHeld, seats...)
 	return h, nil
 }
 
@@ -161,27 +175,124 @@ func (c *Checkout) HoldByID(ctx context.Context, id uuid.UUID, userID string) (H
 	return h, nil
 }
 
+// holdLockWait is how long confirming or releasing a hold waits for a
+// seat lock held by a booking attempt in flight (refused by the hold, it
+// gives the lock up within a round trip or two).
+const holdLockWait = 5 * time.Second
+
+// lockHoldSeats takes the locks of an active hold's seats, so that the
+// change and its events are ordered with every other change of the seats.
+func (c *Checkout) lockHoldSeats(ctx context.Context, h Hold) (lock.MultiLease, error) {
+	keys := make([]string, 0, len(h.seatIDs))
+	for _, seat := range h.seatIDs {
+		keys = append(keys, SeatLockKey(h.scheduleID, seat))
+	}
+	lease, err := c.locker.AcquireAll(ctx, keys, lock.Options{TTL: c.lockTTL, Wait: holdLockWait})
+	if err != nil {
+		return nil, lockError(err)
+	}
+	return lease, nil
+}
+
+func (c *Checkout) releaseLocks(ctx context.Context, lease lock.MultiLease) {
+	if err := lease.Release(ctx); err != nil && !errors.Is(err, lock.ErrNotHeld) {
+		c.log.ErrorContext(ctx, "release hold seat locks", slog.Any("error", err))
+	}
+}
+
 // Confirm books every seat of the user's hold at once and returns the
-// reservations; confirming a confirmed hold returns the same ones. No seat
-// lock is needed: the hold's claims in PostgreSQL keep every other booking
-// off its seats, and the UNIQUE constraint has the last word.
+// reservations; confirming a confirmed hold returns the same ones. The
+// hold's claims keep every other booking off its seats and the UNIQUE
+// constraint has the last word; the seats' locks are taken all the same,
+// so that the "reserved" events follow every earlier change of the seats.
 //
 // Errors: ErrHoldNotFound, ErrHoldExpired, ErrHoldReleased,
-// *SeatsUnavailableError, ErrUnavailable.
+// *SeatsUnavailableError, *SeatLockedError, ErrUnavailable.
 func (c *Checkout) Confirm(ctx context.Context, id uuid.UUID, userID string) ([]Reservation, error) {
+	h, err := c.HoldByID(ctx, id, userID)
+	if err != nil {
+		return nil, err
+	}
+	if h.Status() == HoldActive {
+		lease, err := c.lockHoldSeats(ctx, h)
+		if err != nil {
+			return nil, err
+		}
+		defer c.releaseLocks(ctx, lease)
+	}
 	rs, err := c.repo.ConfirmHold(ctx, id, userID)
 	if err != nil {
 		return nil, fmt.Errorf("confirm hold: %w", err)
+	}
+	if h.Status() == HoldActive {
+		publish(ctx, c.events, c.log, h.scheduleID, SeatReserved, h.seatIDs...)
 	}
 	return rs, nil
 }
 
 // Release frees the seats of the user's hold at once. Releasing again, or
 // releasing an expired hold, succeeds. Errors: ErrHoldNotFound,
-// ErrHoldConfirmed, ErrUnavailable.
+// ErrHoldConfirmed, *SeatLockedError, ErrUnavailable.
 func (c *Checkout) Release(ctx context.Context, id uuid.UUID, userID string) error {
-	if err := c.repo.ReleaseHold(ctx, id, userID); err != nil {
+	h, err := c.HoldByID(ctx, id, userID)
+	if err != nil {
+		return err
+	}
+	if h.Status() == HoldActive {
+		lease, err := c.lockHoldSeats(ctx, h)
+		if err != nil {
+			return err
+		}
+		defer c.releaseLocks(ctx, lease)
+	}
+	freed, err := c.repo.ReleaseHold(ctx, id, userID)
+	if err != nil {
 		return fmt.Errorf("release hold: %w", err)
 	}
+	publish(ctx, c.events, c.log, h.scheduleID, SeatAvailable, freed...)
 	return nil
+}
+
+// expireBatch bounds one ExpireHolds run.
+const expireBatch = 500
+
+// ExpireHolds clears the claims of expired holds and announces their
+// seats available. Expiry itself needs no clean-up (every read decides it
+// by the clock); this is for the live seat map, and for the table's size.
+// Each seat is cleared under its lock, so its "available" event cannot
+// overtake a later change; a seat whose lock is busy waits for the next
+// run, and one that is sealed (booked since) loses its claim silently. It
+// returns how many seats it announced.
+func (c *Checkout) ExpireHolds(ctx context.Context) (int, error) {
+	seats, err := c.repo.ExpiredClaims(ctx, expireBatch)
+	if err != nil {
+		return 0, fmt.Errorf("list expired claims: %w", err)
+	}
+	announced := 0
+	for _, seat := range seats {
+		lease, err := c.locker.Acquire(ctx, SeatLockKey(seat.ScheduleID, seat.SeatID), lock.Options{TTL: c.lockTTL})
+		switch {
+		case errors.Is(err, lock.ErrSealed):
+			if _, err := c.repo.DropExpiredClaim(ctx, seat); err != nil {
+				return announced, fmt.Errorf("drop expired claim: %w", err)
+			}
+			continue
+		case errors.Is(err, lock.ErrHeld):
+			continue
+		case err != nil:
+			return announced, lockError(err)
+		}
+		freed, err := c.repo.DropExpiredClaim(ctx, seat)
+		if err == nil && freed {
+			publish(ctx, c.events, c.log, seat.ScheduleID, SeatAvailable, seat.SeatID)
+			announced++
+		}
+		if rerr := lease.Release(ctx); rerr != nil && !errors.Is(rerr, lock.ErrNotHeld) {
+			c.log.ErrorContext(ctx, "release seat lock after expiry", slog.Any("error", rerr))
+		}
+		if err != nil {
+			return announced, fmt.Errorf("drop expired claim: %w", err)
+		}
+	}
+	return announced, nil
 }

@@ -27,6 +27,11 @@ type fakeMultiLocker struct {
 	leases []*fakeMultiLease
 }
 
+// Acquire is not used by Hold.
+func (l *fakeMultiLocker) Acquire(context.Context, string, lock.Options) (lock.Lease, error) {
+	return nil, errors.New("fakeMultiLocker: Acquire not expected")
+}
+
 func (l *fakeMultiLocker) AcquireAll(_ context.Context, keys []string, _ lock.Options) (lock.MultiLease, error) {
 	if l.held != nil {
 		return nil, l.held
@@ -92,8 +97,16 @@ func (r *fakeHoldRepo) ConfirmHold(context.Context, uuid.UUID, string) ([]reserv
 	return nil, reservation.ErrHoldNotFound
 }
 
-func (r *fakeHoldRepo) ReleaseHold(context.Context, uuid.UUID, string) error {
-	return reservation.ErrHoldNotFound
+func (r *fakeHoldRepo) ReleaseHold(context.Context, uuid.UUID, string) ([]int, error) {
+	return nil, reservation.ErrHoldNotFound
+}
+
+func (r *fakeHoldRepo) ExpiredClaims(context.Context, int) ([]reservation.SeatRef, error) {
+	return nil, nil
+}
+
+func (r *fakeHoldRepo) DropExpiredClaim(context.Context, reservation.SeatRef) (bool, error) {
+	return false, nil
 }
 
 func newCheckout(repo *fakeHoldRepo, locker *fakeMultiLocker) *reservation.Checkout {

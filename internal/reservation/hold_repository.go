@@ -32,10 +32,23 @@ type HoldRepository interface {
 	// seat was booked behind the hold's back (only possible when a seat
 	// lock failed), with nothing booked.
 	ConfirmHold(ctx context.Context, id uuid.UUID, userID string) ([]Reservation, error)
-	// ReleaseHold frees the seats of userID's hold at once. Releasing a
-	// released or expired hold does nothing; ErrHoldNotFound,
-	// ErrHoldConfirmed.
-	ReleaseHold(ctx context.Context, id uuid.UUID, userID string) error
+	// ReleaseHold frees the seats of userID's hold at once and returns the
+	// seats it freed (none for a released or expired hold, which it leaves
+	// as they are). ErrHoldNotFound, ErrHoldConfirmed.
+	ReleaseHold(ctx context.Context, id uuid.UUID, userID string) ([]int, error)
+	// ExpiredClaims lists up to limit seats whose hold has expired but
+	// whose claim is still stored.
+	ExpiredClaims(ctx context.Context, limit int) ([]SeatRef, error)
+	// DropExpiredClaim deletes the seat's claim if it has expired. freed
+	// reports that it did and that the seat has no active reservation
+	// (it is available now).
+	DropExpiredClaim(ctx context.Context, seat SeatRef) (freed bool, err error)
+}
+
+// SeatRef names one seat of one schedule.
+type SeatRef struct {
+	ScheduleID int64
+	SeatID     int
 }
 
 // NewHold is a hold about to be written under its seats' locks.

@@ -70,6 +70,11 @@ func (s *Service) Reserve(ctx context.Context, cmd ReserveCommand) (Reservation,
 		return Reservation{}, lockError(err)
 	}
 	r, err := s.book(ctx, cmd, lease)
+	if err == nil {
+		// Still under the seat's lock: the seat's events keep the order
+		// of its changes.
+		publish(ctx, s.events, s.log, cmd.ScheduleID, SeatReserved, cmd.SeatID)
+	}
 	s.giveUp(ctx, lease, err == nil || errors.Is(err, ErrSeatTaken))
 	return r, err
 }

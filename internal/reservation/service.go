@@ -34,6 +34,8 @@ type Config struct {
 	SealTTL time.Duration
 	// ScheduleCacheSize is how many schedules are kept in memory.
 	ScheduleCacheSize int
+	// Events is told of every seat change; nil tells nobody.
+	Events SeatEvents
 }
 
 // Service runs the booking use cases.
@@ -44,6 +46,7 @@ type Service struct {
 	lockTTL    time.Duration
 	sealBooked bool
 	sealTTL    time.Duration
+	events     SeatEvents
 	log        *slog.Logger
 }
 
@@ -61,8 +64,11 @@ func NewService(repo Repository, locker lock.Locker, cfg Config, logger *slog.Lo
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Events == nil {
+		cfg.Events = noEvents{}
+	}
 	return &Service{
 		repo: repo, schedules: newScheduleCache(repo, cfg.ScheduleCacheSize), locker: locker,
-		lockTTL: cfg.LockTTL, sealBooked: cfg.SealBooked, sealTTL: cfg.SealTTL, log: logger,
+		lockTTL: cfg.LockTTL, sealBooked: cfg.SealBooked, sealTTL: cfg.SealTTL, events: cfg.Events, log: logger,
 	}
 }

@@ -1,0 +1,231 @@
+// Package seatfeed carries seat changes from the instance that made them to
+// every instance that streams a live seat map: a Redis Stream per schedule,
+// `seatmap:{schedule:<id>}` (the lock keys' hash tag, so one Redis Cluster
+// slot), one entry per seat change. An entry's id is the event id clients
+// see: ordered, the same on every instance, and a place to resume from.
+//
+// A stream and not Pub/Sub: a subscriber that was away (a reconnecting
+// browser, an instance whose Redis connection broke) reads what it missed
+// from the stream by id, and learns when it cannot (the stream was trimmed
+// or recreated), where Pub/Sub would drop those changes silently.
+package seatfeed
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seatlock/seatlock/internal/reservation"
+)
+
+// Defaults of Config.
+const (
+	// DefaultMaxLen is about how many changes a schedule's stream keeps:
+	// enough for every seat of the largest schedule to change a few times,
+	// so a client that reconnects within seconds resumes without a gap.
+	DefaultMaxLen = 4 * reservation.MaxSeatCount
+	// DefaultRetention is how long a stream lives after its last change.
+	DefaultRetention = 24 * time.Hour
+	// DefaultBlock is how long one read of a schedule's stream waits for
+	// new entries before it asks again.
+	DefaultBlock = 2 * time.Second
+	// maxCatchUp is the most missed changes sent to a resuming client;
+	// past it a fresh snapshot is cheaper.
+	maxCatchUp = 2000
+)
+
+// Config tunes a Feed. Zero values take the defaults.
+type Config struct {
+	MaxLen    int64
+	Retention time.Duration
+	Block     time.Duration
+	Logger    *slog.Logger
+}
+
+// Event is one seat change.
+type Event struct {
+	// ID is the stream entry's id ("<ms>-<seq>").
+	ID     string
+	SeatID int
+	Status reservation.SeatStatus
+}
+
+// Feed publishes seat changes and fans them out to local subscribers. One
+// reader per watched schedule follows its stream for all of this
+// instance's subscribers.
+type Feed struct {
+	rdb redis.UniversalClient
+	cfg Config
+	log *slog.Logger
+
+	mu   sync.Mutex
+	hubs map[int64]*hub
+}
+
+var _ reservation.SeatEvents = (*Feed)(nil)
+
+// New returns a Feed on rdb. Close stops its readers. Every failure to
+// reach Redis wraps reservation.ErrUnavailable.
+func New(rdb redis.UniversalClient, cfg Config) *Feed {
+	if cfg.MaxLen <= 0 {
+		cfg.MaxLen = DefaultMaxLen
+	}
+	if cfg.Retention <= 0 {
+		cfg.Retention = DefaultRetention
+	}
+	if cfg.Block <= 0 {
+		cfg.Block = DefaultBlock
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Feed{rdb: rdb, cfg: cfg, log: cfg.Logger, hubs: map[int64]*hub{}}
+}
+
+// StreamKey is the Redis key of a schedule's changes.
+func StreamKey(scheduleID int64) string {
+	return "seatmap:{schedule:" + strconv.FormatInt(scheduleID, 10) + "}"
+}
+
+// SeatsChanged implements reservation.SeatEvents: one stream entry per
+// seat, all in one round trip, and the stream's expiry pushed back.
+func (f *Feed) SeatsChanged(ctx context.Context, scheduleID int64, seats []reservation.Seat) error {
+	key := StreamKey(scheduleID)
+	_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, s := range seats {
+			p.XAdd(ctx, &redis.XAddArgs{
+				Stream: key, MaxLen: f.cfg.MaxLen, Approx: true,
+				Values: []any{"seat", s.ID, "status", string(s.Status)},
+			})
+		}
+		p.PExpire(ctx, key, f.cfg.Retention)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("seatfeed: publish: %w: %w", reservation.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// ZeroID is the position before every change: a snapshot of a schedule
+// whose stream is empty carries it.
+const ZeroID = "0-0"
+
+// Head returns the id of the schedule's latest change, ZeroID when none
+// is kept.
+func (f *Feed) Head(ctx context.Context, scheduleID int64) (string, error) {
+	entries, err := f.rdb.XRevRangeN(ctx, StreamKey(scheduleID), "+", "-", 1).Result()
+	if err != nil {
+		return "", fmt.Errorf("seatfeed: head: %w: %w", reservation.ErrUnavailable, err)
+	}
+	if len(entries) == 0 {
+		return ZeroID, nil
+	}
+	return entries[0].ID, nil
+}
+
+// Since returns the changes after the change afterID, in order. ok is false
+// when they cannot all be told: afterID is not a change the stream still
+// keeps (trimmed, expired, recreated, or never issued), or too many
+// followed it. The caller then starts over from a snapshot.
+func (f *Feed) Since(ctx context.Context, scheduleID int64, afterID string) (events []Event, ok bool, err error) {
+	if _, valid := parseID(afterID); !valid {
+		return nil, false, nil
+	}
+	key := StreamKey(scheduleID)
+	start := "(" + afterID
+	if afterID == ZeroID {
+		// A snapshot taken before any change kept: every entry followed
+		// it, unless some were trimmed since.
+		whole, err := f.untrimmed(ctx, key)
+		if err != nil || !whole {
+			return nil, false, err
+		}
+		start = "-"
+	} else {
+		anchor, err := f.rdb.XRange(ctx, key, afterID, afterID).Result()
+		if err != nil {
+			return nil, false, fmt.Errorf("seatfeed: since: %w: %w", reservation.ErrUnavailable, err)
+		}
+		if len(anchor) == 0 {
+			return nil, false, nil
+		}
+	}
+	entries, err := f.rdb.XRangeN(ctx, key, start, "+", maxCatchUp+1).Result()
+	if err != nil {
+		return nil, false, fmt.Errorf("seatfeed: since: %w: %w", reservation.ErrUnavailable, err)
+	}
+	if len(entries) > maxCatchUp {
+		return nil, false, nil
+	}
+	return toEvents(entries), true, nil
+}
+
+// untrimmed reports whether the stream has lost no entry since it was
+// made (a missing stream has lost none).
+func (f *Feed) untrimmed(ctx context.Context, key string) (bool, error) {
+	info, err := f.rdb.XInfoStream(ctx, key).Result()
+	if err != nil {
+		if strings.Contains(err.Error(), "no such key") {
+			return true, nil
+		}
+		return false, fmt.Errorf("seatfeed: since: %w: %w", reservation.ErrUnavailable, err)
+	}
+	// Trimming does not move max-deleted-entry-id; the count of entries
+	// ever added against the length tells.
+	return info.EntriesAdded == info.Length && info.MaxDeletedEntryID == ZeroID, nil
+}
+
+func toEvents(entries []redis.XMessage) []Event {
+	events := make([]Event, 0, len(entries))
+	for _, e := range entries {
+		seat, _ := strconv.Atoi(fmt.Sprint(e.Values["seat"]))
+		status, _ := e.Values["status"].(string)
+		if seat < 1 || status == "" {
+			continue // not one of ours; skip rather than fail the stream
+		}
+		events = append(events, Event{ID: e.ID, SeatID: seat, Status: reservation.SeatStatus(status)})
+	}
+	return events
+}
+
+// streamID is a parsed stream entry id, ordered as Redis orders them.
+type streamID struct{ ms, seq uint64 }
+
+func parseID(id string) (streamID, bool) {
+	msText, seqText, found := strings.Cut(id, "-")
+	if !found {
+		return streamID{}, false
+	}
+	ms, err1 := strconv.ParseUint(msText, 10, 64)
+	seq, err2 := strconv.ParseUint(seqText, 10, 64)
+	return streamID{ms, seq}, err1 == nil && err2 == nil
+}
+
+// After reports whether stream id a comes after b. Ids that do not parse
+// come after nothing.
+func After(a, b string) bool {
+	x, okA := parseID(a)
+	y, okB := parseID(b)
+	if !okA || !okB {
+		return false
+	}
+	return x.ms > y.ms || x.ms == y.ms && x.seq > y.seq
+}
+
+// Close stops every reader; subscriptions end.
+func (f *Feed) Close() {
+	f.mu.Lock()
+	hubs := f.hubs
+	f.hubs = map[int64]*hub{}
+	f.mu.Unlock()
+	for _, h := range hubs {
+		h.stop()
+	}
+}

@@ -1,0 +1,174 @@
+package seatfeed_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/seatlock/seatlock/internal/reservation"
+	"github.com/seatlock/seatlock/internal/seatfeed"
+	"github.com/seatlock/seatlock/internal/testenv"
+)
+
+func newFeed(t *testing.T, cfg seatfeed.Config) (*seatfeed.Feed, int64) {
+	t.Helper()
+	cfg.Block = 200 * time.Millisecond
+	f := seatfeed.New(testenv.Redis(t), cfg)
+	t.Cleanup(f.Close)
+	return f, rand.Int64N(1 << 40) // a schedule of this test alone
+}
+
+func publish(t *testing.T, f *seatfeed.Feed, schedule int64, status reservation.SeatStatus, seats ...int) {
+	t.Helper()
+	changes := make([]reservation.Seat, len(seats))
+	for i, s := range seats {
+		changes[i] = reservation.Seat{ID: s, Status: status}
+	}
+	if err := f.SeatsChanged(context.Background(), schedule, changes); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func receive(t *testing.T, sub *seatfeed.Subscription, n int) []seatfeed.Event {
+	t.Helper()
+	var got []seatfeed.Event
+	timeout := time.After(5 * time.Second)
+	for len(got) < n {
+		select {
+		case ev, open := <-sub.C:
+			if !open {
+				t.Fatalf("subscription ended after %d of %d events", len(got), n)
+			}
+			got = append(got, ev)
+		case <-timeout:
+			t.Fatalf("got %d of %d events in 5 s", len(got), n)
+		}
+	}
+	return got
+}
+
+func TestSubscribersOnTwoFeedsSeeEveryChangeInOrder(t *testing.T) {
+	t.Parallel()
+	a, schedule := newFeed(t, seatfeed.Config{})
+	b := seatfeed.New(testenv.Redis(t), seatfeed.Config{Block: 200 * time.Millisecond})
+	t.Cleanup(b.Close)
+	ctx := context.Background()
+	if head, err := a.Head(ctx, schedule); err != nil || head != seatfeed.ZeroID {
+		t.Fatalf("Head of a new schedule = %q, %v; want %s", head, err, seatfeed.ZeroID)
+	}
+	subA, err := a.Subscribe(ctx, schedule, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer subA.Close()
+	subB, err := b.Subscribe(ctx, schedule, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer subB.Close()
+
+	publish(t, a, schedule, reservation.SeatHeld, 1, 2)
+	publish(t, b, schedule, reservation.SeatReserved, 1)
+	for name, sub := range map[string]*seatfeed.Subscription{"a": subA, "b": subB} {
+		got := receive(t, sub, 3)
+		want := []struct {
+			seat   int
+			status reservation.SeatStatus
+		}{{1, reservation.SeatHeld}, {2, reservation.SeatHeld}, {1, reservation.SeatReserved}}
+		for i, ev := range got {
+			if ev.SeatID != want[i].seat || ev.Status != want[i].status {
+				t.Errorf("%s: event %d = %+v, want seat %d %s", name, i, ev, want[i].seat, want[i].status)
+			}
+			if i > 0 && !seatfeed.After(ev.ID, got[i-1].ID) {
+				t.Errorf("%s: event ids out of order: %s after %s", name, ev.ID, got[i-1].ID)
+			}
+		}
+	}
+	head, err := b.Head(ctx, schedule)
+	if err != nil || head == seatfeed.ZeroID {
+		t.Fatalf("Head = %q, %v", head, err)
+	}
+}
+
+func TestSinceResumesOrSaysItCannot(t *testing.T) {
+	t.Parallel()
+	f, schedule := newFeed(t, seatfeed.Config{MaxLen: 1000})
+	ctx := context.Background()
+	// A snapshot of a schedule without changes carries ZeroID, from which
+	// every change can be told.
+	if none, ok, err := f.Since(ctx, schedule, seatfeed.ZeroID); err != nil || !ok || len(none) != 0 {
+		t.Fatalf("Since(ZeroID) on no stream = %+v, %v, %v; want nothing missed", none, ok, err)
+	}
+	publish(t, f, schedule, reservation.SeatHeld, 1)
+	if all, ok, err := f.Since(ctx, schedule, seatfeed.ZeroID); err != nil || !ok || len(all) != 1 {
+		t.Fatalf("Since(ZeroID) = %+v, %v, %v; want the one change", all, ok, err)
+	}
+	mark, err := f.Head(ctx, schedule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish(t, f, schedule, reservation.SeatReserved, 1, 2)
+
+	missed, ok, err := f.Since(ctx, schedule, mark)
+	if err != nil || !ok || len(missed) != 2 || missed[0].SeatID != 1 || missed[1].SeatID != 2 {
+		t.Fatalf("Since(mark) = %+v, %v, %v; want the two later changes", missed, ok, err)
+	}
+	if none, ok, err := f.Since(ctx, schedule, missed[1].ID); err != nil || !ok || len(none) != 0 {
+		t.Errorf("Since(head) = %+v, %v, %v; want nothing missed", none, ok, err)
+	}
+	for _, id := range []string{"", "garbage", "1-0", "99999999999999-0"} {
+		if _, ok, err := f.Since(ctx, schedule, id); ok || err != nil {
+			t.Errorf("Since(%q) = ok %v, %v; want a snapshot instead", id, ok, err)
+		}
+	}
+}
+
+// A subscriber that does not read is ended as lagged, and the others go
+// on: a slow client never holds the feed up.
+func TestLaggingSubscriberIsEnded(t *testing.T) {
+	t.Parallel()
+	f, schedule := newFeed(t, seatfeed.Config{})
+	ctx := context.Background()
+	slow, err := f.Subscribe(ctx, schedule, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	fast, err := f.Subscribe(ctx, schedule, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fast.Close()
+	publish(t, f, schedule, reservation.SeatHeld, 1, 2, 3, 4, 5)
+
+	receive(t, fast, 5)
+	deadline := time.After(5 * time.Second)
+	for n := 0; ; {
+		select {
+		case _, open := <-slow.C:
+			if open {
+				n++
+				continue
+			}
+			if !slow.Lagged() || n > 2 {
+				t.Fatalf("slow subscriber ended after %d events, lagged=%v; want ended as lagged after at most 2", n, slow.Lagged())
+			}
+			return
+		case <-deadline:
+			t.Fatal("the slow subscriber was not ended")
+		}
+	}
+}
+
+// Once the stream was trimmed, ZeroID cannot be resumed from.
+func TestSinceZeroAfterTrimming(t *testing.T) {
+	t.Parallel()
+	f, schedule := newFeed(t, seatfeed.Config{MaxLen: 1})
+	for seat := 1; seat <= 200; seat++ {
+		publish(t, f, schedule, reservation.SeatHeld, seat)
+	}
+	if _, ok, err := f.Since(context.Background(), schedule, seatfeed.ZeroID); ok || err != nil {
+		t.Errorf("Since(ZeroID) on a trimmed stream = ok %v, %v; want a snapshot instead", ok, err)
+	}
+}

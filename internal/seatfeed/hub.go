@@ -1,0 +1,167 @@
+package seatfeed
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Subscription receives a schedule's changes made after Subscribe
+// returned, in stream order.
+type Subscription struct {
+	// C delivers the changes. It is closed when the subscription ends:
+	// Close, the Feed's Close, or the subscriber falling behind (Lagged).
+	C <-chan Event
+
+	ch     chan Event
+	hub    *hub
+	lagged bool
+	closed bool
+}
+
+// Lagged reports whether the subscription ended because its buffer was
+// full: the subscriber fell behind and missed changes, and must start
+// over from a snapshot. A slow subscriber never slows a booking.
+func (s *Subscription) Lagged() bool {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	return s.lagged
+}
+
+// Close ends the subscription.
+func (s *Subscription) Close() { s.hub.feed.unsubscribe(s) }
+
+// Subscribe follows a schedule's changes with a buffer of buffer events.
+// The first subscriber of a schedule on this instance starts its reader at
+// the stream's current head, so nothing published after Subscribe returns
+// is missed.
+func (f *Feed) Subscribe(ctx context.Context, scheduleID int64, buffer int) (*Subscription, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h := f.hubs[scheduleID]
+	if h == nil {
+		head, err := f.Head(ctx, scheduleID)
+		if err != nil {
+			return nil, err
+		}
+		h = f.startHub(scheduleID, head)
+		f.hubs[scheduleID] = h
+	}
+	s := &Subscription{ch: make(chan Event, max(buffer, 1)), hub: h}
+	s.C = s.ch
+	h.mu.Lock()
+	h.subs[s] = struct{}{}
+	h.mu.Unlock()
+	return s, nil
+}
+
+func (f *Feed) unsubscribe(s *Subscription) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h := s.hub
+	h.mu.Lock()
+	h.end(s)
+	empty := len(h.subs) == 0
+	h.mu.Unlock()
+	if empty && f.hubs[h.scheduleID] == h {
+		delete(f.hubs, h.scheduleID)
+		h.stop()
+	}
+}
+
+// hub reads one schedule's stream for every local subscriber.
+type hub struct {
+	feed       *Feed
+	scheduleID int64
+	cancel     context.CancelFunc
+	done       chan struct{}
+
+	mu   sync.Mutex
+	subs map[*Subscription]struct{}
+}
+
+func (f *Feed) startHub(scheduleID int64, from string) *hub {
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &hub{feed: f, scheduleID: scheduleID, cancel: cancel, done: make(chan struct{}), subs: map[*Subscription]struct{}{}}
+	go h.run(ctx, from)
+	return h
+}
+
+// stop ends the reader and every subscription still open.
+func (h *hub) stop() {
+	h.cancel()
+	<-h.done
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		h.end(s)
+	}
+}
+
+// end removes s and closes its channel once; h.mu is held.
+func (h *hub) end(s *Subscription) {
+	delete(h.subs, s)
+	if !s.closed {
+		s.closed = true
+		close(s.ch)
+	}
+}
+
+// retryAfterError is the pause after a failed read: Redis restarting or
+// unreachable. The reader resumes from the last entry it delivered.
+const retryAfterError = 250 * time.Millisecond
+
+func (h *hub) run(ctx context.Context, from string) {
+	defer close(h.done)
+	key := StreamKey(h.scheduleID)
+	last := from
+	for ctx.Err() == nil {
+		res, err := h.feed.rdb.XRead(ctx, &redis.XReadArgs{
+			Streams: []string{key, last}, Count: 512, Block: h.feed.cfg.Block,
+		}).Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+			continue
+		case err != nil:
+			if ctx.Err() != nil {
+				return
+			}
+			h.feed.log.Warn("seat feed: read failed; retrying", slog.Int64("schedule", h.scheduleID), slog.Any("error", err))
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(retryAfterError):
+			}
+			continue
+		}
+		for _, stream := range res {
+			if n := len(stream.Messages); n > 0 {
+				last = stream.Messages[n-1].ID
+				h.broadcast(toEvents(stream.Messages))
+			}
+		}
+	}
+}
+
+// broadcast hands events to every subscriber without ever waiting: one
+// whose buffer is full is ended as lagged.
+func (h *hub) broadcast(events []Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+	deliver:
+		for _, ev := range events {
+			select {
+			case s.ch <- ev:
+			default:
+				s.lagged = true
+				h.end(s)
+				break deliver
+			}
+		}
+	}
+}
