@@ -74,3 +74,50 @@ func TestShutdownDrainsInFlightRequests(t *testing.T) {
 		t.Errorf("rows = %d, want 1", n)
 	}
 }
+
+// Open seat-map streams end when shutdown begins, so that they do not hold
+// it up; Serve then returns nil at once.
+func TestShutdownEndsStreams(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, 0)
+	a, err := app.New(context.Background(), h.cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.bases = []string{"http://" + ln.Addr().String()}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Serve(ctx, ln) }()
+	schedule := h.createSchedule(1)
+	streams := []*eventStream{h.stream(0, schedule, ""), h.stream(0, schedule, "")}
+	for _, s := range streams {
+		s.next(5 * time.Second)
+	}
+
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Serve = %v, want a clean shutdown", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("shutdown waited more than 5 s for the open streams")
+	}
+	for i, s := range streams {
+		select {
+		case _, open := <-s.events:
+			for open {
+				_, open = <-s.events
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("stream %d still open after shutdown", i)
+		}
+	}
+	t.Logf("shutdown with 2 open streams took %s", time.Since(start))
+}

@@ -69,7 +69,9 @@ func (f *Feed) unsubscribe(s *Subscription) {
 	h.mu.Unlock()
 	if empty && f.hubs[h.scheduleID] == h {
 		delete(f.hubs, h.scheduleID)
-		h.stop()
+		// Not waited for: its read may block for up to Config.Block, and
+		// nobody is left to deliver to.
+		h.cancel()
 	}
 }
 
@@ -91,7 +93,8 @@ func (f *Feed) startHub(scheduleID int64, from string) *hub {
 	return h
 }
 
-// stop ends the reader and every subscription still open.
+// stop ends the reader, waits for it, and ends every subscription still
+// open.
 func (h *hub) stop() {
 	h.cancel()
 	<-h.done
