@@ -2,6 +2,7 @@
 # Local Redis and PostgreSQL as plain processes, for `make run` and `make test`.
 #
 #   devenv.sh install                  install redis-server and PostgreSQL from the OS packages if missing
+#   devenv.sh browser                  install Chromium from the OS packages if missing (the browser test)
 #   devenv.sh start DIR [RPORT PPORT]  start (or reuse) servers with their data under DIR; writes DIR/env
 #   devenv.sh stop DIR                 stop the servers of DIR
 #   devenv.sh test CMD...              throwaway servers on free ports, run CMD with TEST_* variables, tear down
@@ -41,6 +42,16 @@ install_packages() {
 	pg_bindir >/dev/null || die "PostgreSQL binaries not found after install"
 	# The packages may start system-wide servers; ours run on their own ports,
 	# so those are left alone.
+}
+
+# install_browser installs Debian's Chromium for the page's browser test
+# when it is missing (the test fails, never skips, without it).
+install_browser() {
+	command -v chromium >/dev/null && return 0
+	log "installing chromium from the OS packages"
+	as_root apt-get update -qq
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null
+	command -v chromium >/dev/null || die "chromium not found after install"
 }
 
 free_port() {
@@ -307,6 +318,7 @@ cmd_test() {
 
 case "${1:-}" in
 install) install_packages ;;
+browser) install_browser ;;
 start) shift; cmd_start "$@" ;;
 stop) shift; cmd_stop "$@" ;;
 test) shift; cmd_test "$@" ;;

@@ -8,6 +8,7 @@ if [ -n "$unformatted" ]; then
 	exit 1
 fi
 go vet ./...
+bash "$(dirname "$0")/devenv.sh" browser
 # The OpenAPI document, linted by a pinned Redocly CLI (redocly.yaml).
 bash "$(dirname "$0")/node.sh" npx --yes @redocly/cli@2.11.1 lint --format=summary api/openapi.json
 go test -race -count=1 "$@" ./...

@@ -151,6 +151,8 @@ func NewHandler(opts Options) http.Handler {
 		r.Method(http.MethodGet, "/metrics", opts.Metrics)
 	}
 	r.Get("/openapi.json", serveOpenAPI)
+	r.Get("/", servePage)
+	r.Get("/assets/{name}", serveAsset)
 	// Schedules and seat maps are public, as a cinema's programme and
 	// seat map are: they name no user.
 	r.Get("/schedules", h.listSchedules)
