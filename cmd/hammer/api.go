@@ -246,7 +246,7 @@ func (a *api) reserve(ctx context.Context, target string, u user, seat seatRef) 
 	o := outcome{Seat: seat, Sent: true}
 	body := fmt.Appendf(nil, `{"scheduleId":%d,"seatId":%d}`, seat.Schedule, seat.Seat)
 	status, data, latency, err := a.send(ctx, http.MethodPost, target+"/reservations", u.token, body)
-	o.Latency = latency
+	o.Latency, o.At = latency, time.Now()
 	if err != nil {
 		o.Canceled = ctx.Err() != nil
 		o.Err = err.Error()

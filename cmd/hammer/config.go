@@ -53,6 +53,10 @@ type config struct {
 	JSON       bool
 	Verify     bool   // read the seat map before and after
 	CPUProfile string // write the hammer's own CPU profile here
+	// Watch follows the hammered schedules' live seat maps on WatchURL
+	// and reports how long each booking's event took to arrive.
+	Watch    bool
+	WatchURL string
 }
 
 // usageError is a bad flag or environment value: exit status 2.
@@ -92,6 +96,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	verify := fs.Bool("verify", env.bool("HAMMER_VERIFY", true),
 		"check the seat map before and after; false for targets without one (env HAMMER_VERIFY)")
 	cpuProfile := fs.String("cpuprofile", "", "write the hammer's own CPU profile to this file")
+	watch := fs.Bool("watch", env.bool("HAMMER_WATCH", false),
+		"follow the live seat map while hammering; report each booking's event delay and any event that never came (env HAMMER_WATCH)")
+	watchURL := fs.String("watch-url", env.str("HAMMER_WATCH_URL", ""),
+		"the instance whose stream -watch follows; default the last -url (env HAMMER_WATCH_URL)")
 
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -109,7 +117,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	cfg := config{
 		Scenario: scenario(*scen), N: *n, Duration: *dur, C: *c, Users: *users, Seats: *seats,
 		ScheduleID: *schedule, Seat: *seat, Secret: []byte(*secret), Timeout: *timeout, JSON: *asJSON, Verify: *verify,
-		CPUProfile: *cpuProfile,
+		CPUProfile: *cpuProfile, Watch: *watch, WatchURL: strings.TrimRight(*watchURL, "/"),
 	}
 	bad := func(format string, a ...any) (config, error) { return config{}, usagef(format, a...) }
 	switch cfg.Scenario {
@@ -180,6 +188,14 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return config{}, usagef("-url: %w", err)
 	}
 	cfg.Targets = targets
+	if cfg.Watch {
+		if cfg.Scenario == scenarioHotSeat {
+			return bad("-watch needs bookings to watch: use contended or fresh-seats")
+		}
+		if cfg.WatchURL == "" {
+			cfg.WatchURL = targets[len(targets)-1]
+		}
+	}
 	return cfg, nil
 }
 

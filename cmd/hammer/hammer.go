@@ -35,7 +35,12 @@ func hammer(ctx context.Context, cfg config, progressOut io.Writer) (*report, er
 		return nil, fmt.Errorf("mint admin token: %w", err)
 	}
 
-	w, err := setUp(ctx, a, cfg, runID, admin)
+	var watch *watcher
+	if cfg.Watch {
+		watch = newWatcher(ctx, cfg.WatchURL)
+		defer watch.cancel()
+	}
+	w, err := setUp(ctx, a, cfg, runID, admin, watch)
 	if err != nil {
 		return nil, err
 	}
@@ -67,16 +72,24 @@ func hammer(ctx context.Context, cfg config, progressOut io.Writer) (*report, er
 		views = readBack(ctx, a, cfg, w.scheduleIDs())
 	}
 	r := summarize(cfg, runID, w, res, views)
+	if watch != nil {
+		r.Watch = watch.finish(res.outcomes)
+	}
 	r.Verdict = judge(r, views)
 	return r, nil
 }
 
-// setUp makes the seats the scenario hammers and, with -verify, checks them
+// setUp makes the seats the scenario hammers (with -watch, following each
+// new schedule's stream before any booking) and, with -verify, checks them
 // on the seat map: free for contended and fresh-seats (the verdict "one 200
 // per seat" would be meaningless otherwise), existing for hot-seat.
-func setUp(ctx context.Context, a *api, cfg config, runID, admin string) (*workload, error) {
+func setUp(ctx context.Context, a *api, cfg config, runID, admin string, watch *watcher) (*workload, error) {
 	create := func(ctx context.Context, seats int) (int64, error) {
-		return a.createSchedule(ctx, cfg.Targets[0], admin, "hammer "+runID, seats)
+		id, err := a.createSchedule(ctx, cfg.Targets[0], admin, "hammer "+runID, seats)
+		if err == nil && watch != nil {
+			err = watch.follow(id)
+		}
+		return id, err
 	}
 	w := &workload{}
 	switch {

@@ -16,6 +16,7 @@ type outcome struct {
 	Err        string // transport error text
 	BadSuccess bool   // a 200 whose body names another schedule, seat or user
 	Latency    time.Duration
+	At         time.Time // when the answer arrived
 }
 
 // Histogram keys with a meaning of their own.

@@ -51,6 +51,10 @@ func writeText(w io.Writer, r *report) error {
 	if !r.SeatMapChecked {
 		p("seat map:\tnot checked (-verify=false): one 200 per seat is judged from the answers alone")
 	}
+	if wr := r.Watch; wr != nil {
+		p("live map:\t%s: %d of %d bookings seen as events, %d missing, %d before their 200", wr.Target, wr.Matched, wr.Booked, len(wr.Missing), wr.Early)
+		p("  200 → event:\tp50 %s  p90 %s  p99 %s  p99.9 %s  max %s", wr.Delay.P50, wr.Delay.P90, wr.Delay.P99, wr.Delay.P999, wr.Delay.Max)
+	}
 	if r.Verdict.Pass {
 		p("verdict:\tPASS")
 	} else {

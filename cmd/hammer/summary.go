@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"encoding/json"
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"slices"
 	"strings"
 	"time"
@@ -28,6 +29,7 @@ type report struct {
 	PerSeat        []seatReport   `json:"perSeat,omitempty"`
 	SeatMapChecked bool           `json:"seatMapChecked"`
 	TransportErrs  []string       `json:"transportErrorSamples,omitempty"`
+	Watch          *watchReport   `json:"watch,omitempty"`
 	Verdict        verdict        `json:"verdict"`
 
 	allSeats []seatReport // PerSeat, never cut short: what judge reads
@@ -112,11 +114,7 @@ func summarize(cfg config, runID string, w *workload, res fired, views []seatMap
 	if res.wall > 0 {
 		r.Throughput = float64(r.Sent) / res.wall.Seconds()
 	}
-	at := func(q float64) duration {
-		return duration(time.Duration(res.latency.ValueAtQuantile(q)) * time.Microsecond)
-	}
-	r.Latency = latency{P50: at(50), P90: at(90), P99: at(99), P999: at(99.9),
-		Max: duration(time.Duration(res.latency.Max()) * time.Microsecond)}
+	r.Latency = latencyOf(res.latency)
 
 	seats := make([]*seatReport, 0, len(perSeat))
 	for _, s := range perSeat {
@@ -166,4 +164,13 @@ func mapStatus(views []seatMapView, seat seatRef) string {
 		return "unchecked"
 	}
 	return strings.Join(seen, "/")
+}
+
+// latencyOf reads the percentiles of a histogram of microseconds.
+func latencyOf(h *hdrhistogram.Histogram) latency {
+	at := func(q float64) duration {
+		return duration(time.Duration(h.ValueAtQuantile(q)) * time.Microsecond)
+	}
+	return latency{P50: at(50), P90: at(90), P99: at(99), P999: at(99.9),
+		Max: duration(time.Duration(h.Max()) * time.Microsecond)}
 }

@@ -36,6 +36,14 @@ func judge(r *report, views []seatMapView) verdict {
 			fail("seat %d of schedule %d: %d requests, want 1 (fresh seats)", s.Seat, s.Schedule, s.Requests)
 		}
 	}
+	if wr := r.Watch; wr != nil {
+		if len(wr.Missing) > 0 {
+			fail("%d bookings never had their event on %s's stream (e.g. schedule/seat %s)", len(wr.Missing), wr.Target, wr.Missing[0])
+		}
+		if wr.Error != "" {
+			fail("watching the stream: %s", wr.Error)
+		}
+	}
 	var serverErrors, unexpected []string
 	var nServer, nUnexpected int
 	for _, k := range sortedKeys(r.Responses) {

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// watchGrace is how long the watcher waits, after the last answer, for
+// the events still on their way.
+const watchGrace = 3 * time.Second
+
+// watcher follows the live seat maps of the hammered schedules on one
+// instance and notes when each seat's "reserved" event arrived.
+type watcher struct {
+	target string
+	client *http.Client
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	seen   map[seatRef]time.Time
+	events int
+	err    error
+}
+
+func newWatcher(ctx context.Context, target string) *watcher {
+	ctx, cancel := context.WithCancel(ctx)
+	return &watcher{target: target, client: &http.Client{}, ctx: ctx, cancel: cancel, seen: map[seatRef]time.Time{}}
+}
+
+// follow opens the schedule's stream and returns once its snapshot has
+// arrived: from then on no booking of it is missed.
+func (w *watcher) follow(schedule int64) error {
+	req, err := http.NewRequestWithContext(w.ctx, http.MethodGet, fmt.Sprintf("%s/schedules/%d/seats/events", w.target, schedule), nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := w.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("watch schedule %d: %w", schedule, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return fmt.Errorf("watch schedule %d: %s", schedule, resp.Status)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	// The snapshot comes first.
+	for sc.Scan() {
+		if sc.Text() == "event: snapshot" {
+			break
+		}
+	}
+	if sc.Err() != nil {
+		resp.Body.Close()
+		return fmt.Errorf("watch schedule %d: %w", schedule, sc.Err())
+	}
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		defer resp.Body.Close()
+		w.read(schedule, sc)
+	}()
+	return nil
+}
+
+func (w *watcher) read(schedule int64, sc *bufio.Scanner) {
+	var event string
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			event = line[len("event: "):]
+		case strings.HasPrefix(line, "data: ") && event == "seat":
+			at := time.Now()
+			var change struct {
+				SeatID int    `json:"seatId"`
+				Status string `json:"status"`
+			}
+			if json.Unmarshal([]byte(line[len("data: "):]), &change) != nil || change.Status != "reserved" {
+				continue
+			}
+			w.mu.Lock()
+			w.events++
+			ref := seatRef{Schedule: schedule, Seat: change.SeatID}
+			if _, dup := w.seen[ref]; !dup {
+				w.seen[ref] = at
+			}
+			w.mu.Unlock()
+		case strings.HasPrefix(line, "event: resync"):
+			w.fail(fmt.Errorf("schedule %d: the stream fell behind (resync)", schedule))
+		}
+	}
+	if err := sc.Err(); err != nil && w.ctx.Err() == nil {
+		w.fail(fmt.Errorf("schedule %d: stream: %w", schedule, err))
+	}
+}
+
+func (w *watcher) fail(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+// watchReport is what -watch found.
+type watchReport struct {
+	Target  string   `json:"target"`
+	Booked  int      `json:"booked"`
+	Matched int      `json:"matched"`
+	Missing []string `json:"missing,omitempty"` // "schedule/seat" of 200s whose event never came
+	// Early counts events that arrived before their 200 (the event is
+	// published before the answer is written); their delay counts as 0.
+	Early int     `json:"early"`
+	Delay latency `json:"delayMs"`
+	Error string  `json:"error,omitempty"`
+}
+
+// finish waits watchGrace for events still due, stops the streams and
+// matches every 200 with its event.
+func (w *watcher) finish(outcomes []outcome) *watchReport {
+	booked := map[seatRef]time.Time{}
+	for _, o := range outcomes {
+		if o.Status == http.StatusOK && !o.BadSuccess {
+			booked[o.Seat] = o.At
+		}
+	}
+	deadline := time.Now().Add(watchGrace)
+	for time.Now().Before(deadline) && w.missing(booked) > 0 {
+		time.Sleep(50 * time.Millisecond)
+	}
+	w.cancel()
+	w.wg.Wait()
+
+	r := &watchReport{Target: w.target, Booked: len(booked)}
+	hist := newLatencyHistogram()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for ref, answered := range booked {
+		seen, ok := w.seen[ref]
+		if !ok {
+			r.Missing = append(r.Missing, fmt.Sprintf("%d/%d", ref.Schedule, ref.Seat))
+			continue
+		}
+		r.Matched++
+		delay := seen.Sub(answered)
+		if delay <= 0 {
+			r.Early++
+			delay = 0
+		}
+		_ = hist.RecordValue(max(delay.Microseconds(), minLatencyMicros))
+	}
+	sort.Strings(r.Missing)
+	if r.Matched > 0 {
+		r.Delay = latencyOf(hist)
+	}
+	if w.err != nil {
+		r.Error = w.err.Error()
+	}
+	return r
+}
+
+func (w *watcher) missing(booked map[seatRef]time.Time) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for ref := range booked {
+		if _, ok := w.seen[ref]; !ok {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+)
+
+// The watcher matches each 200 with its seat's "reserved" event: a late
+// event is a delay, an early one counts as 0, and a booking without an
+// event is reported missing.
+func TestWatcherMatchesBookingsWithEvents(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/schedules/7/seats/events" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "retry: 1000\n\nid: 0-0\nevent: snapshot\ndata: {\"scheduleId\":7,\"seats\":[]}\n\n")
+		fmt.Fprint(w, "id: 1-0\nevent: seat\ndata: {\"seatId\":1,\"status\":\"reserved\"}\n\n")
+		w.(http.Flusher).Flush()
+		<-release
+		fmt.Fprint(w, ": keep-alive\n\nid: 2-0\nevent: seat\ndata: {\"seatId\":2,\"status\":\"held\"}\n\n")
+		fmt.Fprint(w, "id: 3-0\nevent: seat\ndata: {\"seatId\":2,\"status\":\"reserved\"}\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	defer close(release)
+
+	w := newWatcher(context.Background(), srv.URL)
+	if err := w.follow(7); err != nil {
+		t.Fatal(err)
+	}
+	answered := time.Now()
+	time.Sleep(50 * time.Millisecond)
+	release <- struct{}{}
+	r := w.finish([]outcome{
+		{Seat: seatRef{7, 1}, Status: 200, At: answered.Add(time.Hour)}, // its event came first
+		{Seat: seatRef{7, 2}, Status: 200, At: answered},                 // its event comes 50 ms later
+		{Seat: seatRef{7, 3}, Status: 200, At: answered},                 // no event at all
+		{Seat: seatRef{7, 4}, Status: 409, Code: "seat_taken", At: answered},
+	})
+	if r.Booked != 3 || r.Matched != 2 || r.Early != 1 || len(r.Missing) != 1 || r.Missing[0] != "7/3" {
+		t.Fatalf("report = %+v, want 3 booked, 2 matched (1 early), 7/3 missing", r)
+	}
+	if d := time.Duration(r.Delay.Max); d < 40*time.Millisecond || d > 5*time.Second {
+		t.Errorf("max delay %s, want about the 50 ms the second event was held back", d)
+	}
+	if w.follow(8) == nil {
+		t.Error("following an unknown schedule succeeded")
+	}
+}
