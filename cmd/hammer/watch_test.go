@@ -42,8 +42,8 @@ func TestWatcherMatchesBookingsWithEvents(t *testing.T) {
 	release <- struct{}{}
 	r := w.finish([]outcome{
 		{Seat: seatRef{7, 1}, Status: 200, At: answered.Add(time.Hour)}, // its event came first
-		{Seat: seatRef{7, 2}, Status: 200, At: answered},                 // its event comes 50 ms later
-		{Seat: seatRef{7, 3}, Status: 200, At: answered},                 // no event at all
+		{Seat: seatRef{7, 2}, Status: 200, At: answered},                // its event comes 50 ms later
+		{Seat: seatRef{7, 3}, Status: 200, At: answered},                // no event at all
 		{Seat: seatRef{7, 4}, Status: 409, Code: "seat_taken", At: answered},
 	})
 	if r.Booked != 3 || r.Matched != 2 || r.Early != 1 || len(r.Missing) != 1 || r.Missing[0] != "7/3" {
