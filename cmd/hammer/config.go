@@ -57,6 +57,9 @@ type config struct {
 	// and reports how long each booking's event took to arrive.
 	Watch    bool
 	WatchURL string
+	// Streams extra live seat-map clients per hammered schedule only read
+	// their stream, as browsers would (the load a watched sale adds).
+	Streams int
 }
 
 // usageError is a bad flag or environment value: exit status 2.
@@ -98,6 +101,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	cpuProfile := fs.String("cpuprofile", "", "write the hammer's own CPU profile to this file")
 	watch := fs.Bool("watch", env.bool("HAMMER_WATCH", false),
 		"follow the live seat map while hammering; report each booking's event delay and any event that never came (env HAMMER_WATCH)")
+	streams := fs.Int("streams", env.int("HAMMER_STREAMS", 0),
+		"open this many more live seat-map clients per hammered schedule on the -watch-url instance, reading only (env HAMMER_STREAMS)")
 	watchURL := fs.String("watch-url", env.str("HAMMER_WATCH_URL", ""),
 		"the instance whose stream -watch follows; default the last -url (env HAMMER_WATCH_URL)")
 
@@ -117,7 +122,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	cfg := config{
 		Scenario: scenario(*scen), N: *n, Duration: *dur, C: *c, Users: *users, Seats: *seats,
 		ScheduleID: *schedule, Seat: *seat, Secret: []byte(*secret), Timeout: *timeout, JSON: *asJSON, Verify: *verify,
-		CPUProfile: *cpuProfile, Watch: *watch, WatchURL: strings.TrimRight(*watchURL, "/"),
+		CPUProfile: *cpuProfile, Watch: *watch, WatchURL: strings.TrimRight(*watchURL, "/"), Streams: *streams,
 	}
 	bad := func(format string, a ...any) (config, error) { return config{}, usagef(format, a...) }
 	switch cfg.Scenario {
@@ -188,6 +193,12 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return config{}, usagef("-url: %w", err)
 	}
 	cfg.Targets = targets
+	if cfg.Streams < 0 || cfg.Streams > 100_000 {
+		return bad("-streams must be 0..100000")
+	}
+	if cfg.Streams > 0 {
+		cfg.Watch = true
+	}
 	if cfg.Watch {
 		if cfg.Scenario == scenarioHotSeat {
 			return bad("-watch needs bookings to watch: use contended or fresh-seats")

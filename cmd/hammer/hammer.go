@@ -37,7 +37,7 @@ func hammer(ctx context.Context, cfg config, progressOut io.Writer) (*report, er
 
 	var watch *watcher
 	if cfg.Watch {
-		watch = newWatcher(ctx, cfg.WatchURL)
+		watch = newWatcher(ctx, cfg.WatchURL, cfg.Streams)
 		defer watch.cancel()
 	}
 	w, err := setUp(ctx, a, cfg, runID, admin, watch)
@@ -74,6 +74,7 @@ func hammer(ctx context.Context, cfg config, progressOut io.Writer) (*report, er
 	r := summarize(cfg, runID, w, res, views)
 	if watch != nil {
 		r.Watch = watch.finish(res.outcomes)
+		r.Watch.Streams = cfg.Streams * len(w.scheduleIDs())
 	}
 	r.Verdict = judge(r, views)
 	return r, nil

@@ -54,6 +54,9 @@ func writeText(w io.Writer, r *report) error {
 	if wr := r.Watch; wr != nil {
 		p("live map:\t%s: %d of %d bookings seen as events, %d missing, %d before their 200", wr.Target, wr.Matched, wr.Booked, len(wr.Missing), wr.Early)
 		p("  200 → event:\tp50 %s  p90 %s  p99 %s  p99.9 %s  max %s", wr.Delay.P50, wr.Delay.P90, wr.Delay.P99, wr.Delay.P999, wr.Delay.Max)
+		if wr.Streams > 0 {
+			p("  more clients:\t%d reading-only streams, %d ended early", wr.Streams, wr.Dropped)
+		}
 	}
 	if r.Verdict.Pass {
 		p("verdict:\tPASS")

@@ -43,6 +43,9 @@ func judge(r *report, views []seatMapView) verdict {
 		if wr.Error != "" {
 			fail("watching the stream: %s", wr.Error)
 		}
+		if wr.Dropped > 0 {
+			fail("%d reading-only streams ended before the run did", wr.Dropped)
+		}
 	}
 	var serverErrors, unexpected []string
 	var nServer, nUnexpected int

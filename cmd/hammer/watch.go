@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,11 +21,13 @@ const watchGrace = 3 * time.Second
 // watcher follows the live seat maps of the hammered schedules on one
 // instance and notes when each seat's "reserved" event arrived.
 type watcher struct {
-	target string
-	client *http.Client
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	target  string
+	extra   int // reading-only clients per schedule
+	client  *http.Client
+	drained atomic.Int64 // reading-only clients whose stream ended early
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
 
 	mu     sync.Mutex
 	seen   map[seatRef]time.Time
@@ -31,14 +35,25 @@ type watcher struct {
 	err    error
 }
 
-func newWatcher(ctx context.Context, target string) *watcher {
+func newWatcher(ctx context.Context, target string, extra int) *watcher {
 	ctx, cancel := context.WithCancel(ctx)
-	return &watcher{target: target, client: &http.Client{}, ctx: ctx, cancel: cancel, seen: map[seatRef]time.Time{}}
+	return &watcher{target: target, extra: extra, client: &http.Client{}, ctx: ctx, cancel: cancel, seen: map[seatRef]time.Time{}}
 }
 
-// follow opens the schedule's stream and returns once its snapshot has
-// arrived: from then on no booking of it is missed.
+// follow opens the schedule's stream, and the reading-only ones, and
+// returns once their snapshots have arrived: from then on no booking of it
+// is missed.
 func (w *watcher) follow(schedule int64) error {
+	for range w.extra {
+		if err := w.open(schedule, true); err != nil {
+			return err
+		}
+	}
+	return w.open(schedule, false)
+}
+
+// open opens one stream; a reading-only one just drains it.
+func (w *watcher) open(schedule int64, drainOnly bool) error {
 	req, err := http.NewRequestWithContext(w.ctx, http.MethodGet, fmt.Sprintf("%s/schedules/%d/seats/events", w.target, schedule), nil)
 	if err != nil {
 		return err
@@ -68,6 +83,13 @@ func (w *watcher) follow(schedule int64) error {
 	go func() {
 		defer w.wg.Done()
 		defer resp.Body.Close()
+		if drainOnly {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			if w.ctx.Err() == nil {
+				w.drained.Add(1)
+			}
+			return
+		}
 		w.read(schedule, sc)
 	}()
 	return nil
@@ -123,7 +145,11 @@ type watchReport struct {
 	// published before the answer is written); their delay counts as 0.
 	Early int     `json:"early"`
 	Delay latency `json:"delayMs"`
-	Error string  `json:"error,omitempty"`
+	// Streams counts the reading-only clients; Dropped those whose stream
+	// ended before the run did.
+	Streams int    `json:"streams,omitempty"`
+	Dropped int64  `json:"dropped,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
 
 // finish waits watchGrace for events still due, stops the streams and
@@ -142,7 +168,7 @@ func (w *watcher) finish(outcomes []outcome) *watchReport {
 	w.cancel()
 	w.wg.Wait()
 
-	r := &watchReport{Target: w.target, Booked: len(booked)}
+	r := &watchReport{Target: w.target, Booked: len(booked), Dropped: w.drained.Load()}
 	hist := newLatencyHistogram()
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -33,7 +33,7 @@ func TestWatcherMatchesBookingsWithEvents(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 
-	w := newWatcher(context.Background(), srv.URL)
+	w := newWatcher(context.Background(), srv.URL, 0)
 	if err := w.follow(7); err != nil {
 		t.Fatal(err)
 	}

@@ -26,11 +26,15 @@ type SeatFeed interface {
 const (
 	DefaultStreamHeartbeat = 15 * time.Second
 	DefaultMaxStreams      = 5000
-	// streamBuffer is how many changes a stream may fall behind before it
-	// is ended with a resync event.
-	streamBuffer = 256
+	// streamBuffer is how many batches of changes (each what one read of
+	// the feed found, up to 512) a stream may fall behind before it is
+	// ended with a resync event.
+	streamBuffer = 64
 	// streamRetry is the reconnection delay suggested to EventSource.
 	streamRetry = 1000
+	// streamCoalesce is the longest a change waits to be written with the
+	// ones that follow it.
+	streamCoalesce = 20 * time.Millisecond
 )
 
 var (
@@ -118,37 +122,34 @@ func (h *handler) seatEvents(w http.ResponseWriter, r *http.Request) {
 
 	heartbeat := time.NewTicker(h.heartbeat)
 	defer heartbeat.Stop()
+	// Changes are written at most every streamCoalesce: under load many
+	// go out in one write, so a thousand streams cost a thousand writes
+	// per interval, not per change.
+	coalesce := time.NewTimer(streamCoalesce)
+	coalesce.Stop()
+	var flushDue <-chan time.Time
 	for {
 		select {
-		case ev, open := <-sub.C:
+		case batch, open := <-sub.C:
 			if !open {
 				if sub.Lagged() {
 					out.event("", "resync", []byte(`{"reason":"too slow: reconnect for a fresh snapshot"}`))
-					_ = out.flush()
 				}
+				_ = out.flush()
 				return
 			}
-			if !seatfeed.After(ev.ID, last) {
-				continue
-			}
-			last = ev.ID
-			out.event(ev.ID, "seat", seatEventData(ev))
-			// Write what has queued up, then flush once.
-			for more := true; more; {
-				select {
-				case ev, open := <-sub.C:
-					if !open {
-						more = false
-						break
-					}
-					if seatfeed.After(ev.ID, last) {
-						last = ev.ID
-						out.event(ev.ID, "seat", seatEventData(ev))
-					}
-				default:
-					more = false
+			for _, ev := range batch {
+				if seatfeed.After(ev.ID, last) {
+					last = ev.ID
+					out.event(ev.ID, "seat", seatEventData(ev))
 				}
 			}
+			if flushDue == nil && out.buf.Len() > 0 {
+				coalesce.Reset(streamCoalesce)
+				flushDue = coalesce.C
+			}
+		case <-flushDue:
+			flushDue = nil
 			if out.flush() != nil {
 				return
 			}
@@ -212,14 +213,7 @@ func (h *handler) streamStart(ctx context.Context, scheduleID int64, lastEventID
 	return head, []sseEvent{{id: head, name: "snapshot", data: data}}, nil
 }
 
-func seatEventData(ev seatfeed.Event) []byte {
-	b := make([]byte, 0, 48)
-	b = append(b, `{"seatId":`...)
-	b = strconv.AppendInt(b, int64(ev.SeatID), 10)
-	b = append(b, `,"status":`...)
-	b = appendJSONString(b, string(ev.Status))
-	return append(b, '}')
-}
+func seatEventData(ev seatfeed.Event) []byte { return ev.JSON }
 
 // eventWriter writes the text/event-stream format.
 type eventWriter struct {
@@ -228,11 +222,16 @@ type eventWriter struct {
 	buf bytes.Buffer
 }
 
+// event appends one event; it allocates nothing once the buffer has grown.
 func (e *eventWriter) event(id, name string, data []byte) {
 	if id != "" {
-		e.buf.WriteString("id: " + id + "\n")
+		e.buf.WriteString("id: ")
+		e.buf.WriteString(id)
+		e.buf.WriteByte('\n')
 	}
-	e.buf.WriteString("event: " + name + "\ndata: ")
+	e.buf.WriteString("event: ")
+	e.buf.WriteString(name)
+	e.buf.WriteString("\ndata: ")
 	e.buf.Write(data)
 	e.buf.WriteString("\n\n")
 }
@@ -241,11 +240,20 @@ func (e *eventWriter) comment(text string) { e.buf.WriteString(": " + text + "\n
 
 func (e *eventWriter) retry(ms int) { e.buf.WriteString("retry: " + strconv.Itoa(ms) + "\n\n") }
 
+// keptBuffer is the most an idle stream keeps of its buffer: a snapshot
+// of a large schedule grows it to tens of KiB, and a thousand streams must
+// not keep that.
+const keptBuffer = 4 << 10
+
 // flush writes what is buffered and pushes it to the client.
 func (e *eventWriter) flush() error {
 	if _, err := e.w.Write(e.buf.Bytes()); err != nil {
 		return err
 	}
-	e.buf.Reset()
+	if e.buf.Cap() > keptBuffer {
+		e.buf = bytes.Buffer{}
+	} else {
+		e.buf.Reset()
+	}
 	return e.rc.Flush()
 }

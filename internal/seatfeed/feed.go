@@ -54,6 +54,9 @@ type Event struct {
 	ID     string
 	SeatID int
 	Status reservation.SeatStatus
+	// JSON is {"seatId":N,"status":"..."}, rendered once for every
+	// subscriber: a thousand streams share it.
+	JSON []byte
 }
 
 // Feed publishes seat changes and fans them out to local subscribers. One
@@ -187,12 +190,28 @@ func toEvents(entries []redis.XMessage) []Event {
 	for _, e := range entries {
 		seat, _ := strconv.Atoi(fmt.Sprint(e.Values["seat"]))
 		status, _ := e.Values["status"].(string)
-		if seat < 1 || status == "" {
+		switch reservation.SeatStatus(status) {
+		case reservation.SeatAvailable, reservation.SeatHeld, reservation.SeatReserved:
+		default:
 			continue // not one of ours; skip rather than fail the stream
 		}
-		events = append(events, Event{ID: e.ID, SeatID: seat, Status: reservation.SeatStatus(status)})
+		if seat < 1 {
+			continue
+		}
+		events = append(events, Event{ID: e.ID, SeatID: seat, Status: reservation.SeatStatus(status), JSON: changeJSON(seat, status)})
 	}
 	return events
+}
+
+// changeJSON renders a change as the live seat map sends it. status is one
+// of the SeatStatus values, which need no escaping.
+func changeJSON(seat int, status string) []byte {
+	b := make([]byte, 0, 40)
+	b = append(b, `{"seatId":`...)
+	b = strconv.AppendInt(b, int64(seat), 10)
+	b = append(b, `,"status":"`...)
+	b = append(b, status...)
+	return append(b, `"}`...)
 }
 
 // streamID is a parsed stream entry id, ordered as Redis orders them.

@@ -11,13 +11,15 @@ import (
 )
 
 // Subscription receives a schedule's changes made after Subscribe
-// returned, in stream order.
+// returned, in stream order, in batches: the changes one read of the
+// stream found. One send per batch, not per change, keeps a thousand
+// subscribers cheap when changes come fast.
 type Subscription struct {
 	// C delivers the changes. It is closed when the subscription ends:
 	// Close, the Feed's Close, or the subscriber falling behind (Lagged).
-	C <-chan Event
+	C <-chan []Event
 
-	ch     chan Event
+	ch     chan []Event
 	hub    *hub
 	lagged bool
 	closed bool
@@ -35,7 +37,7 @@ func (s *Subscription) Lagged() bool {
 // Close ends the subscription.
 func (s *Subscription) Close() { s.hub.feed.unsubscribe(s) }
 
-// Subscribe follows a schedule's changes with a buffer of buffer events.
+// Subscribe follows a schedule's changes with a buffer of buffer batches.
 // The first subscriber of a schedule on this instance starts its reader at
 // the stream's current head, so nothing published after Subscribe returns
 // is missed.
@@ -51,7 +53,7 @@ func (f *Feed) Subscribe(ctx context.Context, scheduleID int64, buffer int) (*Su
 		h = f.startHub(scheduleID, head)
 		f.hubs[scheduleID] = h
 	}
-	s := &Subscription{ch: make(chan Event, max(buffer, 1)), hub: h}
+	s := &Subscription{ch: make(chan []Event, max(buffer, 1)), hub: h}
 	s.C = s.ch
 	h.mu.Lock()
 	h.subs[s] = struct{}{}
@@ -150,21 +152,21 @@ func (h *hub) run(ctx context.Context, from string) {
 	}
 }
 
-// broadcast hands events to every subscriber without ever waiting: one
-// whose buffer is full is ended as lagged.
+// broadcast hands a batch to every subscriber without ever waiting: one
+// whose buffer is full is ended as lagged. The batch is shared; receivers
+// must not change it.
 func (h *hub) broadcast(events []Event) {
+	if len(events) == 0 {
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.subs {
-	deliver:
-		for _, ev := range events {
-			select {
-			case s.ch <- ev:
-			default:
-				s.lagged = true
-				h.end(s)
-				break deliver
-			}
+		select {
+		case s.ch <- events:
+		default:
+			s.lagged = true
+			h.end(s)
 		}
 	}
 }
