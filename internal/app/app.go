@@ -113,7 +113,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		reservation.Config{LockTTL: cfg.LockTTL, SealBooked: cfg.FastPath, Events: events}, logger)
 	checkout := reservation.NewCheckout(store, locker,
 		reservation.CheckoutConfig{LockTTL: cfg.LockTTL, HoldTTL: cfg.HoldTTL, Events: events}, logger)
-	if a.jobs, err = newJobs(locker, store, keys, checkout, locks.pruner, logger); err != nil {
+	if a.jobs, err = newJobs(locker, store, keys, checkout, locks.pruner, logger, o.jobNamespace); err != nil {
 		return nil, err
 	}
 	a.handler = httpapi.NewHandler(httpapi.Options{
@@ -158,9 +158,16 @@ func (a *App) openFeed(cfg config.Config, logger *slog.Logger) (*seatfeed.Feed, 
 type Option func(*options)
 
 type options struct {
-	accessLog io.Writer
-	noJobs    bool
+	accessLog    io.Writer
+	noJobs       bool
+	jobNamespace string
 }
+
+// WithJobNamespace separates this deployment's periodic jobs from those of
+// others that share its lock store (each deployment's jobs then run once
+// per period for it): the jobs clean one database, and every deployment
+// has its own. Tests, which give every test a database of its own, use it.
+func WithJobNamespace(ns string) Option { return func(o *options) { o.jobNamespace = ns } }
 
 // WithoutJobs serves without running the periodic jobs on this instance
 // (other instances run them: each job runs on one instance per period

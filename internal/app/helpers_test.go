@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -62,9 +63,16 @@ func newHarnessWith(t *testing.T, instances int, tune func(*config.Config), opts
 		HoldTTL:     10 * time.Minute,
 	}
 	tune(&cfg)
+	// Every test has a database of its own, and its instances run the
+	// periodic jobs for it: namespaced by the database, as separate
+	// deployments sharing one Redis would be.
+	if u, err := url.Parse(cfg.DatabaseURL); err == nil {
+		opts = append([]app.Option{app.WithJobNamespace(strings.TrimPrefix(u.Path, "/") + "/")}, opts...)
+	}
 	h := &harness{
 		t:     t,
 		cfg:   cfg,
+		opts:  opts,
 		redis: testenv.Redis(t),
 		client: &http.Client{Timeout: 30 * time.Second, Transport: contractTransport{t: t,
 			next: &http.Transport{MaxIdleConnsPerHost: 256}}},

@@ -30,7 +30,8 @@ type lockPruner interface {
 // Runner; each job executes on one instance per period (ShedLock-style).
 // pruner is nil when the lock store keeps nothing to prune (Redis expires
 // its keys by itself).
-func newJobs(locker lock.Locker, store *postgres.Store, keys idempotency.Store, expirer holdExpirer, pruner lockPruner, logger *slog.Logger) (*periodic.Runner, error) {
+func newJobs(locker lock.Locker, store *postgres.Store, keys idempotency.Store, expirer holdExpirer, pruner lockPruner,
+	logger *slog.Logger, namespace string) (*periodic.Runner, error) {
 	jobs := []periodic.Job{pruneSeatFences(store, logger), purgeHolds(store, logger), purgeIdempotencyKeys(keys, logger)}
 	if expirer != nil {
 		jobs = append(jobs, expireHolds(expirer, logger))
@@ -38,7 +39,7 @@ func newJobs(locker lock.Locker, store *postgres.Store, keys idempotency.Store, 
 	if pruner != nil {
 		jobs = append(jobs, pruneLockRows(pruner, logger))
 	}
-	return periodic.New(locker, periodic.Config{Logger: logger}, jobs...)
+	return periodic.New(locker, periodic.Config{Logger: logger, Namespace: namespace}, jobs...)
 }
 
 func pruneLockRows(pruner lockPruner, logger *slog.Logger) periodic.Job {

@@ -138,6 +138,10 @@ type Config struct {
 	// goroutine of the attempt's job, after the lock was left. It must be
 	// quick and safe for concurrent use (jobs tick concurrently).
 	Observe func(Event)
+	// Namespace separates deployments that share a lock store: the jobs
+	// of runners with different namespaces never exclude one another.
+	// Empty locks Key(name).
+	Namespace string
 }
 
 // Runner ticks its jobs on one instance. Run it on every instance.
@@ -171,7 +175,7 @@ func New(locker lock.Locker, cfg Config, jobs ...Job) (*Runner, error) {
 		if r.byName[j.Name] != nil {
 			return nil, fmt.Errorf("%w %q: duplicate name", ErrInvalidJob, j.Name)
 		}
-		jb := &job{Job: j, key: Key(j.Name)}
+		jb := &job{Job: j, key: Key(cfg.Namespace + j.Name)}
 		r.jobs = append(r.jobs, jb)
 		r.byName[j.Name] = jb
 	}

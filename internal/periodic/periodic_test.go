@@ -620,3 +620,37 @@ func TestLeaseFrom(t *testing.T) {
 		t.Errorf("lease in the job: key %q fence %d; want %q and the event's fence %d", key, fence, periodic.Key(name), ev.Fence)
 	}
 }
+
+// Runners of different namespaces (deployments sharing a lock store) do
+// not exclude one another; runners of one namespace do.
+func TestNamespacesSeparateDeployments(t *testing.T) {
+	t.Parallel()
+	shared := memlock.New()
+	job := periodic.Job{Name: "sweep", Every: time.Hour, LockAtMostFor: time.Minute, LockAtLeastFor: time.Minute,
+		Run: func(context.Context) error { return nil }}
+	outcome := func(namespace string) periodic.Outcome {
+		r, err := periodic.New(lock.New(shared, lock.Config{}), periodic.Config{Namespace: namespace}, job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev, err := r.RunOnce(context.Background(), "sweep")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ev.Outcome
+	}
+	for _, tt := range []struct {
+		namespace string
+		want      periodic.Outcome
+	}{
+		{"staging/", periodic.Ran},
+		{"production/", periodic.Ran},
+		{"staging/", periodic.Skipped},
+		{"", periodic.Ran},
+		{"", periodic.Skipped},
+	} {
+		if got := outcome(tt.namespace); got != tt.want {
+			t.Errorf("namespace %q: %s, want %s", tt.namespace, got, tt.want)
+		}
+	}
+}
