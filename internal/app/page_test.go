@@ -108,12 +108,17 @@ func TestPageShowsBookingsLive(t *testing.T) {
 		chromedp.SendKeys("#token", h.token("bob", ""), chromedp.ByID),
 		chromedp.Click(seatSelector(7, "available"), chromedp.ByQuery),
 		chromedp.Click(seatSelector(8, "available"), chromedp.ByQuery),
+		chromedp.WaitEnabled("#hold", chromedp.ByID),
 		chromedp.Click("#hold", chromedp.ByID),
 		chromedp.WaitVisible(seatSelector(8, "held"), chromedp.ByQuery),
+		// Enabled once the page has the hold's answer, which may come
+		// after the stream's events.
+		chromedp.WaitEnabled("#confirm", chromedp.ByID),
 		chromedp.Click("#confirm", chromedp.ByID),
 		chromedp.WaitVisible(seatSelector(7, "reserved"), chromedp.ByQuery),
 		chromedp.WaitVisible(seatSelector(8, "reserved"), chromedp.ByQuery),
 		chromedp.Click(seatSelector(9, "available"), chromedp.ByQuery),
+		chromedp.WaitEnabled("#book", chromedp.ByID),
 		chromedp.Click("#book", chromedp.ByID),
 		chromedp.WaitVisible(seatSelector(9, "reserved"), chromedp.ByQuery),
 	); err != nil {
