@@ -67,8 +67,8 @@ func (s *streams) leave() { s.open.Add(-1) }
 // that reconnects with Last-Event-ID gets the changes it missed, or a
 // fresh snapshot when they are no longer kept. A comment every heartbeat
 // keeps idle connections open through proxies. A client that falls
-// streamBuffer changes behind gets a `resync` event and is disconnected:
-// it never slows the bookings.
+// streamBuffer batches of changes behind gets a `resync` event and is
+// disconnected: it never slows the bookings.
 func (h *handler) seatEvents(w http.ResponseWriter, r *http.Request) {
 	id, valid := parseID(chi.URLParam(r, "id"))
 	if !valid {
