@@ -104,6 +104,7 @@ type handler struct {
 	verifier           *auth.Verifier
 	feed               SeatFeed
 	streams            *streams
+	snapshots          snapshots
 	heartbeat          time.Duration
 	shutdown           <-chan struct{}
 	checks             []Check

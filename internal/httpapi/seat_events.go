@@ -198,15 +198,17 @@ func (h *handler) streamStart(ctx context.Context, scheduleID int64, lastEventID
 	if err != nil {
 		return "", nil, err
 	}
-	seats, err := h.bookings.SeatMap(ctx, scheduleID)
-	if err != nil {
-		return "", nil, err
-	}
-	snapshot := seatMapResponse{ScheduleID: scheduleID, Seats: make([]seatResponse, len(seats))}
-	for i, s := range seats {
-		snapshot.Seats[i] = seatResponse{SeatID: s.ID, Status: string(s.Status)}
-	}
-	data, err := json.Marshal(snapshot)
+	data, err := h.snapshots.get(ctx, scheduleID, head, func(ctx context.Context) ([]byte, error) {
+		seats, err := h.bookings.SeatMap(ctx, scheduleID)
+		if err != nil {
+			return nil, err
+		}
+		snapshot := seatMapResponse{ScheduleID: scheduleID, Seats: make([]seatResponse, len(seats))}
+		for i, s := range seats {
+			snapshot.Seats[i] = seatResponse{SeatID: s.ID, Status: string(s.Status)}
+		}
+		return json.Marshal(snapshot)
+	})
 	if err != nil {
 		return "", nil, err
 	}

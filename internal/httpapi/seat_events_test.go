@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,10 +19,12 @@ import (
 	"github.com/seatlock/seatlock/internal/testenv"
 )
 
-// mapBookings knows one schedule of three free seats.
+// mapBookings knows one schedule of three free seats, and counts the
+// seat map reads.
 type mapBookings struct {
 	fakeBookings
-	id int64
+	id    int64
+	reads *atomic.Int64
 }
 
 func (b mapBookings) Schedule(_ context.Context, id int64) (reservation.Schedule, error) {
@@ -32,6 +35,9 @@ func (b mapBookings) Schedule(_ context.Context, id int64) (reservation.Schedule
 }
 
 func (b mapBookings) SeatMap(context.Context, int64) ([]reservation.Seat, error) {
+	if b.reads != nil {
+		b.reads.Add(1)
+	}
 	return []reservation.Seat{{ID: 1, Status: "available"}, {ID: 2, Status: "available"}, {ID: 3, Status: "available"}}, nil
 }
 
@@ -99,5 +105,50 @@ func TestStreamHeartbeatAndShutdown(t *testing.T) {
 		case <-deadline:
 			t.Fatal("the stream did not end when the server shut down")
 		}
+	}
+}
+
+// Streams that start at the same position share one snapshot: a crowd of
+// reconnecting browsers costs one seat map read.
+func TestStreamsShareASnapshot(t *testing.T) {
+	t.Parallel()
+	feed := seatfeed.New(testenv.Redis(t), seatfeed.Config{Block: 100 * time.Millisecond})
+	t.Cleanup(feed.Close)
+	verifier, err := auth.NewVerifier(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schedule := rand.Int64N(1<<40) + 1
+	reads := &atomic.Int64{}
+	srv := httptest.NewServer(httpapi.NewHandler(httpapi.Options{
+		Bookings: mapBookings{id: schedule, reads: reads}, Verifier: verifier, Feed: feed,
+	}))
+	defer srv.Close()
+	snapshot := func() string {
+		resp, err := http.Get(fmt.Sprintf("%s/schedules/%d/seats/events", srv.URL, schedule))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "data: ") {
+				return sc.Text()
+			}
+		}
+		t.Fatal("no snapshot")
+		return ""
+	}
+	first, second := snapshot(), snapshot()
+	if first != second || reads.Load() != 1 {
+		t.Errorf("two streams read the seat map %d times (snapshots equal: %v), want once", reads.Load(), first == second)
+	}
+	// A change moves the position: the next stream reads the map again.
+	if err := feed.SeatsChanged(context.Background(), schedule, []reservation.Seat{{ID: 1, Status: "held"}}); err != nil {
+		t.Fatal(err)
+	}
+	snapshot()
+	if reads.Load() != 2 {
+		t.Errorf("after a change, %d seat map reads, want 2", reads.Load())
 	}
 }
