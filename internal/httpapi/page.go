@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/go-chi/chi/v5"
 
@@ -43,11 +42,7 @@ func serveFile(w http.ResponseWriter, r *http.Request, name, contentType string)
 		return
 	}
 	h := w.Header()
-	h["Content-Type"] = []string{contentType}
 	h["Cache-Control"] = noCache
-	h["X-Content-Type-Options"] = noSniff
 	h["Content-Security-Policy"] = pagePolicy
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
+	writeBody(w, []string{contentType}, http.StatusOK, body)
 }

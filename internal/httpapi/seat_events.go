@@ -141,7 +141,7 @@ func (h *handler) seatEvents(w http.ResponseWriter, r *http.Request) {
 			for _, ev := range batch {
 				if seatfeed.After(ev.ID, last) {
 					last = ev.ID
-					out.event(ev.ID, "seat", seatEventData(ev))
+					out.event(ev.ID, "seat", ev.JSON)
 				}
 			}
 			if flushDue == nil && out.buf.Len() > 0 {
@@ -188,7 +188,7 @@ func (h *handler) streamStart(ctx context.Context, scheduleID int64, lastEventID
 			events := make([]sseEvent, len(missed))
 			last := lastEventID
 			for i, ev := range missed {
-				events[i] = sseEvent{id: ev.ID, name: "seat", data: seatEventData(ev)}
+				events[i] = sseEvent{id: ev.ID, name: "seat", data: ev.JSON}
 				last = ev.ID
 			}
 			return last, events, nil
@@ -214,8 +214,6 @@ func (h *handler) streamStart(ctx context.Context, scheduleID int64, lastEventID
 	}
 	return head, []sseEvent{{id: head, name: "snapshot", data: data}}, nil
 }
-
-func seatEventData(ev seatfeed.Event) []byte { return ev.JSON }
 
 // eventWriter writes the text/event-stream format.
 type eventWriter struct {

@@ -195,7 +195,8 @@ func (s *Store) ConfirmHold(ctx context.Context, id uuid.UUID, userID string) ([
 		if isViolation(err, uniqueViolation, activeSeatIndex) {
 			// Booked behind the hold's back: only when a seat lock
 			// failed while the hold was being made.
-			taken, qerr := s.takenSeats(ctx, h)
+			// Read on the pool: the transaction has failed.
+			taken, qerr := queryUnavailable(ctx, s.pool, h.ScheduleID(), h.SeatIDs(), h.ID())
 			if qerr != nil {
 				return qerr
 			}
@@ -241,13 +242,6 @@ func holdReservations(ctx context.Context, tx pgx.Tx, id uuid.UUID) ([]reservati
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (reservation.Reservation, error) {
 		return scanReservation(row)
 	})
-}
-
-// takenSeats reads, outside the failed transaction, which seats of h have
-// an active reservation.
-func (s *Store) takenSeats(ctx context.Context, h reservation.Hold) ([]reservation.UnavailableSeat, error) {
-	seats, err := queryUnavailable(ctx, s.pool, h.ScheduleID(), h.SeatIDs(), h.ID())
-	return seats, err
 }
 
 // ReleaseHold implements reservation.HoldRepository in one transaction.

@@ -89,14 +89,15 @@ func (c *Checkout) Hold(ctx context.Context, cmd HoldCommand) (Hold, error) {
 	if err != nil {
 		return Hold{}, fmt.Errorf("load schedule: %w", err)
 	}
-	keySeat := make(map[string]int, len(seats))
-	keys := make([]string, len(seats))
-	for i, seat := range seats {
+	for _, seat := range seats {
 		if !schedule.HasSeat(seat) {
 			return Hold{}, ErrSeatNotFound
 		}
-		keys[i] = SeatLockKey(cmd.ScheduleID, seat)
-		keySeat[keys[i]] = seat
+	}
+	keys := seatLockKeys(cmd.ScheduleID, seats)
+	keySeat := make(map[string]int, len(seats))
+	for i, key := range keys {
+		keySeat[key] = seats[i]
 	}
 
 	lease, err := c.locker.AcquireAll(ctx, keys, lock.Options{TTL: c.lockTTL})
@@ -107,11 +108,7 @@ func (c *Checkout) Hold(ctx context.Context, cmd HoldCommand) (Hold, error) {
 		}
 		return Hold{}, lockError(err)
 	}
-	defer func() {
-		if err := lease.Release(ctx); err != nil && !errors.Is(err, lock.ErrNotHeld) {
-			c.log.ErrorContext(ctx, "release hold seat locks", slog.Any("error", err))
-		}
-	}()
+	defer c.releaseLocks(ctx, lease)
 	if err := ctx.Err(); err != nil {
 		return Hold{}, fmt.Errorf("before insert: %w", err)
 	}
@@ -183,15 +180,20 @@ const holdLockWait = 5 * time.Second
 // lockHoldSeats takes the locks of an active hold's seats, so that the
 // change and its events are ordered with every other change of the seats.
 func (c *Checkout) lockHoldSeats(ctx context.Context, h Hold) (lock.MultiLease, error) {
-	keys := make([]string, 0, len(h.seatIDs))
-	for _, seat := range h.seatIDs {
-		keys = append(keys, SeatLockKey(h.scheduleID, seat))
-	}
-	lease, err := c.locker.AcquireAll(ctx, keys, lock.Options{TTL: c.lockTTL, Wait: holdLockWait})
+	lease, err := c.locker.AcquireAll(ctx, seatLockKeys(h.scheduleID, h.seatIDs), lock.Options{TTL: c.lockTTL, Wait: holdLockWait})
 	if err != nil {
 		return nil, lockError(err)
 	}
 	return lease, nil
+}
+
+// seatLockKeys are the lock keys of seats, in the seats' order.
+func seatLockKeys(scheduleID int64, seats []int) []string {
+	keys := make([]string, len(seats))
+	for i, seat := range seats {
+		keys[i] = SeatLockKey(scheduleID, seat)
+	}
+	return keys
 }
 
 func (c *Checkout) releaseLocks(ctx context.Context, lease lock.MultiLease) {
