@@ -13,27 +13,36 @@ import (
 	"github.com/seatlock/seatlock/internal/app"
 )
 
+// serveByHand starts one instance whose shutdown the test controls: cancel
+// is SIGTERM as main sees it, done gets Serve's result. It returns the
+// instance's address.
+func (h *harness) serveByHand() (addr string, cancel context.CancelFunc, done <-chan error) {
+	h.t.Helper()
+	a, err := app.New(context.Background(), h.cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(a.Close)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.bases = []string{"http://" + ln.Addr().String()}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- a.Serve(ctx, ln) }()
+	return ln.Addr().String(), cancel, served
+}
+
 // A request that is still arriving when shutdown begins is served to the
 // end, and Serve then returns nil.
 func TestShutdownDrainsInFlightRequests(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, 0)
-	a, err := app.New(context.Background(), h.cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.bases = []string{"http://" + ln.Addr().String()}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx, ln) }()
+	addr, cancel, done := h.serveByHand()
 	schedule := h.createSchedule(1)
 
-	conn, err := net.Dial("tcp", ln.Addr().String())
+	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,19 +89,7 @@ func TestShutdownDrainsInFlightRequests(t *testing.T) {
 func TestShutdownEndsStreams(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, 0)
-	a, err := app.New(context.Background(), h.cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.bases = []string{"http://" + ln.Addr().String()}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx, ln) }()
+	_, cancel, done := h.serveByHand()
 	schedule := h.createSchedule(1)
 	streams := []*eventStream{h.stream(0, schedule, ""), h.stream(0, schedule, "")}
 	for _, s := range streams {
