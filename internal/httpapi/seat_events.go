@@ -32,9 +32,6 @@ const (
 	streamBuffer = 64
 	// streamRetry is the reconnection delay suggested to EventSource.
 	streamRetry = 1000
-	// streamCoalesce is the longest a change waits to be written with the
-	// ones that follow it.
-	streamCoalesce = 20 * time.Millisecond
 )
 
 var (
@@ -122,12 +119,9 @@ func (h *handler) seatEvents(w http.ResponseWriter, r *http.Request) {
 
 	heartbeat := time.NewTicker(h.heartbeat)
 	defer heartbeat.Stop()
-	// Changes are written at most every streamCoalesce: under load many
-	// go out in one write, so a thousand streams cost a thousand writes
-	// per interval, not per change.
-	coalesce := time.NewTimer(streamCoalesce)
-	coalesce.Stop()
-	var flushDue <-chan time.Time
+	// The feed delivers a batch at most once per seatfeed.Config.Interval,
+	// however fast seats change, so each batch is written at once: a
+	// thousand streams cost a thousand writes per interval, not per change.
 	for {
 		select {
 		case batch, open := <-sub.C:
@@ -138,19 +132,8 @@ func (h *handler) seatEvents(w http.ResponseWriter, r *http.Request) {
 				_ = out.flush()
 				return
 			}
-			for _, ev := range batch {
-				if seatfeed.After(ev.ID, last) {
-					last = ev.ID
-					out.event(ev.ID, "seat", ev.JSON)
-				}
-			}
-			if flushDue == nil && out.buf.Len() > 0 {
-				coalesce.Reset(streamCoalesce)
-				flushDue = coalesce.C
-			}
-		case <-flushDue:
-			flushDue = nil
-			if out.flush() != nil {
+			last = out.changes(batch, last)
+			if out.buf.Len() > 0 && out.flush() != nil {
 				return
 			}
 		case <-heartbeat.C:
@@ -234,6 +217,36 @@ func (e *eventWriter) event(id, name string, data []byte) {
 	e.buf.WriteString("\ndata: ")
 	e.buf.Write(data)
 	e.buf.WriteString("\n\n")
+}
+
+// changes appends the batch's changes that come after the id last, and
+// returns the id of the last change sent. Past a stream's first moments
+// every change is new, and the batch's encoding is shared with every
+// other stream of the schedule.
+func (e *eventWriter) changes(batch *seatfeed.Batch, last string) string {
+	events := batch.Events
+	if seatfeed.After(events[0].ID, last) {
+		e.buf.Write(batch.Encoded(encodeSeatEvents))
+		return events[len(events)-1].ID
+	}
+	// The stream began after some of these: its snapshot or catch-up has
+	// them.
+	for _, ev := range events {
+		if seatfeed.After(ev.ID, last) {
+			e.event(ev.ID, "seat", ev.JSON)
+			last = ev.ID
+		}
+	}
+	return last
+}
+
+// encodeSeatEvents renders changes as `seat` events.
+func encodeSeatEvents(events []seatfeed.Event) []byte {
+	var e eventWriter
+	for _, ev := range events {
+		e.event(ev.ID, "seat", ev.JSON)
+	}
+	return e.buf.Bytes()
 }
 
 func (e *eventWriter) comment(text string) { e.buf.WriteString(": " + text + "\n\n") }

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -35,6 +36,12 @@ const (
 	// DefaultBlock is how long one read of a schedule's stream waits for
 	// new entries before it asks again.
 	DefaultBlock = 2 * time.Second
+	// DefaultInterval is the shortest time between two reads of a
+	// schedule's stream on one instance.
+	DefaultInterval = 20 * time.Millisecond
+	// DefaultMaxDeliveries is about how many batches per second an
+	// instance hands to its subscribers: each one is a network write.
+	DefaultMaxDeliveries = 5_000
 	// maxCatchUp is the most missed changes sent to a resuming client;
 	// past it a fresh snapshot is cheaper.
 	maxCatchUp = 2000
@@ -45,7 +52,20 @@ type Config struct {
 	MaxLen    int64
 	Retention time.Duration
 	Block     time.Duration
-	Logger    *slog.Logger
+	// Interval is the shortest time between two reads of a schedule's
+	// stream: changes that come faster go out together, so a subscriber
+	// wakes at most once per Interval however fast seats change, and a
+	// thousand subscribers cost a thousand wake-ups per Interval, not per
+	// change. It is also the longest a change waits for the next read.
+	Interval time.Duration
+	// MaxDeliveries bounds the batches handed to subscribers per second,
+	// all schedules together: with more subscribers than MaxDeliveries ×
+	// Interval, reads are spaced further apart (a thousand subscribers
+	// and the default of 5,000 give 200 ms), so the cost of a crowd of
+	// watchers stays the same however large it grows, and each of them
+	// waits a little longer for a change.
+	MaxDeliveries int
+	Logger        *slog.Logger
 }
 
 // Event is one seat change.
@@ -69,6 +89,13 @@ type Feed struct {
 
 	mu   sync.Mutex
 	hubs map[int64]*hub
+	// subscribers counts the open subscriptions of every schedule.
+	subscribers atomic.Int64
+}
+
+// interval is the time between two reads of a schedule's stream now.
+func (f *Feed) interval() time.Duration {
+	return max(f.cfg.Interval, time.Duration(f.subscribers.Load())*time.Second/time.Duration(f.cfg.MaxDeliveries))
 }
 
 var _ reservation.SeatEvents = (*Feed)(nil)
@@ -84,6 +111,12 @@ func New(rdb redis.UniversalClient, cfg Config) *Feed {
 	}
 	if cfg.Block <= 0 {
 		cfg.Block = DefaultBlock
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = DefaultInterval
+	}
+	if cfg.MaxDeliveries <= 0 {
+		cfg.MaxDeliveries = DefaultMaxDeliveries
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

@@ -40,7 +40,7 @@ func receive(t *testing.T, sub *seatfeed.Subscription, n int) []seatfeed.Event {
 			if !open {
 				t.Fatalf("subscription ended after %d of %d events", len(got), n)
 			}
-			got = append(got, batch...)
+			got = append(got, batch.Events...)
 		case <-timeout:
 			t.Fatalf("got %d of %d events in 5 s", len(got), n)
 		}
@@ -174,4 +174,73 @@ func TestSinceZeroAfterTrimming(t *testing.T) {
 	if _, ok, err := f.Since(context.Background(), schedule, seatfeed.ZeroID); ok || err != nil {
 		t.Errorf("Since(ZeroID) on a trimmed stream = ok %v, %v; want a snapshot instead", ok, err)
 	}
+}
+
+// Changes published one by one, faster than the feed reads, reach a
+// subscriber in few batches: a thousand subscribers must not wake once per
+// change. Reads are Interval apart, or further when the subscribers would
+// receive more than MaxDeliveries batches a second.
+func TestChangesFasterThanTheReadsArriveTogether(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name        string
+		cfg         seatfeed.Config
+		subscribers int
+		spacing     time.Duration
+	}{
+		{"interval", seatfeed.Config{Interval: 100 * time.Millisecond}, 1, 100 * time.Millisecond},
+		{"deliveries", seatfeed.Config{Interval: 10 * time.Millisecond, MaxDeliveries: 20}, 2, 100 * time.Millisecond},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f, schedule := newFeed(t, c.cfg)
+			subs := make([]*seatfeed.Subscription, c.subscribers)
+			for i := range subs {
+				sub, err := f.Subscribe(context.Background(), schedule, 1000)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer sub.Close()
+				subs[i] = sub
+			}
+			const changes = 100
+			start := time.Now()
+			for seat := 1; seat <= changes; seat++ {
+				publish(t, f, schedule, reservation.SeatReserved, seat)
+				time.Sleep(2 * time.Millisecond)
+			}
+			for i, sub := range subs {
+				got, batches := receiveBatches(t, sub, changes)
+				elapsed := time.Since(start)
+				// One read per spacing, and one more at each end.
+				if most := int(elapsed/c.spacing) + 2; batches > most {
+					t.Errorf("subscriber %d: %d changes came in %d batches over %v; want at most %d", i, changes, batches, elapsed, most)
+				}
+				for j, ev := range got {
+					if ev.SeatID != j+1 {
+						t.Fatalf("subscriber %d: event %d is seat %d, want %d", i, j, ev.SeatID, j+1)
+					}
+				}
+			}
+		})
+	}
+}
+
+func receiveBatches(t *testing.T, sub *seatfeed.Subscription, n int) (got []seatfeed.Event, batches int) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for len(got) < n {
+		select {
+		case batch, open := <-sub.C:
+			if !open {
+				t.Fatalf("subscription ended after %d of %d events", len(got), n)
+			}
+			batches++
+			got = append(got, batch.Events...)
+		case <-timeout:
+			t.Fatalf("got %d of %d events in 10 s", len(got), n)
+		}
+	}
+	return got, batches
 }

@@ -10,16 +10,34 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// Batch is the changes one read of a schedule's stream found, in stream
+// order. Every subscriber of the instance receives the same Batch: none
+// may change it.
+type Batch struct {
+	Events []Event
+
+	once    sync.Once
+	encoded []byte
+}
+
+// Encoded returns encode(b.Events), computed by the first subscriber that
+// asks and shared by the others, so a thousand subscribers that send a
+// batch over the network encode it once. Every caller must pass the same
+// encoding.
+func (b *Batch) Encoded(encode func([]Event) []byte) []byte {
+	b.once.Do(func() { b.encoded = encode(b.Events) })
+	return b.encoded
+}
+
 // Subscription receives a schedule's changes made after Subscribe
-// returned, in stream order, in batches: the changes one read of the
-// stream found. One send per batch, not per change, keeps a thousand
-// subscribers cheap when changes come fast.
+// returned, in stream order, in batches. One send per batch, not per
+// change, keeps a thousand subscribers cheap when changes come fast.
 type Subscription struct {
 	// C delivers the changes. It is closed when the subscription ends:
 	// Close, the Feed's Close, or the subscriber falling behind (Lagged).
-	C <-chan []Event
+	C <-chan *Batch
 
-	ch     chan []Event
+	ch     chan *Batch
 	hub    *hub
 	lagged bool
 	closed bool
@@ -53,11 +71,12 @@ func (f *Feed) Subscribe(ctx context.Context, scheduleID int64, buffer int) (*Su
 		h = f.startHub(scheduleID, head)
 		f.hubs[scheduleID] = h
 	}
-	s := &Subscription{ch: make(chan []Event, max(buffer, 1)), hub: h}
+	s := &Subscription{ch: make(chan *Batch, max(buffer, 1)), hub: h}
 	s.C = s.ch
 	h.mu.Lock()
 	h.subs[s] = struct{}{}
 	h.mu.Unlock()
+	f.subscribers.Add(1)
 	return s, nil
 }
 
@@ -111,6 +130,7 @@ func (h *hub) stop() {
 func (h *hub) end(s *Subscription) {
 	delete(h.subs, s)
 	if !s.closed {
+		h.feed.subscribers.Add(-1)
 		s.closed = true
 		close(s.ch)
 	}
@@ -125,6 +145,7 @@ func (h *hub) run(ctx context.Context, from string) {
 	key := StreamKey(h.scheduleID)
 	last := from
 	for ctx.Err() == nil {
+		started := time.Now()
 		res, err := h.feed.rdb.XRead(ctx, &redis.XReadArgs{
 			Streams: []string{key, last}, Count: 512, Block: h.feed.cfg.Block,
 		}).Result()
@@ -149,21 +170,32 @@ func (h *hub) run(ctx context.Context, from string) {
 				h.broadcast(toEvents(stream.Messages))
 			}
 		}
+		// Changes that arrive meanwhile wait for the next read and go
+		// out in one batch.
+		if wait := h.feed.interval() - time.Since(started); wait > 0 {
+			pause := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				pause.Stop()
+				return
+			case <-pause.C:
+			}
+		}
 	}
 }
 
 // broadcast hands a batch to every subscriber without ever waiting: one
-// whose buffer is full is ended as lagged. The batch is shared; receivers
-// must not change it.
+// whose buffer is full is ended as lagged.
 func (h *hub) broadcast(events []Event) {
 	if len(events) == 0 {
 		return
 	}
+	batch := &Batch{Events: events}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.subs {
 		select {
-		case s.ch <- events:
+		case s.ch <- batch:
 		default:
 			s.lagged = true
 			h.end(s)
