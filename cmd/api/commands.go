@@ -29,7 +29,12 @@ func serve(ctx context.Context, env map[string]string, logger *slog.Logger, logs
 	if err != nil {
 		return err
 	}
-	return a.Serve(ctx, ln)
+	if err := a.Serve(ctx, ln); err != nil {
+		return err
+	}
+	a.Close()
+	logger.Info("stopped cleanly")
+	return nil
 }
 
 func migrate(ctx context.Context, env map[string]string, logger *slog.Logger) error {

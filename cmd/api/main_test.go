@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +89,32 @@ func TestMigrateThenServeUntilCancelled(t *testing.T) {
 	if strings.Contains(serveOut.String(), secret) {
 		t.Error("the logs contain AUTH_SECRET")
 	}
+	// Shutdown goes in order: no new connections and the requests drained
+	// first, the jobs after them, and a last line that says so.
+	want := []string{
+		"shutting down: no new connections; draining in-flight requests",
+		"shutting down: requests drained",
+		"shutting down: stopping jobs",
+		"stopped cleanly",
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(serveOut.String()), "\n") {
+		var entry struct{ Msg string }
+		if json.Unmarshal([]byte(line), &entry) == nil && (strings.HasPrefix(entry.Msg, "shutting down") || entry.Msg == "stopped cleanly") {
+			got = append(got, entry.Msg)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("shutdown log lines = %q, want %q", got, want)
+	}
+	if last := lastLine(serveOut.String()); !strings.Contains(last, `"msg":"stopped cleanly"`) {
+		t.Errorf("last log line = %s, want the clean stop", last)
+	}
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
 }
 
 func freeAddr(t *testing.T) string {

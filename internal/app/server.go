@@ -29,10 +29,12 @@ func (a *App) NewServer() *http.Server {
 	}
 }
 
-// Serve answers requests on ln and runs the periodic jobs until ctx is done,
-// then stops accepting, drains in-flight requests (as long as the longest
-// request may take) and waits for running jobs. It returns nil after a clean
-// shutdown.
+// Serve answers requests on ln and runs the periodic jobs until ctx is done.
+// Then, in this order, it stops accepting connections, ends the live seat
+// map streams and drains in-flight requests (as long as the longest request
+// may take), and only then stops the jobs and waits for them: a request
+// still draining may rely on a job (expired holds are freed by one). It
+// returns nil after a clean shutdown.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	srv := a.NewServer()
 	errc := make(chan error, 1)
@@ -53,26 +55,36 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 
 	var serveErr error
 	select {
-	case serveErr = <-errc:
+	case err := <-errc:
+		serveErr = fmt.Errorf("app: serve: %w", err)
 	case <-ctx.Done():
+		serveErr = a.drain(ctx, srv, errc)
 	}
+	a.log.Info("shutting down: stopping jobs")
 	stopJobs()
 	jobsErr := <-jobsDone
 	if serveErr != nil {
-		return fmt.Errorf("app: serve: %w", serveErr)
+		return serveErr
 	}
-	a.log.Info("shutting down: draining in-flight requests")
+	if jobsErr != nil {
+		return fmt.Errorf("app: jobs: %w", jobsErr)
+	}
+	return nil
+}
+
+// drain stops accepting connections, ends the streams and waits for the
+// requests in flight.
+func (a *App) drain(ctx context.Context, srv *http.Server, served <-chan error) error {
+	a.log.Info("shutting down: no new connections; draining in-flight requests")
 	a.shutdownOnce.Do(func() { close(a.shutdown) })
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.writeTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("app: shutdown: %w", err)
 	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("app: serve: %w", err)
 	}
-	if jobsErr != nil {
-		return fmt.Errorf("app: jobs: %w", jobsErr)
-	}
+	a.log.Info("shutting down: requests drained")
 	return nil
 }

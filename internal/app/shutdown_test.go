@@ -60,6 +60,11 @@ func TestShutdownDrainsInFlightRequests(t *testing.T) {
 		t.Fatalf("Serve returned %v while a request was in flight", err)
 	default:
 	}
+	// New connections are refused first, while the request drains.
+	if late, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		late.Close()
+		t.Error("a new connection was accepted after shutdown began")
+	}
 	if _, err := fmt.Fprint(conn, body[half:]); err != nil {
 		t.Fatal(err)
 	}
