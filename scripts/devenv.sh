@@ -293,12 +293,27 @@ EOF
 	start_postgres "$dir" "$PG_PORT" "$PG_PASSWORD" "$fast"
 }
 
+# cmd_stop DIR [say]: with "say", tells what it stopped (make stop).
 cmd_stop() {
-	local dir=$1 bin
-	[ -f "$dir/redis/redis.pid" ] && kill "$(cat "$dir/redis/redis.pid")" 2>/dev/null || true
+	local dir=$1 say=${2:-} bin pid stopped=()
+	if [ -f "$dir/redis/redis.pid" ]; then
+		pid=$(cat "$dir/redis/redis.pid")
+		if running "$pid" && kill "$pid" 2>/dev/null; then
+			stopped+=("Redis (pid $pid, port $(grep -o 'REDIS_URL=redis://[^/]*' "$dir/env" 2>/dev/null | sed 's/.*://'))")
+		fi
+	fi
 	stop_cluster "$dir"
 	if bin=$(pg_bindir) && [ -f "$dir/pg/data/PG_VERSION" ]; then
-		as_pg "$bin/pg_ctl" -D "$dir/pg/data" -m fast -w stop >/dev/null 2>&1 || true
+		if as_pg "$bin/pg_ctl" -D "$dir/pg/data" -m fast -w stop >/dev/null 2>&1; then
+			stopped+=("PostgreSQL (port $(grep -o '^PG_PORT=[0-9]*' "$dir/env" 2>/dev/null | cut -d= -f2))")
+		fi
+	fi
+	[ -n "$say" ] || return 0
+	if [ ${#stopped[@]} -eq 0 ]; then
+		log "nothing was running under $dir"
+	else
+		for s in "${stopped[@]}"; do log "stopped $s"; done
+		log "the data stays in $dir (delete it for a fresh start)"
 	fi
 }
 
@@ -320,7 +335,7 @@ case "${1:-}" in
 install) install_packages ;;
 browser) install_browser ;;
 start) shift; cmd_start "$@" ;;
-stop) shift; cmd_stop "$@" ;;
+stop) shift; cmd_stop "$1" say ;;
 test) shift; cmd_test "$@" ;;
 *) sed -n '2,14p' "$0" >&2; exit 2 ;;
 esac

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -61,10 +62,16 @@ func token(args []string, env map[string]string, stdout io.Writer) error {
 	role := fs.String("role", "", `role, e.g. "admin"`)
 	ttl := fs.Duration("ttl", 24*time.Hour, "lifetime")
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdout, "usage: api token --user U [--role admin] [--ttl D]\n\nPrints a bearer token signed with AUTH_SECRET.\n\nflags:")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return nil
+		}
+		return fmt.Errorf("%w (api token -h lists the flags)", err)
 	}
 	if *user == "" {
-		return fmt.Errorf("--user is required")
+		return fmt.Errorf("--user is required (api token -h lists the flags)")
 	}
 	cfg, err := config.LoadSecret(env)
 	if err != nil {

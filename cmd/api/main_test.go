@@ -34,6 +34,20 @@ func TestTokenCommand(t *testing.T) {
 	}
 }
 
+func TestTokenHelpListsItsFlags(t *testing.T) {
+	for _, arg := range []string{"-h", "--help"} {
+		var out, errOut bytes.Buffer
+		if code := run(context.Background(), []string{"token", arg}, nil, &out, &errOut); code != 0 {
+			t.Fatalf("token %s: exit %d: %s", arg, code, errOut.String())
+		}
+		for _, flag := range []string{"-user", "-role", "-ttl", "AUTH_SECRET"} {
+			if !strings.Contains(out.String(), flag) {
+				t.Errorf("token %s output lacks %q:\n%s", arg, flag, out.String())
+			}
+		}
+	}
+}
+
 func TestCommandErrors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -45,6 +59,7 @@ func TestCommandErrors(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, nil, 2, "unknown command"},
 		{"token without user", []string{"token"}, map[string]string{"AUTH_SECRET": secret}, 1, "--user is required"},
 		{"token without secret", []string{"token", "--user", "a"}, nil, 1, "AUTH_SECRET"},
+		{"token with an unknown flag", []string{"token", "--usr", "a"}, nil, 1, "api token -h"},
 		{"token with short secret", []string{"token", "--user", "a"}, map[string]string{"AUTH_SECRET": "short"}, 1, "at least 32 bytes"},
 		{"serve without config", []string{"serve"}, nil, 1, "DATABASE_URL"},
 		{"migrate without database", []string{"migrate"}, nil, 1, "DATABASE_URL"},
