@@ -36,6 +36,8 @@ type harness struct {
 	redis  *redis.Client
 	pool   *pgxpool.Pool
 	client *http.Client
+	// logger, when set, gets the instances' logs (discarded otherwise).
+	logger *slog.Logger
 }
 
 func newHarness(t *testing.T, instances int) *harness {
@@ -97,7 +99,11 @@ func newHarnessWith(t *testing.T, instances int, tune func(*config.Config), opts
 // test's end shuts it down and checks that the shutdown was clean.
 func (h *harness) serve(cfg config.Config) string {
 	h.t.Helper()
-	a, err := app.New(context.Background(), cfg, slog.New(slog.DiscardHandler), h.opts...)
+	logger := h.logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	a, err := app.New(context.Background(), cfg, logger, h.opts...)
 	if err != nil {
 		h.t.Fatalf("app.New: %v", err)
 	}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"io"
+	"log/slog"
 	"strconv"
 	"sync"
 	"time"
@@ -18,11 +19,24 @@ type accessLine struct {
 	method   string
 	path     string
 	status   int
+	code     string // the problem's code, if the answer was one
 	bytes    int
 	duration time.Duration
 }
 
 var accessBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
+
+// attrs are the line's members for slog, in the same order.
+func (l accessLine) attrs() []slog.Attr {
+	attrs := make([]slog.Attr, 0, 7)
+	attrs = append(attrs, slog.String("request_id", l.id), slog.String("method", l.method),
+		slog.String("path", l.path), slog.Int("status", l.status))
+	if l.code != "" {
+		attrs = append(attrs, slog.String("code", l.code))
+	}
+	return append(attrs, slog.Int("bytes", l.bytes),
+		slog.Float64("duration_ms", float64(l.duration.Microseconds())/1000))
+}
 
 // writeTo writes the line to w in one call.
 func (l accessLine) writeTo(w io.Writer) {
@@ -38,6 +52,10 @@ func (l accessLine) writeTo(w io.Writer) {
 	b = appendLogString(b, l.path)
 	b = append(b, `,"status":`...)
 	b = strconv.AppendInt(b, int64(l.status), 10)
+	if l.code != "" {
+		b = append(b, `,"code":`...)
+		b = appendLogString(b, l.code)
+	}
 	b = append(b, `,"bytes":`...)
 	b = strconv.AppendInt(b, int64(l.bytes), 10)
 	b = append(b, `,"duration_ms":`...)

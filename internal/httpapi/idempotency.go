@@ -105,7 +105,7 @@ func (h *handler) settle(ctx context.Context, claim idempotency.Claim, rec *reco
 	defer cancel()
 	status := rec.statusOr200()
 	var err error
-	if status == http.StatusTooManyRequests || status >= 500 {
+	if status == http.StatusTooManyRequests || status == statusClientClosedRequest || status >= 500 {
 		err = h.idempotency.Abandon(ctx, claim)
 	} else {
 		kept := http.Header{}

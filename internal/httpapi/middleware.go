@@ -27,6 +27,8 @@ const scopeKey ctxKey = 0
 type requestScope struct {
 	id        string
 	principal auth.Principal
+	// code is the problem code of the answer, for the request log.
+	code string
 }
 
 func scopeFrom(ctx context.Context) *requestScope {
@@ -109,19 +111,14 @@ func logRequests(log *slog.Logger, out io.Writer) func(http.Handler) http.Handle
 			if status == 0 {
 				status = http.StatusOK
 			}
+			scope := scopeFrom(r.Context())
+			line := accessLine{at: start, id: scope.id, method: r.Method, path: r.URL.Path,
+				status: status, code: scope.code, bytes: ww.BytesWritten(), duration: time.Since(start)}
 			if out != nil {
-				accessLine{at: start, id: requestIDFrom(r.Context()), method: r.Method, path: r.URL.Path,
-					status: status, bytes: ww.BytesWritten(), duration: time.Since(start)}.writeTo(out)
+				line.writeTo(out)
 				return
 			}
-			log.LogAttrs(r.Context(), slog.LevelInfo, "request",
-				slog.String("request_id", requestIDFrom(r.Context())),
-				slog.String("method", r.Method),
-				slog.String("path", r.URL.Path),
-				slog.Int("status", status),
-				slog.Int("bytes", ww.BytesWritten()),
-				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
-			)
+			log.LogAttrs(r.Context(), slog.LevelInfo, "request", line.attrs()...)
 		})
 	}
 }

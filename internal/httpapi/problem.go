@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"math"
@@ -142,9 +143,29 @@ func validationFailed(fields []fieldError) apiError {
 		detail: "One or more fields are invalid.", fields: fields}
 }
 
+// statusClientClosedRequest is the status (nginx's) of a request whose
+// client disconnected before its answer: only the request log and the
+// metrics show it.
+const (
+	statusClientClosedRequest = 499
+	codeClientClosedRequest   = "client_closed_request"
+)
+
+// clientGone reports whether the request's client disconnected (the server
+// cancels the request's context then; the request timeout ends it with
+// DeadlineExceeded instead).
+func clientGone(r *http.Request) bool { return errors.Is(r.Context().Err(), context.Canceled) }
+
 // writeError answers with the problem for err. 5xx causes are logged with
 // the request id; their text never reaches the client.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	if clientGone(r) {
+		// Whatever failed, it failed because nobody waits for the answer
+		// any more: not the service's error, and nobody to tell.
+		scopeFrom(r.Context()).code = codeClientClosedRequest
+		w.WriteHeader(statusClientClosedRequest)
+		return
+	}
 	e, known := fromError(err)
 	if !known || e.status >= 500 {
 		log.ErrorContext(r.Context(), "request failed",
@@ -154,6 +175,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 }
 
 func writeProblem(w http.ResponseWriter, r *http.Request, e apiError) {
+	scopeFrom(r.Context()).code = e.code
 	if e.fields != nil || e.seats != nil {
 		writeProblemBody(w, e, newProblem(r, e))
 		return

@@ -1,0 +1,128 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// logLines collects an instance's JSON log lines.
+type logLines struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// entries returns the lines logged so far, decoded.
+func (l *logLines) entries() []map[string]any {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(l.buf.String()), "\n") {
+		var e map[string]any
+		if json.Unmarshal([]byte(line), &e) == nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// newLoggedHarness is newHarness whose one instance logs into the returned
+// lines.
+func newLoggedHarness(t *testing.T) (*harness, *logLines) {
+	t.Helper()
+	h := newHarness(t, 0)
+	lines := &logLines{}
+	h.logger = slog.New(slog.NewJSONHandler(lines, nil))
+	h.bases = []string{h.serve(h.cfg)}
+	return h, lines
+}
+
+// A client that hangs up while its booking waits for the seat's lock is
+// not the service's error: one INFO request line with status 499, no
+// ERROR, no booking.
+func TestClientGoneIsNotAnError(t *testing.T) {
+	t.Parallel()
+	h, logs := newLoggedHarness(t)
+	schedule := h.createSchedule(1)
+	h.holdSeat(schedule, 1, 10*time.Second)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.bases[0]+"/reservations",
+		strings.NewReader(fmt.Sprintf(`{"scheduleId":%d,"seatId":1}`, schedule)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+h.token("leaver", ""))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Prefer", "wait=5")
+	if resp, err := http.DefaultClient.Do(req); !errors.Is(err, context.DeadlineExceeded) {
+		if err == nil {
+			resp.Body.Close()
+		}
+		t.Fatalf("the client should have given up waiting; got %v", err)
+	}
+
+	var gone []map[string]any
+	deadline := time.Now().Add(10 * time.Second)
+	for len(gone) == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		gone = nil
+		for _, e := range logs.entries() {
+			if e["msg"] == "request" && e["path"] == "/reservations" {
+				gone = append(gone, e)
+			}
+		}
+	}
+	if len(gone) != 1 {
+		t.Fatalf("request lines for the booking = %v, want one", gone)
+	}
+	line := gone[0]
+	if line["level"] != "INFO" || line["status"] != float64(499) || line["code"] != "client_closed_request" {
+		t.Errorf("request line = %v, want INFO, status 499, code client_closed_request", line)
+	}
+	for _, e := range logs.entries() {
+		if e["level"] == "ERROR" || e["status"] == float64(500) {
+			t.Errorf("logged %v", e)
+		}
+	}
+	if n := h.reservationRows(schedule, 1); n != 0 {
+		t.Errorf("rows = %d, want 0", n)
+	}
+}
+
+// The request log names the problem code of every problem answer.
+func TestRequestLogCarriesTheProblemCode(t *testing.T) {
+	t.Parallel()
+	h, logs := newLoggedHarness(t)
+	schedule := h.createSchedule(1)
+	alice := h.token("alice", "")
+	body := fmt.Sprintf(`{"scheduleId":%d,"seatId":1}`, schedule)
+	h.do(request{method: http.MethodPost, path: "/reservations", token: alice, contentType: "application/json", body: body})
+	resp := h.do(request{method: http.MethodPost, path: "/reservations", token: alice, contentType: "application/json", body: body})
+	expectProblem(t, resp, http.StatusConflict, "seat_taken")
+
+	var codes []any
+	for _, e := range logs.entries() {
+		if e["msg"] == "request" && e["path"] == "/reservations" {
+			codes = append(codes, e["code"])
+		}
+	}
+	if len(codes) != 2 || codes[0] != nil || codes[1] != "seat_taken" {
+		t.Errorf("codes in the booking lines = %v, want [<nil> seat_taken]", codes)
+	}
+}
