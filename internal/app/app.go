@@ -20,8 +20,10 @@ import (
 	"github.com/seatlock/seatlock/internal/httpapi"
 	"github.com/seatlock/seatlock/internal/lock"
 	"github.com/seatlock/seatlock/internal/lock/lockmetrics"
+	"github.com/seatlock/seatlock/internal/opsmetrics"
 	"github.com/seatlock/seatlock/internal/periodic"
 	"github.com/seatlock/seatlock/internal/postgres"
+	"github.com/seatlock/seatlock/internal/ratelimit"
 	"github.com/seatlock/seatlock/internal/redisconn"
 	"github.com/seatlock/seatlock/internal/reservation"
 	"github.com/seatlock/seatlock/internal/seatfeed"
@@ -41,7 +43,10 @@ type App struct {
 	handler      http.Handler
 	jobs         *periodic.Runner
 	writeTimeout time.Duration
-	debugAddr    string
+	// metricsAddr, when set, is the operations listener's address
+	// (metrics and profiles); the public one then does not serve metrics.
+	metricsAddr string
+	metrics     http.Handler
 	// shutdown is closed when the server starts shutting down: open
 	// seat-map streams end then, instead of holding the shutdown up.
 	shutdown     chan struct{}
@@ -58,7 +63,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	for _, opt := range opts {
 		opt(&o)
 	}
-	a := &App{log: logger, writeTimeout: cfg.LockMaxWait + workTimeout + writeSlack, debugAddr: cfg.DebugAddr,
+	a := &App{log: logger, writeTimeout: cfg.LockMaxWait + workTimeout + writeSlack, metricsAddr: cfg.MetricsAddr,
 		shutdown: make(chan struct{}), noJobs: o.noJobs}
 	defer func() {
 		if err != nil {
@@ -90,6 +95,23 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	if err != nil {
 		return nil, err
 	}
+	requests, err := opsmetrics.NewRequests(registry)
+	if err != nil {
+		return nil, err
+	}
+	if err := opsmetrics.RegisterPostgresPool(registry, pool); err != nil {
+		return nil, err
+	}
+	if locks.redis != nil {
+		if err := opsmetrics.RegisterRedisPool(registry, "locks", locks.redis); err != nil {
+			return nil, err
+		}
+	}
+	a.metrics = promhttp.HandlerFor(registry, promhttp.HandlerOpts{})
+	publicMetrics := a.metrics
+	if a.metricsAddr != "" {
+		publicMetrics = nil
+	}
 	locker := lock.New(locks.backend, lock.Config{
 		MaxWait: cfg.LockMaxWait, Logger: logger, Observer: observer,
 		// A booked seat's seal is remembered for lock.SealMemory: the
@@ -100,7 +122,11 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	a.closeFirst(locker.Close)
 
 	keys := postgres.NewIdempotencyStore(pool)
-	feed, err := a.openFeed(cfg, logger)
+	feed, err := a.openFeed(cfg, logger, registry)
+	if err != nil {
+		return nil, err
+	}
+	userLimiter, addressLimiter, err := a.openLimiters(cfg, registry)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +149,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		Verifier:    verifier,
 		Logger:      logger,
 		MaxWait:     cfg.LockMaxWait,
-		Metrics:     promhttp.HandlerFor(registry, promhttp.HandlerOpts{}),
+		Metrics:     publicMetrics,
 		// A waiting request still gets its full work budget.
 		RequestTimeout: cfg.LockMaxWait + workTimeout,
 		Checks:         append([]httpapi.Check{{Name: "postgres", Ping: store.Ping}}, locks.checks...),
@@ -131,6 +157,9 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		Feed:           streamFeed,
 		MaxStreams:     cfg.MaxStreams,
 		Shutdown:       a.shutdown,
+		Observer:       requests,
+		UserLimiter:    userLimiter,
+		AddressLimiter: addressLimiter,
 	})
 	return a, nil
 }
@@ -138,12 +167,16 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 // openFeed opens the live seat map's feed on its own Redis connections (a
 // blocking stream read holds a connection; the locks must not wait for
 // one). Without REDIS_URL (LOCK_BACKEND=postgres) there is no feed.
-func (a *App) openFeed(cfg config.Config, logger *slog.Logger) (*seatfeed.Feed, error) {
+func (a *App) openFeed(cfg config.Config, logger *slog.Logger, registry prometheus.Registerer) (*seatfeed.Feed, error) {
 	if cfg.RedisURL == "" {
 		return nil, nil
 	}
 	client, err := redisconn.Open(cfg.RedisURL)
 	if err != nil {
+		return nil, err
+	}
+	if err := opsmetrics.RegisterRedisPool(registry, "feed", client); err != nil {
+		_ = client.Close()
 		return nil, err
 	}
 	feed := seatfeed.New(client, seatfeed.Config{Logger: logger})
@@ -152,6 +185,29 @@ func (a *App) openFeed(cfg config.Config, logger *slog.Logger) (*seatfeed.Feed, 
 		_ = client.Close()
 	})
 	return feed, nil
+}
+
+// openLimiters opens the rate limits RATE_LIMIT_USER and RATE_LIMIT_IP on
+// Redis connections of their own; without REDIS_URL there are none.
+func (a *App) openLimiters(cfg config.Config, registry prometheus.Registerer) (user, address httpapi.Limiter, err error) {
+	if cfg.RedisURL == "" || cfg.RateLimitUser == 0 && cfg.RateLimitIP == 0 {
+		return nil, nil, nil
+	}
+	client, err := redisconn.Open(cfg.RedisURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	a.closeFirst(func() { _ = client.Close() })
+	if err := opsmetrics.RegisterRedisPool(registry, "ratelimit", client); err != nil {
+		return nil, nil, err
+	}
+	if cfg.RateLimitUser > 0 {
+		user = ratelimit.New(client, "ratelimit:user", cfg.RateLimitUser)
+	}
+	if cfg.RateLimitIP > 0 {
+		address = ratelimit.New(client, "ratelimit:ip", cfg.RateLimitIP)
+	}
+	return user, address, nil
 }
 
 // Option tunes New.

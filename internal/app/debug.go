@@ -11,7 +11,7 @@ import (
 )
 
 // DebugHandler serves the Go profiler (net/http/pprof) under /debug/pprof/.
-// It is served only on DEBUG_ADDR, a listener of its own, never on the
+// It is served only on METRICS_ADDR, a listener of its own, never on the
 // public one: profiles reveal internals, and a CPU profile costs the
 // instance while it runs.
 func DebugHandler() http.Handler {
@@ -24,22 +24,30 @@ func DebugHandler() http.Handler {
 	return mux
 }
 
-// serveDebug serves DebugHandler on addr until ctx ends. A listener that
-// cannot be opened is logged, not fatal: profiling is optional.
-func (a *App) serveDebug(ctx context.Context, addr string) (done <-chan struct{}) {
+// opsHandler is what METRICS_ADDR serves: the metrics and the profiles.
+func opsHandler(metrics http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", metrics)
+	mux.Handle("/debug/pprof/", DebugHandler())
+	return mux
+}
+
+// serveOps serves opsHandler on addr until ctx ends. A listener that cannot
+// be opened is logged, not fatal: the service itself still works.
+func (a *App) serveOps(ctx context.Context, addr string) (done <-chan struct{}) {
 	stopped := make(chan struct{})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		a.log.Error("debug listener", slog.String("addr", addr), slog.Any("error", err))
+		a.log.Error("metrics listener", slog.String("addr", addr), slog.Any("error", err))
 		close(stopped)
 		return stopped
 	}
-	srv := &http.Server{Handler: DebugHandler(), ReadHeaderTimeout: readHeaderTimeout}
-	a.log.Info("serving profiles", slog.String("addr", ln.Addr().String()))
+	srv := &http.Server{Handler: opsHandler(a.metrics), ReadHeaderTimeout: readHeaderTimeout}
+	a.log.Info("serving metrics and profiles", slog.String("addr", ln.Addr().String()))
 	go func() {
 		defer close(stopped)
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			a.log.Error("debug listener", slog.Any("error", err))
+			a.log.Error("metrics listener", slog.Any("error", err))
 		}
 	}()
 	go func() {

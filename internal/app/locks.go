@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/seatlock/seatlock/internal/config"
 	"github.com/seatlock/seatlock/internal/httpapi"
@@ -20,6 +21,7 @@ type lockStore struct {
 	pruner  lockPruner // nil when the store needs no pruning
 	checks  []httpapi.Check
 	close   func()
+	redis   redis.UniversalClient // nil unless the store is Redis
 }
 
 func openLockBackend(cfg config.Config, pool *pgxpool.Pool) (lockStore, error) {
@@ -35,6 +37,7 @@ func openLockBackend(cfg config.Config, pool *pgxpool.Pool) (lockStore, error) {
 		b := redislock.New(client)
 		return lockStore{
 			backend: b,
+			redis:   client,
 			checks:  []httpapi.Check{{Name: "redis", Ping: func(ctx context.Context) error { return client.Ping(ctx).Err() }}},
 			close: func() {
 				_ = b.Close()

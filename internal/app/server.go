@@ -39,10 +39,10 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	srv := a.NewServer()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	if a.debugAddr != "" {
-		debugCtx, stopDebug := context.WithCancel(context.WithoutCancel(ctx))
-		debugDone := a.serveDebug(debugCtx, a.debugAddr)
-		defer func() { stopDebug(); <-debugDone }()
+	if a.metricsAddr != "" {
+		opsCtx, stopOps := context.WithCancel(context.WithoutCancel(ctx))
+		opsDone := a.serveOps(opsCtx, a.metricsAddr)
+		defer func() { stopOps(); <-opsDone }()
 	}
 	jobsCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	jobsDone := make(chan error, 1)

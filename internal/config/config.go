@@ -29,8 +29,20 @@ type Config struct {
 	// FastPath seals a booked seat's lock key so that every later request
 	// for it is refused from the lock store alone (see the README).
 	FastPath bool `env:"FAST_PATH" envDefault:"true"`
-	// DebugAddr, when set, serves net/http/pprof there, never on HTTPAddr.
+	// MetricsAddr, when set, serves /metrics and the Go profiler
+	// (/debug/pprof/) on a listener of its own, never on HTTPAddr; the
+	// public listener then no longer serves /metrics.
+	MetricsAddr string `env:"METRICS_ADDR"`
+	// DebugAddr is the older name of MetricsAddr, still read.
 	DebugAddr string `env:"DEBUG_ADDR"`
+	// RateLimitUser is how many requests a second one user may make, all
+	// instances together (0: no limit).
+	RateLimitUser int `env:"RATE_LIMIT_USER" envDefault:"1000"`
+	// RateLimitIP is how many requests a second one client address may
+	// make without a token, all instances together (0: no limit).
+	RateLimitIP int `env:"RATE_LIMIT_IP" envDefault:"1000"`
+	// MaxHoldsPerUser caps the live holds of one user.
+	MaxHoldsPerUser int `env:"MAX_HOLDS_PER_USER" envDefault:"20"`
 	// HoldTTL is how long a seat hold lives before it expires.
 	HoldTTL time.Duration `env:"HOLD_TTL" envDefault:"10m"`
 	// MaxStreams caps the live seat-map streams one instance serves.
@@ -71,6 +83,21 @@ func Load(environ map[string]string) (Config, error) {
 	}
 	if cfg.MaxStreams < 1 || cfg.MaxStreams > 1_000_000 {
 		problems = append(problems, errors.New("MAX_STREAMS must be between 1 and 1000000"))
+	}
+	switch {
+	case cfg.MetricsAddr == "":
+		cfg.MetricsAddr = cfg.DebugAddr
+	case cfg.DebugAddr != "" && cfg.DebugAddr != cfg.MetricsAddr:
+		problems = append(problems, errors.New("DEBUG_ADDR is the older name of METRICS_ADDR: set one of them"))
+	}
+	if cfg.RateLimitUser < 0 || cfg.RateLimitUser > 1_000_000 {
+		problems = append(problems, errors.New("RATE_LIMIT_USER must be between 0 (no limit) and 1000000"))
+	}
+	if cfg.RateLimitIP < 0 || cfg.RateLimitIP > 1_000_000 {
+		problems = append(problems, errors.New("RATE_LIMIT_IP must be between 0 (no limit) and 1000000"))
+	}
+	if cfg.MaxHoldsPerUser < 1 || cfg.MaxHoldsPerUser > 10_000 {
+		problems = append(problems, errors.New("MAX_HOLDS_PER_USER must be between 1 and 10000"))
 	}
 	if cfg.LockMaxWait < 0 || cfg.LockMaxWait > time.Minute {
 		problems = append(problems, errors.New("LOCK_MAX_WAIT must be between 0 and 1m"))

@@ -94,7 +94,37 @@ type Options struct {
 	// lines written directly (the same lines Logger would write, cheaper);
 	// nil sends them through Logger.
 	AccessLog io.Writer
+	// Observer, when set, learns every answered request and the number of
+	// open streams (for metrics).
+	Observer Observer
+	// UserLimiter limits the requests of each authenticated user, and
+	// AddressLimiter those without a token per client address (the public
+	// routes); nil: no limit. Health, readiness and metrics are never
+	// limited.
+	UserLimiter    Limiter
+	AddressLimiter Limiter
 }
+
+// Observer is told what the API answered.
+type Observer interface {
+	// Request is called once per request, after its answer: route is the
+	// matched route pattern ("" when none matched), code the problem's
+	// code when the answer was one; status 499 means the client went away
+	// first.
+	Request(method, route string, status int, code string, elapsed time.Duration)
+	// Streams is called with the number of open live seat-map streams
+	// each time it changes.
+	Streams(open int64)
+	// RateLimited is called for each request refused by the named limit
+	// ("user" or "ip").
+	RateLimited(limit string)
+}
+
+type noObserver struct{}
+
+func (noObserver) Request(string, string, int, string, time.Duration) {}
+func (noObserver) Streams(int64)                                      {}
+func (noObserver) RateLimited(string)                                 {}
 
 type handler struct {
 	bookings           Bookings
@@ -111,10 +141,15 @@ type handler struct {
 	log                *slog.Logger
 	validate           *validator.Validate
 	maxWait            time.Duration
+	observer           Observer
 }
 
 // NewHandler returns the service's HTTP API.
 func NewHandler(opts Options) http.Handler {
+	var observer Observer = noObserver{}
+	if opts.Observer != nil {
+		observer = opts.Observer
+	}
 	h := &handler{
 		bookings:           opts.Bookings,
 		checkout:           opts.Checkout,
@@ -122,13 +157,14 @@ func NewHandler(opts Options) http.Handler {
 		idempotencyRunning: opts.IdempotencyRunning,
 		verifier:           opts.Verifier,
 		feed:               opts.Feed,
-		streams:            &streams{max: int64(cmp.Or(opts.MaxStreams, DefaultMaxStreams))},
+		streams:            &streams{max: int64(cmp.Or(opts.MaxStreams, DefaultMaxStreams)), observer: observer},
 		heartbeat:          cmp.Or(opts.StreamHeartbeat, DefaultStreamHeartbeat),
 		shutdown:           opts.Shutdown,
 		checks:             opts.Checks,
 		log:                opts.Logger,
 		validate:           newValidator(),
 		maxWait:            opts.MaxWait,
+		observer:           observer,
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
@@ -142,7 +178,7 @@ func NewHandler(opts Options) http.Handler {
 	}
 
 	r := chi.NewRouter()
-	r.Use(withScope(timeout, isStream), logRequests(h.log, opts.AccessLog), recoverPanics(h.log))
+	r.Use(withScope(timeout, isStream), logRequests(h.log, opts.AccessLog, observer), recoverPanics(h.log))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errNotFound) })
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errMethodNotAllowed) })
 
@@ -151,17 +187,20 @@ func NewHandler(opts Options) http.Handler {
 	if opts.Metrics != nil {
 		r.Method(http.MethodGet, "/metrics", opts.Metrics)
 	}
-	r.Get("/openapi.json", serveOpenAPI)
-	r.Get("/", servePage)
-	r.Get("/assets/{name}", serveAsset)
-	// Schedules and seat maps are public, as a cinema's programme and
-	// seat map are: they name no user.
-	r.Get("/schedules", h.listSchedules)
-	r.Get("/schedules/{id}", h.getSchedule)
-	r.Get("/schedules/{id}/seats", h.seatMap)
-	r.Get("/schedules/{id}/seats/events", h.seatEvents)
 	r.Group(func(r chi.Router) {
-		r.Use(h.authenticate)
+		r.Use(h.admit(limitAddress, opts.AddressLimiter, addressKey))
+		r.Get("/openapi.json", serveOpenAPI)
+		r.Get("/", servePage)
+		r.Get("/assets/{name}", serveAsset)
+		// Schedules and seat maps are public, as a cinema's programme and
+		// seat map are: they name no user.
+		r.Get("/schedules", h.listSchedules)
+		r.Get("/schedules/{id}", h.getSchedule)
+		r.Get("/schedules/{id}/seats", h.seatMap)
+		r.Get("/schedules/{id}/seats/events", h.seatEvents)
+	})
+	r.Group(func(r chi.Router) {
+		r.Use(h.authenticate, h.admit(limitUser, opts.UserLimiter, userKey))
 		r.With(requireAdmin).Post("/schedules", h.createSchedule)
 		r.With(h.idempotent).Post("/reservations", h.reserve)
 		r.Get("/reservations/{id}", h.getReservation)

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/seatlock/seatlock/internal/auth"
@@ -97,11 +98,11 @@ func withScope(timeout time.Duration, unbounded func(*http.Request) bool) func(h
 	}
 }
 
-// logRequests writes one structured line per request. It never logs headers
+// logRequests writes one structured line per request, and tells observer. It never logs headers
 // or bodies, so tokens cannot leak into logs.
 // With out set, the lines are written there by hand (accessLine), in the
 // format log's JSON handler would give them.
-func logRequests(log *slog.Logger, out io.Writer) func(http.Handler) http.Handler {
+func logRequests(log *slog.Logger, out io.Writer, observer Observer) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
@@ -114,6 +115,11 @@ func logRequests(log *slog.Logger, out io.Writer) func(http.Handler) http.Handle
 			scope := scopeFrom(r.Context())
 			line := accessLine{at: start, id: scope.id, method: r.Method, path: r.URL.Path,
 				status: status, code: scope.code, bytes: ww.BytesWritten(), duration: time.Since(start)}
+			route := ""
+			if rc := chi.RouteContext(r.Context()); rc != nil {
+				route = rc.RoutePattern()
+			}
+			observer.Request(r.Method, route, status, scope.code, line.duration)
 			if out != nil {
 				line.writeTo(out)
 				return

@@ -44,19 +44,22 @@ var (
 
 // streams counts and caps the open event streams of one instance.
 type streams struct {
-	open atomic.Int64
-	max  int64
+	open     atomic.Int64
+	max      int64
+	observer Observer
 }
 
 func (s *streams) enter() bool {
-	if s.open.Add(1) > s.max {
+	n := s.open.Add(1)
+	if n > s.max {
 		s.open.Add(-1)
 		return false
 	}
+	s.observer.Streams(n)
 	return true
 }
 
-func (s *streams) leave() { s.open.Add(-1) }
+func (s *streams) leave() { s.observer.Streams(s.open.Add(-1)) }
 
 // seatEvents streams a schedule's seat map as Server-Sent Events: first
 // a `snapshot` (the whole map, with the id of the last change it
