@@ -138,7 +138,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	bookings := reservation.NewService(store, locker,
 		reservation.Config{LockTTL: cfg.LockTTL, SealBooked: cfg.FastPath, Events: events}, logger)
 	checkout := reservation.NewCheckout(store, locker,
-		reservation.CheckoutConfig{LockTTL: cfg.LockTTL, HoldTTL: cfg.HoldTTL, Events: events}, logger)
+		reservation.CheckoutConfig{LockTTL: cfg.LockTTL, HoldTTL: cfg.HoldTTL, MaxHoldsPerUser: cfg.MaxHoldsPerUser, Events: events}, logger)
 	if a.jobs, err = newJobs(locker, store, keys, checkout, locks.pruner, logger, o.jobNamespace); err != nil {
 		return nil, err
 	}

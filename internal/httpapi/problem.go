@@ -80,6 +80,8 @@ var errorTable = []struct {
 		detail: "The hold was released; its seats are free again."}},
 	{reservation.ErrHoldConfirmed, apiError{status: http.StatusConflict, code: "hold_confirmed", title: "Hold confirmed",
 		detail: "The hold was confirmed; cancel its reservations instead."}},
+	{reservation.ErrTooManyHolds, apiError{status: http.StatusConflict, code: "too_many_holds", title: "Too many holds",
+		detail: "You have as many live holds as allowed; confirm or release one first."}},
 	{reservation.ErrUnavailable, apiError{status: http.StatusServiceUnavailable, code: "unavailable", title: "Service unavailable",
 		detail: "A dependency of the service cannot be reached right now; retry later.", retryAfter: unavailableRetryAfter}},
 }

@@ -67,6 +67,9 @@ ORDER BY 1`
 func (s *Store) InsertHold(ctx context.Context, nh reservation.NewHold) (reservation.Hold, error) {
 	var hold reservation.Hold
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := checkHoldsPerUser(ctx, tx, nh.UserID, nh.MaxLive); err != nil {
+			return err
+		}
 		var err error
 		hold, err = scanHold(tx.QueryRow(ctx, `
 			INSERT INTO holds (schedule_id, user_id, seat_ids, expires_at)
@@ -93,12 +96,43 @@ func (s *Store) InsertHold(ctx context.Context, nh reservation.NewHold) (reserva
 	switch {
 	case errors.As(err, &refused):
 		return reservation.Hold{}, refused
+	case errors.Is(err, reservation.ErrTooManyHolds):
+		return reservation.Hold{}, err
 	case isViolation(err, foreignKeyViolation, "holds_schedule_id_fkey"):
 		return reservation.Hold{}, reservation.ErrScheduleNotFound
 	case err != nil:
 		return reservation.Hold{}, wrap("insert hold", err)
 	}
 	return hold, nil
+}
+
+// holdsLockClass is the first key of the transaction-scoped advisory lock
+// that serialises one user's new holds; the second is a hash of the user.
+const holdsLockClass = 0x5EA7
+
+// checkHoldsPerUser fails with ErrTooManyHolds when the user has max live
+// holds already (max <= 0: no cap). Concurrent holds of one user queue on
+// an advisory lock until the first commits, so none slips past the count.
+func checkHoldsPerUser(ctx context.Context, tx pgx.Tx, userID string, max int) error {
+	if max <= 0 {
+		return nil
+	}
+	// Two statements: the count's snapshot must be taken after the lock
+	// is granted, to see the holds committed while it waited.
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, holdsLockClass, userID); err != nil {
+		return err
+	}
+	var live int
+	err := tx.QueryRow(ctx, `
+		SELECT count(*) FROM holds
+		WHERE user_id = $1 AND confirmed_at IS NULL AND released_at IS NULL AND expires_at > now()`, userID).Scan(&live)
+	if err != nil {
+		return err
+	}
+	if live >= max {
+		return reservation.ErrTooManyHolds
+	}
+	return nil
 }
 
 type querier interface {

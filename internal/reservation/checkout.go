@@ -19,6 +19,9 @@ type CheckoutConfig struct {
 	LockTTL time.Duration
 	// HoldTTL is how long a hold lives (HOLD_TTL).
 	HoldTTL time.Duration
+	// MaxHoldsPerUser caps a user's live holds (MAX_HOLDS_PER_USER);
+	// DefaultMaxHoldsPerUser when zero.
+	MaxHoldsPerUser int
 	// ScheduleCacheSize is how many schedules are kept in memory.
 	ScheduleCacheSize int
 	// Events is told of every seat change; nil tells nobody.
@@ -39,6 +42,7 @@ type Checkout struct {
 	locker    SeatLocker
 	lockTTL   time.Duration
 	holdTTL   time.Duration
+	maxHolds  int
 	events    SeatEvents
 	log       *slog.Logger
 }
@@ -48,6 +52,9 @@ type Checkout struct {
 func NewCheckout(repo HoldRepository, locker SeatLocker, cfg CheckoutConfig, logger *slog.Logger) *Checkout {
 	if cfg.LockTTL <= 0 {
 		cfg.LockTTL = DefaultLockTTL
+	}
+	if cfg.MaxHoldsPerUser <= 0 {
+		cfg.MaxHoldsPerUser = DefaultMaxHoldsPerUser
 	}
 	if cfg.HoldTTL <= 0 {
 		cfg.HoldTTL = DefaultHoldTTL
@@ -63,7 +70,7 @@ func NewCheckout(repo HoldRepository, locker SeatLocker, cfg CheckoutConfig, log
 	}
 	return &Checkout{
 		repo: repo, schedules: newScheduleCache(repo, cfg.ScheduleCacheSize), locker: locker,
-		lockTTL: cfg.LockTTL, holdTTL: cfg.HoldTTL, events: cfg.Events, log: logger,
+		lockTTL: cfg.LockTTL, holdTTL: cfg.HoldTTL, maxHolds: cfg.MaxHoldsPerUser, events: cfg.Events, log: logger,
 	}
 }
 
@@ -120,6 +127,7 @@ func (c *Checkout) Hold(ctx context.Context, cmd HoldCommand) (Hold, error) {
 	}
 	h, err := c.repo.InsertHold(ctx, NewHold{
 		ScheduleID: cmd.ScheduleID, SeatIDs: seats, Fences: fences, UserID: cmd.UserID, TTL: c.holdTTL,
+		MaxLive: c.maxHolds,
 	})
 	if err != nil {
 		return Hold{}, fmt.Errorf("insert hold: %w", err)

@@ -58,6 +58,9 @@ var (
 	// ErrHoldConfirmed reports a hold that was confirmed: its seats are
 	// reservations now, to be cancelled one by one.
 	ErrHoldConfirmed = errors.New("reservation: hold confirmed")
+	// ErrTooManyHolds reports a user who has as many live holds as allowed:
+	// confirm or release one first.
+	ErrTooManyHolds = errors.New("reservation: too many live holds")
 	// ErrSeatHeld reports a seat claimed by another active hold; the
 	// concrete error is a *SeatHeldError.
 	ErrSeatHeld = errors.New("reservation: seat held")

@@ -17,6 +17,10 @@ const (
 	MaxHoldTTL = time.Hour
 	// DefaultHoldTTL is how long a hold lives when HOLD_TTL is not set.
 	DefaultHoldTTL = 10 * time.Minute
+	// DefaultMaxHoldsPerUser is how many live holds one user may have when
+	// MAX_HOLDS_PER_USER is not set: more than a buyer needs, few enough
+	// that one account cannot hold a hall.
+	DefaultMaxHoldsPerUser = 20
 )
 
 // HoldStatus is where a hold stands.

@@ -61,4 +61,8 @@ type NewHold struct {
 	UserID  string
 	// TTL is how long the hold lives, from the store's clock.
 	TTL time.Duration
+	// MaxLive is how many live holds the user may have, this one included:
+	// past it the insert fails with ErrTooManyHolds, however many holds
+	// are made at once.
+	MaxLive int
 }

@@ -1,0 +1,1 @@
+DROP INDEX holds_open_by_user;
