@@ -19,8 +19,10 @@ const (
 	maxRequests = 1_000_000
 	maxWorkers  = 10_000
 	maxUsers    = 100_000
-	maxSeats    = reservation.MaxSeatCount // the API's own seatCount limit
-	maxDuration = time.Hour
+	// defaultUsers is the least number of users a run spreads over.
+	defaultUsers = 100
+	maxSeats     = reservation.MaxSeatCount // the API's own seatCount limit
+	maxDuration  = time.Hour
 )
 
 // scenario is what the run hammers.
@@ -85,7 +87,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	n := fs.Int("n", env.int("HAMMER_N", 0), "total requests; default 1000, or -seats x -per-seat (env HAMMER_N)")
 	dur := fs.Duration("duration", env.duration("HAMMER_DURATION", 0), "run this long instead of -n requests (env HAMMER_DURATION)")
 	c := fs.Int("c", env.int("HAMMER_C", 64), "concurrent workers, one connection each (env HAMMER_C)")
-	users := fs.Int("users", env.int("HAMMER_USERS", 0), "distinct users (tokens); default one per worker (env HAMMER_USERS)")
+	users := fs.Int("users", env.int("HAMMER_USERS", 0), "distinct users (tokens); default one per worker, at least 100 (env HAMMER_USERS)")
 	urls := fs.String("url", env.str("HAMMER_URL", defaultURL(getenv)),
 		"API base URLs, comma-separated; requests go round-robin (env HAMMER_URL, else http://$HTTP_ADDR)")
 	seats := fs.Int("seats", env.int("HAMMER_SEATS", 1), "contended: seats to race for, 1.."+strconv.Itoa(maxSeats)+" (env HAMMER_SEATS)")
@@ -185,7 +187,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		}
 	}
 	if cfg.Users == 0 {
-		cfg.Users = cfg.C
+		// Spread over enough users that the service's per-user rate
+		// limit (RATE_LIMIT_USER, 1000 a second by default) does not
+		// throttle a run of tens of thousands of requests a second.
+		cfg.Users = max(cfg.C, defaultUsers)
 	}
 
 	targets, err := parseTargets(*urls)

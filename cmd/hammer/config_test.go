@@ -19,7 +19,7 @@ func TestParseConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Scenario != scenarioContended || cfg.N != 1000 || cfg.Duration != 0 || cfg.C != 64 || cfg.Users != 64 ||
+	if cfg.Scenario != scenarioContended || cfg.N != 1000 || cfg.Duration != 0 || cfg.C != 64 || cfg.Users != 100 ||
 		cfg.Timeout != 15*time.Second || cfg.JSON || !cfg.Verify || cfg.ScheduleID != 0 || cfg.Seats != 1 ||
 		!slices.Equal(cfg.Targets, []string{"http://127.0.0.1:8080"}) {
 		t.Errorf("defaults: %+v", cfg)
@@ -48,8 +48,8 @@ func TestParseConfigEnvAndFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.ScheduleID != 12 || cfg.Seat != 5 || cfg.C != 3 || cfg.Users != 3 {
-		t.Errorf("existing seat, c clamped to n: %+v", cfg)
+	if cfg.ScheduleID != 12 || cfg.Seat != 5 || cfg.C != 3 || cfg.Users != 100 {
+		t.Errorf("existing seat, c clamped to n, at least 100 users: %+v", cfg)
 	}
 
 	cfg, err = parseConfig([]string{"-scenario", "contended", "-seats", "200", "-per-seat", "20"}, envOf(map[string]string{"AUTH_SECRET": testSecret}), io.Discard)
