@@ -4,8 +4,11 @@ import (
 	"context"
 	"math/rand/v2"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/seatlock/seatlock/internal/ratelimit"
 	"github.com/seatlock/seatlock/internal/testenv"
@@ -52,5 +55,61 @@ func TestRedisDownIsAnError(t *testing.T) {
 	_ = client.Close()
 	if _, _, err := l.Allow(context.Background(), "alice"); err == nil {
 		t.Fatal("Allow on a closed client: want an error")
+	}
+}
+
+// countCalls counts the commands a client sends.
+type countCalls struct{ n atomic.Int64 }
+
+func (c *countCalls) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c *countCalls) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+func (c *countCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// At higher rates an instance takes a batch of places per call to Redis:
+// the limit still holds, within a batch per instance, and Redis sees a
+// call per batch rather than per request.
+func TestBatchesKeepTheLimitWithFewCalls(t *testing.T) {
+	t.Parallel()
+	const perSecond, batch = 200, 10
+	name := "batch" + strconv.Itoa(rand.IntN(1<<30))
+	var calls countCalls
+	client := testenv.Redis(t)
+	client.AddHook(&calls)
+	a := ratelimit.New(client, name, perSecond)
+	b := ratelimit.New(client, name, perSecond)
+	ctx := context.Background()
+	start := time.Now()
+	admitted := 0
+	const requests = 600
+	for i := range requests {
+		l := a
+		if i%2 == 1 {
+			l = b
+		}
+		ok, _, err := l.Allow(ctx, "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			admitted++
+		}
+	}
+	elapsed := time.Since(start)
+	// The burst, plus what the rate allowed meanwhile, plus a batch per
+	// instance; at least the burst less what each instance may leave
+	// unspent.
+	most := perSecond + int(elapsed.Seconds()*perSecond) + 2*batch
+	if least := perSecond - 2*batch; admitted < least || admitted > most {
+		t.Errorf("admitted %d of %d over %v; want %d to %d", admitted, requests, elapsed, least, most)
+	}
+	if n := calls.n.Load(); n > requests/2 {
+		t.Errorf("%d calls to Redis for %d requests; want about one per batch of %d", n, requests, batch)
 	}
 }
