@@ -51,6 +51,11 @@ func NewRequests(reg prometheus.Registerer) (*Requests, error) {
 			return nil, err
 		}
 	}
+	// Both limits are there from the start, at zero, so that a rate of
+	// refusals can be plotted before the first one.
+	for _, limit := range []string{"user", "ip"} {
+		m.limited.WithLabelValues(limit)
+	}
 	return m, nil
 }
 
