@@ -62,11 +62,11 @@ func ExampleClient_Acquire_wait() {
 // long as the job runs, and its context ends if the lock is lost anyway.
 func ExampleClient_Acquire_watchdog() {
 	backend := memlock.New()
-	locker := lock.New(backend, lock.Config{WatchdogTTL: 90 * time.Millisecond})
+	locker := lock.New(backend, lock.Config{WatchdogTTL: 900 * time.Millisecond})
 	ctx := context.Background()
 	lease, _ := locker.Acquire(ctx, "nightly-export", lock.Options{})
 
-	time.Sleep(300 * time.Millisecond) // longer than the TTL: the watchdog extends
+	time.Sleep(2 * time.Second) // longer than the TTL: the watchdog extends
 	fmt.Println("still held:", lease.Context().Err() == nil)
 
 	backend.Delete("nightly-export") // someone deletes the key behind our back
