@@ -47,7 +47,9 @@ func (s *Service) CancelReservation(ctx context.Context, id uuid.UUID, userID st
 			s.log.ErrorContext(ctx, "release seat lock after cancel", slog.String("key", lease.Key()), slog.Any("error", err))
 		}
 	}()
-	if _, err := s.repo.CancelReservation(ctx, id, lease.Fence()); err != nil {
+	write, cancel := storeWrite(ctx)
+	defer cancel()
+	if _, err := s.repo.CancelReservation(write, id, lease.Fence()); err != nil {
 		return fmt.Errorf("cancel reservation: %w", err)
 	}
 	publish(ctx, s.events, s.log, r.ScheduleID(), SeatAvailable, r.SeatID())

@@ -125,7 +125,9 @@ func (c *Checkout) Hold(ctx context.Context, cmd HoldCommand) (Hold, error) {
 	for i, key := range lease.Keys() {
 		fences[slices.Index(seats, keySeat[key])] = lease.Fences()[i]
 	}
-	h, err := c.repo.InsertHold(ctx, NewHold{
+	write, cancel := storeWrite(ctx)
+	defer cancel()
+	h, err := c.repo.InsertHold(write, NewHold{
 		ScheduleID: cmd.ScheduleID, SeatIDs: seats, Fences: fences, UserID: cmd.UserID, TTL: c.holdTTL,
 		MaxLive: c.maxHolds,
 	})
@@ -230,7 +232,9 @@ func (c *Checkout) Confirm(ctx context.Context, id uuid.UUID, userID string) ([]
 		}
 		defer c.releaseLocks(ctx, lease)
 	}
-	rs, err := c.repo.ConfirmHold(ctx, id, userID)
+	write, cancel := storeWrite(ctx)
+	defer cancel()
+	rs, err := c.repo.ConfirmHold(write, id, userID)
 	if err != nil {
 		return nil, fmt.Errorf("confirm hold: %w", err)
 	}
@@ -255,7 +259,9 @@ func (c *Checkout) Release(ctx context.Context, id uuid.UUID, userID string) err
 		}
 		defer c.releaseLocks(ctx, lease)
 	}
-	freed, err := c.repo.ReleaseHold(ctx, id, userID)
+	write, cancel := storeWrite(ctx)
+	defer cancel()
+	freed, err := c.repo.ReleaseHold(write, id, userID)
 	if err != nil {
 		return fmt.Errorf("release hold: %w", err)
 	}

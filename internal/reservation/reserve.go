@@ -86,7 +86,9 @@ func (s *Service) book(ctx context.Context, cmd ReserveCommand, lease lock.Lease
 	if err := ctx.Err(); err != nil {
 		return Reservation{}, fmt.Errorf("before insert: %w", err)
 	}
-	r, err := s.repo.InsertReservation(ctx, NewReservation{
+	write, cancel := storeWrite(ctx)
+	defer cancel()
+	r, err := s.repo.InsertReservation(write, NewReservation{
 		ScheduleID: cmd.ScheduleID, SeatID: cmd.SeatID, UserID: cmd.UserID, Fence: lease.Fence(),
 	})
 	if err != nil {

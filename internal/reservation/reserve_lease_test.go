@@ -58,8 +58,8 @@ func TestReserveUsesEachLeasesFence(t *testing.T) {
 	}
 }
 
-// The insert runs under the caller's context (its values and deadline),
-// which the lease's loss does not end: the fence decides whether a holder
+// The insert runs under the caller's context (its values, and its deadline
+// bounded to a few seconds), which the lease's loss does not end: the fence decides whether a holder
 // whose lease ran out may still write. The schedule lookup happens before
 // there is a lease.
 func TestReserveContexts(t *testing.T) {
@@ -91,8 +91,10 @@ func TestReserveContexts(t *testing.T) {
 	if ctxs[0].Value(callerKey{}) != "caller" {
 		t.Error("InsertReservation lost the caller's context values")
 	}
-	if got, ok := ctxs[0].Deadline(); !ok || !got.Equal(deadline) {
-		t.Errorf("InsertReservation deadline = %v (%v), want the request's %v", got, ok, deadline)
+	// The request's hour-long deadline is shortened to the bound on a
+	// write under the lock: a silent store is found out in seconds.
+	if got, ok := ctxs[0].Deadline(); !ok || !got.Before(deadline) || got.After(time.Now().Add(3*time.Second)) {
+		t.Errorf("InsertReservation deadline = %v (%v), want within seconds, before the request's %v", got, ok, deadline)
 	}
 	if ctxs := repo.contexts("Schedule"); len(ctxs) != 1 || ctxs[0].Value(leaseCtxKey{}) != nil {
 		t.Errorf("Schedule contexts = %v, want one call before the lock was taken", ctxs)
