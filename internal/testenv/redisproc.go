@@ -68,6 +68,10 @@ func (p *RedisProcess) stop() {
 	p.cmd = nil
 }
 
+// Kill ends the server at once (SIGKILL), as a crash or a lost host
+// would: what it had not yet sent to its replicas is lost.
+func (p *RedisProcess) Kill() { p.stop() }
+
 // Pause stops the server process (SIGSTOP): connections stay open and
 // commands queue up unanswered, as with a server stalled by a long command,
 // a fork or a frozen VM. Resume lets it run them.
