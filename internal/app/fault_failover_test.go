@@ -105,9 +105,9 @@ func TestFaultRedisFailoverBeforeReplication(t *testing.T) {
 	if rows != 1 || owner != "bob" {
 		t.Errorf("seat 1: %d active reservations, owner %q; want exactly bob's", rows, owner)
 	}
-	h.expectSettled(onReplica, schedule, seats)
+	unlocked := h.expectSettled(onReplica, schedule, seats)
 	t.Logf("fault=redis-failover: the first holder (lock lost with the primary) got %d %s", stale.status, stale.code())
-	logFault(t, "redis-failover", first503, recovery)
+	logFault(t, "redis-failover", first503, recovery, unlocked)
 }
 
 // plainRedis is a client of one private redis-server, for the test's own

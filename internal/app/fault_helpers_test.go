@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 	"testing"
 	"time"
 
@@ -113,11 +114,34 @@ func (h *harness) bookUntilOK(base int, user string, schedule int64, seat int) t
 	}
 }
 
+// expectRetryAgrees retries, as a client honouring Retry-After does, a
+// booking answered 503 at answeredAt. A 503 is an unknown outcome: where
+// the request reached PostgreSQL and only the reply was lost, the booking
+// may have committed. The retry says which (200, or 409 seat_taken), and
+// agrees with the rows.
+func (h *harness) expectRetryAgrees(unavailable response, answeredAt time.Time, user string, schedule int64, seat int) {
+	h.t.Helper()
+	retryAfter, err := strconv.Atoi(unavailable.header.Get("Retry-After"))
+	if err != nil {
+		h.t.Fatalf("Retry-After %q: %v", unavailable.header.Get("Retry-After"), err)
+	}
+	time.Sleep(time.Until(answeredAt.Add(time.Duration(retryAfter) * time.Second)))
+	retry := h.reserve(0, user, schedule, seat)
+	rows := h.activeRows(schedule, seat)
+	switch {
+	case retry.status == http.StatusOK && rows == 1:
+	case retry.status == http.StatusConflict && retry.code() == "seat_taken" && rows == 1:
+		h.t.Logf("the booking answered 503 had committed (its reply was lost): the retry is answered seat_taken")
+	default:
+		h.t.Errorf("retry of seat %d after Retry-After: %d %s with %d active rows", seat, retry.status, retry.raw, rows)
+	}
+}
+
 // expectSettled checks the data once a fault is over: no seat of schedule
 // has two active reservations, no seat is held, and, within faultPatience
 // (an orphaned lock lives at most its TTL), no seat lock key in rdb holds
-// an owner's token.
-func (h *harness) expectSettled(rdb redis.UniversalClient, schedule int64, seats int) {
+// an owner's token. It returns how long the last lock took to go.
+func (h *harness) expectSettled(rdb redis.UniversalClient, schedule int64, seats int) time.Duration {
 	h.t.Helper()
 	var doubles int
 	err := h.pool.QueryRow(context.Background(), `SELECT count(*) FROM (
@@ -134,11 +158,12 @@ func (h *harness) expectSettled(rdb redis.UniversalClient, schedule int64, seats
 			h.t.Errorf("seat %d left held", seat)
 		}
 	}
-	deadline := time.Now().Add(faultPatience)
+	start := time.Now()
+	deadline := start.Add(faultPatience)
 	for {
 		locked := lockedSeatsIn(h.t, rdb, schedule, seats)
 		if len(locked) == 0 {
-			return
+			return time.Since(start)
 		}
 		if time.Now().After(deadline) {
 			h.t.Fatalf("seats still locked %v after the fault: %v", faultPatience, locked)
@@ -167,7 +192,13 @@ func lockedSeatsIn(t *testing.T, rdb redis.UniversalClient, schedule int64, seat
 
 // logFault writes one fault's measured figures in the one format the
 // README's failure table is collected from (go test -v -run Fault | grep fault=).
-func logFault(t *testing.T, fault string, first503, recovery time.Duration) {
+//
+// first503 is how long the request meeting the fault took to be answered
+// 503 (negative: none was), recovery how long after the fault ended the
+// same instance booked again, unlocked how long after the fault ended the
+// last lock key of the affected seats was gone (for a failover, how long
+// after the last request to the instances was answered).
+func logFault(t *testing.T, fault string, first503, recovery, unlocked time.Duration) {
 	t.Helper()
 	ms := func(d time.Duration) string {
 		if d < 0 {
@@ -175,5 +206,5 @@ func logFault(t *testing.T, fault string, first503, recovery time.Duration) {
 		}
 		return d.Round(time.Millisecond).String()
 	}
-	t.Logf("fault=%s first503=%s recovery=%s", fault, ms(first503), ms(recovery))
+	t.Logf("fault=%s first503=%s recovery=%s unlocked=%s", fault, ms(first503), ms(recovery), ms(unlocked))
 }

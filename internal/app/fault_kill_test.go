@@ -131,5 +131,5 @@ func TestFaultInstanceKilledHoldingLocks(t *testing.T) {
 		}
 	}
 	h.expectSettled(h.redis, schedule, seats)
-	logFault(t, "instance-kill-9", -1, recovery)
+	logFault(t, "instance-kill-9", -1, recovery, time.Since(killedAt))
 }

@@ -41,7 +41,9 @@ func TestFaultPostgresKilledMidTransaction(t *testing.T) {
 	answer := make(chan response, 1)
 	go func() { answer <- h.hold(0, "alice", schedule, 1, 2) }()
 	deadline := time.Now().Add(faultPatience)
+	var killedAt time.Time
 	for {
+		killedAt = time.Now()
 		var killed bool
 		err := h.pool.QueryRow(ctx, `SELECT coalesce(bool_or(pg_terminate_backend(pid)), false) FROM pg_stat_activity
 			WHERE datname = current_database() AND application_name = 'faulty-instance'
@@ -57,7 +59,6 @@ func TestFaultPostgresKilledMidTransaction(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	killedAt := time.Now()
 	resp := <-answer
 	first503 := time.Since(killedAt)
 	expectUnavailable(t, resp)
@@ -97,5 +98,5 @@ func TestFaultPostgresKilledMidTransaction(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	h.expectSettled(h.redis, schedule, seats)
-	logFault(t, "postgres-killed-mid-transaction", first503, recovery)
+	logFault(t, "postgres-killed-mid-transaction", first503, recovery, time.Since(killedAt))
 }
