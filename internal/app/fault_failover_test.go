@@ -23,8 +23,9 @@ import (
 // re-points (a virtual IP, what Sentinel hands out). The replica replicates
 // through a proxy of its own whose toxic drops the stream once the
 // replica is in sync: the lock never reaches it. The first instance's
-// statements reach PostgreSQL 2 s late, so it holds the lock while the
-// primary dies.
+// statements reach PostgreSQL 4 s late, so it holds the lock while the
+// primary dies, and its booking statement arrives after the second
+// booker's.
 func TestFaultRedisFailoverBeforeReplication(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -65,7 +66,7 @@ func TestFaultRedisFailoverBeforeReplication(t *testing.T) {
 	}
 
 	pgProxy.AddToxic(testenv.Toxic{Name: "slow-statements", Type: "latency", Stream: "upstream",
-		Attributes: map[string]any{"latency": 2000}})
+		Attributes: map[string]any{"latency": 4000}})
 	firstHolder := make(chan response, 1)
 	go func() { firstHolder <- h.reserve(0, "alice", schedule, 1) }()
 	key := reservation.SeatLockKey(schedule, 1)
