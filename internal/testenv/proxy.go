@@ -49,6 +49,17 @@ func (p *Proxy) Restore() {
 	}
 }
 
+// Retarget sends new connections to target ("host:port") from now on, on
+// the same listening address, as a failover re-points a virtual IP or a
+// Sentinel-discovered address: connections open to the old target are
+// closed, and clients reconnect to the new one.
+func (p *Proxy) Retarget(target string) {
+	p.tb.Helper()
+	if err := p.proxy.Update(&toxiproxy.Proxy{Listen: p.proxy.Listen, Upstream: target, Enabled: true}); err != nil {
+		p.tb.Fatalf("retarget proxy to %s: %v", target, err)
+	}
+}
+
 // Toxic is one fault: Type is a Toxiproxy toxic ("latency", "timeout",
 // "reset_peer", "limit_data", "bandwidth", "slicer", "slow_close"), Stream
 // is "downstream" (server to client, the default) or "upstream", Toxicity

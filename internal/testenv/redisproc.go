@@ -13,6 +13,7 @@ import (
 type RedisProcess struct {
 	tb   testing.TB
 	Addr string
+	dir  string // its working directory: a replica writes the primary's snapshot there
 	cmd  *exec.Cmd
 }
 
@@ -26,7 +27,7 @@ func StartRedis(tb testing.TB) *RedisProcess {
 	}
 	addr := ln.Addr().String()
 	_ = ln.Close()
-	p := &RedisProcess{tb: tb, Addr: addr}
+	p := &RedisProcess{tb: tb, Addr: addr, dir: tb.TempDir()}
 	p.start()
 	tb.Cleanup(p.stop)
 	return p
@@ -43,7 +44,7 @@ func (p *RedisProcess) start() {
 	p.tb.Helper()
 	_, port, _ := net.SplitHostPort(p.Addr)
 	p.cmd = exec.Command("redis-server", "--bind", "127.0.0.1", "--port", port,
-		"--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", "")
+		"--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", "", "--dir", p.dir)
 	if err := p.cmd.Start(); err != nil {
 		p.tb.Fatalf("start redis-server: %v", err)
 	}
@@ -67,6 +68,10 @@ func (p *RedisProcess) stop() {
 	_ = p.cmd.Wait()
 	p.cmd = nil
 }
+
+// Kill ends the server at once (SIGKILL), as a crash or a lost host
+// would: what it had not yet sent to its replicas is lost.
+func (p *RedisProcess) Kill() { p.stop() }
 
 // Pause stops the server process (SIGSTOP): connections stay open and
 // commands queue up unanswered, as with a server stalled by a long command,
