@@ -32,19 +32,7 @@ func publish(t *testing.T, f *seatfeed.Feed, schedule int64, status reservation.
 
 func receive(t *testing.T, sub *seatfeed.Subscription, n int) []seatfeed.Event {
 	t.Helper()
-	var got []seatfeed.Event
-	timeout := time.After(5 * time.Second)
-	for len(got) < n {
-		select {
-		case batch, open := <-sub.C:
-			if !open {
-				t.Fatalf("subscription ended after %d of %d events", len(got), n)
-			}
-			got = append(got, batch.Events...)
-		case <-timeout:
-			t.Fatalf("got %d of %d events in 5 s", len(got), n)
-		}
-	}
+	got, _ := receiveBatches(t, sub, n)
 	return got
 }
 
