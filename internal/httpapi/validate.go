@@ -29,10 +29,10 @@ func newValidator() *validator.Validate {
 		return strings.TrimSpace(fl.Field().String()) != ""
 	}))
 	// PostgreSQL cannot store NUL in text, and no title needs a control
-	// character (tab and newline included): the client is told which
-	// field, instead of the store refusing it later.
+	// character (tab and newline included) once trimmed: the client is
+	// told which field, instead of the store refusing it later.
 	must(v.RegisterValidation("nocontrol", func(fl validator.FieldLevel) bool {
-		return !strings.ContainsFunc(fl.Field().String(), unicode.IsControl)
+		return !strings.ContainsFunc(strings.TrimSpace(fl.Field().String()), unicode.IsControl)
 	}))
 	// Limits live in the domain; these tags read them, so no number is
 	// written twice.
