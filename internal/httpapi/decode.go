@@ -29,6 +29,10 @@ func malformed(detail string) *apiError {
 	return &e
 }
 
+// errUnreadableBody answers a body whose reading failed: cut short
+// before its Content-Length, or a broken chunked encoding.
+func errUnreadableBody() *apiError { return malformed("The body could not be read to its end.") }
+
 // isJSONMediaType accepts application/json, with no charset or UTF-8. The
 // exact common spellings skip parsing.
 func isJSONMediaType(contentType string) bool {
@@ -60,7 +64,7 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) *apiError {
 		if errors.As(err, &tooLarge) {
 			return &errTooLarge
 		}
-		return malformed("The body could not be read to its end.")
+		return errUnreadableBody()
 	}
 	return decodeBody(body, dst)
 }
