@@ -4,13 +4,19 @@ SHELL := /bin/bash
 RUN_DIR := $(CURDIR)/.data/run
 GO ?= go
 
-.PHONY: run test smoke bench hammer compare stop build vet fmt docker-config
+.PHONY: run test fuzz smoke bench hammer compare stop build vet fmt docker-config
 
 run: build
 	@bash scripts/run.sh "$(RUN_DIR)"
 
 test:
 	@bash scripts/devenv.sh test bash scripts/test.sh
+
+# Every fuzz target in turn for FUZZTIME each: `make fuzz FUZZTIME=10m`.
+# (make test runs each for a few seconds.)
+FUZZTIME ?= 1m
+fuzz:
+	@FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
 
 # api.http in httpyac against `make run`'s service, or one started for it.
 smoke:

@@ -12,3 +12,6 @@ bash "$(dirname "$0")/devenv.sh" browser
 # The OpenAPI document, linted by a pinned Redocly CLI (redocly.yaml).
 bash "$(dirname "$0")/node.sh" npx --yes @redocly/cli@2.11.1 lint --format=summary api/openapi.json
 go test -race -count=1 "$@" ./...
+# A short run of every fuzz target past its seed corpus (the seeds ran
+# above, as tests); `make fuzz` runs them for longer.
+FUZZTIME=${TEST_FUZZTIME:-5s} bash "$(dirname "$0")/fuzz.sh"

@@ -6,7 +6,9 @@ package auth
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -28,6 +30,9 @@ var (
 	// ErrInvalidToken reports a missing, malformed, expired or wrongly
 	// signed token, or one without the required claims.
 	ErrInvalidToken = errors.New("auth: invalid token")
+	// ErrExpiredToken reports a token that is valid in every way but its
+	// expiry: the client needs a new one. It wraps ErrInvalidToken.
+	ErrExpiredToken = fmt.Errorf("%w: expired", ErrInvalidToken)
 	// ErrShortSecret reports an AUTH_SECRET below MinSecretLen bytes.
 	ErrShortSecret = fmt.Errorf("auth: secret must be at least %d bytes", MinSecretLen)
 )
@@ -51,8 +56,8 @@ func Mint(secret []byte, userID, role string, ttl time.Duration) (string, error)
 	if len(secret) < MinSecretLen {
 		return "", ErrShortSecret
 	}
-	if userID == "" || len(userID) > maxSubjectLen {
-		return "", fmt.Errorf("auth: user id must be 1..%d bytes", maxSubjectLen)
+	if !validSubject(userID) {
+		return "", fmt.Errorf("auth: user id must be 1..%d bytes of UTF-8 without control characters", maxSubjectLen)
 	}
 	if ttl <= 0 {
 		return "", errors.New("auth: ttl must be positive")
@@ -97,20 +102,39 @@ func NewVerifier(secret []byte) (*Verifier, error) {
 }
 
 // Verify returns the caller named by token, or an error wrapping
-// ErrInvalidToken.
+// ErrInvalidToken (ErrExpiredToken when the token is well formed and
+// correctly signed but expired: only a token that passed the signature
+// check is said to be expired).
 func (v *Verifier) Verify(token string) (Principal, error) {
 	if p, ok := v.verified.get(token, time.Now()); ok {
 		return p, nil
 	}
 	var c claims
 	_, err := v.parser.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return v.secret, nil })
-	if err != nil {
+	switch {
+	case err != nil && onlyExpired(err) && validSubject(c.Subject):
+		return Principal{}, fmt.Errorf("%w: %w", ErrExpiredToken, err)
+	case err != nil:
 		return Principal{}, fmt.Errorf("%w: %w", ErrInvalidToken, err)
-	}
-	if c.Subject == "" || len(c.Subject) > maxSubjectLen || !utf8.ValidString(c.Subject) {
-		return Principal{}, fmt.Errorf("%w: sub missing or too long", ErrInvalidToken)
+	case !validSubject(c.Subject):
+		return Principal{}, fmt.Errorf("%w: sub missing, too long, not UTF-8 or with control characters", ErrInvalidToken)
 	}
 	p := Principal{UserID: c.Subject, Role: c.Role}
 	v.verified.add(token, p, c.ExpiresAt.Add(leeway))
 	return p, nil
+}
+
+// onlyExpired reports a parse error that is the expiry alone: the claims
+// were checked (so the signature passed) and no other claim failed.
+func onlyExpired(err error) bool {
+	return errors.Is(err, jwt.ErrTokenInvalidClaims) && errors.Is(err, jwt.ErrTokenExpired) &&
+		!errors.Is(err, jwt.ErrTokenNotValidYet) && !errors.Is(err, jwt.ErrTokenUsedBeforeIssued)
+}
+
+// validSubject reports whether sub can be a user id: 1..maxSubjectLen
+// bytes of UTF-8 without control characters. A user id is stored as text
+// (PostgreSQL refuses NUL) and shown to its owner; a token that names
+// anything else names no user.
+func validSubject(sub string) bool {
+	return sub != "" && len(sub) <= maxSubjectLen && utf8.ValidString(sub) && !strings.ContainsFunc(sub, unicode.IsControl)
 }

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -22,6 +21,18 @@ var (
 		detail: "Send the body as Content-Type: application/json."}
 )
 
+// malformed is errMalformed with a detail that says what is wrong: the
+// member, or the byte offset.
+func malformed(detail string) *apiError {
+	e := errMalformed
+	e.detail = detail
+	return &e
+}
+
+// errUnreadableBody answers a body whose reading failed: cut short
+// before its Content-Length, or a broken chunked encoding.
+func errUnreadableBody() *apiError { return malformed("The body could not be read to its end.") }
+
 // isJSONMediaType accepts application/json, with no charset or UTF-8. The
 // exact common spellings skip parsing.
 func isJSONMediaType(contentType string) bool {
@@ -38,7 +49,8 @@ func isJSONMediaType(contentType string) bool {
 }
 
 // decodeJSON reads exactly one JSON object into dst: the right media type,
-// at most maxBodyBytes, no unknown fields, nothing after the object.
+// at most maxBodyBytes, member names exactly as documented and each once,
+// nothing after the object.
 func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) *apiError {
 	if !isJSONMediaType(r.Header.Get("Content-Type")) {
 		return &errMediaType
@@ -52,20 +64,20 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) *apiError {
 		if errors.As(err, &tooLarge) {
 			return &errTooLarge
 		}
-		return &errMalformed
+		return errUnreadableBody()
 	}
-	// `null`, arrays and scalars decode into a struct without error; the
-	// contract wants one object.
-	if trimmed := bytes.TrimSpace(body); len(trimmed) == 0 || trimmed[0] != '{' {
-		return &errMalformed
+	return decodeBody(body, dst)
+}
+
+// decodeBody is decodeJSON once the body is read. encoding/json alone
+// would match member names case-insensitively and let a repeated member
+// win over the first, so the body is checked member by member first.
+func decodeBody(body []byte, dst any) *apiError {
+	if e := checkMembers(body, memberNames(dst)); e != nil {
+		return e
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return &errMalformed
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return &errMalformed // trailing data after the object
+	if err := json.Unmarshal(body, dst); err != nil {
+		return describeDecodeError(err, len(body))
 	}
 	return nil
 }

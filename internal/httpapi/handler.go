@@ -180,7 +180,7 @@ func NewHandler(opts Options) http.Handler {
 	r := chi.NewRouter()
 	r.Use(withScope(timeout, isStream), logRequests(h.log, opts.AccessLog, observer), recoverPanics(h.log))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errNotFound) })
-	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errMethodNotAllowed) })
+	r.MethodNotAllowed(methodNotAllowed(r))
 
 	r.Get("/healthz", h.healthz)
 	r.Get("/readyz", h.readyz)

@@ -61,8 +61,7 @@ func (h *handler) createHold(w http.ResponseWriter, r *http.Request) {
 
 // holdID reads the {id} of a hold path; a malformed id names no hold.
 func holdID(r *http.Request) (uuid.UUID, bool) {
-	id, err := uuid.Parse(chi.URLParam(r, "id"))
-	return id, err == nil
+	return parseUUID(chi.URLParam(r, "id"))
 }
 
 func (h *handler) getHold(w http.ResponseWriter, r *http.Request) {

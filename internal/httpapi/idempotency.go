@@ -60,7 +60,7 @@ func (h *handler) idempotent(next http.Handler) http.Handler {
 		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
 		if err != nil {
-			writeProblem(w, r, errMalformed)
+			writeProblem(w, r, *errUnreadableBody())
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))

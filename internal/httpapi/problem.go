@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/seatlock/seatlock/internal/reservation"
 )
@@ -92,7 +93,7 @@ var (
 	errInternal = apiError{status: http.StatusInternalServerError, code: "internal", title: "Internal error",
 		detail: "Something unexpected went wrong; the request id identifies it in the logs."}
 	errUnauthorized = apiError{status: http.StatusUnauthorized, code: "unauthorized", title: "Unauthorized",
-		detail: "A valid bearer token is required."}
+		detail: "A bearer token is required: send Authorization: Bearer <token>."}
 	errForbidden = apiError{status: http.StatusForbidden, code: "forbidden", title: "Forbidden",
 		detail: "Your role does not allow this."}
 	errNotFound = apiError{status: http.StatusNotFound, code: "not_found", title: "Not found",
@@ -222,20 +223,36 @@ func appendProblem(b []byte, e apiError, requestID string) []byte {
 }
 
 // appendJSONString appends s as a JSON string, escaping as encoding/json
-// does (control characters, quote, backslash, and <, >, & for HTML).
+// does (control characters, quote, backslash, <, >, & for HTML, U+2028
+// and U+2029) and replacing invalid UTF-8 with U+FFFD: details may quote
+// what a client sent.
 func appendJSONString(b []byte, s string) []byte {
 	const hexDigits = "0123456789abcdef"
 	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s); {
 		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c < 0x20 || c == '<' || c == '>' || c == '&':
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		default:
-			b = append(b, c)
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c < 0x20 || c == '<' || c == '>' || c == '&':
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
 		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
 	}
 	return append(b, '"')
 }

@@ -10,8 +10,10 @@ import (
 // for the same problem.
 func TestAppendProblemMatchesEncodingJSON(t *testing.T) {
 	errs := []apiError{errNotReady, errInternal, errUnauthorized, errForbidden, errNotFound, errMethodNotAllowed,
+		errTokenInvalid, errTokenExpired,
 		errMalformed, errTooLarge, errMediaType,
-		{status: 418, code: "odd", title: `quote " backslash \ <tag> & ctl` + "\x01", detail: "ünïcode"}}
+		{status: 418, code: "odd", title: `quote " backslash \ <tag> & ctl` + "\x01", detail: "ünïcode"},
+		{status: 400, code: "odd", title: "invalid \xff\xfe UTF-8", detail: "line\u2028and paragraph\u2029 separators"}}
 	for _, row := range errorTable {
 		errs = append(errs, row.apiError)
 	}

@@ -72,8 +72,8 @@ func (h *handler) reserve(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) getReservation(w http.ResponseWriter, r *http.Request) {
-	id, err := uuid.Parse(chi.URLParam(r, "id"))
-	if err != nil {
+	id, valid := parseUUID(chi.URLParam(r, "id"))
+	if !valid {
 		writeError(w, r, h.log, reservation.ErrReservationNotFound)
 		return
 	}
@@ -87,8 +87,8 @@ func (h *handler) getReservation(w http.ResponseWriter, r *http.Request) {
 
 // cancelReservation answers 204, again on a cancelled reservation.
 func (h *handler) cancelReservation(w http.ResponseWriter, r *http.Request) {
-	id, err := uuid.Parse(chi.URLParam(r, "id"))
-	if err != nil {
+	id, valid := parseUUID(chi.URLParam(r, "id"))
+	if !valid {
 		writeError(w, r, h.log, reservation.ErrReservationNotFound)
 		return
 	}

@@ -25,7 +25,7 @@ func (h *handler) decodeReserve(w http.ResponseWriter, r *http.Request) (reserve
 			}
 			r.Body = replayBody(body)
 		} else {
-			return reserveRequest{}, &errMalformed
+			return reserveRequest{}, malformed("The body ended before its Content-Length.")
 		}
 	}
 	var req reserveRequest

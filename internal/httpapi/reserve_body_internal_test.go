@@ -1,29 +1,14 @@
 package httpapi
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"io"
 	"testing"
 )
 
 // slowDecode is what decodeJSON and the validator make of a body: the ids,
 // or ok false when they refuse it.
 func slowDecode(body []byte) (scheduleID int64, seatID int, ok bool) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
 	var req reserveRequest
-	if trimmed := bytes.TrimSpace(body); len(trimmed) == 0 || trimmed[0] != '{' {
-		return 0, 0, false
-	}
-	if dec.Decode(&req) != nil {
-		return 0, 0, false
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return 0, 0, false
-	}
-	if validate(newValidator(), &req) != nil {
+	if decodeBody(body, &req) != nil || validate(newValidator(), &req) != nil {
 		return 0, 0, false
 	}
 	return *req.ScheduleID, *req.SeatID, true

@@ -16,7 +16,7 @@ import (
 )
 
 type createScheduleRequest struct {
-	Title     *string `json:"title" validate:"required,notblank,title"`
+	Title     *string `json:"title" validate:"required,notblank,nocontrol,title"`
 	StartsAt  *string `json:"startsAt" validate:"required,rfc3339"`
 	SeatCount *int    `json:"seatCount" validate:"required,seatcount"`
 }
@@ -171,10 +171,4 @@ func etagMatches(ifNoneMatch, etag string) bool {
 		}
 	}
 	return false
-}
-
-// parseID accepts a positive decimal id; anything else names no schedule.
-func parseID(s string) (int64, bool) {
-	id, err := strconv.ParseInt(s, 10, 64)
-	return id, err == nil && id > 0
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/go-playground/validator/v10"
@@ -26,6 +27,12 @@ func newValidator() *validator.Validate {
 	})
 	must(v.RegisterValidation("notblank", func(fl validator.FieldLevel) bool {
 		return strings.TrimSpace(fl.Field().String()) != ""
+	}))
+	// PostgreSQL cannot store NUL in text, and no title needs a control
+	// character (tab and newline included) once trimmed: the client is
+	// told which field, instead of the store refusing it later.
+	must(v.RegisterValidation("nocontrol", func(fl validator.FieldLevel) bool {
+		return !strings.ContainsFunc(strings.TrimSpace(fl.Field().String()), unicode.IsControl)
 	}))
 	// Limits live in the domain; these tags read them, so no number is
 	// written twice.
@@ -78,6 +85,8 @@ func describe(f validator.FieldError) string {
 		return "is required"
 	case "notblank":
 		return "must not be blank"
+	case "nocontrol":
+		return "must not contain control characters (NUL, tab, newline and the like)"
 	case "title":
 		return fmt.Sprintf("must be at most %d characters", reservation.MaxTitleRunes)
 	case "seatcount":

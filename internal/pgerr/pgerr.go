@@ -39,3 +39,13 @@ func Unreachable(err error) bool {
 		errors.As(err, &connectErr) || errors.As(err, &netErr) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
+
+// InvalidText reports PostgreSQL refusing a text value a client sent: a
+// NUL byte or a byte sequence invalid in the database encoding
+// (character_not_in_repertoire, 22021) or a character the encoding cannot
+// hold (untranslatable_character, 22P05). An answer about the request,
+// not a fault of the service: the edge answers it as a client error.
+func InvalidText(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "22021" || pgErr.Code == "22P05")
+}

@@ -36,3 +36,22 @@ func TestUnreachable(t *testing.T) {
 		}
 	}
 }
+
+func TestInvalidText(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"NUL or invalid byte sequence", fmt.Errorf("insert: %w", &pgconn.PgError{Code: "22021"}), true},
+		{"untranslatable character", &pgconn.PgError{Code: "22P05"}, true},
+		{"other data exception", &pgconn.PgError{Code: "22003"}, false},
+		{"unique violation", &pgconn.PgError{Code: "23505"}, false},
+		{"not a server error", errors.New("boom"), false},
+	} {
+		if got := pgerr.InvalidText(tt.err); got != tt.want {
+			t.Errorf("%s: InvalidText(%v) = %v, want %v", tt.name, tt.err, got, tt.want)
+		}
+	}
+}

@@ -12,9 +12,22 @@ import (
 
 // wrap adds context to err and marks "could not reach the server in time"
 // failures with reservation.ErrUnavailable, so the HTTP edge answers 503.
+// Text PostgreSQL refuses (a NUL byte) is the client's invalid userId:
+// besides titles (wrapText), the user id is the only client text these
+// statements take (idempotency keys are visible ASCII). The edge refuses
+// such user ids first; this keeps a 500 out if one ever got through.
 func wrap(op string, err error) error {
-	if pgerr.Unreachable(err) {
+	return wrapText(op, "userId", err)
+}
+
+// wrapText is wrap for a statement that stores the client's text field.
+func wrapText(op, field string, err error) error {
+	switch {
+	case pgerr.Unreachable(err):
 		return fmt.Errorf("postgres: %s: %w: %w", op, reservation.ErrUnavailable, err)
+	case pgerr.InvalidText(err):
+		return fmt.Errorf("postgres: %s: %w: %w", op,
+			&reservation.InvalidError{Field: field, Detail: "must not contain NUL or other control characters"}, err)
 	}
 	return fmt.Errorf("postgres: %s: %w", op, err)
 }

@@ -42,7 +42,7 @@ func (s *Store) CreateSchedule(ctx context.Context, sc reservation.Schedule) (re
 		`INSERT INTO schedules (title, starts_at, seat_count) VALUES ($1, $2, $3) RETURNING id, starts_at`,
 		sc.Title(), sc.StartsAt(), sc.SeatCount()).Scan(&id, &startsAt)
 	if err != nil {
-		return reservation.Schedule{}, wrap("insert schedule", err)
+		return reservation.Schedule{}, wrapText("insert schedule", "title", err)
 	}
 	return reservation.RestoreSchedule(id, sc.Title(), startsAt, sc.SeatCount()), nil
 }

@@ -1,0 +1,186 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/seatlock/seatlock/internal/auth"
+	"github.com/seatlock/seatlock/internal/httpapi"
+	"github.com/seatlock/seatlock/internal/idempotency"
+	"github.com/seatlock/seatlock/internal/reservation"
+)
+
+// The fuzz targets drive the real handler over use cases that accept
+// every command the domain would, and refuse with errBroken whatever the
+// HTTP edge should never have let through; errBroken is answered 500,
+// which every target fails on.
+var errBroken = errors.New("fuzz: the edge let through a command it must refuse")
+
+// fuzzSchedule is the one schedule the fakes know.
+const fuzzSchedule = 7
+
+// fuzzMaxWait is the handler's cap on Prefer: wait.
+const fuzzMaxWait = 5 * time.Second
+
+func storable(s string) bool {
+	return s != "" && utf8.ValidString(s) && !strings.ContainsFunc(s, unicode.IsControl)
+}
+
+type fuzzBookings struct{}
+
+func (fuzzBookings) CreateSchedule(_ context.Context, title string, startsAt time.Time, seatCount int) (reservation.Schedule, error) {
+	s, err := reservation.NewSchedule(title, startsAt, seatCount)
+	if err != nil {
+		return reservation.Schedule{}, err
+	}
+	if !storable(s.Title()) {
+		return reservation.Schedule{}, errBroken
+	}
+	return reservation.RestoreSchedule(fuzzSchedule, s.Title(), s.StartsAt(), s.SeatCount()), nil
+}
+
+func (fuzzBookings) Schedules(context.Context, int64, int) (reservation.SchedulePage, error) {
+	return reservation.SchedulePage{}, nil
+}
+
+func (fuzzBookings) Schedule(_ context.Context, id int64) (reservation.Schedule, error) {
+	if id != fuzzSchedule {
+		return reservation.Schedule{}, reservation.ErrScheduleNotFound
+	}
+	return reservation.RestoreSchedule(fuzzSchedule, "Dune", time.Date(2030, 1, 1, 20, 0, 0, 0, time.UTC), 2), nil
+}
+
+func (fuzzBookings) SeatMap(_ context.Context, id int64) ([]reservation.Seat, error) {
+	if id != fuzzSchedule {
+		return nil, reservation.ErrScheduleNotFound
+	}
+	return []reservation.Seat{{ID: 1, Status: reservation.SeatAvailable}, {ID: 2, Status: reservation.SeatReserved}}, nil
+}
+
+func (fuzzBookings) Reserve(_ context.Context, cmd reservation.ReserveCommand) (reservation.Reservation, error) {
+	if !storable(cmd.UserID) || cmd.ScheduleID < 1 || cmd.SeatID < 1 || cmd.Wait < 0 || cmd.Wait > fuzzMaxWait {
+		return reservation.Reservation{}, errBroken
+	}
+	return reservation.RestoreReservation(uuid.New(), cmd.ScheduleID, cmd.SeatID, cmd.UserID, time.Now()), nil
+}
+
+func (fuzzBookings) Reservation(context.Context, uuid.UUID, string) (reservation.Reservation, error) {
+	return reservation.Reservation{}, reservation.ErrReservationNotFound
+}
+
+func (fuzzBookings) CancelReservation(context.Context, uuid.UUID, string) error {
+	return reservation.ErrReservationNotFound
+}
+
+type fuzzCheckout struct{}
+
+func (fuzzCheckout) Hold(_ context.Context, cmd reservation.HoldCommand) (reservation.Hold, error) {
+	seats := slices.Clone(cmd.SeatIDs)
+	slices.Sort(seats)
+	if !storable(cmd.UserID) || cmd.ScheduleID < 1 || len(seats) < 1 || len(seats) > reservation.MaxHoldSeats ||
+		seats[0] < 1 || len(slices.Compact(seats)) != len(cmd.SeatIDs) {
+		return reservation.Hold{}, errBroken
+	}
+	now := time.Now()
+	return reservation.RestoreHold(uuid.New(), cmd.ScheduleID, cmd.SeatIDs, cmd.UserID, now, now.Add(time.Minute), reservation.HoldActive), nil
+}
+
+func (fuzzCheckout) HoldByID(context.Context, uuid.UUID, string) (reservation.Hold, error) {
+	return reservation.Hold{}, reservation.ErrHoldNotFound
+}
+
+func (fuzzCheckout) Confirm(context.Context, uuid.UUID, string) ([]reservation.Reservation, error) {
+	return nil, reservation.ErrHoldNotFound
+}
+
+func (fuzzCheckout) Release(context.Context, uuid.UUID, string) error {
+	return reservation.ErrHoldNotFound
+}
+
+// grantingKeys is an idempotency store that grants every claim and keeps
+// nothing: a fuzz run sends millions of keys.
+type grantingKeys struct{}
+
+func (grantingKeys) Begin(_ context.Context, k idempotency.Key, _ []byte, _ time.Duration) (idempotency.Claim, *idempotency.Response, error) {
+	if !idempotency.ValidKey(k.Key) || !storable(k.UserID) {
+		return idempotency.Claim{}, nil, errBroken
+	}
+	return idempotency.Claim{Key: k}, nil, nil
+}
+func (grantingKeys) Finish(context.Context, idempotency.Claim, idempotency.Response) error {
+	return nil
+}
+func (grantingKeys) Abandon(context.Context, idempotency.Claim) error { return nil }
+func (grantingKeys) Purge(context.Context) (int64, error)             { return 0, nil }
+
+// fuzzAPI is the handler every fuzz target drives, with tokens for a
+// user and an admin.
+type fuzzAPI struct {
+	handler     http.Handler
+	user, admin string
+}
+
+func newFuzzAPI(f *testing.F) fuzzAPI {
+	f.Helper()
+	verifier, err := auth.NewVerifier(secret)
+	if err != nil {
+		f.Fatal(err)
+	}
+	user, err := auth.Mint(secret, "alice", "", time.Hour)
+	if err != nil {
+		f.Fatal(err)
+	}
+	admin, err := auth.Mint(secret, "root", auth.RoleAdmin, time.Hour)
+	if err != nil {
+		f.Fatal(err)
+	}
+	h := httpapi.NewHandler(httpapi.Options{
+		Bookings: fuzzBookings{}, Checkout: fuzzCheckout{}, Idempotency: grantingKeys{}, Verifier: verifier,
+		MaxWait: fuzzMaxWait, RequestTimeout: 5 * time.Second,
+	})
+	return fuzzAPI{handler: h, user: user, admin: admin}
+}
+
+func (a fuzzAPI) serve(req *http.Request) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	a.handler.ServeHTTP(rec, req)
+	return rec
+}
+
+// checkAnswer fails on a 5xx and on an error that is not a well-formed
+// problem: whatever a client sends, the answer is exact.
+func checkAnswer(t *testing.T, rec *httptest.ResponseRecorder) map[string]any {
+	t.Helper()
+	if rec.Code >= 500 {
+		t.Fatalf("answered %d: %s", rec.Code, rec.Body)
+	}
+	var body map[string]any
+	if rec.Body.Len() > 0 {
+		if !utf8.Valid(rec.Body.Bytes()) || json.Unmarshal(rec.Body.Bytes(), &body) != nil {
+			t.Fatalf("answered %d with a body that is not a JSON object: %q", rec.Code, rec.Body)
+		}
+	}
+	if rec.Code >= 400 {
+		if ct := rec.Header().Get("Content-Type"); ct != "application/problem+json" {
+			t.Fatalf("answered %d as %q, not a problem: %s", rec.Code, ct, rec.Body)
+		}
+		if code, _ := body["code"].(string); code == "" {
+			t.Fatalf("answered %d without a code: %s", rec.Code, rec.Body)
+		}
+		if detail, _ := body["detail"].(string); detail == "" {
+			t.Fatalf("answered %d without a detail: %s", rec.Code, rec.Body)
+		}
+	}
+	return body
+}
