@@ -143,7 +143,9 @@ func TestPageShowsBookingsLive(t *testing.T) {
 			reserved++
 		}
 	}
-	if err := run(t, ctx, 10*time.Second, chromedp.Poll(
+	// Generous: a loaded machine renders slowly; a lost event would still
+	// leave the count short for good.
+	if err := run(t, ctx, 30*time.Second, chromedp.Poll(
 		fmt.Sprintf(`document.querySelectorAll('button.seat[data-status="reserved"]').length === %d`, reserved), nil)); err != nil {
 		t.Fatalf("the page did not settle on the %d reserved seats of the seat map: %v", reserved, err)
 	}
