@@ -70,7 +70,6 @@ func (l accessLine) writeTo(w io.Writer) {
 // escapes it: control characters, quote and backslash; invalid UTF-8 as
 // U+FFFD; U+2028 and U+2029 (no HTML escaping).
 func appendLogString(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
 	b = append(b, '"')
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -92,16 +91,8 @@ func appendLogString(b []byte, s string) []byte {
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, `\u202`...)
-			b = append(b, hexDigits[r&0xf])
-		default:
-			b = append(b, s[i:i+size]...)
-		}
+		var size int
+		b, size = appendNonASCII(b, s[i:])
 		i += size
 	}
 	return append(b, '"')

@@ -227,7 +227,6 @@ func appendProblem(b []byte, e apiError, requestID string) []byte {
 // and U+2029) and replacing invalid UTF-8 with U+FFFD: details may quote
 // what a client sent.
 func appendJSONString(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
 	b = append(b, '"')
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -243,18 +242,29 @@ func appendJSONString(b []byte, s string) []byte {
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-		default:
-			b = append(b, s[i:i+size]...)
-		}
+		var size int
+		b, size = appendNonASCII(b, s[i:])
 		i += size
 	}
 	return append(b, '"')
+}
+
+// hexDigits spell the \u escapes of both JSON encoders.
+const hexDigits = "0123456789abcdef"
+
+// appendNonASCII appends the character s starts with, which is not ASCII,
+// as encoding/json and slog both write it: invalid UTF-8 as U+FFFD, U+2028
+// and U+2029 escaped (JavaScript reads them as line ends), the rest as is.
+// It returns how many bytes of s it used.
+func appendNonASCII(b []byte, s string) ([]byte, int) {
+	r, size := utf8.DecodeRuneInString(s)
+	switch {
+	case r == utf8.RuneError && size == 1:
+		return append(b, `\ufffd`...), size
+	case r == '\u2028' || r == '\u2029':
+		return append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf]), size
+	}
+	return append(b, s[:size]...), size
 }
 
 func newProblem(r *http.Request, e apiError) problem {
