@@ -41,6 +41,16 @@ func FuzzRequestBodies(f *testing.F) {
 
 var preferenceApplied = regexp.MustCompile(`^wait=[0-9]+$`)
 
+// booking is a valid booking by the fuzz API's user with one more header,
+// sent as is.
+func (api *fuzzAPI) booking(header, value string) *http.Request {
+	req := httptest.NewRequest(http.MethodPost, "/reservations", strings.NewReader(`{"scheduleId":7,"seatId":1}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+api.user)
+	req.Header[header] = []string{value}
+	return req
+}
+
 // FuzzPreferHeader books with an arbitrary Prefer header: the booking
 // goes through, with a wait between zero and the cap (checked by the
 // fake), and Preference-Applied, when sent, is wait=N within the cap.
@@ -53,11 +63,7 @@ func FuzzPreferHeader(f *testing.F) {
 	}
 	api := newFuzzAPI(f)
 	f.Fuzz(func(t *testing.T, prefer string) {
-		req := httptest.NewRequest(http.MethodPost, "/reservations", strings.NewReader(`{"scheduleId":7,"seatId":1}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+api.user)
-		req.Header["Prefer"] = []string{prefer}
-		rec := api.serve(req)
+		rec := api.serve(api.booking("Prefer", prefer))
 		checkAnswer(t, rec)
 		if rec.Code != http.StatusOK {
 			t.Fatalf("Prefer %q: answered %d %s, want 200", prefer, rec.Code, rec.Body)
@@ -87,11 +93,7 @@ func FuzzIdempotencyKey(f *testing.F) {
 	}
 	api := newFuzzAPI(f)
 	f.Fuzz(func(t *testing.T, key string) {
-		req := httptest.NewRequest(http.MethodPost, "/reservations", strings.NewReader(`{"scheduleId":7,"seatId":1}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+api.user)
-		req.Header["Idempotency-Key"] = []string{key}
-		rec := api.serve(req)
+		rec := api.serve(api.booking("Idempotency-Key", key))
 		body := checkAnswer(t, rec)
 		if rec.Code != http.StatusOK && (rec.Code != http.StatusBadRequest || body["code"] != "invalid_idempotency_key") {
 			t.Fatalf("Idempotency-Key %q: answered %d %s, want 200 or 400 invalid_idempotency_key", key, rec.Code, rec.Body)
