@@ -12,6 +12,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/seatlock/seatlock/internal/app"
+	"github.com/seatlock/seatlock/internal/config"
+	"github.com/seatlock/seatlock/internal/testenv"
 )
 
 // logLines collects an instance's JSON log lines.
@@ -124,5 +128,59 @@ func TestRequestLogCarriesTheProblemCode(t *testing.T) {
 	}
 	if len(codes) != 2 || codes[0] != nil || codes[1] != "seat_taken" {
 		t.Errorf("codes in the booking lines = %v, want [<nil> seat_taken]", codes)
+	}
+}
+
+// A client that hangs up while its booking waits on a slow PostgreSQL is
+// not an error either: 499 at INFO, and no ERROR line although the
+// booking's statement was cut short.
+func TestClientGoneDuringASlowWriteIsNotAnError(t *testing.T) {
+	t.Parallel()
+	// Without the periodic jobs: they meet the slow PostgreSQL too, and a
+	// failed job is rightly an error.
+	h := newHarnessWith(t, 0, func(*config.Config) {}, app.WithoutJobs())
+	logs := &logLines{}
+	h.logger = slog.New(slog.NewJSONHandler(logs, nil))
+	cfg := h.cfg
+	var pgProxy *testenv.Proxy
+	cfg.DatabaseURL, pgProxy = proxiedURL(t, cfg.DatabaseURL)
+	h.bases = []string{h.serve(cfg)}
+	schedule := h.createSchedule(1)
+	h.do(request{method: http.MethodGet, path: fmt.Sprintf("/schedules/%d", schedule)}) // cached before the fault
+
+	pgProxy.AddToxic(testenv.Toxic{Name: "slow", Type: "latency", Stream: "downstream",
+		Attributes: map[string]any{"latency": 1500}})
+	defer pgProxy.RemoveToxic("slow")
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.bases[0]+"/reservations",
+		strings.NewReader(fmt.Sprintf(`{"scheduleId":%d,"seatId":1}`, schedule)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+h.token("leaver", ""))
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("the client should have hung up; got %d", resp.StatusCode)
+	}
+
+	var line map[string]any
+	deadline := time.Now().Add(15 * time.Second)
+	for line == nil && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		for _, e := range logs.entries() {
+			if e["msg"] == "request" && e["path"] == "/reservations" {
+				line = e
+			}
+		}
+	}
+	if line == nil || line["status"] != float64(499) || line["level"] != "INFO" {
+		t.Fatalf("request line = %v, want INFO with status 499", line)
+	}
+	for _, e := range logs.entries() {
+		if e["level"] == "ERROR" {
+			t.Errorf("logged %v", e)
+		}
 	}
 }
