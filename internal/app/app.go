@@ -135,10 +135,11 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	if feed != nil {
 		events, streamFeed = feed, feed
 	}
+	schedules := reservation.NewScheduleCache(store, reservation.DefaultScheduleCacheSize)
 	bookings := reservation.NewService(store, locker,
-		reservation.Config{LockTTL: cfg.LockTTL, SealBooked: cfg.FastPath, Events: events}, logger)
-	checkout := reservation.NewCheckout(store, locker,
-		reservation.CheckoutConfig{LockTTL: cfg.LockTTL, HoldTTL: cfg.HoldTTL, MaxHoldsPerUser: cfg.MaxHoldsPerUser, Events: events}, logger)
+		reservation.Config{LockTTL: cfg.LockTTL, SealBooked: cfg.FastPath, Schedules: schedules, Events: events}, logger)
+	checkout := reservation.NewCheckout(store, locker, reservation.CheckoutConfig{LockTTL: cfg.LockTTL, HoldTTL: cfg.HoldTTL,
+		MaxHoldsPerUser: cfg.MaxHoldsPerUser, Schedules: schedules, Events: events}, logger)
 	if a.jobs, err = newJobs(locker, store, keys, checkout, locks.pruner, logger, o.jobNamespace); err != nil {
 		return nil, err
 	}

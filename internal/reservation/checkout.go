@@ -22,8 +22,10 @@ type CheckoutConfig struct {
 	// MaxHoldsPerUser caps a user's live holds (MAX_HOLDS_PER_USER);
 	// DefaultMaxHoldsPerUser when zero.
 	MaxHoldsPerUser int
-	// ScheduleCacheSize is how many schedules are kept in memory.
-	ScheduleCacheSize int
+	// Schedules keeps the schedules in memory; give the booking and the
+	// hold use cases the same one, so that each schedule is read once. Nil:
+	// a cache of their own of DefaultScheduleCacheSize.
+	Schedules *ScheduleCache
 	// Events is told of every seat change; nil tells nobody.
 	Events SeatEvents
 }
@@ -38,7 +40,7 @@ type SeatLocker interface {
 // Checkout runs the hold use cases: hold seats, confirm, release, expire.
 type Checkout struct {
 	repo      HoldRepository
-	schedules *scheduleCache
+	schedules *ScheduleCache
 	locker    SeatLocker
 	lockTTL   time.Duration
 	holdTTL   time.Duration
@@ -59,8 +61,8 @@ func NewCheckout(repo HoldRepository, locker SeatLocker, cfg CheckoutConfig, log
 	if cfg.HoldTTL <= 0 {
 		cfg.HoldTTL = DefaultHoldTTL
 	}
-	if cfg.ScheduleCacheSize <= 0 {
-		cfg.ScheduleCacheSize = DefaultScheduleCacheSize
+	if cfg.Schedules == nil {
+		cfg.Schedules = NewScheduleCache(repo, DefaultScheduleCacheSize)
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -69,7 +71,7 @@ func NewCheckout(repo HoldRepository, locker SeatLocker, cfg CheckoutConfig, log
 		cfg.Events = noEvents{}
 	}
 	return &Checkout{
-		repo: repo, schedules: newScheduleCache(repo, cfg.ScheduleCacheSize), locker: locker,
+		repo: repo, schedules: cfg.Schedules, locker: locker,
 		lockTTL: cfg.LockTTL, holdTTL: cfg.HoldTTL, maxHolds: cfg.MaxHoldsPerUser, events: cfg.Events, log: logger,
 	}
 }

@@ -64,12 +64,14 @@ func (l *fakeMultiLease) Release(context.Context) error                    { l.r
 // fakeHoldRepo records the holds it is asked to insert and answers
 // UnavailableSeats with unavailable.
 type fakeHoldRepo struct {
-	insertErr   error
-	unavailable []reservation.UnavailableSeat
-	inserted    []reservation.NewHold
+	scheduleReads int
+	insertErr     error
+	unavailable   []reservation.UnavailableSeat
+	inserted      []reservation.NewHold
 }
 
 func (r *fakeHoldRepo) Schedule(_ context.Context, id int64) (reservation.Schedule, error) {
+	r.scheduleReads++
 	if id != scheduleID {
 		return reservation.Schedule{}, reservation.ErrScheduleNotFound
 	}

@@ -25,7 +25,7 @@ type ReserveCommand struct {
 // the lock up, always, even if the caller's context was cancelled
 // meanwhile.
 //
-// Round trips: the schedule comes from memory (see scheduleCache), the
+// Round trips: the schedule comes from memory (see ScheduleCache), the
 // booking is one statement. With Config.SealBooked, a seat known to be
 // booked (this booking committed, or PostgreSQL refused it as taken) has its
 // lock key sealed instead of released, so every later request for it is

@@ -73,3 +73,25 @@ func TestSharedScheduleLookupOutlivesTheRequestThatStartedIt(t *testing.T) {
 		t.Errorf("the request that waited: %v, want the seat map", err)
 	}
 }
+
+// The booking and the hold use cases given one cache read a schedule once
+// between them.
+func TestOneScheduleCacheServesBookingsAndHolds(t *testing.T) {
+	t.Parallel()
+	holds := &fakeHoldRepo{}
+	cache := reservation.NewScheduleCache(holds, 0)
+	j := &journal{}
+	svc := reservation.NewService(newFakeRepo(j), &fakeLocker{j: j}, reservation.Config{Schedules: cache}, nil)
+	checkout := reservation.NewCheckout(holds, &fakeMultiLocker{}, reservation.CheckoutConfig{Schedules: cache}, nil)
+
+	if _, err := checkout.Hold(context.Background(),
+		reservation.HoldCommand{ScheduleID: scheduleID, SeatIDs: []int{1}, UserID: "alice"}); err != nil {
+		t.Fatalf("Hold: %v", err)
+	}
+	if _, err := svc.Schedule(context.Background(), scheduleID); err != nil {
+		t.Fatalf("Schedule: %v", err)
+	}
+	if holds.scheduleReads != 1 {
+		t.Errorf("schedule read %d times by a hold and a booking's look-up, want once", holds.scheduleReads)
+	}
+}

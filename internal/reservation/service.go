@@ -32,8 +32,10 @@ type Config struct {
 	// SealTTL is how long a seal lasts; after it the next request for the
 	// seat queries PostgreSQL once and seals it again.
 	SealTTL time.Duration
-	// ScheduleCacheSize is how many schedules are kept in memory.
-	ScheduleCacheSize int
+	// Schedules keeps the schedules in memory; give the booking and the
+	// hold use cases the same one, so that each schedule is read once. Nil:
+	// a cache of their own of DefaultScheduleCacheSize.
+	Schedules *ScheduleCache
 	// Events is told of every seat change; nil tells nobody.
 	Events SeatEvents
 }
@@ -41,7 +43,7 @@ type Config struct {
 // Service runs the booking use cases.
 type Service struct {
 	repo       Repository
-	schedules  *scheduleCache
+	schedules  *ScheduleCache
 	locker     lock.Locker
 	lockTTL    time.Duration
 	sealBooked bool
@@ -58,8 +60,8 @@ func NewService(repo Repository, locker lock.Locker, cfg Config, logger *slog.Lo
 	if cfg.SealTTL <= 0 {
 		cfg.SealTTL = DefaultSealTTL
 	}
-	if cfg.ScheduleCacheSize <= 0 {
-		cfg.ScheduleCacheSize = DefaultScheduleCacheSize
+	if cfg.Schedules == nil {
+		cfg.Schedules = NewScheduleCache(repo, DefaultScheduleCacheSize)
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -68,7 +70,7 @@ func NewService(repo Repository, locker lock.Locker, cfg Config, logger *slog.Lo
 		cfg.Events = noEvents{}
 	}
 	return &Service{
-		repo: repo, schedules: newScheduleCache(repo, cfg.ScheduleCacheSize), locker: locker,
+		repo: repo, schedules: cfg.Schedules, locker: locker,
 		lockTTL: cfg.LockTTL, sealBooked: cfg.SealBooked, sealTTL: cfg.SealTTL, events: cfg.Events, log: logger,
 	}
 }
