@@ -44,6 +44,24 @@ func (l *logLines) entries() []map[string]any {
 	return out
 }
 
+// requestLines waits up to within for the request lines of path to be
+// logged, and returns them.
+func (l *logLines) requestLines(path string, within time.Duration) []map[string]any {
+	deadline := time.Now().Add(within)
+	for {
+		var lines []map[string]any
+		for _, e := range l.entries() {
+			if e["msg"] == "request" && e["path"] == path {
+				lines = append(lines, e)
+			}
+		}
+		if len(lines) > 0 || time.Now().After(deadline) {
+			return lines
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // newLoggedHarness is newHarness whose one instance logs into the returned
 // lines.
 func newLoggedHarness(t *testing.T) (*harness, *logLines) {
@@ -81,17 +99,7 @@ func TestClientGoneIsNotAnError(t *testing.T) {
 		t.Fatalf("the client should have given up waiting; got %v", err)
 	}
 
-	var gone []map[string]any
-	deadline := time.Now().Add(10 * time.Second)
-	for len(gone) == 0 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-		gone = nil
-		for _, e := range logs.entries() {
-			if e["msg"] == "request" && e["path"] == "/reservations" {
-				gone = append(gone, e)
-			}
-		}
-	}
+	gone := logs.requestLines("/reservations", 10*time.Second)
 	if len(gone) != 1 {
 		t.Fatalf("request lines for the booking = %v, want one", gone)
 	}
@@ -165,17 +173,11 @@ func TestClientGoneDuringASlowWriteIsNotAnError(t *testing.T) {
 		t.Fatalf("the client should have hung up; got %d", resp.StatusCode)
 	}
 
-	var line map[string]any
-	deadline := time.Now().Add(15 * time.Second)
-	for line == nil && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-		for _, e := range logs.entries() {
-			if e["msg"] == "request" && e["path"] == "/reservations" {
-				line = e
-			}
-		}
+	lines := logs.requestLines("/reservations", 15*time.Second)
+	if len(lines) != 1 {
+		t.Fatalf("request lines for the booking = %v, want one", lines)
 	}
-	if line == nil || line["status"] != float64(499) || line["level"] != "INFO" {
+	if line := lines[0]; line["status"] != float64(499) || line["level"] != "INFO" {
 		t.Fatalf("request line = %v, want INFO with status 499", line)
 	}
 	for _, e := range logs.entries() {
