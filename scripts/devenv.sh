@@ -7,9 +7,14 @@
 #   devenv.sh stop DIR                 stop the servers of DIR
 #   devenv.sh test CMD...              throwaway servers on free ports, run CMD with TEST_* variables, tear down
 #
-# DIR/env holds REDIS_URL, DATABASE_URL and AUTH_SECRET as shell assignments.
+# DIR/env holds REDIS_URL, DATABASE_URL and AUTH_SECRET as shell assignments,
+# and PG_DIR, where the PostgreSQL cluster lives.
 # PostgreSQL refuses to run as root, so as root the cluster runs as the
-# `postgres` system user that the OS package creates.
+# `postgres` system user that the OS package creates. That user must reach
+# the cluster's directory: DIR/pg when it can, else a directory of its own
+# under the postgres user's home (a clone in root's mode-700 home, or under
+# `mktemp -d`); PG_DIR names it, and `make run` prints it.
+# A start that fails stops the servers it started.
 # `test` also starts a 3-master Redis Cluster (no replicas) under DIR/cluster
 # and passes it as TEST_REDIS_CLUSTER_URL=redis+cluster://host:port,...;
 # `start` (make run) does not.
@@ -66,9 +71,26 @@ free_port() {
 	die "no free port found"
 }
 
-# as_pg runs a PostgreSQL binary as the unprivileged owner of the cluster.
+# as_pg runs a PostgreSQL binary as the unprivileged owner of the cluster,
+# from / (the caller's directory may be one the postgres user cannot enter).
 as_pg() {
-	if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+	if [ "$(id -u)" -eq 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
+}
+
+# pg_home DIR prints where DIR's PostgreSQL cluster lives: DIR/pg, unless
+# the cluster runs as the postgres user (we are root) and that user cannot
+# enter DIR (a parent directory is not searchable by others); then a
+# directory of its own under the postgres user's home, named after a hash
+# of DIR, with an `origin` file naming DIR.
+pg_home() {
+	local dir=$1 home
+	if [ "$(id -u)" -ne 0 ] || (cd / && runuser -u postgres -- test -x "$dir") 2>/dev/null; then
+		echo "$dir/pg"
+		return 0
+	fi
+	home=$(getent passwd postgres | cut -d: -f6)
+	[ -n "$home" ] && [ -d "$home" ] || die "the postgres user has no home directory to keep the cluster of $dir in"
+	echo "$home/seatlock/$(printf '%s' "$dir" | sha256sum | cut -c1-16)"
 }
 
 random_hex() { head -c "$1" /dev/urandom | od -An -tx1 | tr -d ' \n'; }
@@ -88,6 +110,7 @@ start_redis() {
 	if [ -f "$dir/redis/redis.pid" ] && kill -0 "$(cat "$dir/redis/redis.pid")" 2>/dev/null; then
 		return 0
 	fi
+	STARTED_REDIS=1
 	# No persistence: locks are leases that must not outlive their TTL anyway.
 	redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no \
 		--daemonize yes --dir "$dir/redis" --pidfile "$dir/redis/redis.pid" \
@@ -228,37 +251,51 @@ running() {
 }
 
 start_postgres() {
-	local dir=$1 port=$2 password=$3 fast=$4
-	local bin data="$dir/pg/data"
+	local dir=$1 port=$2 password=$3 fast=$4 pg=$5
+	local bin data="$pg/data"
 	bin=$(pg_bindir) || die "PostgreSQL not installed"
-	mkdir -p "$dir/pg"
+	mkdir -p "$pg"
+	[ "$pg" = "$dir/pg" ] || printf '%s\n' "$dir" >"$pg/origin"
 	if [ "$(id -u)" -eq 0 ]; then
-		chown postgres: "$dir/pg"
-		runuser -u postgres -- test -w "$dir/pg" ||
-			die "the postgres user cannot write $dir/pg (a parent directory is not searchable)"
+		chown postgres: "$pg"
+		as_pg test -w "$pg" || die "the postgres user cannot write $pg"
 	fi
 	if [ ! -f "$data/PG_VERSION" ]; then
-		local pwfile="$dir/pg/.pw"
+		local pwfile="$pg/.pw"
 		printf '%s\n' "$password" >"$pwfile"
 		[ "$(id -u)" -eq 0 ] && chown postgres: "$pwfile"
 		as_pg "$bin/initdb" -D "$data" -U seatlock --pwfile="$pwfile" --auth=scram-sha-256 \
-			-E UTF8 --locale=C.UTF-8 >"$dir/pg/initdb.log" 2>&1 || { cat "$dir/pg/initdb.log" >&2; die "initdb failed"; }
+			-E UTF8 --locale=C.UTF-8 >"$pg/initdb.log" 2>&1 || { cat "$pg/initdb.log" >&2; die "initdb failed"; }
 		rm -f "$pwfile"
 	fi
 	if as_pg "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
 		return 0
 	fi
-	local opts="-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir/pg -c max_connections=300"
+	local opts="-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$pg -c max_connections=300"
 	if [ "$fast" = 1 ]; then
 		# Throwaway test cluster: durability buys nothing.
 		opts="$opts -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
 	fi
-	as_pg "$bin/pg_ctl" -D "$data" -l "$dir/pg/server.log" -o "$opts" -w -t 60 start >/dev/null ||
-		{ tail -n 20 "$dir/pg/server.log" >&2; die "PostgreSQL did not start"; }
+	STARTED_PG=1
+	as_pg "$bin/pg_ctl" -D "$data" -l "$pg/server.log" -o "$opts" -w -t 60 start >/dev/null ||
+		{ tail -n 20 "$pg/server.log" >&2; die "PostgreSQL did not start"; }
 	PGPASSWORD=$password "$bin/psql" -h 127.0.0.1 -p "$port" -U seatlock -d postgres -qAt \
 		-c "SELECT 1 FROM pg_database WHERE datname = 'seatlock'" | grep -q 1 ||
 		PGPASSWORD=$password "$bin/createdb" -h 127.0.0.1 -p "$port" -U seatlock seatlock
 }
+
+# pg_dir_of DIR prints where DIR's cluster lives, as DIR/env recorded it.
+pg_dir_of() {
+	local pg
+	pg=$(sed -n 's/^PG_DIR=//p' "$1/env" 2>/dev/null)
+	echo "${pg:-$1/pg}"
+}
+
+# What the current start has started, so that a failed start stops it
+# (on_exit) and leaves nothing running behind an error.
+STARTED_REDIS=0
+STARTED_PG=0
+STARTING_DIR=
 
 # start DIR [REDIS_PORT PG_PORT [FAST]]: ports and secrets are chosen once and
 # kept in DIR/env, so a second `make run` reuses the same servers and data.
@@ -267,35 +304,51 @@ cmd_start() {
 	install_packages
 	mkdir -p "$dir"
 	chmod 755 "$dir"
-	if [ -f "$dir/env" ]; then
-		# shellcheck disable=SC1091
-		. "$dir/env"
-	else
+	if [ ! -f "$dir/env" ]; then
 		rport=${rport:-$(free_port)}
 		pport=${pport:-$(free_port)}
-		local password secret
+		local password secret pg
 		password=$(random_hex 16)
 		secret=$(random_hex 32)
+		pg=$(pg_home "$dir")
 		umask 077
 		cat >"$dir/env" <<EOF
 REDIS_PORT=$rport
 PG_PORT=$pport
 PG_PASSWORD=$password
+PG_DIR=$pg
 REDIS_URL=redis://127.0.0.1:$rport/0
 DATABASE_URL=postgres://seatlock:$password@127.0.0.1:$pport/seatlock?sslmode=disable
 AUTH_SECRET=$secret
 EOF
 		umask 022
-		# shellcheck disable=SC1091
-		. "$dir/env"
 	fi
+	# shellcheck disable=SC1091
+	. "$dir/env"
+	STARTING_DIR=$dir
 	start_redis "$dir" "$REDIS_PORT"
-	start_postgres "$dir" "$PG_PORT" "$PG_PASSWORD" "$fast"
+	start_postgres "$dir" "$PG_PORT" "$PG_PASSWORD" "$fast" "$(pg_dir_of "$dir")"
+	STARTING_DIR=
+}
+
+# stop_failed_start stops what a start that did not finish had started.
+stop_failed_start() {
+	local dir=$STARTING_DIR bin pg
+	[ -n "$dir" ] || return 0
+	if [ "$STARTED_REDIS" = 1 ] && [ -f "$dir/redis/redis.pid" ]; then
+		kill "$(cat "$dir/redis/redis.pid")" 2>/dev/null && log "stopped the Redis this start had started"
+	fi
+	pg=$(pg_dir_of "$dir")
+	if [ "$STARTED_PG" = 1 ] && bin=$(pg_bindir) && [ -f "$pg/data/PG_VERSION" ]; then
+		as_pg "$bin/pg_ctl" -D "$pg/data" -m fast -w stop >/dev/null 2>&1 &&
+			log "stopped the PostgreSQL this start had started"
+	fi
+	return 0
 }
 
 # cmd_stop DIR [say]: with "say", tells what it stopped (make stop).
 cmd_stop() {
-	local dir=$1 say=${2:-} bin pid stopped=()
+	local dir=$1 say=${2:-} bin pid pg stopped=()
 	if [ -f "$dir/redis/redis.pid" ]; then
 		pid=$(cat "$dir/redis/redis.pid")
 		if running "$pid" && kill "$pid" 2>/dev/null; then
@@ -303,9 +356,10 @@ cmd_stop() {
 		fi
 	fi
 	stop_cluster "$dir"
-	if bin=$(pg_bindir) && [ -f "$dir/pg/data/PG_VERSION" ]; then
-		if as_pg "$bin/pg_ctl" -D "$dir/pg/data" -m fast -w stop >/dev/null 2>&1; then
-			stopped+=("PostgreSQL (port $(grep -o '^PG_PORT=[0-9]*' "$dir/env" 2>/dev/null | cut -d= -f2))")
+	pg=$(pg_dir_of "$dir")
+	if bin=$(pg_bindir) && [ -f "$pg/data/PG_VERSION" ]; then
+		if as_pg "$bin/pg_ctl" -D "$pg/data" -m fast -w stop >/dev/null 2>&1; then
+			stopped+=("PostgreSQL (port $(grep -o '^PG_PORT=[0-9]*' "$dir/env" 2>/dev/null | cut -d= -f2), data in $pg)")
 		fi
 	fi
 	[ -n "$say" ] || return 0
@@ -313,15 +367,29 @@ cmd_stop() {
 		log "nothing was running under $dir"
 	else
 		for s in "${stopped[@]}"; do log "stopped $s"; done
-		log "the data stays in $dir (delete it for a fresh start)"
+		if [ "$pg" = "$dir/pg" ]; then
+			log "the data stays in $dir (delete it for a fresh start)"
+		else
+			log "the data stays in $dir and $pg (delete both for a fresh start)"
+		fi
 	fi
+}
+
+# remove_test_dir stops the test servers and deletes their data, the
+# cluster's directory outside TEST_DIR included.
+remove_test_dir() {
+	local pg
+	[ -n "${TEST_DIR:-}" ] || return 0
+	pg=$(pg_dir_of "$TEST_DIR")
+	cmd_stop "$TEST_DIR"
+	[ "$pg" = "$TEST_DIR/pg" ] || rm -rf "$pg"
+	rm -rf "$TEST_DIR"
 }
 
 cmd_test() {
 	local status=0
-	# Global, not local: the EXIT trap runs after this function returned.
+	# Global, not local: on_exit runs after this function returned.
 	TEST_DIR=$(mktemp -d "${TMPDIR:-/tmp}/seatlock-test.XXXXXX")
-	trap 'cmd_stop "$TEST_DIR"; rm -rf "$TEST_DIR"' EXIT
 	cmd_start "$TEST_DIR" "" "" 1
 	start_cluster "$TEST_DIR"
 	# shellcheck disable=SC1091
@@ -331,11 +399,17 @@ cmd_test() {
 	return "$status"
 }
 
+on_exit() {
+	stop_failed_start
+	remove_test_dir
+}
+trap on_exit EXIT
+
 case "${1:-}" in
 install) install_packages ;;
 browser) install_browser ;;
 start) shift; cmd_start "$@" ;;
 stop) shift; cmd_stop "$1" say ;;
 test) shift; cmd_test "$@" ;;
-*) sed -n '2,14p' "$0" >&2; exit 2 ;;
+*) sed -n '2,21p' "$0" >&2; exit 2 ;;
 esac

@@ -2,27 +2,48 @@
 # `make run`: local Redis and PostgreSQL under DIR (kept between runs; `make
 # stop` stops them), then the API in the foreground on HTTP_ADDR
 # (127.0.0.1:8080). Migrations are applied by the API at start-up.
+# The tokens it prints are also written to DIR/tokens.env, with the API's
+# URL, as shell assignments a second terminal can source. On a terminal the
+# request log is text a person reads (LOG_FORMAT=text), else JSON lines.
+# If the API fails to start, the servers this run started are stopped.
 set -euo pipefail
 dir=$1
 here=$(cd "$(dirname "$0")" && pwd)
+running_before=0
+[ -f "$dir/redis/redis.pid" ] && kill -0 "$(cat "$dir/redis/redis.pid")" 2>/dev/null && running_before=1
 bash "$here/devenv.sh" start "$dir"
 set -a
 # shellcheck disable=SC1091
 . "$dir/env"
 set +a
 export HTTP_ADDR=${HTTP_ADDR:-127.0.0.1:8080}
-admin=$(bin/api token --user admin --role admin --ttl 24h)
-user=$(bin/api token --user alice --ttl 24h)
+if [ -t 1 ]; then
+	export LOG_FORMAT=${LOG_FORMAT:-text}
+fi
+bash "$here/tokens.sh" "$dir" "http://$HTTP_ADDR"
+# shellcheck disable=SC1091
+. "$dir/tokens.env"
 cat <<MSG
 Redis      $REDIS_URL
-PostgreSQL 127.0.0.1:$PG_PORT (database seatlock; credentials in $dir/env)
-API        http://$HTTP_ADDR   (Ctrl-C stops it; 'make stop' stops Redis and PostgreSQL)
+PostgreSQL 127.0.0.1:$PG_PORT (database seatlock; data in ${PG_DIR:-$dir/pg}; credentials in $dir/env)
+API        $API   (Ctrl-C stops it; 'make stop' stops Redis and PostgreSQL)
 
-Admin token (24h):
-$admin
+Tokens (24h), also in $dir/tokens.env for a second terminal:
+  . $dir/tokens.env    # sets API, ADMIN, ALICE and BOB
+  make token USER=carol [ROLE=admin]   # mints another
 
-User token for "alice" (24h):
-$user
+Admin token:
+$ADMIN
+
+User token for "alice":
+$ALICE
 
 MSG
-exec bin/api serve
+status=0
+bin/api serve || status=$?
+# Ctrl-C ends the API cleanly (status 0); a failure to start (the address
+# in use, a bad setting) leaves no servers behind that this run started.
+if [ "$status" -ne 0 ] && [ "$running_before" -eq 0 ]; then
+	bash "$here/devenv.sh" stop "$dir"
+fi
+exit "$status"

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/seatlock/seatlock/internal/config"
 	"github.com/seatlock/seatlock/internal/logbuf"
 )
 
@@ -29,17 +30,21 @@ func main() {
 
 // run is main without the process: testable with any environment.
 func run(ctx context.Context, args []string, env map[string]string, stdout, stderr io.Writer) int {
+	logging, err := config.LoadLogging(env)
+	if err != nil {
+		fmt.Fprintf(stderr, "api: %v\n", err)
+		return 1
+	}
 	logs := logbuf.New(stdout, logbuf.DefaultInterval)
 	defer logs.Close()
-	logger := slog.New(slog.NewJSONHandler(logs, nil))
+	logger, accessLog := newLogger(logging, logs)
 	cmd := "serve"
 	if len(args) > 0 {
 		cmd, args = args[0], args[1:]
 	}
-	var err error
 	switch cmd {
 	case "serve":
-		err = serve(ctx, env, logger, logs)
+		err = serve(ctx, env, logger, accessLog)
 	case "migrate":
 		err = migrate(ctx, env, logger)
 	case "token":
@@ -56,6 +61,16 @@ func run(ctx context.Context, args []string, env map[string]string, stdout, stde
 		return 1
 	}
 	return 0
+}
+
+// newLogger returns the logger for format and where the request log goes:
+// JSON lines are written by the request logger itself, straight to out
+// (one line per request costs less that way); text goes through slog.
+func newLogger(l config.Logging, out io.Writer) (*slog.Logger, io.Writer) {
+	if l.Format == config.LogText {
+		return slog.New(slog.NewTextHandler(out, nil)), nil
+	}
+	return slog.New(slog.NewJSONHandler(out, nil)), out
 }
 
 const usage = `usage:

@@ -63,6 +63,7 @@ func TestCommandErrors(t *testing.T) {
 		{"token with short secret", []string{"token", "--user", "a"}, map[string]string{"AUTH_SECRET": "short"}, 1, "at least 32 bytes"},
 		{"serve without config", []string{"serve"}, nil, 1, "DATABASE_URL"},
 		{"migrate without database", []string{"migrate"}, nil, 1, "DATABASE_URL"},
+		{"unknown log format", []string{"serve"}, map[string]string{"LOG_FORMAT": "xml"}, 1, `LOG_FORMAT must be "json" or "text"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -124,6 +125,40 @@ func TestMigrateThenServeUntilCancelled(t *testing.T) {
 	}
 	if last := lastLine(serveOut.String()); !strings.Contains(last, `"msg":"stopped cleanly"`) {
 		t.Errorf("last log line = %s, want the clean stop", last)
+	}
+}
+
+// TestTextLogsForAPerson: with LOG_FORMAT=text (what make run sets on a
+// terminal) the request log goes through slog's text handler, a line a
+// person reads, and no JSON line is written.
+func TestTextLogsForAPerson(t *testing.T) {
+	addr := freeAddr(t)
+	env := map[string]string{
+		"DATABASE_URL": testenv.DatabaseURL(t), "REDIS_URL": testenv.RedisURL(t), "AUTH_SECRET": secret,
+		"HTTP_ADDR": addr, "LOG_FORMAT": "text",
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	exit := make(chan int, 1)
+	var serveOut, serveErr bytes.Buffer
+	go func() { exit <- run(ctx, nil, env, &serveOut, &serveErr) }()
+	waitHealthy(t, "http://"+addr+"/healthz")
+	resp, err := http.Get("http://" + addr + "/schedules/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cancel()
+	if code := <-exit; code != 0 {
+		t.Fatalf("serve exit %d: %s", code, serveErr.String())
+	}
+	out := serveOut.String()
+	for _, want := range []string{"msg=request", "method=GET", "path=/schedules/0", "status=404", "code=schedule_not_found", "msg=\"stopped cleanly\""} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text log lacks %s:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, `{"time"`) {
+		t.Errorf("text log has JSON lines:\n%s", out)
 	}
 }
 

@@ -160,3 +160,28 @@ func parse[T any](environ map[string]string) (T, error) {
 	}
 	return v, fmt.Errorf("config: %w", errors.Join(renamed...))
 }
+
+// Log formats: JSON lines for machines (the default), text for a person
+// at a terminal (make run sets it there).
+const (
+	LogJSON = "json"
+	LogText = "text"
+)
+
+// Logging is the part of the configuration that every command needs
+// before anything else.
+type Logging struct {
+	Format string `env:"LOG_FORMAT" envDefault:"json"`
+}
+
+// LoadLogging reads LOG_FORMAT alone.
+func LoadLogging(environ map[string]string) (Logging, error) {
+	l, err := parse[Logging](environ)
+	if err != nil {
+		return Logging{}, err
+	}
+	if l.Format != LogJSON && l.Format != LogText {
+		return Logging{}, fmt.Errorf("config: LOG_FORMAT must be %q or %q", LogJSON, LogText)
+	}
+	return l, nil
+}
