@@ -4,13 +4,18 @@ SHELL := /bin/bash
 RUN_DIR := $(CURDIR)/.data/run
 GO ?= go
 
-.PHONY: run test fuzz smoke bench hammer compare stop build vet fmt docker-config
+.PHONY: run test walkthrough fuzz smoke bench hammer compare stop token build vet fmt docker-config
 
 run: build
 	@bash scripts/run.sh "$(RUN_DIR)"
 
 test:
 	@bash scripts/devenv.sh test bash scripts/test.sh
+
+# A newcomer's first steps in a fresh mode-700 clone: make run, every sh
+# block of the README pasted into bash, make smoke, a failed start, make stop.
+walkthrough:
+	@bash scripts/walkthrough.sh
 
 # Every fuzz target in turn for FUZZTIME each: `make fuzz FUZZTIME=10m`.
 # (make test runs each for a few seconds.)
@@ -23,7 +28,8 @@ smoke:
 	@bash scripts/smoke.sh "$(RUN_DIR)"
 
 # The lock adapter against the raw go-redis floor, bsm/redislock and
-# go-redsync on one Redis: one table, medians of three rounds.
+# go-redsync on one Redis: one table, medians of five rounds (about a
+# minute; a line on stderr as each benchmark ends).
 bench:
 	@bash scripts/devenv.sh test $(GO) test -count=1 -v ./internal/lock/redislock/bench -args -table
 
@@ -40,6 +46,14 @@ compare:
 
 stop:
 	@bash scripts/devenv.sh stop "$(RUN_DIR)"
+
+# Another development token for `make run`'s service:
+# `make token USER=carol` or `make token USER=root ROLE=admin TTL=1h`.
+USER_NAME = $(if $(filter command line,$(origin USER)),$(USER))
+token: build
+	@test -f "$(RUN_DIR)/env" || { echo "start the service first: make run"; exit 1; }
+	@test -n "$(USER_NAME)" || { echo "usage: make token USER=name [ROLE=admin] [TTL=24h]"; exit 2; }
+	@set -a && . "$(RUN_DIR)/env" && set +a && bin/api token --user "$(USER_NAME)" $(if $(ROLE),--role "$(ROLE)") --ttl "$(or $(TTL),24h)"
 
 build:
 	@mkdir -p bin && $(GO) build -o bin/api ./cmd/api && $(GO) build -o bin/hammer ./cmd/hammer
