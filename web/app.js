@@ -41,7 +41,9 @@ async function loadSchedules() {
     select.replaceChildren(...page.schedules.map((s) => {
       const o = document.createElement("option");
       o.value = s.id;
-      o.textContent = "#" + s.id + " " + s.title + " — " + new Date(s.startsAt).toLocaleString() + " (" + s.seatCount + " seats)";
+      const when = new Date(s.startsAt).toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
+      o.textContent = "#" + s.id + " " + s.title + " — " + when + " (" + s.seatCount + " seats)";
+      o.title = o.textContent;
       return o;
     }));
   } catch (e) {

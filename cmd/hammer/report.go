@@ -26,7 +26,7 @@ func writeText(w io.Writer, r *report) error {
 
 	p("scenario:\t%s (run %s)", r.Scenario, r.RunID)
 	p("targets:\t%s", strings.Join(r.Targets, ", "))
-	p("schedules:\t%s", joinIDs(r.Schedules))
+	p("schedule ids:\t%s", joinIDs(r.Schedules))
 	planned := fmt.Sprintf("of %d", r.N)
 	if r.N == 0 {
 		planned = "in " + r.Duration.String()

@@ -23,7 +23,7 @@ func TestMain(m *testing.M) {
 	if !*printTable {
 		os.Exit(m.Run())
 	}
-	if err := writeTable(os.Stdout, *rounds); err != nil {
+	if err := writeTable(os.Stdout, os.Stderr, *rounds); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -34,7 +34,9 @@ type figures struct {
 	nsPerOp, allocsPerOp, bytesPerOp int64
 }
 
-func writeTable(w io.Writer, rounds int) error {
+// writeTable writes the table to w and a line to progress as each
+// benchmark ends: a round of every contender takes several seconds.
+func writeTable(w, progress io.Writer, rounds int) error {
 	opts, err := redis.ParseURL(os.Getenv("TEST_REDIS_URL"))
 	if err != nil {
 		return fmt.Errorf("TEST_REDIS_URL: %w", err)
@@ -52,9 +54,10 @@ func writeTable(w io.Writer, rounds int) error {
 		samples := make([][]testing.BenchmarkResult, len(cs))
 		// Rounds interleave the contenders so that a busy moment of the
 		// machine does not land on one of them only.
-		for range rounds {
+		for round := range rounds {
 			for i, c := range cs {
 				samples[i] = append(samples[i], testing.Benchmark(func(b *testing.B) { scenario.run(b, client, c) }))
+				fmt.Fprintf(progress, "bench: %s: round %d of %d, %s done\n", scenario.title, round+1, rounds, c.name)
 			}
 		}
 		for _, c := range cs {
