@@ -202,11 +202,17 @@ func (a *App) openLimiters(cfg config.Config, registry prometheus.Registerer) (u
 	if err := opsmetrics.RegisterRedisPool(registry, "ratelimit", client); err != nil {
 		return nil, nil, err
 	}
+	// Each limiter leaves the instances' registry when the app closes, so
+	// the others take over its share at once.
 	if cfg.RateLimitUser > 0 {
-		user = ratelimit.New(client, "ratelimit:user", cfg.RateLimitUser)
+		l := ratelimit.New(client, "ratelimit:user", cfg.RateLimitUser)
+		a.closeFirst(func() { _ = l.Close() })
+		user = l
 	}
 	if cfg.RateLimitIP > 0 {
-		address = ratelimit.New(client, "ratelimit:ip", cfg.RateLimitIP)
+		l := ratelimit.New(client, "ratelimit:ip", cfg.RateLimitIP)
+		a.closeFirst(func() { _ = l.Close() })
+		address = l
 	}
 	return user, address, nil
 }
