@@ -29,6 +29,10 @@
 // client_name, ...; for clusters also max_redirects, read_only,
 // route_by_latency, route_randomly). Unknown options are errors.
 //
+// The clients speak RESP2 unless the URL says protocol=3: the service uses
+// no RESP3 feature, and on RESP3 go-redis looks for push notifications
+// before every reply, a cost of its own on every call of the hot path.
+//
 // The user name and password must be percent-encoded where they contain
 // '/', '?', '#', '@' or '%'. Error messages never contain the password.
 package redisconn
@@ -63,6 +67,8 @@ const (
 	// the same way through its redirects (go-redis' MaxRedirects, 3 unless
 	// the URL sets max_redirects) and keeps per-node retries off.
 	MaxRetries = 3
+	// Protocol is the RESP version spoken unless the URL sets protocol.
+	Protocol = 2
 )
 
 // Open returns a *redis.Client for a standalone URL or a *redis.ClusterClient
@@ -81,6 +87,7 @@ func Open(rawURL string) (redis.UniversalClient, error) {
 			return nil, err
 		}
 		bound(&opts.ContextTimeoutEnabled, &opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout)
+		opts.Protocol = orDefaultInt(opts.Protocol, Protocol)
 		// Node retries stay off (go-redis' cluster default): the cluster
 		// client retries itself, up to MaxRedirects times, and node retries
 		// would multiply those.
@@ -93,6 +100,7 @@ func Open(rawURL string) (redis.UniversalClient, error) {
 	opts.Username, opts.Password = u.username, u.password
 	bound(&opts.ContextTimeoutEnabled, &opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout)
 	opts.MaxRetries = orDefaultInt(opts.MaxRetries, MaxRetries)
+	opts.Protocol = orDefaultInt(opts.Protocol, Protocol)
 	return redis.NewClient(opts), nil
 }
 

@@ -1,6 +1,7 @@
 package redisconn_test
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -51,6 +52,7 @@ func TestStandaloneURLs(t *testing.T) {
 		tls                bool
 		dialTimeout        time.Duration
 		network, clientTag string
+		protocol           int
 	}{
 		{url: "redis://127.0.0.1:6380/2", addr: "127.0.0.1:6380", db: 2},
 		{url: "redis://localhost", addr: "localhost:6379"},
@@ -61,6 +63,7 @@ func TestStandaloneURLs(t *testing.T) {
 		{url: "rediss://app:pw@cache.example:6380/1", addr: "cache.example:6380", db: 1, user: "app", password: "pw", tls: true},
 		{url: "redis://[::1]:6390", addr: "[::1]:6390"},
 		{url: "redis://cache:6379?dial_timeout=5s&client_name=seatlock", addr: "cache:6379", dialTimeout: 5 * time.Second, clientTag: "seatlock"},
+		{url: "redis://cache:6379?protocol=3", addr: "cache:6379", protocol: 3},
 		{url: "unix://app:pw@/run/redis.sock?db=3", addr: "/run/redis.sock", db: 3, user: "app", password: "pw", network: "unix"},
 	}
 	for _, tt := range tests {
@@ -88,6 +91,9 @@ func TestStandaloneURLs(t *testing.T) {
 			}
 			if o.MaxRetries != redisconn.MaxRetries {
 				t.Errorf("MaxRetries = %d, want %d (lock scripts are idempotent per token)", o.MaxRetries, redisconn.MaxRetries)
+			}
+			if protocol := cmp.Or(tt.protocol, redisconn.Protocol); o.Protocol != protocol {
+				t.Errorf("Protocol = %d, want RESP%d", o.Protocol, protocol)
 			}
 			if !o.ContextTimeoutEnabled || o.DialTimeout != dialTimeout ||
 				o.ReadTimeout != redisconn.ReadTimeout || o.WriteTimeout != redisconn.WriteTimeout {
@@ -154,6 +160,9 @@ func TestClusterURLs(t *testing.T) {
 			}
 			if (o.TLSConfig != nil) != tt.tls {
 				t.Errorf("TLS config %v, want TLS %v", o.TLSConfig, tt.tls)
+			}
+			if o.Protocol != redisconn.Protocol {
+				t.Errorf("Protocol = %d, want RESP%d", o.Protocol, redisconn.Protocol)
 			}
 			if o.MaxRetries != -1 {
 				t.Errorf("MaxRetries = %d, want -1: node retries off, the cluster client retries through its redirects", o.MaxRetries)
