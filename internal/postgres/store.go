@@ -20,15 +20,31 @@ const (
 )
 
 // Store implements reservation.Repository on a pgx pool. All SQL is
-// parameterised.
+// parameterised. Concurrent bookings are written in groups (see
+// group_commit.go).
 type Store struct {
-	pool *pgxpool.Pool
+	pool  *pgxpool.Pool
+	group groupCommit
 }
 
 var _ reservation.Repository = (*Store)(nil)
 
+// StoreOption tunes NewStore.
+type StoreOption func(*Store)
+
+// WithGroupWriters sets how many groups of bookings may be written at once
+// (DefaultGroupWriters); 0 turns group commit off: every booking is then a
+// statement and a commit of its own.
+func WithGroupWriters(n int) StoreOption { return func(s *Store) { s.group.writers = n } }
+
 // NewStore returns a Store on pool; the schema must be migrated.
-func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+func NewStore(pool *pgxpool.Pool, opts ...StoreOption) *Store {
+	s := &Store{pool: pool, group: groupCommit{writers: DefaultGroupWriters}}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
 
 // CreateSchedule implements reservation.Repository.
 func (s *Store) CreateSchedule(ctx context.Context, sc reservation.Schedule) (reservation.Schedule, error) {
@@ -169,11 +185,20 @@ FROM (SELECT 1) AS one LEFT JOIN booked b ON true`
 // per seat.
 const activeSeatIndex = "reservations_active_seat_key"
 
-// InsertReservation implements reservation.Repository in one statement
-// (bookSeat). A stale fence is reported before a booked seat, and a
+// InsertReservation implements reservation.Repository: alone in one
+// statement (bookSeat) when no other booking is being written, else in a
+// group (bookSeats). A stale fence is reported before a booked seat, and a
 // booked seat before a held one: whatever the seat's state, a holder that
 // a newer one overtook only learns that.
 func (s *Store) InsertReservation(ctx context.Context, nr reservation.NewReservation) (reservation.Reservation, error) {
+	if s.group.writers <= 0 {
+		return s.insertOne(ctx, nr)
+	}
+	return s.insertInGroup(ctx, nr)
+}
+
+// insertOne books one seat in one statement (bookSeat).
+func (s *Store) insertOne(ctx context.Context, nr reservation.NewReservation) (reservation.Reservation, error) {
 	var (
 		seats       int64
 		bookedFence *int64

@@ -1,0 +1,286 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/seatlock/seatlock/internal/reservation"
+)
+
+// Group commit: bookings that reach a Store while others are being
+// written wait for the write in progress to end, then go to PostgreSQL
+// together, in one statement (bookSeats): one round trip and one COMMIT,
+// so one WAL flush, for all of them, each still with its own fence check,
+// hold check and outcome. A booking that finds no write in progress goes
+// at once, alone, in the one-row statement: an idle store adds no delay.
+// Each caller is answered only after its statement committed.
+
+// DefaultGroupWriters is how many group writes may run at once (each on a
+// connection of its own); more wait and grow the next group.
+const DefaultGroupWriters = 2
+
+// maxGroup caps the bookings of one statement.
+const maxGroup = 128
+
+// bookSeats is bookSeat for many seats (the arrays, one element a
+// booking; no seat twice). It inserts, in seat order so that concurrent
+// groups take the unique index's entries in one order, the seats that are
+// free, unheld and whose fence is above the seat's; a seat that a
+// concurrent transaction booked meanwhile is skipped (ON CONFLICT DO
+// NOTHING) rather than failing the others, and settled afterwards as the
+// one-row statement's unique violation is (seatConflict).
+const bookSeats = `
+WITH req AS (
+	SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bigint[]) WITH ORDINALITY
+		AS r(schedule_id, seat_id, user_id, fence, n)
+), seat AS (
+	SELECT req.n, req.schedule_id, req.seat_id, req.user_id, req.fence, s.id IS NOT NULL AS seat_exists,
+		(SELECT r.fence FROM reservations r
+			WHERE r.schedule_id = req.schedule_id AND r.seat_id = req.seat_id AND r.cancelled_at IS NULL) AS booked_fence,
+		(SELECT f.fence FROM seat_fences f WHERE f.schedule_id = req.schedule_id AND f.seat_id = req.seat_id) AS freed_fence,
+		(SELECT ceil(extract(epoch FROM h.expires_at - now()) * 1000)::bigint FROM seat_holds h
+			WHERE h.schedule_id = req.schedule_id AND h.seat_id = req.seat_id AND h.expires_at > now()) AS held_ms
+	FROM req LEFT JOIN schedules s ON s.id = req.schedule_id AND req.seat_id BETWEEN 1 AND s.seat_count
+), booked AS (
+	INSERT INTO reservations (schedule_id, seat_id, user_id, fence)
+	SELECT schedule_id, seat_id, user_id, fence FROM seat
+	WHERE seat_exists AND booked_fence IS NULL AND held_ms IS NULL AND coalesce(freed_fence, 0) < fence
+	ORDER BY schedule_id, seat_id
+	ON CONFLICT (schedule_id, seat_id) WHERE cancelled_at IS NULL DO NOTHING
+	RETURNING schedule_id, seat_id, id, created_at
+)
+SELECT seat.seat_exists, seat.booked_fence, seat.freed_fence, seat.held_ms, b.id, b.created_at
+FROM seat LEFT JOIN booked b ON b.schedule_id = seat.schedule_id AND b.seat_id = seat.seat_id
+ORDER BY seat.n`
+
+// groupCommit gathers a Store's concurrent bookings into groups.
+type groupCommit struct {
+	writers int
+
+	mu      sync.Mutex
+	running int
+	pending []*pendingBooking
+}
+
+// pendingBooking is one caller's booking waiting for its group.
+type pendingBooking struct {
+	ctx  context.Context
+	nr   reservation.NewReservation
+	done chan bookingResult // buffered: the writer never waits for the caller
+}
+
+type bookingResult struct {
+	r   reservation.Reservation
+	err error
+}
+
+// insertInGroup books nr in a group: at once, alone, when fewer than writers
+// groups are being written; else with the bookings that arrived meanwhile,
+// when a write ends.
+func (s *Store) insertInGroup(ctx context.Context, nr reservation.NewReservation) (reservation.Reservation, error) {
+	g := &s.group
+	p := &pendingBooking{ctx: ctx, nr: nr, done: make(chan bookingResult, 1)}
+	g.mu.Lock()
+	g.pending = append(g.pending, p)
+	if g.running < g.writers {
+		g.running++
+		group := g.takeLocked()
+		g.mu.Unlock()
+		s.writeGroups(group)
+	} else {
+		g.mu.Unlock()
+	}
+	select {
+	case res := <-p.done:
+		return res.r, res.err
+	case <-ctx.Done():
+		// Withdrawn before its group was taken, nothing is written for
+		// it; in a group being written, its outcome is PostgreSQL's, and
+		// the caller's look-up (SeatReservation) tells it.
+		g.withdraw(p)
+		return reservation.Reservation{}, wrap("insert reservation", ctx.Err())
+	}
+}
+
+// takeLocked takes the next group from the pending bookings: up to
+// maxGroup, no seat twice (a second booking of a seat waits for the next
+// group, so each row of a group answers exactly one caller).
+func (g *groupCommit) takeLocked() []*pendingBooking {
+	type seatKey struct {
+		schedule int64
+		seat     int
+	}
+	var group, rest []*pendingBooking
+	seen := make(map[seatKey]bool, len(g.pending))
+	for _, p := range g.pending {
+		k := seatKey{p.nr.ScheduleID, p.nr.SeatID}
+		if len(group) == maxGroup || seen[k] {
+			rest = append(rest, p)
+			continue
+		}
+		seen[k] = true
+		group = append(group, p)
+	}
+	g.pending = rest
+	return group
+}
+
+// withdraw takes p out of the pending bookings, if its group was not
+// taken yet.
+func (g *groupCommit) withdraw(p *pendingBooking) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, q := range g.pending {
+		if q == p {
+			g.pending = append(g.pending[:i], g.pending[i+1:]...)
+			return
+		}
+	}
+}
+
+// writeGroups writes group, answers its callers, and goes on with the
+// bookings that arrived meanwhile in a goroutine of its own, so that the
+// caller that wrote this group is answered now.
+func (s *Store) writeGroups(group []*pendingBooking) {
+	s.writeGroup(group)
+	g := &s.group
+	g.mu.Lock()
+	next := g.takeLocked()
+	if len(next) == 0 {
+		g.running--
+		g.mu.Unlock()
+		return
+	}
+	g.mu.Unlock()
+	go s.writeGroups(next)
+}
+
+// writeGroup writes one group and answers each of its callers.
+func (s *Store) writeGroup(group []*pendingBooking) {
+	if len(group) == 1 {
+		p := group[0]
+		r, err := s.insertOne(p.ctx, p.nr)
+		p.done <- bookingResult{r, err}
+		return
+	}
+	ctx, cancel := groupContext(group)
+	defer cancel()
+	results, err := s.insertMany(ctx, group)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		// PostgreSQL refused the statement as a whole (say, one booking's
+		// text it cannot store): nothing of it was written, so each
+		// booking goes again alone, and only the one at fault fails.
+		for _, p := range group {
+			r, err := s.insertOne(p.ctx, p.nr)
+			p.done <- bookingResult{r, err}
+		}
+		return
+	}
+	for i, p := range group {
+		if err != nil {
+			p.done <- bookingResult{err: wrap("insert reservations", err)}
+			continue
+		}
+		p.done <- results[i]
+	}
+}
+
+// groupContext is the context a group is written under: no caller's
+// cancellation ends it (the others still want their answer), and its
+// deadline is the latest of theirs, at most storeWriteLimit away.
+func groupContext(group []*pendingBooking) (context.Context, context.CancelFunc) {
+	deadline := time.Now().Add(storeWriteLimit)
+	latest := time.Time{}
+	for _, p := range group {
+		if d, ok := p.ctx.Deadline(); ok && d.After(latest) {
+			latest = d
+		}
+	}
+	if !latest.IsZero() && latest.Before(deadline) {
+		deadline = latest
+	}
+	return context.WithDeadline(context.Background(), deadline)
+}
+
+// storeWriteLimit bounds a group's write when its callers set no
+// deadline of their own.
+const storeWriteLimit = 5 * time.Second
+
+// insertMany writes a group in one statement and returns each booking's
+// outcome, in the group's order.
+func (s *Store) insertMany(ctx context.Context, group []*pendingBooking) ([]bookingResult, error) {
+	n := len(group)
+	schedules, seats, users, fences := make([]int64, n), make([]int32, n), make([]string, n), make([]int64, n)
+	for i, p := range group {
+		schedules[i], seats[i], users[i], fences[i] = p.nr.ScheduleID, int32(p.nr.SeatID), p.nr.UserID, p.nr.Fence
+	}
+	rows, err := s.pool.Query(ctx, bookSeats, schedules, seats, users, fences)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	results := make([]bookingResult, 0, n)
+	for rows.Next() {
+		var (
+			exists      bool
+			bookedFence *int64
+			freedFence  *int64
+			heldMillis  *int64
+			id          *uuid.UUID
+			createdAt   *time.Time
+		)
+		if err := rows.Scan(&exists, &bookedFence, &freedFence, &heldMillis, &id, &createdAt); err != nil {
+			return nil, err
+		}
+		results = append(results, bookingResult{})
+		i := len(results) - 1
+		if i >= n {
+			return nil, errors.New("more rows than bookings")
+		}
+		nr := group[i].nr
+		switch {
+		case id != nil && createdAt != nil:
+			results[i].r = reservation.RestoreReservation(*id, nr.ScheduleID, nr.SeatID, nr.UserID, *createdAt)
+		case !exists:
+			results[i].err = s.missingSeat(ctx, nr.ScheduleID)
+		default:
+			results[i].err = refused(nr, bookedFence, freedFence, heldMillis)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(results) != n {
+		return nil, errors.New("fewer rows than bookings")
+	}
+	// A free seat that was not inserted lost the unique index to a
+	// concurrent booking: settled as the one-row statement settles it.
+	for i, res := range results {
+		if errors.Is(res.err, errConflict) {
+			results[i].err = s.seatConflict(ctx, group[i].nr)
+		}
+	}
+	return results, nil
+}
+
+// errConflict marks, inside insertMany, a free seat that was not inserted.
+var errConflict = errors.New("lost the seat to a concurrent booking")
+
+// refused says why a booking of an existing seat was not inserted: a stale
+// fence before a booked seat, a booked seat before a held one, and
+// errConflict when none of them (a concurrent booking won the seat).
+func refused(nr reservation.NewReservation, bookedFence, freedFence, heldMillis *int64) error {
+	if err := refusal(nr.Fence, bookedFence, freedFence); err != nil {
+		return err
+	}
+	if heldMillis != nil {
+		return &reservation.SeatHeldError{RetryAfter: time.Duration(*heldMillis) * time.Millisecond}
+	}
+	return errConflict
+}
