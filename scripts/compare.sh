@@ -2,12 +2,15 @@
 # `make compare`: the service against the plain baseline flow, on the same
 # Redis, PostgreSQL and hammer, in one run. Starts the dev servers (as `make
 # run`), builds the baseline from BASELINE_DIR (../shared/baseline), serves
-# it, the service, and the service with FAST_PATH=false side by side, then
-# hammers each in turn, ROUNDS times (interleaved, so a busy moment of the
+# it in its three modes (the naive flow; static, a fixed 409: the hot seat's
+# ceiling; insertonly, one INSERT and commit per booking: the fresh seats'
+# naive ceiling), the service, and the service with FAST_PATH=false side by
+# side, then hammers each in turn as USERS distinct users (a real crowd:
+# per-user costs show), ROUNDS times (interleaved, so a busy moment of the
 # machine does not land on one of them only), and prints the medians and
-# their ratios.
+# their ratios to the naive flow and to the limit.
 #
-#   ROUNDS=3 DURATION=5s CONNECTIONS=64 BASELINE_DIR=../shared/baseline bash scripts/compare.sh
+#   ROUNDS=5 DURATION=5s CONNECTIONS=64 USERS=2000 BASELINE_DIR=../shared/baseline bash scripts/compare.sh
 # SCENARIOS (default "hot-seat fresh-seats contended") picks some of them.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,7 +18,8 @@ root=$(cd "$here/.." && pwd)
 cd "$root"
 run_dir=${RUN_DIR:-$root/.data/run}
 baseline_dir=${BASELINE_DIR:-$root/../shared/baseline}
-rounds=${ROUNDS:-3}
+rounds=${ROUNDS:-5}
+users=${USERS:-2000}
 duration=${DURATION:-5s}
 conns=${CONNECTIONS:-64}
 work=$root/.data/compare
@@ -38,7 +42,10 @@ go build -o bin/hammer ./cmd/hammer
 (cd "$baseline_dir" && GOFLAGS=-mod=mod go build -o "$work/baseline" .)
 psql "$DATABASE_URL" -tAc "SELECT 1 FROM pg_database WHERE datname = 'baseline'" | grep -q 1 ||
 	psql "$DATABASE_URL" -qc "CREATE DATABASE baseline"
+psql "$DATABASE_URL" -tAc "SELECT 1 FROM pg_database WHERE datname = 'baseline_insert'" | grep -q 1 ||
+	psql "$DATABASE_URL" -qc "CREATE DATABASE baseline_insert"
 baseline_db=${DATABASE_URL/\/seatlock\?/\/baseline?}
+insert_db=${DATABASE_URL/\/seatlock\?/\/baseline_insert?}
 
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
@@ -56,6 +63,8 @@ serve() { # name addr command...
 	exit 1
 }
 serve baseline 127.0.0.1:18090 env HTTP_ADDR=127.0.0.1:18090 DATABASE_URL="$baseline_db" "$work/baseline"
+serve static 127.0.0.1:18093 env HTTP_ADDR=127.0.0.1:18093 BASELINE_MODE=static "$work/baseline"
+serve insertonly 127.0.0.1:18094 env HTTP_ADDR=127.0.0.1:18094 DATABASE_URL="$insert_db" BASELINE_MODE=insertonly "$work/baseline"
 serve service 127.0.0.1:18080 env HTTP_ADDR=127.0.0.1:18080 bin/api serve
 serve service-no-fast-path 127.0.0.1:18081 env HTTP_ADDR=127.0.0.1:18081 FAST_PATH=false bin/api serve
 
@@ -63,12 +72,19 @@ serve service-no-fast-path 127.0.0.1:18081 env HTTP_ADDR=127.0.0.1:18081 FAST_PA
 hammer() {
 	local target=$1 scenario=$2
 	shift 2
-	local verify=true
-	[ "$target" = baseline ] && verify=false # the baseline has no seat map
+	local verify=false # the baseline's modes have no seat map
 	local port
-	case $target in baseline) port=18090 ;; service) port=18080 ;; *) port=18081 ;; esac
+	case $target in
+	baseline) port=18090 ;;
+	static) port=18093 ;;
+	insertonly) port=18094 ;;
+	service) port=18080 verify=true ;;
+	*) port=18081 verify=true ;;
+	esac
+	# static books nothing: its hot seat is any seat, answered 409 at once.
+	[ "$target" = static ] && set -- "$@" -schedule 1 -seat 1
 	local out
-	if ! out=$(bin/hammer -json -scenario "$scenario" -c "$conns" -url "http://127.0.0.1:$port" -verify="$verify" "$@"); then
+	if ! out=$(bin/hammer -json -scenario "$scenario" -c "$conns" -users "$users" -url "http://127.0.0.1:$port" -verify="$verify" "$@"); then
 		log "$scenario on $target failed its verdict:"
 		echo "$out" | jq -c '.verdict' >&2
 		exit 1
@@ -87,7 +103,8 @@ args_of() {
 }
 targets_of() {
 	case $1 in
-	hot-seat) echo "baseline service service-no-fast-path" ;;
+	hot-seat) echo "baseline static service service-no-fast-path" ;;
+	fresh-seats) echo "baseline insertonly service" ;;
 	*) echo "baseline service" ;;
 	esac
 }
@@ -115,15 +132,21 @@ done
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 col() { printf '%s' "${samples[$1]}" | awk -v c="$2" 'NF {print $c}' | median; }
-printf '\n%s connections, %s per run (contended: 200 seats x 20, three runs a round), median of %s rounds\n\n' "$conns" "$duration" "$rounds"
-printf '| scenario | target | req/s | p99 ms | 409 seat_locked share | ratio to baseline |\n| --- | --- | ---: | ---: | ---: | ---: |\n'
+limit_of() {
+	case $1 in hot-seat) echo static ;; fresh-seats) echo insertonly ;; esac
+}
+printf '\n%s connections, %s users, %s per run (contended: 200 seats x 20, three runs a round), median of %s rounds\n\n' "$conns" "$users" "$duration" "$rounds"
+printf '| scenario | target | req/s | p99 ms | 409 seat_locked share | ratio to naive flow | ratio to limit |\n| --- | --- | ---: | ---: | ---: | ---: | ---: |\n'
 for s in "${scenarios[@]}"; do
 	base=$(col "$s/baseline" 1)
+	limit=$(limit_of "$s")
 	for t in $(targets_of "$s"); do
 		tp=$(col "$s/$t" 1)
 		p99=$(col "$s/$t" 2)
 		locked=$(printf '%s' "${samples[$s/$t]}" | awk 'NF {print $3/$4}' | median)
-		printf '| %s | %s | %.0f | %.1f | %.1f%% | %.2f |\n' "$s" "$t" "$tp" "$p99" "$(echo "$locked * 100" | bc -l)" "$(echo "$tp / $base" | bc -l)"
+		to_limit=
+		[ -n "$limit" ] && to_limit=$(printf '%.2f' "$(echo "$tp / $(col "$s/$limit" 1)" | bc -l)")
+		printf '| %s | %s | %.0f | %.1f | %.1f%% | %.2f | %s |\n' "$s" "$t" "$tp" "$p99" "$(echo "$locked * 100" | bc -l)" "$(echo "$tp / $base" | bc -l)" "$to_limit"
 	done
 done
 if [[ " ${scenarios[*]} " == *" hot-seat "* ]]; then
