@@ -39,8 +39,10 @@ hammer:
 	@test -f "$(RUN_DIR)/env" || { echo "start the service first: make run"; exit 1; }
 	@set -a && . "$(RUN_DIR)/env" && set +a && $(GO) run ./cmd/hammer $(ARGS)
 
-# The service against ../shared/baseline on the same servers and hammer:
-# ROUNDS, DURATION, CONNECTIONS and BASELINE_DIR tune it.
+# The service against the reference contenders of cmd/contender (and the
+# shared baseline when ../shared/baseline exists) on the same servers and
+# hammer, 2,000 users: ROUNDS, DURATION, CONNECTIONS, USERS, SCENARIOS and
+# BASELINE_DIR tune it.
 compare:
 	@bash scripts/compare.sh
 

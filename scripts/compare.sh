@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# `make compare`: the service against the plain baseline flow, on the same
-# Redis, PostgreSQL and hammer, in one run. Starts the dev servers (as `make
-# run`), builds the baseline from BASELINE_DIR (../shared/baseline), serves
-# it in its three modes (the naive flow; static, a fixed 409: the hot seat's
-# ceiling; insertonly, one INSERT and commit per booking: the fresh seats'
-# naive ceiling), the service, and the service with FAST_PATH=false side by
-# side, then hammers each in turn as USERS distinct users (a real crowd:
-# per-user costs show), ROUNDS times (interleaved, so a busy moment of the
-# machine does not land on one of them only), and prints the medians and
-# their ratios to the naive flow and to the limit.
+# `make compare`: the service against plain reference contenders, on the
+# same Redis, PostgreSQL and hammer, in one run, from a clone of the
+# repository alone. Starts the dev servers (as `make run`), serves the
+# contenders of cmd/contender (naive: the naive flow; static: a fixed 409,
+# the hot seat's ceiling; insertonly: one INSERT and commit per booking, the
+# fresh seats' naive ceiling), the service, and the service with
+# FAST_PATH=false side by side, then hammers each in turn as USERS distinct
+# users (a real crowd: per-user costs show), ROUNDS times (interleaved, so a
+# busy moment of the machine does not land on one of them only), and prints
+# the medians, their ratios to the naive flow and to the limit, and p99s.
+# When BASELINE_DIR (default ../shared/baseline) holds the shared baseline,
+# its three modes run too, as a cross-check (BASELINE_DIR=none skips them).
 #
-#   ROUNDS=5 DURATION=5s CONNECTIONS=64 USERS=2000 BASELINE_DIR=../shared/baseline bash scripts/compare.sh
+#   ROUNDS=5 DURATION=5s CONNECTIONS=64 USERS=2000 bash scripts/compare.sh
 # SCENARIOS (default "hot-seat fresh-seats contended") picks some of them.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,10 +27,9 @@ conns=${CONNECTIONS:-64}
 work=$root/.data/compare
 
 log() { printf 'compare: %s\n' "$*" >&2; }
-[ -f "$baseline_dir/main.go" ] || { log "no baseline at $baseline_dir (set BASELINE_DIR)"; exit 1; }
-command -v jq >/dev/null || {
-	log "installing jq"
-	if [ "$(id -u)" -eq 0 ]; then apt-get install -y -qq jq >/dev/null; else sudo apt-get install -y -qq jq >/dev/null; fi
+command -v jq >/dev/null && command -v bc >/dev/null || {
+	log "installing jq and bc"
+	if [ "$(id -u)" -eq 0 ]; then apt-get install -y -qq jq bc >/dev/null; else sudo apt-get install -y -qq jq bc >/dev/null; fi
 }
 
 bash "$here/devenv.sh" start "$run_dir"
@@ -39,52 +40,59 @@ set +a
 mkdir -p "$work" bin
 go build -o bin/api ./cmd/api
 go build -o bin/hammer ./cmd/hammer
-(cd "$baseline_dir" && GOFLAGS=-mod=mod go build -o "$work/baseline" .)
-psql "$DATABASE_URL" -tAc "SELECT 1 FROM pg_database WHERE datname = 'baseline'" | grep -q 1 ||
-	psql "$DATABASE_URL" -qc "CREATE DATABASE baseline"
-psql "$DATABASE_URL" -tAc "SELECT 1 FROM pg_database WHERE datname = 'baseline_insert'" | grep -q 1 ||
-	psql "$DATABASE_URL" -qc "CREATE DATABASE baseline_insert"
-baseline_db=${DATABASE_URL/\/seatlock\?/\/baseline?}
-insert_db=${DATABASE_URL/\/seatlock\?/\/baseline_insert?}
+go build -o bin/contender ./cmd/contender
+with_baseline=0
+if [ "$baseline_dir" != none ] && [ -f "$baseline_dir/main.go" ]; then
+	(cd "$baseline_dir" && GOFLAGS=-mod=mod go build -o "$work/baseline" .)
+	with_baseline=1
+fi
+
+# database NAME: a database of its own on the dev PostgreSQL; prints its URL.
+database() {
+	psql "$DATABASE_URL" -tAc "SELECT 1 FROM pg_database WHERE datname = '$1'" | grep -q 1 ||
+		psql "$DATABASE_URL" -qc "CREATE DATABASE $1"
+	echo "${DATABASE_URL/\/seatlock\?/\/$1?}"
+}
 
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
-serve() { # name addr command...
-	local name=$1 addr=$2
+declare -A port_of
+serve() { # name port command...
+	local name=$1 port=$2
 	shift 2
-	"$@" >"$work/$name.log" 2>&1 &
+	port_of[$name]=$port
+	env HTTP_ADDR="127.0.0.1:$port" "$@" >"$work/$name.log" 2>&1 &
 	pids+=($!)
 	for _ in $(seq 1 100); do
-		curl -fsS -o /dev/null "http://$addr/readyz" 2>/dev/null && return 0
+		curl -fsS -o /dev/null "http://127.0.0.1:$port/readyz" 2>/dev/null && return 0
 		sleep 0.1
 	done
 	log "$name did not become ready; see $work/$name.log"
 	exit 1
 }
-serve baseline 127.0.0.1:18090 env HTTP_ADDR=127.0.0.1:18090 DATABASE_URL="$baseline_db" "$work/baseline"
-serve static 127.0.0.1:18093 env HTTP_ADDR=127.0.0.1:18093 BASELINE_MODE=static "$work/baseline"
-serve insertonly 127.0.0.1:18094 env HTTP_ADDR=127.0.0.1:18094 DATABASE_URL="$insert_db" BASELINE_MODE=insertonly "$work/baseline"
-serve service 127.0.0.1:18080 env HTTP_ADDR=127.0.0.1:18080 bin/api serve
-serve service-no-fast-path 127.0.0.1:18081 env HTTP_ADDR=127.0.0.1:18081 FAST_PATH=false bin/api serve
+serve service 18080 bin/api serve
+serve service-no-fast-path 18081 FAST_PATH=false bin/api serve
+serve naive 18090 CONTENDER=naive DATABASE_URL="$(database contender_naive)" bin/contender
+serve static 18091 CONTENDER=static bin/contender
+serve insertonly 18092 CONTENDER=insertonly DATABASE_URL="$(database contender_insert)" bin/contender
+if [ "$with_baseline" = 1 ]; then
+	serve baseline 18095 DATABASE_URL="$(database baseline)" "$work/baseline"
+	serve baseline-static 18096 BASELINE_MODE=static "$work/baseline"
+	serve baseline-insertonly 18097 BASELINE_MODE=insertonly DATABASE_URL="$(database baseline_insert)" "$work/baseline"
+fi
 
-# hammer TARGET SCENARIO ARGS...: prints "throughput p99ms" of one run.
+# hammer TARGET SCENARIO ARGS...: prints "throughput p99ms seat_locked sent" of one run.
 hammer() {
 	local target=$1 scenario=$2
 	shift 2
-	local verify=false # the baseline's modes have no seat map
-	local port
-	case $target in
-	baseline) port=18090 ;;
-	static) port=18093 ;;
-	insertonly) port=18094 ;;
-	service) port=18080 verify=true ;;
-	*) port=18081 verify=true ;;
-	esac
-	# static books nothing: its hot seat is any seat, answered 409 at once.
-	[ "$target" = static ] && set -- "$@" -schedule 1 -seat 1
+	local verify=false # only the service has a seat map
+	case $target in service*) verify=true ;; esac
+	# The static limits book nothing: their hot seat is any seat, refused at once.
+	case $target in *static) set -- "$@" -schedule 1 -seat 1 ;; esac
 	local out
-	if ! out=$(bin/hammer -json -scenario "$scenario" -c "$conns" -users "$users" -url "http://127.0.0.1:$port" -verify="$verify" "$@"); then
+	if ! out=$(bin/hammer -json -scenario "$scenario" -c "$conns" -users "$users" \
+		-url "http://127.0.0.1:${port_of[$target]}" -verify="$verify" "$@"); then
 		log "$scenario on $target failed its verdict:"
 		echo "$out" | jq -c '.verdict' >&2
 		exit 1
@@ -102,11 +110,24 @@ args_of() {
 	esac
 }
 targets_of() {
+	local extra=
 	case $1 in
-	hot-seat) echo "baseline static service service-no-fast-path" ;;
-	fresh-seats) echo "baseline insertonly service" ;;
-	*) echo "baseline service" ;;
+	hot-seat)
+		[ "$with_baseline" = 1 ] && extra=" baseline baseline-static"
+		echo "naive static service service-no-fast-path$extra"
+		;;
+	fresh-seats)
+		[ "$with_baseline" = 1 ] && extra=" baseline baseline-insertonly"
+		echo "naive insertonly service$extra"
+		;;
+	*)
+		[ "$with_baseline" = 1 ] && extra=" baseline"
+		echo "naive service$extra"
+		;;
 	esac
+}
+limit_of() {
+	case $1 in hot-seat) echo static ;; fresh-seats) echo insertonly ;; esac
 }
 log "warming up"
 for s in "${scenarios[@]}"; do
@@ -132,13 +153,10 @@ done
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 col() { printf '%s' "${samples[$1]}" | awk -v c="$2" 'NF {print $c}' | median; }
-limit_of() {
-	case $1 in hot-seat) echo static ;; fresh-seats) echo insertonly ;; esac
-}
 printf '\n%s connections, %s users, %s per run (contended: 200 seats x 20, three runs a round), median of %s rounds\n\n' "$conns" "$users" "$duration" "$rounds"
 printf '| scenario | target | req/s | p99 ms | 409 seat_locked share | ratio to naive flow | ratio to limit |\n| --- | --- | ---: | ---: | ---: | ---: | ---: |\n'
 for s in "${scenarios[@]}"; do
-	base=$(col "$s/baseline" 1)
+	naive=$(col "$s/naive" 1)
 	limit=$(limit_of "$s")
 	for t in $(targets_of "$s"); do
 		tp=$(col "$s/$t" 1)
@@ -146,11 +164,14 @@ for s in "${scenarios[@]}"; do
 		locked=$(printf '%s' "${samples[$s/$t]}" | awk 'NF {print $3/$4}' | median)
 		to_limit=
 		[ -n "$limit" ] && to_limit=$(printf '%.2f' "$(echo "$tp / $(col "$s/$limit" 1)" | bc -l)")
-		printf '| %s | %s | %.0f | %.1f | %.1f%% | %.2f | %s |\n' "$s" "$t" "$tp" "$p99" "$(echo "$locked * 100" | bc -l)" "$(echo "$tp / $base" | bc -l)" "$to_limit"
+		printf '| %s | %s | %.0f | %.1f | %.1f%% | %.2f | %s |\n' "$s" "$t" "$tp" "$p99" "$(echo "$locked * 100" | bc -l)" "$(echo "$tp / $naive" | bc -l)" "$to_limit"
 	done
 done
 if [[ " ${scenarios[*]} " == *" hot-seat "* ]]; then
 	fast=$(col "hot-seat/service" 1)
 	slow=$(col "hot-seat/service-no-fast-path" 1)
 	printf '\nhot seat, fast path on / off: %.2f\n' "$(echo "$fast / $slow" | bc -l)"
+fi
+if [ "$with_baseline" = 1 ]; then
+	printf '\nThe shared baseline (%s) ran as a cross-check: its rows are ratios to this run'"'"'s contenders.\n' "$baseline_dir"
 fi
