@@ -91,7 +91,9 @@ func TestClientsWithinTheirLimitCostNoRedisCall(t *testing.T) {
 
 // hammer sends one key's requests round-robin over ls at rate a second
 // for d, and returns how many were admitted, how many sent and the time
-// it took; each refusal's Retry-After must be within a second.
+// it took; each refusal's Retry-After must be within two bursts' time
+// (two seconds at a burst of a second's rate: a client may owe the budget
+// what instances admitted on their own).
 func hammer(t *testing.T, ls []*ratelimit.Limiter, rate int, d time.Duration) (admitted, sent int, elapsed time.Duration) {
 	t.Helper()
 	ctx := context.Background()
@@ -110,8 +112,8 @@ func hammer(t *testing.T, ls []*ratelimit.Limiter, rate int, d time.Duration) (a
 		sent++
 		if ok {
 			admitted++
-		} else if wait <= 0 || wait > time.Second {
-			t.Fatalf("refused with Retry-After %v, want within a second", wait)
+		} else if wait <= 0 || wait > 2*time.Second {
+			t.Fatalf("refused with Retry-After %v, want within two seconds", wait)
 		}
 	}
 	return admitted, sent, time.Since(start)
