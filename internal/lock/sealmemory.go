@@ -16,8 +16,13 @@ import (
 // refuses a key whose seal was lifted before the request began.
 const SealMemory = 250 * time.Millisecond
 
-// sealMemorySize bounds how many sealed keys a Client remembers.
-const sealMemorySize = 1 << 16
+// sealMemorySize bounds how many sealed keys a Client remembers. A key is
+// worth remembering for SealMemory only, and an instance seals at most a
+// few thousand seats a second (every booking seals its seat), so 4096
+// cover well over SealMemory's worth; a key pushed out early costs one
+// store call. (65,536 kept about 10 MB of expired keys after a long run
+// of fresh bookings, as expired keys leave only when pushed out.)
+const sealMemorySize = 1 << 12
 
 // sealMemory remembers sealed keys, each until the instant its memory
 // expires. The instant counts from before the store call that saw or made
