@@ -126,6 +126,20 @@ func writeReservation(w http.ResponseWriter, id int64, b booking, at time.Time) 
 		id, b.ScheduleID, b.SeatID, b.user, at.UTC().Format(time.RFC3339Nano))
 }
 
+// bookingMux serves a contender that keeps its schedules in s: book
+// answers each POST /reservations whose token and body are good.
+func bookingMux(s *store, secret []byte, book func(http.ResponseWriter, *http.Request, booking)) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /readyz", func(http.ResponseWriter, *http.Request) {})
+	mux.HandleFunc("POST /schedules", s.createSchedule)
+	mux.HandleFunc("POST /reservations", func(w http.ResponseWriter, r *http.Request) {
+		if b, ok := readBooking(w, r, secret); ok {
+			book(w, r, b)
+		}
+	})
+	return mux
+}
+
 // releaseScript deletes the key only while it holds the caller's token.
 var releaseScript = redis.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`)
 
@@ -140,14 +154,7 @@ func naiveHandler(ctx context.Context, databaseURL, redisURL string, secret []by
 		return nil, nil, err
 	}
 	rdb := redis.NewClient(opts)
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {})
-	mux.HandleFunc("POST /schedules", s.createSchedule)
-	mux.HandleFunc("POST /reservations", func(w http.ResponseWriter, r *http.Request) {
-		b, ok := readBooking(w, r, secret)
-		if !ok {
-			return
-		}
+	mux := bookingMux(s, secret, func(w http.ResponseWriter, r *http.Request, b booking) {
 		ctx := r.Context()
 		key := "contender:lock:" + strconv.FormatInt(b.ScheduleID, 10) + ":" + strconv.Itoa(b.SeatID)
 		token := strconv.FormatInt(time.Now().UnixNano(), 36) + b.user
@@ -204,14 +211,7 @@ func insertOnlyHandler(ctx context.Context, databaseURL string, secret []byte) (
 	if err != nil {
 		return nil, nil, err
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {})
-	mux.HandleFunc("POST /schedules", s.createSchedule)
-	mux.HandleFunc("POST /reservations", func(w http.ResponseWriter, r *http.Request) {
-		b, ok := readBooking(w, r, secret)
-		if !ok {
-			return
-		}
+	mux := bookingMux(s, secret, func(w http.ResponseWriter, r *http.Request, b booking) {
 		var id int64
 		var at time.Time
 		err := s.pool.QueryRow(r.Context(), `INSERT INTO contender_reservations (schedule_id, seat_id, user_id)

@@ -127,8 +127,7 @@ func TestGroupCommitGivesEachBookingItsOwnOutcome(t *testing.T) {
 	}
 
 	// The first booking is held back in PostgreSQL's way; the others queue.
-	first := bookAll(store, []reservation.NewReservation{{ScheduleID: s.ID(), SeatID: 9, UserID: "first", Fence: nextFence()}})
-	waitHeld(t, gate, 1)
+	first := holdFirstBooking(t, store, gate, s.ID())
 	group := []reservation.NewReservation{
 		{ScheduleID: s.ID(), SeatID: 4, UserID: "alice", Fence: nextFence()},
 		{ScheduleID: s.ID(), SeatID: 1, UserID: "bob", Fence: nextFence()},
@@ -176,6 +175,15 @@ func TestGroupCommitGivesEachBookingItsOwnOutcome(t *testing.T) {
 	}
 }
 
+// holdFirstBooking sends a booking of seat 9 that gate holds back, and
+// returns what waits for its outcome.
+func holdFirstBooking(t *testing.T, store *postgres.Store, gate *bookingGate, scheduleID int64) func() []outcome {
+	t.Helper()
+	first := bookAll(store, []reservation.NewReservation{{ScheduleID: scheduleID, SeatID: 9, UserID: "first", Fence: nextFence()}})
+	waitHeld(t, gate, 1)
+	return first
+}
+
 func waitHeld(t *testing.T, gate *bookingGate, n int32) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -194,8 +202,7 @@ func TestGroupRefusedWholeIsWrittenAgainAlone(t *testing.T) {
 	t.Parallel()
 	store, plain, gate := gatedStore(t, 1, 1)
 	s := mustSchedule(t, plain, 10)
-	first := bookAll(store, []reservation.NewReservation{{ScheduleID: s.ID(), SeatID: 9, UserID: "first", Fence: nextFence()}})
-	waitHeld(t, gate, 1)
+	first := holdFirstBooking(t, store, gate, s.ID())
 	group := []reservation.NewReservation{
 		{ScheduleID: s.ID(), SeatID: 1, UserID: "alice", Fence: nextFence()},
 		{ScheduleID: s.ID(), SeatID: 2, UserID: "bad\x00user", Fence: nextFence()},
@@ -256,8 +263,7 @@ func TestBookingWithdrawnBeforeItsGroupIsNotWritten(t *testing.T) {
 	t.Parallel()
 	store, plain, gate := gatedStore(t, 1, 1)
 	s := mustSchedule(t, plain, 10)
-	first := bookAll(store, []reservation.NewReservation{{ScheduleID: s.ID(), SeatID: 9, UserID: "first", Fence: nextFence()}})
-	waitHeld(t, gate, 1)
+	first := holdFirstBooking(t, store, gate, s.ID())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
