@@ -12,6 +12,9 @@
 # When BASELINE_DIR (default ../shared/baseline) holds the shared baseline,
 # its three modes run too, as a cross-check (BASELINE_DIR=none skips them).
 #
+# Every run is made with each of CLIENTS (default "fasthttp nethttp": the
+# hammer's cheap client, and Go's net/http, what most callers use).
+#
 #   ROUNDS=5 DURATION=5s CONNECTIONS=64 USERS=2000 bash scripts/compare.sh
 # SCENARIOS (default "hot-seat fresh-seats contended") picks some of them.
 set -euo pipefail
@@ -24,6 +27,8 @@ rounds=${ROUNDS:-5}
 users=${USERS:-2000}
 duration=${DURATION:-5s}
 conns=${CONNECTIONS:-64}
+# shellcheck disable=SC2206
+clients=(${CLIENTS:-fasthttp nethttp})
 work=$root/.data/compare
 
 log() { printf 'compare: %s\n' "$*" >&2; }
@@ -82,18 +87,18 @@ if [ "$with_baseline" = 1 ]; then
 	serve baseline-insertonly 18097 BASELINE_MODE=insertonly DATABASE_URL="$(database baseline_insert)" "$work/baseline"
 fi
 
-# hammer TARGET SCENARIO ARGS...: prints "throughput p99ms seat_locked sent" of one run.
+# hammer CLIENT TARGET SCENARIO ARGS...: prints "throughput p99ms seat_locked sent" of one run.
 hammer() {
-	local target=$1 scenario=$2
-	shift 2
+	local client=$1 target=$2 scenario=$3
+	shift 3
 	local verify=false # only the service has a seat map
 	case $target in service*) verify=true ;; esac
 	# The static limits book nothing: their hot seat is any seat, refused at once.
 	case $target in *static) set -- "$@" -schedule 1 -seat 1 ;; esac
 	local out
-	if ! out=$(bin/hammer -json -scenario "$scenario" -c "$conns" -users "$users" \
+	if ! out=$(bin/hammer -json -client "$client" -scenario "$scenario" -c "$conns" -users "$users" \
 		-url "http://127.0.0.1:${port_of[$target]}" -verify="$verify" "$@"); then
-		log "$scenario on $target failed its verdict:"
+		log "$scenario on $target ($client) failed its verdict:"
 		echo "$out" | jq -c '.verdict' >&2
 		exit 1
 	fi
@@ -133,19 +138,21 @@ log "warming up"
 for s in "${scenarios[@]}"; do
 	for t in $(targets_of "$s"); do
 		# shellcheck disable=SC2046
-		hammer "$t" "$s" $( [ "$s" = contended ] && echo "-seats 50 -per-seat 4" || echo "-duration 1s") >/dev/null
+		hammer "${clients[0]}" "$t" "$s" $( [ "$s" = contended ] && echo "-seats 50 -per-seat 4" || echo "-duration 1s") >/dev/null
 	done
 done
 # A contended run is short (4000 requests), so each round makes three.
 runs_of() { [ "$1" = contended ] && echo 3 || echo 1; }
 for r in $(seq 1 "$rounds"); do
-	for s in "${scenarios[@]}"; do
-		for t in $(targets_of "$s"); do
-			for _ in $(seq 1 "$(runs_of "$s")"); do
-				# shellcheck disable=SC2046
-				line=$(hammer "$t" "$s" $(args_of "$s"))
-				log "round $r $s $t: $line"
-				samples[$s/$t]+="$line"$'\n'
+	for c in "${clients[@]}"; do
+		for s in "${scenarios[@]}"; do
+			for t in $(targets_of "$s"); do
+				for _ in $(seq 1 "$(runs_of "$s")"); do
+					# shellcheck disable=SC2046
+					line=$(hammer "$c" "$t" "$s" $(args_of "$s"))
+					log "round $r $c $s $t: $line"
+					samples[$c/$s/$t]+="$line"$'\n'
+				done
 			done
 		done
 	done
@@ -154,24 +161,27 @@ done
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 col() { printf '%s' "${samples[$1]}" | awk -v c="$2" 'NF {print $c}' | median; }
 printf '\n%s connections, %s users, %s per run (contended: 200 seats x 20, three runs a round), median of %s rounds\n\n' "$conns" "$users" "$duration" "$rounds"
-printf '| scenario | target | req/s | p99 ms | 409 seat_locked share | ratio to naive flow | ratio to limit |\n| --- | --- | ---: | ---: | ---: | ---: | ---: |\n'
-for s in "${scenarios[@]}"; do
-	naive=$(col "$s/naive" 1)
-	limit=$(limit_of "$s")
-	for t in $(targets_of "$s"); do
-		tp=$(col "$s/$t" 1)
-		p99=$(col "$s/$t" 2)
-		locked=$(printf '%s' "${samples[$s/$t]}" | awk 'NF {print $3/$4}' | median)
-		to_limit=
-		[ -n "$limit" ] && to_limit=$(printf '%.2f' "$(echo "$tp / $(col "$s/$limit" 1)" | bc -l)")
-		printf '| %s | %s | %.0f | %.1f | %.1f%% | %.2f | %s |\n' "$s" "$t" "$tp" "$p99" "$(echo "$locked * 100" | bc -l)" "$(echo "$tp / $naive" | bc -l)" "$to_limit"
+printf '| client | scenario | target | req/s | p99 ms | 409 seat_locked share | ratio to naive flow | ratio to limit |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |\n'
+for c in "${clients[@]}"; do
+	for s in "${scenarios[@]}"; do
+		naive=$(col "$c/$s/naive" 1)
+		limit=$(limit_of "$s")
+		for t in $(targets_of "$s"); do
+			tp=$(col "$c/$s/$t" 1)
+			p99=$(col "$c/$s/$t" 2)
+			locked=$(printf '%s' "${samples[$c/$s/$t]}" | awk 'NF {print $3/$4}' | median)
+			to_limit=
+			[ -n "$limit" ] && to_limit=$(printf '%.2f' "$(echo "$tp / $(col "$c/$s/$limit" 1)" | bc -l)")
+			printf '| %s | %s | %s | %.0f | %.1f | %.1f%% | %.2f | %s |\n' "$c" "$s" "$t" "$tp" "$p99" \
+				"$(echo "$locked * 100" | bc -l)" "$(echo "$tp / $naive" | bc -l)" "$to_limit"
+		done
 	done
+	if [[ " ${scenarios[*]} " == *" hot-seat "* ]]; then
+		fast=$(col "$c/hot-seat/service" 1)
+		slow=$(col "$c/hot-seat/service-no-fast-path" 1)
+		printf '| %s | hot seat, fast path on / off | | %.2f | | | | |\n' "$c" "$(echo "$fast / $slow" | bc -l)"
+	fi
 done
-if [[ " ${scenarios[*]} " == *" hot-seat "* ]]; then
-	fast=$(col "hot-seat/service" 1)
-	slow=$(col "hot-seat/service-no-fast-path" 1)
-	printf '\nhot seat, fast path on / off: %.2f\n' "$(echo "$fast / $slow" | bc -l)"
-fi
 if [ "$with_baseline" = 1 ]; then
 	printf '\nThe shared baseline (%s) ran as a cross-check: its rows are ratios to this run'"'"'s contenders.\n' "$baseline_dir"
 fi

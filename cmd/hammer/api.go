@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -25,15 +26,34 @@ const maxBody = 1 << 20
 // one the service under test does not get.
 type api struct {
 	client  *fasthttp.Client
+	std     *http.Client // with -client nethttp, instead of client
 	timeout time.Duration
 	conns   *connSet
 }
 
+// The HTTP clients -client chooses from.
+const (
+	clientFast = "fasthttp"
+	clientStd  = "nethttp"
+)
+
 // newAPI returns a client with up to one connection per worker and target,
 // so the timed phase reuses connections instead of measuring TCP
 // handshakes.
-func newAPI(workers, targets int, timeout time.Duration) *api {
+func newAPI(workers, targets int, timeout time.Duration, kind string) *api {
 	conns := &connSet{open: map[net.Conn]struct{}{}}
+	if kind == clientStd {
+		dial := conns.dial(timeout)
+		return &api{
+			std: &http.Client{Timeout: timeout, Transport: &http.Transport{
+				MaxConnsPerHost:     workers,
+				MaxIdleConnsPerHost: workers,
+				DialContext:         func(_ context.Context, _, addr string) (net.Conn, error) { return dial(addr) },
+			}},
+			timeout: timeout,
+			conns:   conns,
+		}
+	}
 	return &api{
 		client: &fasthttp.Client{
 			MaxConnsPerHost:          workers,
@@ -50,7 +70,11 @@ func newAPI(workers, targets int, timeout time.Duration) *api {
 }
 
 func (a *api) close() {
-	a.client.CloseIdleConnections()
+	if a.std != nil {
+		a.std.CloseIdleConnections()
+	} else {
+		a.client.CloseIdleConnections()
+	}
 	a.conns.closeAll()
 }
 
@@ -134,6 +158,9 @@ func (a *api) send(ctx context.Context, method, url, token string, body []byte) 
 	if err := ctx.Err(); err != nil {
 		return 0, nil, 0, err
 	}
+	if a.std != nil {
+		return a.sendStd(ctx, method, url, token, body)
+	}
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
@@ -156,6 +183,32 @@ func (a *api) send(ctx context.Context, method, url, token string, body []byte) 
 		return 0, nil, latency, err
 	}
 	return resp.StatusCode(), append([]byte(nil), resp.Body()...), latency, nil
+}
+
+// sendStd is send on net/http.
+func (a *api) sendStd(ctx context.Context, method, url, token string, body []byte) (status int, data []byte, latency time.Duration, err error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	start := time.Now()
+	resp, err := a.std.Do(req)
+	if err != nil {
+		return 0, nil, time.Since(start), err
+	}
+	defer resp.Body.Close()
+	data, err = io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	latency = time.Since(start)
+	if err != nil {
+		return 0, nil, latency, err
+	}
+	return resp.StatusCode, data, latency, nil
 }
 
 // call sends in as JSON (nil: no body) and decodes the answer into out when

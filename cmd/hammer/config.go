@@ -55,6 +55,9 @@ type config struct {
 	JSON       bool
 	Verify     bool   // read the seat map before and after
 	CPUProfile string // write the hammer's own CPU profile here
+	// Client is the HTTP client: clientFast (fasthttp, the cheapest per
+	// request) or clientStd (net/http, what most Go callers use).
+	Client string
 	// Watch follows the hammered schedules' live seat maps on WatchURL
 	// and reports how long each booking's event took to arrive.
 	Watch    bool
@@ -101,6 +104,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	verify := fs.Bool("verify", env.bool("HAMMER_VERIFY", true),
 		"check the seat map before and after; false for targets without one (env HAMMER_VERIFY)")
 	cpuProfile := fs.String("cpuprofile", "", "write the hammer's own CPU profile to this file")
+	client := fs.String("client", env.str("HAMMER_CLIENT", clientFast),
+		"HTTP client: fasthttp (cheapest per request) or nethttp (Go's net/http) (env HAMMER_CLIENT)")
 	watch := fs.Bool("watch", env.bool("HAMMER_WATCH", false),
 		"follow the live seat map while hammering; report each booking's event delay and any event that never came (env HAMMER_WATCH)")
 	streams := fs.Int("streams", env.int("HAMMER_STREAMS", 0),
@@ -124,7 +129,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	cfg := config{
 		Scenario: scenario(*scen), N: *n, Duration: *dur, C: *c, Users: *users, Seats: *seats,
 		ScheduleID: *schedule, Seat: *seat, Secret: []byte(*secret), Timeout: *timeout, JSON: *asJSON, Verify: *verify,
-		CPUProfile: *cpuProfile, Watch: *watch, WatchURL: strings.TrimRight(*watchURL, "/"), Streams: *streams,
+		CPUProfile: *cpuProfile, Client: *client, Watch: *watch, WatchURL: strings.TrimRight(*watchURL, "/"), Streams: *streams,
 	}
 	bad := func(format string, a ...any) (config, error) { return config{}, usagef(format, a...) }
 	switch cfg.Scenario {
@@ -175,6 +180,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return bad("-seat and -seats > 1 exclude each other")
 	case cfg.Timeout <= 0:
 		return bad("-timeout must be positive")
+	case cfg.Client != clientFast && cfg.Client != clientStd:
+		return bad("-client must be %s or %s", clientFast, clientStd)
 	case len(cfg.Secret) == 0:
 		return bad("-secret or AUTH_SECRET is required")
 	case len(cfg.Secret) < auth.MinSecretLen:

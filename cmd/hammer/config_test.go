@@ -82,6 +82,7 @@ func TestParseConfigRejects(t *testing.T) {
 		{[]string{"-users", "-1"}, nil, "-users must be"},
 		{[]string{"-schedule", "1", "-seat", "2", "-seats", "3"}, nil, "exclude each other"},
 		{[]string{"-timeout", "0s"}, nil, "-timeout must be positive"},
+		{[]string{"-client", "curl"}, nil, "-client must be fasthttp or nethttp"},
 		{[]string{"-secret", ""}, nil, "required"},
 		{[]string{"-secret", "short"}, nil, "at least 32 bytes"},
 		{[]string{"-seats", "10", "-n", "5"}, nil, "at least the number of seats"},

@@ -26,7 +26,7 @@ type seatMapView struct {
 // gets a progress bar on runs longer than a couple of seconds.
 func hammer(ctx context.Context, cfg config, progressOut io.Writer) (*report, error) {
 	runID := newRunID()
-	a := newAPI(cfg.C, len(cfg.Targets), cfg.Timeout)
+	a := newAPI(cfg.C, len(cfg.Targets), cfg.Timeout, cfg.Client)
 	defer a.close()
 	defer a.stopOnCancel(ctx)()
 	ttl := tokenTTL(cfg)

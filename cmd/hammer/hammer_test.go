@@ -52,9 +52,15 @@ func assertFailsWith(tb testing.TB, r *report, want string) {
 }
 
 func TestHammerPassesAgainstCorrectFake(t *testing.T) {
+	for _, client := range []string{clientFast, clientStd} {
+		t.Run(client, func(t *testing.T) { testHammerPassesAgainstCorrectFake(t, client) })
+	}
+}
+
+func testHammerPassesAgainstCorrectFake(t *testing.T, client string) {
 	f := newFakeAPI(t)
 	urls, counters := f.serve(t, 2)
-	cfg := mustConfig(t, urls, "-n", "600", "-c", "60", "-seats", "3", "-users", "600")
+	cfg := mustConfig(t, urls, "-n", "600", "-c", "60", "-seats", "3", "-users", "600", "-client", client)
 
 	r := mustHammer(t, t.Context(), cfg)
 
