@@ -43,10 +43,10 @@ func (j *journal) list() []string {
 // greater than the seat's, and only a successful insert moves it (a failed
 // transaction rolls its fence update back). fail makes a method return an
 // error; before and after run hooks around a method's work. committed runs
-// once InsertReservation has stored its row, before it answers: if the
-// context ended meanwhile, the answer is lost and the call returns the
-// context's error although the row stays, as when a context ends while
-// PostgreSQL's reply to COMMIT is on its way. It records the context each
+// once InsertReservation has stored its row, before it answers, and is
+// given the insert's context: if that context ended meanwhile, the answer
+// is lost and the call returns the context's error although the row stays,
+// as when a context ends while PostgreSQL's reply to COMMIT is on its way. It records the context each
 // method was called with and every NewReservation it was asked to insert.
 type fakeRepo struct {
 	j         *journal
@@ -60,7 +60,7 @@ type fakeRepo struct {
 	fail      map[string]error
 	before    map[string]func()
 	after     map[string]func()
-	committed func()
+	committed func(insert context.Context)
 }
 
 type seatKey struct {
@@ -263,7 +263,7 @@ func (f *fakeRepo) InsertReservation(ctx context.Context, nr reservation.NewRese
 		return reservation.Reservation{}, err
 	}
 	if f.committed != nil {
-		f.committed()
+		f.committed(ctx)
 		if err := ctx.Err(); err != nil {
 			return reservation.Reservation{}, err
 		}

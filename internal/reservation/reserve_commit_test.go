@@ -26,7 +26,7 @@ func lookedUp(seat int) []string {
 func TestReserveCommittedThenLeaseLostIsBooked(t *testing.T) {
 	t.Parallel()
 	repo, locker, svc := newLeaseTest(1)
-	repo.committed = func() { locker.lastLease().lose() }
+	repo.committed = func(context.Context) { locker.lastLease().lose() }
 
 	r, err := svc.Reserve(context.Background(), reservation.ReserveCommand{ScheduleID: scheduleID, SeatID: 3, UserID: "alice"})
 
@@ -51,12 +51,17 @@ func TestReserveCommittedThenRequestEndedFindsTheBooking(t *testing.T) {
 	tests := []struct {
 		name string
 		// end ends the request's context from inside the insert,
-		// after the row was stored.
-		end func(ctx context.Context, cancel context.CancelFunc)
+		// after the row was stored, and returns once the insert's
+		// context (derived from the request's) has ended too.
+		end func(insert context.Context, cancel context.CancelFunc)
 		err error
 	}{
 		{"client hung up", func(_ context.Context, cancel context.CancelFunc) { cancel() }, context.Canceled},
-		{"request deadline passed", func(ctx context.Context, _ context.CancelFunc) { <-ctx.Done() }, context.DeadlineExceeded},
+		// Waits for the insert's context, not the request's: a context
+		// whose deadline passes closes its Done channel before it
+		// cancels its children, so the insert could still find its
+		// own context alive, answer with the row, and skip the look-up.
+		{"request deadline passed", func(insert context.Context, _ context.CancelFunc) { <-insert.Done() }, context.DeadlineExceeded},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,7 +69,7 @@ func TestReserveCommittedThenRequestEndedFindsTheBooking(t *testing.T) {
 			repo, locker, svc := newLeaseTest(1)
 			ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), callerKey{}, "caller"), 50*time.Millisecond)
 			defer cancel()
-			repo.committed = func() { tt.end(ctx, cancel) }
+			repo.committed = func(insert context.Context) { tt.end(insert, cancel) }
 
 			r, err := svc.Reserve(ctx, reservation.ReserveCommand{ScheduleID: scheduleID, SeatID: 3, UserID: "alice"})
 

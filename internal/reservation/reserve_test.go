@@ -295,8 +295,14 @@ func TestReserve(t *testing.T) {
 		{
 			name: "context cancelled before the insert",
 			cmd:  cmd,
-			setup: func(repo *fakeRepo, _ *fakeLocker, cancel context.CancelFunc) {
-				repo.after["Schedule"] = cancel
+			setup: func(_ *fakeRepo, locker *fakeLocker, cancel context.CancelFunc) {
+				// The client gives up while the lock is being taken.
+				// Not from the Schedule hook: the schedule cache runs
+				// that query on a goroutine of its own, and a caller
+				// whose context ends before the answer reaches it
+				// rightly stops waiting (load schedule: context
+				// canceled) without ever taking the lock.
+				locker.onAcquire = func(*fakeLease) { cancel() }
 			},
 			// A client that gave up gets nothing written; the lock was
 			// not lost: the caller's cancellation is passed on.

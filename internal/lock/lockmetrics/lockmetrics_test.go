@@ -73,6 +73,19 @@ func wantCount(t *testing.T, name string, c prometheus.Collector, want float64) 
 	}
 }
 
+// wantCountSoon is wantCount for a count made on another goroutine just
+// after the event the test saw: the lease's expiry timer ends the lease's
+// context first and counts the loss after unlocking, so a test woken by
+// the context can read the counter a moment too early.
+func wantCountSoon(t *testing.T, name string, c prometheus.Collector, want float64) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for testutil.ToFloat64(c) != want && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	wantCount(t, name, c, want)
+}
+
 // counters is the exposition of the four counters, for GatherAndCompare.
 func counters(backend string, acquired, held, failed, extOK, extFailed, lost, released, gone int) string {
 	return fmt.Sprintf(`# HELP seatlock_lock_acquisitions_total %[1]s
@@ -237,7 +250,13 @@ func TestClientMetrics(t *testing.T) {
 // lease is extended until released.
 func TestLeaseLifetime(t *testing.T) {
 	reg, o := newObserver(t)
-	c := lock.New(memlock.New(), lock.Config{Observer: o, WatchdogTTL: 30 * time.Millisecond})
+	// The watchdog renews a third of the way into the TTL and the lease
+	// is lost if no renewal lands before it ends. With a 30ms TTL that
+	// left 20ms for the watchdog's timer goroutine to run, less than the
+	// scheduling delay of a -race run on busy cores: the lease was lost
+	// before its first extension (0 extensions, or Release: not held).
+	const watchdogTTL = 900 * time.Millisecond
+	c := lock.New(memlock.New(), lock.Config{Observer: o, WatchdogTTL: watchdogTTL})
 	ctx := context.Background()
 
 	expiring, err := c.Acquire(ctx, "expiring", lock.Options{TTL: 20 * time.Millisecond})
@@ -248,20 +267,20 @@ func TestLeaseLifetime(t *testing.T) {
 	if cause := context.Cause(expiring.Context()); cause != lock.ErrLeaseLost {
 		t.Fatalf("cause = %v, want ErrLeaseLost", cause)
 	}
-	wantCount(t, "lost", o.lost, 1)
+	wantCountSoon(t, "lost", o.lost, 1)
 	if err := expiring.Release(ctx); !errors.Is(err, lock.ErrNotHeld) {
 		t.Fatalf("Release after expiry: %v, want ErrNotHeld", err)
 	}
 	wantCount(t, "gone", o.gone, 1)
 
-	watched, err := c.Acquire(ctx, "watched", lock.Options{}) // TTL 0: watchdog every 10ms
+	watched, err := c.Acquire(ctx, "watched", lock.Options{}) // TTL 0: watchdog every watchdogTTL/3
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(10 * watchdogTTL)
 	for testutil.ToFloat64(o.extendOK) < 3 {
 		if time.Now().After(deadline) {
-			t.Fatalf("watchdog extensions = %v after 5s, want >= 3", testutil.ToFloat64(o.extendOK))
+			t.Fatalf("watchdog extensions = %v after %v, want >= 3", testutil.ToFloat64(o.extendOK), 10*watchdogTTL)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -67,8 +67,14 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	}
 }
 
-// watchdogTTL is short so that watchdog tests see several extensions.
-const watchdogTTL = 300 * time.Millisecond
+// watchdogTTL is short so that watchdog tests see several extensions, and
+// long enough that each extension lands in time on a busy machine: the
+// watchdog renews a third of the way in, and the lease is lost at its end
+// if no renewal has come back. At 300ms that left 200ms for a timer
+// goroutine, a script round trip (to a cluster master) and the reply's
+// handling, which a -race run on busy cores overran now and then
+// (LeaseOutlivesAcquireContext: "lease lost").
+const watchdogTTL = time.Second
 
 // client is a Client of b, closed when the test ends so that no background
 // release outlives it.

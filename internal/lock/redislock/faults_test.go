@@ -74,10 +74,13 @@ func privateRedis(t *testing.T, cfg lock.Config) (*testenv.RedisProcess, *lock.C
 }
 
 // warmUp loads the scripts, so that under a fault the acquire script itself
-// runs (a lost reply to loading it would stop it from running).
+// runs (a lost reply to loading it would stop it from running). Its key is
+// the test's own: parallel tests warm up on the one shared Redis at the
+// same moment, and on a common key one of them found it held by the other.
 func warmUp(t *testing.T, locker *lock.Client) {
 	t.Helper()
-	l, err := locker.Acquire(context.Background(), "lock:{warm-up}:k", lock.Options{TTL: time.Second})
+	key := "lock:{" + testenv.Name("warm-up-") + "}:k"
+	l, err := locker.Acquire(context.Background(), key, lock.Options{TTL: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
