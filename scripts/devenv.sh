@@ -59,10 +59,14 @@ install_browser() {
 	command -v chromium >/dev/null || die "chromium not found after install"
 }
 
+# free_port prints a port nothing listens on, from 23000-29999: below the
+# kernel's usual ephemeral range (32768 and up), where an outgoing
+# connection could take the port between this check and the server's bind,
+# and apart from the cluster nodes' ports and their bus ports (below).
 free_port() {
 	local p
 	for _ in $(seq 1 200); do
-		p=$((20000 + RANDOM % 30000))
+		p=$((23000 + RANDOM % 7000))
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 			echo "$p"
 			return 0
@@ -96,12 +100,14 @@ pg_home() {
 random_hex() { head -c "$1" /dev/urandom | od -An -tx1 | tr -d ' \n'; }
 
 wait_redis() {
-	local port=$1
+	local port=$1 logfile=$2
 	for _ in $(seq 1 100); do
 		redis-cli -h 127.0.0.1 -p "$port" ping >/dev/null 2>&1 && return 0
 		sleep 0.1
 	done
-	die "redis on port $port did not answer; see its log"
+	# The log says why (say, the port was taken); a test run deletes it next.
+	tail -n 5 "$logfile" >&2 || true
+	die "redis on port $port did not answer"
 }
 
 start_redis() {
@@ -115,7 +121,7 @@ start_redis() {
 	redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no \
 		--daemonize yes --dir "$dir/redis" --pidfile "$dir/redis/redis.pid" \
 		--logfile "$dir/redis/redis.log" >/dev/null
-	wait_redis "$port"
+	wait_redis "$port" "$dir/redis/redis.log"
 }
 
 # The test Redis Cluster: three masters, no replicas, no persistence. Node
