@@ -68,7 +68,10 @@ func (b *faultyExtend) lastSuccess() time.Time {
 // began. It must not wait for the next tick to notice.
 func TestWatchdogLeaseEndsWhenItsKeyCanHaveExpired(t *testing.T) {
 	t.Parallel()
-	const ttl = 600 * time.Millisecond // extended every 200 ms
+	// Extended every 400 ms. The margin below is a sixth of the TTL; at
+	// 600 ms that was 100 ms, which a -race run on busy cores overran
+	// now and then (a lease ended 158 ms after its key's expiry).
+	const ttl = 1200 * time.Millisecond
 	const trials = 8
 	overshoots := make(chan time.Duration, trials)
 	var wg sync.WaitGroup
@@ -83,8 +86,20 @@ func TestWatchdogLeaseEndsWhenItsKeyCanHaveExpired(t *testing.T) {
 			}
 			defer l.Release(context.Background())
 			// Partition at a different phase of the extension cycle in
-			// each trial, after at least one successful extension.
-			time.Sleep(ttl/3 + 50*time.Millisecond + time.Duration(i)*ttl/(3*trials))
+			// each trial, after at least one successful extension. The
+			// phase counts from that extension, not from the acquire:
+			// on a busy machine the first one (due a third of the TTL
+			// in) can come late, and a partition before it left no
+			// success to measure the overshoot from.
+			deadline := time.Now().Add(5 * ttl)
+			for store.lastSuccess().IsZero() {
+				if time.Now().After(deadline) {
+					t.Error("no successful extension in 5 TTLs")
+					return
+				}
+				time.Sleep(time.Millisecond)
+			}
+			time.Sleep(time.Until(store.lastSuccess().Add(50*time.Millisecond + time.Duration(i)*ttl/(3*trials))))
 			store.partitioned.Store(true)
 			select {
 			case <-l.Context().Done():
@@ -106,7 +121,7 @@ func TestWatchdogLeaseEndsWhenItsKeyCanHaveExpired(t *testing.T) {
 		worst = max(worst, o)
 	}
 	// The lease ends at the store's expiry; a tick-driven check would be
-	// up to a third of the TTL (200 ms) late. Half of that is left for a
+	// up to a third of the TTL (400 ms) late. Half of that is left for a
 	// busy machine's timer latency.
 	if worst > ttl/6 {
 		t.Fatalf("lease outlived its key by up to %v (TTL %v)", worst, ttl)
