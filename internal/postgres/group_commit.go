@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/seatlock/seatlock/internal/reservation"
@@ -227,31 +226,16 @@ func (s *Store) insertMany(ctx context.Context, group []*pendingBooking) ([]book
 	defer rows.Close()
 	results := make([]bookingResult, 0, n)
 	for rows.Next() {
-		var (
-			exists      bool
-			bookedFence *int64
-			freedFence  *int64
-			heldMillis  *int64
-			id          *uuid.UUID
-			createdAt   *time.Time
-		)
-		if err := rows.Scan(&exists, &bookedFence, &freedFence, &heldMillis, &id, &createdAt); err != nil {
-			return nil, err
-		}
-		results = append(results, bookingResult{})
-		i := len(results) - 1
-		if i >= n {
+		if len(results) == n {
 			return nil, errors.New("more rows than bookings")
 		}
-		nr := group[i].nr
-		switch {
-		case id != nil && createdAt != nil:
-			results[i].r = reservation.RestoreReservation(*id, nr.ScheduleID, nr.SeatID, nr.UserID, *createdAt)
-		case !exists:
-			results[i].err = s.missingSeat(ctx, nr.ScheduleID)
-		default:
-			results[i].err = refused(nr, bookedFence, freedFence, heldMillis)
+		var row bookingRow
+		if err := rows.Scan(&row.exists, &row.bookedFence, &row.freedFence, &row.heldMillis, &row.id, &row.createdAt); err != nil {
+			return nil, err
 		}
+		var res bookingResult
+		res.r, res.err = s.outcome(ctx, group[len(results)].nr, row)
+		results = append(results, res)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -259,28 +243,5 @@ func (s *Store) insertMany(ctx context.Context, group []*pendingBooking) ([]book
 	if len(results) != n {
 		return nil, errors.New("fewer rows than bookings")
 	}
-	// A free seat that was not inserted lost the unique index to a
-	// concurrent booking: settled as the one-row statement settles it.
-	for i, res := range results {
-		if errors.Is(res.err, errConflict) {
-			results[i].err = s.seatConflict(ctx, group[i].nr)
-		}
-	}
 	return results, nil
-}
-
-// errConflict marks, inside insertMany, a free seat that was not inserted.
-var errConflict = errors.New("lost the seat to a concurrent booking")
-
-// refused says why a booking of an existing seat was not inserted: a stale
-// fence before a booked seat, a booked seat before a held one, and
-// errConflict when none of them (a concurrent booking won the seat).
-func refused(nr reservation.NewReservation, bookedFence, freedFence, heldMillis *int64) error {
-	if err := refusal(nr.Fence, bookedFence, freedFence); err != nil {
-		return err
-	}
-	if heldMillis != nil {
-		return &reservation.SeatHeldError{RetryAfter: time.Duration(*heldMillis) * time.Millisecond}
-	}
-	return errConflict
 }

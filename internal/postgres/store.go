@@ -200,35 +200,50 @@ func (s *Store) InsertReservation(ctx context.Context, nr reservation.NewReserva
 // insertOne books one seat in one statement (bookSeat).
 func (s *Store) insertOne(ctx context.Context, nr reservation.NewReservation) (reservation.Reservation, error) {
 	var (
-		seats       int64
-		bookedFence *int64
-		freedFence  *int64
-		heldMillis  *int64
-		id          *uuid.UUID
-		createdAt   *time.Time
+		row   bookingRow
+		seats int64
 	)
 	err := s.pool.QueryRow(ctx, bookSeat, nr.ScheduleID, nr.SeatID, nr.UserID, nr.Fence).
-		Scan(&seats, &bookedFence, &freedFence, &heldMillis, &id, &createdAt)
+		Scan(&seats, &row.bookedFence, &row.freedFence, &row.heldMillis, &row.id, &row.createdAt)
 	switch {
-	case err == nil && id != nil && createdAt != nil:
-		return reservation.RestoreReservation(*id, nr.ScheduleID, nr.SeatID, nr.UserID, *createdAt), nil
-	case err == nil && seats == 0:
-		return reservation.Reservation{}, s.missingSeat(ctx, nr.ScheduleID)
 	case err == nil:
-		if err := refusal(nr.Fence, bookedFence, freedFence); err != nil {
-			return reservation.Reservation{}, err
-		}
-		if heldMillis != nil {
-			return reservation.Reservation{}, &reservation.SeatHeldError{RetryAfter: time.Duration(*heldMillis) * time.Millisecond}
-		}
-		// Not reachable: a free, unheld seat with a fresh fence is
-		// inserted. Refusing is the safe answer if it ever were.
-		return reservation.Reservation{}, reservation.ErrSeatTaken
+		row.exists = seats > 0
+		return s.outcome(ctx, nr, row)
 	case isViolation(err, uniqueViolation, activeSeatIndex):
 		return reservation.Reservation{}, s.seatConflict(ctx, nr)
 	default:
 		return reservation.Reservation{}, wrap("insert reservation", err)
 	}
+}
+
+// bookingRow is what bookSeat and bookSeats say of one booking: whether
+// the seat exists, its fences and hold, and the reservation if inserted.
+type bookingRow struct {
+	exists                              bool
+	bookedFence, freedFence, heldMillis *int64
+	id                                  *uuid.UUID
+	createdAt                           *time.Time
+}
+
+// outcome is a booking's answer from its row. A stale fence is reported
+// before a booked seat, and a booked seat before a held one. A free,
+// unheld seat with a fresh fence that was not inserted lost the unique
+// index to a concurrent booking (bookSeats skips it; bookSeat raises the
+// violation instead): seatConflict settles it.
+func (s *Store) outcome(ctx context.Context, nr reservation.NewReservation, row bookingRow) (reservation.Reservation, error) {
+	switch {
+	case row.id != nil && row.createdAt != nil:
+		return reservation.RestoreReservation(*row.id, nr.ScheduleID, nr.SeatID, nr.UserID, *row.createdAt), nil
+	case !row.exists:
+		return reservation.Reservation{}, s.missingSeat(ctx, nr.ScheduleID)
+	}
+	if err := refusal(nr.Fence, row.bookedFence, row.freedFence); err != nil {
+		return reservation.Reservation{}, err
+	}
+	if row.heldMillis != nil {
+		return reservation.Reservation{}, &reservation.SeatHeldError{RetryAfter: time.Duration(*row.heldMillis) * time.Millisecond}
+	}
+	return reservation.Reservation{}, s.seatConflict(ctx, nr)
 }
 
 // refusal says why a booking with fence was not inserted: ErrStaleFence
