@@ -233,7 +233,7 @@ func (l *Limiter) Sync(ctx context.Context) error {
 // bring a client past its limit by much); it forgets idle keys.
 func (l *Limiter) takeCharges(now time.Time) map[string]int {
 	n := l.instances.Load()
-	near := max(1, int(int64(l.perSecond)*int64(SyncInterval/time.Millisecond)/1000/n/2))
+	near := max(1, int(float64(l.perSecond)*SyncInterval.Seconds()/float64(n)/2))
 	charges := map[string]int{}
 	l.mu.Lock()
 	defer l.mu.Unlock()
