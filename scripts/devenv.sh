@@ -405,6 +405,9 @@ cmd_test() {
 	return "$status"
 }
 
+# absolute DIR: DIR from the root (the servers change directory).
+absolute() { mkdir -p "$1" && (cd "$1" && pwd); }
+
 on_exit() {
 	stop_failed_start
 	remove_test_dir
@@ -414,8 +417,8 @@ trap on_exit EXIT
 case "${1:-}" in
 install) install_packages ;;
 browser) install_browser ;;
-start) shift; cmd_start "$@" ;;
-stop) shift; cmd_stop "$1" say ;;
+start) shift; cmd_start "$(absolute "$1")" "${@:2}" ;;
+stop) shift; cmd_stop "$(absolute "$1")" say ;;
 test) shift; cmd_test "$@" ;;
 *) sed -n '2,21p' "$0" >&2; exit 2 ;;
 esac

@@ -82,7 +82,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	if err := postgres.Migrate(pool); err != nil {
 		return nil, err
 	}
-	store := postgres.NewStore(pool)
+	store := postgres.NewStore(pool, postgres.WithGroupWriters(cfg.BatchLanes))
 
 	locks, err := openLockBackend(cfg, pool)
 	if err != nil {
@@ -180,7 +180,7 @@ func (a *App) openFeed(cfg config.Config, logger *slog.Logger, registry promethe
 		_ = client.Close()
 		return nil, err
 	}
-	feed := seatfeed.New(client, seatfeed.Config{Logger: logger})
+	feed := seatfeed.New(client, seatfeed.Config{Logger: logger, BatchLanes: redisLanes(cfg)})
 	a.closeFirst(func() {
 		feed.Close()
 		_ = client.Close()

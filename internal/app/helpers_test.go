@@ -63,6 +63,7 @@ func newHarnessWith(t *testing.T, instances int, tune func(*config.Config), opts
 		LockBackend: config.BackendRedis,
 		FastPath:    true,
 		HoldTTL:     10 * time.Minute,
+		BatchLanes:  2,
 	}
 	tune(&cfg)
 	// Every test has a database of its own, and its instances run the

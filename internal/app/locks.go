@@ -34,7 +34,7 @@ func openLockBackend(cfg config.Config, pool *pgxpool.Pool) (lockStore, error) {
 		if err != nil {
 			return lockStore{}, err
 		}
-		b := redislock.New(client)
+		b := redislock.New(client, redislock.WithBatchLanes(redisLanes(cfg)))
 		return lockStore{
 			backend: b,
 			redis:   client,
@@ -47,4 +47,13 @@ func openLockBackend(cfg config.Config, pool *pgxpool.Pool) (lockStore, error) {
 	default:
 		return lockStore{}, errNoBackend
 	}
+}
+
+// redisLanes is BATCH_LANES as the Redis batches take it: there, 0 means
+// the default and a negative number no batching.
+func redisLanes(cfg config.Config) int {
+	if cfg.BatchLanes == 0 {
+		return -1
+	}
+	return cfg.BatchLanes
 }

@@ -47,6 +47,10 @@ type Config struct {
 	HoldTTL time.Duration `env:"HOLD_TTL" envDefault:"10m"`
 	// MaxStreams caps the live seat-map streams one instance serves.
 	MaxStreams int `env:"MAX_STREAMS" envDefault:"5000"`
+	// BatchLanes is how many batches of lock calls, of seat events and of
+	// bookings may be in flight at once, each; calls that find them all
+	// busy go together in the next (0: every call alone).
+	BatchLanes int `env:"BATCH_LANES" envDefault:"2"`
 }
 
 // Lock backends.
@@ -98,6 +102,9 @@ func Load(environ map[string]string) (Config, error) {
 	}
 	if cfg.MaxHoldsPerUser < 1 || cfg.MaxHoldsPerUser > 10_000 {
 		problems = append(problems, errors.New("MAX_HOLDS_PER_USER must be between 1 and 10000"))
+	}
+	if cfg.BatchLanes < 0 || cfg.BatchLanes > 64 {
+		problems = append(problems, errors.New("BATCH_LANES must be between 0 (no batching) and 64"))
 	}
 	if cfg.LockMaxWait < 0 || cfg.LockMaxWait > time.Minute {
 		problems = append(problems, errors.New("LOCK_MAX_WAIT must be between 0 and 1m"))

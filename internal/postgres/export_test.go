@@ -4,7 +4,5 @@ package postgres
 // it to know that the bookings they sent are queued behind a write they
 // hold back.
 func PendingBookings(s *Store) int {
-	s.group.mu.Lock()
-	defer s.group.mu.Unlock()
-	return len(s.group.pending)
+	return s.group.Pending()
 }

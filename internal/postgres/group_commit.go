@@ -3,11 +3,11 @@ package postgres
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/seatlock/seatlock/internal/batch"
 	"github.com/seatlock/seatlock/internal/reservation"
 )
 
@@ -57,15 +57,6 @@ SELECT seat.seat_exists, seat.booked_fence, seat.freed_fence, seat.held_ms, b.id
 FROM seat LEFT JOIN booked b ON b.schedule_id = seat.schedule_id AND b.seat_id = seat.seat_id
 ORDER BY seat.n`
 
-// groupCommit gathers a Store's concurrent bookings into groups.
-type groupCommit struct {
-	writers int
-
-	mu      sync.Mutex
-	running int
-	pending []*pendingBooking
-}
-
 // pendingBooking is one caller's booking waiting for its group.
 type pendingBooking struct {
 	ctx  context.Context
@@ -78,22 +69,26 @@ type bookingResult struct {
 	err error
 }
 
-// insertInGroup books nr in a group: at once, alone, when fewer than writers
-// groups are being written; else with the bookings that arrived meanwhile,
-// when a write ends.
-func (s *Store) insertInGroup(ctx context.Context, nr reservation.NewReservation) (reservation.Reservation, error) {
-	g := &s.group
-	p := &pendingBooking{ctx: ctx, nr: nr, done: make(chan bookingResult, 1)}
-	g.mu.Lock()
-	g.pending = append(g.pending, p)
-	if g.running < g.writers {
-		g.running++
-		group := g.takeLocked()
-		g.mu.Unlock()
-		s.writeGroups(group)
-	} else {
-		g.mu.Unlock()
+// newGroupQueue is the queue of s's bookings: up to writers groups at
+// once, of up to maxGroup bookings, no seat twice in a group (a second
+// booking of a seat waits for the next, so each row of a group answers
+// exactly one caller).
+func newGroupQueue(s *Store, writers int) *batch.Queue[*pendingBooking] {
+	type seatKey struct {
+		schedule int64
+		seat     int
 	}
+	return batch.NewQueue(writers, maxGroup, s.writeGroup).KeepApart(func(p *pendingBooking) any {
+		return seatKey{p.nr.ScheduleID, p.nr.SeatID}
+	})
+}
+
+// insertInGroup books nr in a group: at once, alone, when fewer than
+// writers groups are being written; else with the bookings that arrived
+// meanwhile, when a write ends.
+func (s *Store) insertInGroup(ctx context.Context, nr reservation.NewReservation) (reservation.Reservation, error) {
+	p := &pendingBooking{ctx: ctx, nr: nr, done: make(chan bookingResult, 1)}
+	s.group.Add(p)
 	select {
 	case res := <-p.done:
 		return res.r, res.err
@@ -101,62 +96,9 @@ func (s *Store) insertInGroup(ctx context.Context, nr reservation.NewReservation
 		// Withdrawn before its group was taken, nothing is written for
 		// it; in a group being written, its outcome is PostgreSQL's, and
 		// the caller's look-up (SeatReservation) tells it.
-		g.withdraw(p)
+		s.group.Withdraw(p)
 		return reservation.Reservation{}, wrap("insert reservation", ctx.Err())
 	}
-}
-
-// takeLocked takes the next group from the pending bookings: up to
-// maxGroup, no seat twice (a second booking of a seat waits for the next
-// group, so each row of a group answers exactly one caller).
-func (g *groupCommit) takeLocked() []*pendingBooking {
-	type seatKey struct {
-		schedule int64
-		seat     int
-	}
-	var group, rest []*pendingBooking
-	seen := make(map[seatKey]bool, len(g.pending))
-	for _, p := range g.pending {
-		k := seatKey{p.nr.ScheduleID, p.nr.SeatID}
-		if len(group) == maxGroup || seen[k] {
-			rest = append(rest, p)
-			continue
-		}
-		seen[k] = true
-		group = append(group, p)
-	}
-	g.pending = rest
-	return group
-}
-
-// withdraw takes p out of the pending bookings, if its group was not
-// taken yet.
-func (g *groupCommit) withdraw(p *pendingBooking) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for i, q := range g.pending {
-		if q == p {
-			g.pending = append(g.pending[:i], g.pending[i+1:]...)
-			return
-		}
-	}
-}
-
-// writeGroups writes group, answers its callers, and goes on with the
-// bookings that arrived meanwhile in a goroutine of its own, so that the
-// caller that wrote this group is answered now.
-func (s *Store) writeGroups(group []*pendingBooking) {
-	s.writeGroup(group)
-	g := &s.group
-	g.mu.Lock()
-	next := g.takeLocked()
-	if len(next) == 0 {
-		g.running--
-		g.mu.Unlock()
-		return
-	}
-	g.mu.Unlock()
-	go s.writeGroups(next)
 }
 
 // writeGroup writes one group and answers each of its callers.
@@ -167,7 +109,7 @@ func (s *Store) writeGroup(group []*pendingBooking) {
 		p.done <- bookingResult{r, err}
 		return
 	}
-	ctx, cancel := groupContext(group)
+	ctx, cancel := batch.Context(group, func(p *pendingBooking) context.Context { return p.ctx }, storeWriteLimit)
 	defer cancel()
 	results, err := s.insertMany(ctx, group)
 	var pgErr *pgconn.PgError
@@ -188,23 +130,6 @@ func (s *Store) writeGroup(group []*pendingBooking) {
 		}
 		p.done <- results[i]
 	}
-}
-
-// groupContext is the context a group is written under: no caller's
-// cancellation ends it (the others still want their answer), and its
-// deadline is the latest of theirs, at most storeWriteLimit away.
-func groupContext(group []*pendingBooking) (context.Context, context.CancelFunc) {
-	deadline := time.Now().Add(storeWriteLimit)
-	latest := time.Time{}
-	for _, p := range group {
-		if d, ok := p.ctx.Deadline(); ok && d.After(latest) {
-			latest = d
-		}
-	}
-	if !latest.IsZero() && latest.Before(deadline) {
-		deadline = latest
-	}
-	return context.WithDeadline(context.Background(), deadline)
 }
 
 // storeWriteLimit bounds a group's write when its callers set no

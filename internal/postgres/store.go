@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/seatlock/seatlock/internal/batch"
 	"github.com/seatlock/seatlock/internal/reservation"
 )
 
@@ -23,8 +24,9 @@ const (
 // parameterised. Concurrent bookings are written in groups (see
 // group_commit.go).
 type Store struct {
-	pool  *pgxpool.Pool
-	group groupCommit
+	pool    *pgxpool.Pool
+	writers int
+	group   *batch.Queue[*pendingBooking]
 }
 
 var _ reservation.Repository = (*Store)(nil)
@@ -35,14 +37,15 @@ type StoreOption func(*Store)
 // WithGroupWriters sets how many groups of bookings may be written at once
 // (DefaultGroupWriters); 0 turns group commit off: every booking is then a
 // statement and a commit of its own.
-func WithGroupWriters(n int) StoreOption { return func(s *Store) { s.group.writers = n } }
+func WithGroupWriters(n int) StoreOption { return func(s *Store) { s.writers = n } }
 
 // NewStore returns a Store on pool; the schema must be migrated.
 func NewStore(pool *pgxpool.Pool, opts ...StoreOption) *Store {
-	s := &Store{pool: pool, group: groupCommit{writers: DefaultGroupWriters}}
+	s := &Store{pool: pool, writers: DefaultGroupWriters}
 	for _, o := range opts {
 		o(s)
 	}
+	s.group = newGroupQueue(s, s.writers)
 	return s
 }
 
@@ -191,7 +194,7 @@ const activeSeatIndex = "reservations_active_seat_key"
 // booked seat before a held one: whatever the seat's state, a holder that
 // a newer one overtook only learns that.
 func (s *Store) InsertReservation(ctx context.Context, nr reservation.NewReservation) (reservation.Reservation, error) {
-	if s.group.writers <= 0 {
+	if s.writers <= 0 {
 		return s.insertOne(ctx, nr)
 	}
 	return s.insertInGroup(ctx, nr)

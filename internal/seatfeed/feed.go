@@ -22,6 +22,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seatlock/seatlock/internal/redisbatch"
 	"github.com/seatlock/seatlock/internal/reservation"
 )
 
@@ -65,7 +66,12 @@ type Config struct {
 	// watchers stays the same however large it grows, and each of them
 	// waits a little longer for a change.
 	MaxDeliveries int
-	Logger        *slog.Logger
+	// BatchLanes is how many batches of published changes may be in
+	// flight at once (redisbatch.DefaultLanes when 0; < 0: each change
+	// alone): the changes of concurrent bookings that find the feed busy
+	// go to Redis in one pipeline.
+	BatchLanes int
+	Logger     *slog.Logger
 }
 
 // Event is one seat change.
@@ -83,9 +89,10 @@ type Event struct {
 // reader per watched schedule follows its stream for all of this
 // instance's subscribers.
 type Feed struct {
-	rdb redis.UniversalClient
-	cfg Config
-	log *slog.Logger
+	rdb      redis.UniversalClient
+	pipeline *redisbatch.Pipeline
+	cfg      Config
+	log      *slog.Logger
 
 	mu   sync.Mutex
 	hubs map[int64]*hub
@@ -121,7 +128,7 @@ func New(rdb redis.UniversalClient, cfg Config) *Feed {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Feed{rdb: rdb, cfg: cfg, log: cfg.Logger, hubs: map[int64]*hub{}}
+	return &Feed{rdb: rdb, pipeline: redisbatch.New(rdb, cfg.BatchLanes), cfg: cfg, log: cfg.Logger, hubs: map[int64]*hub{}}
 }
 
 // StreamKey is the Redis key of a schedule's changes.
@@ -130,21 +137,21 @@ func StreamKey(scheduleID int64) string {
 }
 
 // SeatsChanged implements reservation.SeatEvents: one stream entry per
-// seat, all in one round trip, and the stream's expiry pushed back.
+// seat, and the stream's expiry pushed back, all in one round trip (shared
+// with concurrent bookings' changes when the feed is busy).
 func (f *Feed) SeatsChanged(ctx context.Context, scheduleID int64, seats []reservation.Seat) error {
 	key := StreamKey(scheduleID)
-	_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, s := range seats {
-			p.XAdd(ctx, &redis.XAddArgs{
-				Stream: key, MaxLen: f.cfg.MaxLen, Approx: true,
-				Values: []any{"seat", s.ID, "status", string(s.Status)},
-			})
+	cmds := make([]redisbatch.Command, 0, len(seats)+1)
+	for _, s := range seats {
+		cmds = append(cmds, redisbatch.Command{Args: []any{
+			"xadd", key, "maxlen", "~", f.cfg.MaxLen, "*", "seat", s.ID, "status", string(s.Status),
+		}})
+	}
+	cmds = append(cmds, redisbatch.Command{Args: []any{"pexpire", key, f.cfg.Retention.Milliseconds()}})
+	for _, reply := range f.pipeline.Do(ctx, cmds...) {
+		if err := reply.Err(); err != nil {
+			return fmt.Errorf("seatfeed: publish: %w: %w", reservation.ErrUnavailable, err)
 		}
-		p.PExpire(ctx, key, f.cfg.Retention)
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("seatfeed: publish: %w: %w", reservation.ErrUnavailable, err)
 	}
 	return nil
 }

@@ -45,6 +45,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/redisbatch"
 )
 
 var (
@@ -96,6 +97,8 @@ type Client interface {
 // Backend implements lock.Backend on Redis.
 type Backend struct {
 	client   Client
+	pipeline *redisbatch.Pipeline // nil: every call alone
+	lanes    int
 	notifier *notifier
 	lastTTL  atomic.Pointer[scriptTTL]
 }
@@ -105,11 +108,40 @@ var (
 	_ lock.Sealer  = (*Backend)(nil)
 )
 
+// Option tunes New.
+type Option func(*Backend)
+
+// WithBatchLanes sets how many batches of calls may be in flight at once
+// (redisbatch.DefaultLanes); n < 0 sends every call alone.
+func WithBatchLanes(n int) Option {
+	return func(b *Backend) { b.lanes = n }
+}
+
 // New returns a Backend on client. The client should have
 // ContextTimeoutEnabled so that context deadlines bound every call. Close
 // the Backend to end its Pub/Sub connection.
-func New(client Client) *Backend {
-	return &Backend{client: client, notifier: newNotifier(client)}
+//
+// When client can pipeline (*redis.Client and *redis.ClusterClient can),
+// the acquisitions, seals, extensions and releases of concurrent callers
+// that find the backend busy go to Redis together, in one pipeline (see
+// package redisbatch); an idle backend sends each at once.
+func New(client Client, opts ...Option) *Backend {
+	b := &Backend{client: client, notifier: newNotifier(client)}
+	for _, o := range opts {
+		o(b)
+	}
+	if pc, ok := client.(redisbatch.Client); ok && b.lanes >= 0 {
+		b.pipeline = redisbatch.New(pc, b.lanes)
+	}
+	return b
+}
+
+// run runs one script call, in a batch when the backend batches.
+func (b *Backend) run(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	if b.pipeline != nil {
+		return b.pipeline.Script(ctx, script, keys, args...)
+	}
+	return script.Run(ctx, b.client, keys, args...)
 }
 
 // Close ends the shared Pub/Sub connection used by waiters.
@@ -157,7 +189,7 @@ func fenceCounterTTL(ttl time.Duration) int64 { return (FenceCounterTTL + ttl).M
 func (b *Backend) TryAcquire(ctx context.Context, key, token string, ttl time.Duration) (lock.Grant, error) {
 	stored := storageKey(key)
 	args := b.ttlArgs(ttl)
-	reply, err := acquireScript.Run(ctx, b.client, []string{stored, FenceKey(key)},
+	reply, err := b.run(ctx, acquireScript, []string{stored, FenceKey(key)},
 		token, args.ms, args.fenceCounterMs).Int64()
 	switch {
 	case err != nil:
@@ -177,7 +209,7 @@ func (b *Backend) TryAcquire(ctx context.Context, key, token string, ttl time.Du
 func (b *Backend) TryAcquireSealed(ctx context.Context, key, token string, ttl time.Duration) (lock.Grant, error) {
 	stored := storageKey(key)
 	args := b.ttlArgs(ttl)
-	reply, err := unsealScript.Run(ctx, b.client, []string{stored, FenceKey(key)},
+	reply, err := b.run(ctx, unsealScript, []string{stored, FenceKey(key)},
 		token, args.ms, args.fenceCounterMs).Int64Slice()
 	switch {
 	case err != nil:
@@ -192,7 +224,7 @@ func (b *Backend) TryAcquireSealed(ctx context.Context, key, token string, ttl t
 
 // Seal implements lock.Sealer: the key's value becomes SealValue for ttl.
 func (b *Backend) Seal(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
-	n, err := sealScript.Run(ctx, b.client, []string{storageKey(key)}, token, ttl.Milliseconds()).Int64()
+	n, err := b.run(ctx, sealScript, []string{storageKey(key)}, token, ttl.Milliseconds()).Int64()
 	if err != nil {
 		return false, classify("seal", err)
 	}
@@ -218,7 +250,7 @@ func (b *Backend) ttlArgs(ttl time.Duration) *scriptTTL {
 
 // Extend implements lock.Backend.
 func (b *Backend) Extend(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
-	n, err := extendScript.Run(ctx, b.client, []string{storageKey(key)}, token, ttl.Milliseconds()).Int64()
+	n, err := b.run(ctx, extendScript, []string{storageKey(key)}, token, ttl.Milliseconds()).Int64()
 	if err != nil {
 		return false, classify("extend", err)
 	}
@@ -227,7 +259,7 @@ func (b *Backend) Extend(ctx context.Context, key, token string, ttl time.Durati
 
 // Release implements lock.Backend.
 func (b *Backend) Release(ctx context.Context, key, token string) (bool, error) {
-	n, err := releaseScript.Run(ctx, b.client, []string{storageKey(key)}, token).Int64()
+	n, err := b.run(ctx, releaseScript, []string{storageKey(key)}, token).Int64()
 	if err != nil {
 		return false, classify("release", err)
 	}

@@ -1,0 +1,4 @@
+package redislock
+
+// PendingCalls is how many calls of b wait for a batch.
+func PendingCalls(b *Backend) int { return b.pipeline.Pending() }

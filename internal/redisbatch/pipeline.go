@@ -1,0 +1,149 @@
+// Package redisbatch sends the Redis commands of concurrent callers
+// together: commands that reach a Pipeline while DefaultLanes batches are in
+// flight go in the next batch, one pipeline (one write and one read on one
+// connection) for all of them, each caller still getting its own replies.
+// A command that finds a lane free goes at once, alone: an idle instance
+// adds no delay, and a command waits for at most one batch round trip
+// before its own batch is sent (see package batch).
+//
+// go-redis's own pipelines take one context for all their commands; here
+// a batch runs until the latest of its callers' deadlines (at most
+// BatchLimit), and a caller whose context ends returns at once with its
+// context's error: its command's outcome is then unknown, as for any call
+// abandoned in flight.
+package redisbatch
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seatlock/seatlock/internal/batch"
+)
+
+// DefaultLanes is how many batches may be in flight at once, each on a
+// connection of its own.
+const DefaultLanes = 2
+
+// MaxBatch caps the calls of one batch.
+const MaxBatch = 128
+
+// BatchLimit bounds a batch whose callers set no deadline.
+const BatchLimit = 5 * time.Second
+
+// Client is what a Pipeline needs of go-redis: *redis.Client and
+// *redis.ClusterClient both are one (a cluster pipeline splits a batch by
+// node).
+type Client interface {
+	redis.Scripter
+	Pipeline() redis.Pipeliner
+}
+
+// Command is one Redis command: a script call when Script is set (Keys and
+// Args are its KEYS and ARGV), else Args alone, as redis.Client.Do takes
+// them.
+type Command struct {
+	Script *redis.Script
+	Keys   []string
+	Args   []any
+}
+
+// Pipeline batches the commands of concurrent callers.
+type Pipeline struct {
+	client Client
+	queue  *batch.Queue[*call]
+}
+
+type call struct {
+	ctx     context.Context
+	cmds    []Command
+	replies []*redis.Cmd
+	done    chan struct{}
+}
+
+// New returns a Pipeline on client with lanes batches in flight at most
+// (DefaultLanes when lanes is 0; lanes < 0 sends every call alone).
+func New(client Client, lanes int) *Pipeline {
+	if lanes == 0 {
+		lanes = DefaultLanes
+	}
+	p := &Pipeline{client: client}
+	p.queue = batch.NewQueue(lanes, MaxBatch, p.send)
+	return p
+}
+
+// Do sends cmds in one batch and returns their replies, in order. Each
+// reply carries its own error (a script's error reply stays that
+// command's); a batch that could not reach Redis gives every reply that
+// failure. When ctx ends first, every reply is ctx's error.
+func (p *Pipeline) Do(ctx context.Context, cmds ...Command) []*redis.Cmd {
+	c := &call{ctx: ctx, cmds: cmds, done: make(chan struct{})}
+	p.queue.Add(c)
+	select {
+	case <-c.done:
+		return c.replies
+	case <-ctx.Done():
+		p.queue.Withdraw(c)
+		replies := make([]*redis.Cmd, len(cmds))
+		for i := range replies {
+			replies[i] = redis.NewCmd(ctx)
+			replies[i].SetErr(ctx.Err())
+		}
+		return replies
+	}
+}
+
+// Script runs one script call in the next batch.
+func (p *Pipeline) Script(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	return p.Do(ctx, Command{Script: script, Keys: keys, Args: args})[0]
+}
+
+// send runs one batch and answers each of its calls. A lone call runs on
+// its caller's context, so that its cancellation interrupts it as a plain
+// go-redis call would.
+func (p *Pipeline) send(calls []*call) {
+	if c := calls[0]; len(calls) == 1 && len(c.cmds) == 1 && c.cmds[0].Script != nil {
+		cmd := c.cmds[0]
+		c.replies = []*redis.Cmd{cmd.Script.Run(c.ctx, p.client, cmd.Keys, cmd.Args...)}
+		close(c.done)
+		return
+	}
+	ctx := calls[0].ctx
+	if len(calls) > 1 {
+		var cancel context.CancelFunc
+		ctx, cancel = batch.Context(calls, func(c *call) context.Context { return c.ctx }, BatchLimit)
+		defer cancel()
+	}
+	pipe := p.client.Pipeline()
+	for _, c := range calls {
+		c.replies = make([]*redis.Cmd, len(c.cmds))
+		for i, cmd := range c.cmds {
+			if cmd.Script != nil {
+				c.replies[i] = cmd.Script.EvalSha(ctx, pipe, cmd.Keys, cmd.Args...)
+			} else {
+				c.replies[i] = pipe.Do(ctx, cmd.Args...)
+			}
+		}
+	}
+	_, _ = pipe.Exec(ctx) // each reply carries its own error
+	for _, c := range calls {
+		for i, cmd := range c.cmds {
+			if cmd.Script != nil && isNoScript(c.replies[i].Err()) {
+				// Redis forgot the script (restart, SCRIPT FLUSH), so it
+				// did not run: Run loads it and runs it.
+				c.replies[i] = cmd.Script.Run(ctx, p.client, cmd.Keys, cmd.Args...)
+			}
+		}
+		close(c.done)
+	}
+}
+
+func isNoScript(err error) bool {
+	var reply redis.Error
+	return err != nil && errors.As(err, &reply) && redis.HasErrorPrefix(err, "NOSCRIPT")
+}
+
+// Pending is how many calls wait for a batch.
+func (p *Pipeline) Pending() int { return p.queue.Pending() }
