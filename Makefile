@@ -4,7 +4,7 @@ SHELL := /bin/bash
 RUN_DIR := $(CURDIR)/.data/run
 GO ?= go
 
-.PHONY: run test walkthrough fuzz smoke bench hammer compare stop token build vet fmt docker-config
+.PHONY: run test walkthrough fuzz smoke bench hammer compare soak stop token build vet fmt docker-config
 
 run: build
 	@bash scripts/run.sh "$(RUN_DIR)"
@@ -45,6 +45,9 @@ hammer:
 # BASELINE_DIR tune it.
 compare:
 	@bash scripts/compare.sh
+
+soak:
+	@bash scripts/soak.sh
 
 stop:
 	@bash scripts/devenv.sh stop "$(RUN_DIR)"
