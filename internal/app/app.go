@@ -180,7 +180,7 @@ func (a *App) openFeed(cfg config.Config, logger *slog.Logger, registry promethe
 		_ = client.Close()
 		return nil, err
 	}
-	feed := seatfeed.New(client, seatfeed.Config{Logger: logger, BatchLanes: redisLanes(cfg)})
+	feed := seatfeed.New(client, seatfeed.Config{Logger: logger, BatchLanes: feedLanes(cfg)})
 	a.closeFirst(func() {
 		feed.Close()
 		_ = client.Close()

@@ -34,7 +34,7 @@ func openLockBackend(cfg config.Config, pool *pgxpool.Pool) (lockStore, error) {
 		if err != nil {
 			return lockStore{}, err
 		}
-		b := redislock.New(client, redislock.WithBatchLanes(redisLanes(cfg)))
+		b := redislock.New(client, redislock.WithBatchLanes(cfg.BatchLanes))
 		return lockStore{
 			backend: b,
 			redis:   client,
@@ -49,9 +49,9 @@ func openLockBackend(cfg config.Config, pool *pgxpool.Pool) (lockStore, error) {
 	}
 }
 
-// redisLanes is BATCH_LANES as the Redis batches take it: there, 0 means
-// the default and a negative number no batching.
-func redisLanes(cfg config.Config) int {
+// feedLanes is BATCH_LANES as seatfeed.Config takes it: there, as for its
+// other settings, 0 means the default, and a negative number no batching.
+func feedLanes(cfg config.Config) int {
 	if cfg.BatchLanes == 0 {
 		return -1
 	}

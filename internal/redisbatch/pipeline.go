@@ -63,12 +63,9 @@ type call struct {
 	done    chan struct{}
 }
 
-// New returns a Pipeline on client with lanes batches in flight at most
-// (DefaultLanes when lanes is 0; lanes < 0 sends every call alone).
+// New returns a Pipeline on client with lanes batches in flight at most;
+// lanes <= 0 sends every call alone (as batch.NewQueue).
 func New(client Client, lanes int) *Pipeline {
-	if lanes == 0 {
-		lanes = DefaultLanes
-	}
 	p := &Pipeline{client: client}
 	p.queue = batch.NewQueue(lanes, MaxBatch, p.send)
 	return p

@@ -204,7 +204,7 @@ func BenchmarkLoneCall(b *testing.B) {
 		}
 	})
 	b.Run("batched", func(b *testing.B) {
-		p := redisbatch.New(client, 0)
+		p := redisbatch.New(client, redisbatch.DefaultLanes)
 		for b.Loop() {
 			if err := p.Script(ctx, incrBy, []string{key}, 1).Err(); err != nil {
 				b.Fatal(err)
@@ -218,7 +218,7 @@ func BenchmarkConcurrentCalls(b *testing.B) {
 	client := testenv.Redis(b)
 	key := testenv.Name("batch-bench-")
 	ctx := context.Background()
-	for _, lanes := range []int{-1, redisbatch.DefaultLanes} {
+	for _, lanes := range []int{0, redisbatch.DefaultLanes} {
 		b.Run(fmt.Sprintf("lanes=%d", lanes), func(b *testing.B) {
 			p := redisbatch.New(client, lanes)
 			b.SetParallelism(32)

@@ -125,6 +125,9 @@ func New(rdb redis.UniversalClient, cfg Config) *Feed {
 	if cfg.MaxDeliveries <= 0 {
 		cfg.MaxDeliveries = DefaultMaxDeliveries
 	}
+	if cfg.BatchLanes == 0 {
+		cfg.BatchLanes = redisbatch.DefaultLanes
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -98,7 +98,6 @@ type Client interface {
 type Backend struct {
 	client   Client
 	pipeline *redisbatch.Pipeline // nil: every call alone
-	lanes    int
 	notifier *notifier
 	lastTTL  atomic.Pointer[scriptTTL]
 }
@@ -109,12 +108,16 @@ var (
 )
 
 // Option tunes New.
-type Option func(*Backend)
+type Option func(*options)
+
+type options struct {
+	lanes int
+}
 
 // WithBatchLanes sets how many batches of calls may be in flight at once
-// (redisbatch.DefaultLanes); n < 0 sends every call alone.
+// (redisbatch.DefaultLanes); n <= 0 sends every call alone.
 func WithBatchLanes(n int) Option {
-	return func(b *Backend) { b.lanes = n }
+	return func(o *options) { o.lanes = n }
 }
 
 // New returns a Backend on client. The client should have
@@ -126,12 +129,13 @@ func WithBatchLanes(n int) Option {
 // that find the backend busy go to Redis together, in one pipeline (see
 // package redisbatch); an idle backend sends each at once.
 func New(client Client, opts ...Option) *Backend {
-	b := &Backend{client: client, notifier: newNotifier(client)}
-	for _, o := range opts {
-		o(b)
+	o := options{lanes: redisbatch.DefaultLanes}
+	for _, opt := range opts {
+		opt(&o)
 	}
-	if pc, ok := client.(redisbatch.Client); ok && b.lanes >= 0 {
-		b.pipeline = redisbatch.New(pc, b.lanes)
+	b := &Backend{client: client, notifier: newNotifier(client)}
+	if pc, ok := client.(redisbatch.Client); ok && o.lanes > 0 {
+		b.pipeline = redisbatch.New(pc, o.lanes)
 	}
 	return b
 }
