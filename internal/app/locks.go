@@ -8,7 +8,7 @@ import (
 
 	"github.com/seatlock/seatlock/internal/config"
 	"github.com/seatlock/seatlock/internal/httpapi"
-	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/backend"
 	"github.com/seatlock/seatlock/internal/lock/pglock"
 	"github.com/seatlock/seatlock/internal/lock/redislock"
 	"github.com/seatlock/seatlock/internal/redisconn"
@@ -17,7 +17,7 @@ import (
 // lockStore is the lock backend LOCK_BACKEND chose, with what readiness
 // must check and how to close it.
 type lockStore struct {
-	backend lock.Backend
+	backend backend.Backend
 	pruner  lockPruner // nil when the store needs no pruning
 	checks  []httpapi.Check
 	close   func()

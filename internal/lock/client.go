@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/seatlock/seatlock/internal/lock/backend"
 )
 
 // Defaults of Config.
@@ -23,8 +25,8 @@ type Config struct {
 	// WatchdogTTL is the lease of a lock taken with Options.TTL zero; the
 	// watchdog extends it every WatchdogTTL/3.
 	WatchdogTTL time.Duration
-	// ReleaseTimeout bounds a Release (to within an eighth more),
-	// independent of the caller's context.
+	// ReleaseTimeout bounds a Release, independent of the caller's
+	// context.
 	ReleaseTimeout time.Duration
 	// Observer receives metrics; nil discards them.
 	Observer Observer
@@ -39,13 +41,12 @@ type Config struct {
 	RememberSeals bool
 }
 
-// Client implements Locker on a Backend.
+// Client implements Locker on a backend.Backend.
 type Client struct {
-	backend        Backend
+	backend        backend.Backend
 	maxWait        time.Duration
 	watchdogTTL    time.Duration
 	releaseTimeout time.Duration
-	releaseBounds  *releaseBounds
 	seals          *sealMemory // nil unless Config.RememberSeals
 	observer       Observer
 	log            *slog.Logger
@@ -61,9 +62,9 @@ var (
 )
 
 // New returns a Client that takes locks in backend.
-func New(backend Backend, cfg Config) *Client {
+func New(store backend.Backend, cfg Config) *Client {
 	c := &Client{
-		backend:        backend,
+		backend:        store,
 		maxWait:        or(cfg.MaxWait, DefaultMaxWait),
 		watchdogTTL:    or(cfg.WatchdogTTL, DefaultWatchdogTTL),
 		releaseTimeout: or(cfg.ReleaseTimeout, DefaultReleaseTimeout),
@@ -71,7 +72,6 @@ func New(backend Backend, cfg Config) *Client {
 		log:            cfg.Logger,
 		closed:         make(chan struct{}),
 	}
-	c.releaseBounds = newReleaseBounds(c.releaseTimeout)
 	if cfg.RememberSeals {
 		c.seals = newSealMemory()
 	}
@@ -118,7 +118,7 @@ func (c *Client) acquireTarget(ctx context.Context, t target, opts Options) (*le
 	if watchdog {
 		ttl = c.watchdogTTL
 	}
-	if err := ValidateTTL(ttl); err != nil {
+	if err := validateTTL(ttl); err != nil {
 		return nil, err
 	}
 	// An ended context never reaches the store: nothing to clean up, and

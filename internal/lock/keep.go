@@ -24,7 +24,7 @@ func ReleaseAfter(ctx context.Context, l Lease, d time.Duration) error {
 }
 
 func (l *lease) releaseAfter(ctx context.Context, d time.Duration) error {
-	if err := ValidateTTL(d); err != nil {
+	if err := validateTTL(d); err != nil {
 		return err
 	}
 	if already, lost := l.markReleased(); already || lost {

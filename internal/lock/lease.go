@@ -228,7 +228,7 @@ func (l *lease) releaseInBackground(expires time.Time) {
 
 // Extend implements Lease.
 func (l *lease) Extend(ctx context.Context, ttl time.Duration) error {
-	if err := ValidateTTL(ttl); err != nil {
+	if err := validateTTL(ttl); err != nil {
 		return err
 	}
 	return l.extendOnce(ctx, ttl)
@@ -260,7 +260,7 @@ func (l *lease) Release(ctx context.Context) error {
 
 // Seal implements Lease.
 func (l *lease) Seal(ctx context.Context, ttl time.Duration) error {
-	if err := ValidateTTL(ttl); err != nil {
+	if err := validateTTL(ttl); err != nil {
 		return err
 	}
 	if already, _ := l.markReleased(); already {
@@ -303,13 +303,13 @@ type giveUp struct {
 	keep time.Duration
 }
 
-// end makes the store call that gives the lock up on a context detached
-// from the caller's and bounded by the release timeout (up to an eighth
-// more, see releaseBounds), then ends the
-// lease's context with ErrReleased. A call that found the lock no longer
-// ours is ErrNotHeld.
+// end makes the store call that gives the lock up on a context that keeps
+// the caller's values but not its cancellation, bounded by the release
+// timeout, then ends the lease's context with ErrReleased. A call that found
+// the lock no longer ours is ErrNotHeld.
 func (l *lease) end(ctx context.Context, how giveUp) error {
-	ctx = l.client.releaseBounds.context(ctx)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.client.releaseTimeout)
+	defer cancel()
 	sent := time.Now()
 	var (
 		ok  bool

@@ -1,13 +1,15 @@
-// Package lock is the DistributedLockPort of the design card: a named,
+// Package lock is the seat booking's distributed lock port: a named,
 // expiring, owner-checked, fenced mutual-exclusion lock shared by many
 // processes.
 //
 // Callers see two things: a Locker, which hands out at most one Lease per key
 // at a time, and the Lease, which carries a fencing token, a context that is
 // cancelled when the lease is lost, and Extend/Release. Client implements
-// Locker on top of any Backend (Redis, Redis Cluster, PostgreSQL, memory);
-// the adapters only provide a few atomic primitives, so waiting, watchdog,
-// lease contexts and metrics behave the same on every store.
+// Locker on top of any store adapter (Redis, Redis Cluster, PostgreSQL,
+// memory); the adapters implement the few atomic primitives of package
+// lock/backend, so waiting, watchdog, lease contexts and metrics behave the
+// same on every store. A lease whose store can seal a key also implements
+// Sealer.
 //
 // Mutual exclusion is only as good as the lease: a holder that pauses longer
 // than its TTL (GC, a stalled network, a suspended VM) may still be working
@@ -22,6 +24,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/seatlock/seatlock/internal/lock/backend"
 )
 
 // Locker acquires leases on named locks.
@@ -66,7 +70,7 @@ type Options struct {
 	TTL time.Duration
 	// Wait is how long Acquire may wait for a held lock. Zero fails fast.
 	Wait time.Duration
-	// Unseal takes the key even when it is sealed (see Lease.Seal), as
+	// Unseal takes the key even when it is sealed (see Sealer), as
 	// if it were free: the way to undo, under the lock, what the seal
 	// stands for. The lease's Release then leaves the key free, its Seal
 	// seals it again. A key held by another owner is still refused.
@@ -110,6 +114,12 @@ type Lease interface {
 	// returns ErrNotHeld when the lease had expired or the key belongs to
 	// someone else (nothing is deleted then). Releasing twice is ErrNotHeld.
 	Release(ctx context.Context) error
+}
+
+// Sealer is the optional capability of a Lease whose lock can be sealed,
+// discovered by type assertion as http.Flusher is: the leases of a Client
+// implement it.
+type Sealer interface {
 	// Seal ends the lease as Release does, but in the same atomic step
 	// leaves the key sealed for ttl: the work the lock guards is done for
 	// good (a seat was booked), and every Acquire of the key answers
@@ -117,9 +127,9 @@ type Lease interface {
 	// Acquire with Options.Unseal takes the key. Waiters are woken and
 	// get ErrSealed. A seal is a shortcut in front of the system of
 	// record, never its replacement: it may be lost (a store that forgets
-	// keys), and a store that cannot seal (its Backend is not a Sealer)
-	// simply releases the key. ErrNotHeld, and nothing sealed, when the
-	// lease no longer held its lock.
+	// keys), and a store that cannot seal (its backend is not a
+	// backend.Sealer) simply releases the key. ErrNotHeld, and nothing
+	// sealed, when the lease no longer held its lock.
 	Seal(ctx context.Context, ttl time.Duration) error
 }
 
@@ -145,8 +155,9 @@ var (
 	ErrHeld = errors.New("lock: held by another owner")
 	// ErrNotHeld reports that a lease no longer owns its lock.
 	ErrNotHeld = errors.New("lock: not held")
-	// ErrUnavailable reports that the lock store could not be reached.
-	ErrUnavailable = errors.New("lock: store unavailable")
+	// ErrUnavailable reports that the lock store could not be reached
+	// (the value adapters wrap, backend.ErrUnavailable).
+	ErrUnavailable = backend.ErrUnavailable
 	// ErrInvalidTTL reports a TTL too small to be meaningful.
 	ErrInvalidTTL = errors.New("lock: ttl must be at least 1ms")
 	// ErrLeaseLost is the cause of a lease context cancelled because the
@@ -155,7 +166,7 @@ var (
 	ErrLeaseLost = errors.New("lock: lease lost")
 	// ErrReleased is the cause of a lease context cancelled by Release.
 	ErrReleased = errors.New("lock: lease released")
-	// ErrSealed reports that Acquire found the key sealed by Lease.Seal:
+	// ErrSealed reports that Acquire found the key sealed by Sealer.Seal:
 	// the work the lock guards is done, there is nothing to wait for.
 	ErrSealed = errors.New("lock: sealed")
 )
@@ -194,6 +205,13 @@ func (e *HeldError) Is(target error) bool { return target == ErrHeld }
 // Unwrap gives the caller's context error, if the wait was cut short by it.
 func (e *HeldError) Unwrap() error { return e.Err }
 
+// KeyHeld is one key found held by another owner.
+type KeyHeld struct {
+	Key string
+	// Remaining is the holder's remaining TTL; zero if unknown.
+	Remaining time.Duration
+}
+
 // SealedError is returned by Acquire for a sealed key
 // (errors.Is(err, ErrSealed)).
 type SealedError struct {
@@ -206,7 +224,7 @@ func (e *SealedError) Error() string { return fmt.Sprintf("lock: %q is sealed", 
 func (e *SealedError) Is(target error) bool { return target == ErrSealed }
 
 // ValidateTTL reports ErrInvalidTTL for a TTL that stores cannot express.
-func ValidateTTL(ttl time.Duration) error {
+func validateTTL(ttl time.Duration) error {
 	if ttl < time.Millisecond {
 		return ErrInvalidTTL
 	}

@@ -1,11 +1,15 @@
 package lock
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/seatlock/seatlock/internal/lock/backend"
+)
 
 // mergedSubscription wakes on a release of any of several keys.
 type mergedSubscription struct {
-	waker      *Waker
-	subs       []Subscription
+	waker      *backend.Waker
+	subs       []backend.Subscription
 	done       chan struct{}
 	forwarders sync.WaitGroup
 	once       sync.Once

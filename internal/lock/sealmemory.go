@@ -4,6 +4,7 @@ import (
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/seatlock/seatlock/internal/lock/backend"
 )
 
 // SealMemory is how long a Client with Config.RememberSeals answers
@@ -62,6 +63,6 @@ func (m *sealMemory) forget(key string) { m.until.Remove(key) }
 // canSeal reports whether the Client's backend seals (a backend that
 // cannot releases instead, and there is nothing to remember).
 func (c *Client) canSeal() bool {
-	_, ok := c.backend.(Sealer)
+	_, ok := c.backend.(backend.Sealer)
 	return ok
 }

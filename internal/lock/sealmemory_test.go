@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/backend"
 	"github.com/seatlock/seatlock/internal/lock/memlock"
 )
 
@@ -18,7 +19,7 @@ type countingStore struct {
 	tries atomic.Int64
 }
 
-func (s *countingStore) TryAcquire(ctx context.Context, key, token string, ttl time.Duration) (lock.Grant, error) {
+func (s *countingStore) TryAcquire(ctx context.Context, key, token string, ttl time.Duration) (backend.Grant, error) {
 	s.tries.Add(1)
 	return s.Backend.TryAcquire(ctx, key, token, ttl)
 }
@@ -29,7 +30,7 @@ func sealKey(t *testing.T, c *lock.Client, key string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Seal(context.Background(), time.Hour); err != nil {
+	if err := l.(lock.Sealer).Seal(context.Background(), time.Hour); err != nil {
 		t.Fatal(err)
 	}
 }

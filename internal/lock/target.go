@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/seatlock/seatlock/internal/lock/backend"
 )
 
 // ErrNoKeys reports an AcquireAll call without keys.
@@ -18,19 +20,19 @@ var ErrNoKeys = errors.New("lock: no keys")
 type target struct {
 	key     string   // the key, or the first of keys
 	keys    []string // AcquireAll's keys, sorted and unique; nil for one key
-	backend Backend
-	multi   MultiBackend // set for AcquireAll
+	backend backend.Backend
+	multi   backend.MultiBackend // set for AcquireAll
 }
 
-func singleTarget(b Backend, key string) target { return target{key: key, backend: b} }
+func singleTarget(b backend.Backend, key string) target { return target{key: key, backend: b} }
 
 // multiTarget sorts and deduplicates keys: a fixed order is what keeps two
 // overlapping sets from deadlocking in stores that lock row by row.
-func multiTarget(b Backend, keys []string) (target, error) {
+func multiTarget(b backend.Backend, keys []string) (target, error) {
 	if len(keys) == 0 {
 		return target{}, ErrNoKeys
 	}
-	multi, ok := b.(MultiBackend)
+	multi, ok := b.(backend.MultiBackend)
 	if !ok {
 		return target{}, fmt.Errorf("lock: %T cannot take several keys at once: %w", b, errors.ErrUnsupported)
 	}
@@ -70,10 +72,10 @@ type attempt struct {
 func (t target) tryAcquire(ctx context.Context, token string, ttl time.Duration, unseal bool) (attempt, error) {
 	if t.multi == nil {
 		var (
-			g   Grant
+			g   backend.Grant
 			err error
 		)
-		sealer, canSeal := t.backend.(Sealer)
+		sealer, canSeal := t.backend.(backend.Sealer)
 		if unseal && canSeal {
 			g, err = sealer.TryAcquireSealed(ctx, t.key, token, ttl)
 		} else {
@@ -101,10 +103,14 @@ func (t target) tryAcquire(ctx context.Context, token string, ttl time.Duration,
 		// Not acquired, yet nobody named: report every key as held
 		// with an unknown TTL rather than an empty answer.
 		for _, k := range t.keys {
-			g.Held = append(g.Held, KeyHeld{Key: k})
+			g.Held = append(g.Held, backend.KeyHeld{Key: k})
 		}
 	}
-	return attempt{held: g.Held}, nil
+	held := make([]KeyHeld, len(g.Held))
+	for i, h := range g.Held {
+		held[i] = KeyHeld(h)
+	}
+	return attempt{held: held}, nil
 }
 
 func (t target) extend(ctx context.Context, token string, ttl time.Duration) (bool, error) {
@@ -127,7 +133,7 @@ func (t target) release(ctx context.Context, token string) (all bool, err error)
 // seal seals the key token holds; a backend that cannot seal, and a set of
 // keys, are released instead (a seal only ever saves work).
 func (t target) seal(ctx context.Context, token string, ttl time.Duration) (bool, error) {
-	if sealer, ok := t.backend.(Sealer); ok && t.multi == nil {
+	if sealer, ok := t.backend.(backend.Sealer); ok && t.multi == nil {
 		return sealer.Seal(ctx, t.key, token, ttl)
 	}
 	return t.release(ctx, token)
@@ -137,7 +143,7 @@ func (t target) holds(ctx context.Context, token string) (time.Duration, bool, e
 	if t.multi != nil {
 		return t.multi.HoldsAll(ctx, t.keys, token)
 	}
-	inspector, ok := t.backend.(Inspector)
+	inspector, ok := t.backend.(backend.Inspector)
 	if !ok {
 		return 0, false, fmt.Errorf("lock: %T cannot report a holder's TTL: %w", t.backend, errors.ErrUnsupported)
 	}
@@ -146,11 +152,11 @@ func (t target) holds(ctx context.Context, token string) (time.Duration, bool, e
 
 // subscribe subscribes to the releases of every key, merged into one
 // Subscription.
-func (t target) subscribe(ctx context.Context) (Subscription, error) {
+func (t target) subscribe(ctx context.Context) (backend.Subscription, error) {
 	if len(t.keys) <= 1 {
 		return t.backend.Subscribe(ctx, t.key)
 	}
-	merged := &mergedSubscription{waker: NewWaker(nil), done: make(chan struct{})}
+	merged := &mergedSubscription{waker: backend.NewWaker(nil), done: make(chan struct{})}
 	for _, k := range t.keys {
 		sub, err := t.backend.Subscribe(ctx, k)
 		if err != nil {

@@ -6,19 +6,11 @@ import (
 	"unsafe"
 )
 
-// tokenLen is the length of a token: 16 random bytes, hex encoded.
+// tokenLen is the length of an owner token: 16 random bytes from
+// crypto/rand, hex encoded. Tokens identify a holder; knowing another
+// holder's token is the only way to release its lock, so they must be
+// unguessable.
 const tokenLen = 32
-
-// NewToken returns a random owner token: 128 bits from crypto/rand, hex
-// encoded. Tokens identify a holder; knowing another holder's token is the
-// only way to release its lock, so they must be unguessable.
-func NewToken() string {
-	var b [16]byte
-	// crypto/rand.Read never returns an error on supported platforms (it
-	// panics instead since Go 1.24), so there is nothing to handle here.
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
 
 // mintToken writes a new token into buf and returns it as a string that
 // shares buf's memory: a lease keeps its token in its own allocation. buf

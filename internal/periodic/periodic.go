@@ -118,7 +118,7 @@ func (j Job) validate() error {
 		problem = "nil Run"
 	case j.Every <= 0:
 		problem = "Every must be positive"
-	case lock.ValidateTTL(j.LockAtMostFor) != nil:
+	case j.LockAtMostFor < time.Millisecond:
 		problem = "LockAtMostFor must be at least 1ms"
 	case j.LockAtLeastFor < 0:
 		problem = "LockAtLeastFor must not be negative"

@@ -138,8 +138,8 @@ func lockError(err error) error {
 // booking's outcome is already decided, and the lock expires by itself.
 func (s *Service) giveUp(ctx context.Context, lease lock.Lease, booked bool) {
 	var err error
-	if booked && s.sealBooked {
-		err = lease.Seal(ctx, s.sealTTL)
+	if sealer, ok := lease.(lock.Sealer); ok && booked && s.sealBooked {
+		err = sealer.Seal(ctx, s.sealTTL)
 	} else {
 		err = lease.Release(ctx)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/backend"
 )
 
 // A lease lives as long as the lock, not as long as the context that
@@ -112,14 +113,14 @@ func testWaitCutByContextIsHeld(t *testing.T, h Harness) {
 // lostReply runs TryAcquire in the store, then reports a failure: the reply
 // was lost after the store had acted on it.
 type lostReply struct {
-	lock.Backend
+	backend.Backend
 	lose atomic.Bool
 }
 
-func (b *lostReply) TryAcquire(ctx context.Context, key, token string, ttl time.Duration) (lock.Grant, error) {
+func (b *lostReply) TryAcquire(ctx context.Context, key, token string, ttl time.Duration) (backend.Grant, error) {
 	g, err := b.Backend.TryAcquire(ctx, key, token, ttl)
 	if err == nil && b.lose.Load() {
-		return lock.Grant{}, lock.ErrUnavailable
+		return backend.Grant{}, lock.ErrUnavailable
 	}
 	return g, err
 }
@@ -149,7 +150,7 @@ func testAmbiguousAcquireIsReleased(t *testing.T, h Harness) {
 // the same fence: a retried request whose first reply was lost gets its own
 // lock back instead of being refused by it.
 func testAcquireIdempotentPerToken(t *testing.T, h Harness) {
-	ctx, key, token := context.Background(), newKey(), lock.NewToken()
+	ctx, key, token := context.Background(), newKey(), backend.NewToken()
 	first, err := h.Backend.TryAcquire(ctx, key, token, 5*time.Second)
 	if err != nil || !first.Acquired {
 		t.Fatalf("first TryAcquire = %+v, %v", first, err)
@@ -158,7 +159,7 @@ func testAcquireIdempotentPerToken(t *testing.T, h Harness) {
 	if err != nil || !again.Acquired || again.Fence != first.Fence {
 		t.Fatalf("TryAcquire again with the holder's token = %+v, %v; want acquired with fence %d", again, err, first.Fence)
 	}
-	other, err := h.Backend.TryAcquire(ctx, key, lock.NewToken(), 5*time.Second)
+	other, err := h.Backend.TryAcquire(ctx, key, backend.NewToken(), 5*time.Second)
 	if err != nil || other.Acquired {
 		t.Fatalf("TryAcquire with another token = %+v, %v; want held", other, err)
 	}

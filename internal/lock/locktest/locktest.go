@@ -1,4 +1,4 @@
-// Package locktest is the contract every lock.Backend must satisfy, run
+// Package locktest is the contract every backend.Backend must satisfy, run
 // through lock.Client as users see it. Each adapter's tests call Run with a
 // factory for a fresh backend.
 package locktest
@@ -12,11 +12,12 @@ import (
 	"time"
 
 	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/backend"
 )
 
 // Harness is one backend under test plus the faults only the test may cause.
 type Harness struct {
-	Backend lock.Backend
+	Backend backend.Backend
 	// Delete removes key whoever holds it (an operator's DEL).
 	Delete func(key string)
 	// Wipe makes the store forget key's lock and fence counter, as
@@ -78,13 +79,13 @@ const watchdogTTL = time.Second
 
 // client is a Client of b, closed when the test ends so that no background
 // release outlives it.
-func client(t *testing.T, b lock.Backend) *lock.Client {
+func client(t *testing.T, b backend.Backend) *lock.Client {
 	c := lock.New(b, lock.Config{WatchdogTTL: watchdogTTL, MaxWait: 10 * time.Second})
 	t.Cleanup(c.Close)
 	return c
 }
 
-func newKey() string { return "lock:{contract:" + lock.NewToken()[:12] + "}:k" }
+func newKey() string { return "lock:{contract:" + backend.NewToken()[:12] + "}:k" }
 
 func mustAcquire(t *testing.T, c *lock.Client, key string, opts lock.Options) lock.Lease {
 	t.Helper()
@@ -244,11 +245,11 @@ func testReleaseAfterCancel(t *testing.T, h Harness) {
 
 // countingBackend counts TryAcquire calls, to tell waking from polling.
 type countingBackend struct {
-	lock.Backend
+	backend.Backend
 	tries atomic.Int64
 }
 
-func (b *countingBackend) TryAcquire(ctx context.Context, key, token string, ttl time.Duration) (lock.Grant, error) {
+func (b *countingBackend) TryAcquire(ctx context.Context, key, token string, ttl time.Duration) (backend.Grant, error) {
 	b.tries.Add(1)
 	return b.Backend.TryAcquire(ctx, key, token, ttl)
 }

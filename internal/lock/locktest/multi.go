@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/backend"
 )
 
 // multiKeys are keys of one hash tag, so that a Redis Cluster keeps them in
 // one slot, as a schedule's seats are.
 func multiKeys(n int) []string {
-	tag := lock.NewToken()[:12]
+	tag := backend.NewToken()[:12]
 	keys := make([]string, n)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("lock:{contract:%s}:seat:%d", tag, i+1)

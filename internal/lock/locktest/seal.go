@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/backend"
 )
 
 // sealTTL outlives every seal test.
 const sealTTL = time.Minute
 
 func canSeal(h Harness) bool {
-	_, ok := h.Backend.(lock.Sealer)
+	_, ok := h.Backend.(backend.Sealer)
 	return ok
 }
 
@@ -30,13 +31,13 @@ func expectSealed(t *testing.T, err error) {
 func testSealRefusesAtOnce(t *testing.T, h Harness) {
 	c, key := client(t, h.Backend), newKey()
 	l := mustAcquire(t, c, key, lock.Options{TTL: 5 * time.Second})
-	if err := l.Seal(context.Background(), sealTTL); err != nil {
+	if err := sealOf(t, l).Seal(context.Background(), sealTTL); err != nil {
 		t.Fatalf("Seal: %v", err)
 	}
 	if cause := context.Cause(l.Context()); cause != lock.ErrReleased {
 		t.Errorf("lease context cause after Seal = %v, want ErrReleased", cause)
 	}
-	if err := l.Seal(context.Background(), sealTTL); !errors.Is(err, lock.ErrNotHeld) {
+	if err := sealOf(t, l).Seal(context.Background(), sealTTL); !errors.Is(err, lock.ErrNotHeld) {
 		t.Errorf("second Seal: %v, want ErrNotHeld", err)
 	}
 	start := time.Now()
@@ -67,7 +68,7 @@ func testSealWakesWaiters(t *testing.T, h Harness) {
 		answer <- err
 	}()
 	time.Sleep(200 * time.Millisecond) // let the waiter subscribe
-	if err := l.Seal(context.Background(), sealTTL); err != nil {
+	if err := sealOf(t, l).Seal(context.Background(), sealTTL); err != nil {
 		t.Fatalf("Seal: %v", err)
 	}
 	select {
@@ -95,7 +96,7 @@ func testUnseal(t *testing.T, h Harness) {
 		return
 	}
 	sealer := mustAcquire(t, c, key, lock.Options{TTL: 5 * time.Second})
-	if err := sealer.Seal(context.Background(), sealTTL); err != nil {
+	if err := sealOf(t, sealer).Seal(context.Background(), sealTTL); err != nil {
 		t.Fatalf("Seal: %v", err)
 	}
 	start := time.Now()
@@ -124,7 +125,7 @@ func testSealByOwnerOnly(t *testing.T, h Harness) {
 	stale := mustAcquire(t, c, key, lock.Options{TTL: 5 * time.Second})
 	h.Delete(key)
 	newer := mustAcquire(t, c, key, lock.Options{TTL: 5 * time.Second})
-	if err := stale.Seal(context.Background(), sealTTL); !errors.Is(err, lock.ErrNotHeld) {
+	if err := sealOf(t, stale).Seal(context.Background(), sealTTL); !errors.Is(err, lock.ErrNotHeld) {
 		t.Fatalf("Seal by a lease whose key was taken: %v, want ErrNotHeld", err)
 	}
 	if err := newer.Release(context.Background()); err != nil {
@@ -138,7 +139,7 @@ func testSealByOwnerOnly(t *testing.T, h Harness) {
 func testSealExpires(t *testing.T, h Harness) {
 	c, key := client(t, h.Backend), newKey()
 	l := mustAcquire(t, c, key, lock.Options{TTL: 5 * time.Second})
-	if err := l.Seal(context.Background(), 100*time.Millisecond); err != nil {
+	if err := sealOf(t, l).Seal(context.Background(), 100*time.Millisecond); err != nil {
 		t.Fatalf("Seal: %v", err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -156,4 +157,15 @@ func testSealExpires(t *testing.T, h Harness) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// sealOf is l's Sealer: every lease of a Client can seal (a backend that
+// cannot seal releases instead).
+func sealOf(t *testing.T, l lock.Lease) lock.Sealer {
+	t.Helper()
+	s, ok := l.(lock.Sealer)
+	if !ok {
+		t.Fatalf("%T does not implement lock.Sealer", l)
+	}
+	return s
 }

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/backend"
 )
 
 // WakeUpLatency measures, over trials, how long a waiter takes to hold the
 // lock after its holder released it, and fails if any trial looks like a
 // wake-up by TTL re-check rather than by the release. It logs the median,
 // p90 and maximum: run with -v to read them.
-func WakeUpLatency(t *testing.T, b lock.Backend, trials int) (median time.Duration) {
+func WakeUpLatency(t *testing.T, b backend.Backend, trials int) (median time.Duration) {
 	t.Helper()
 	c := client(t, b)
 	ctx := context.Background()

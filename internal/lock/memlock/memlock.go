@@ -1,4 +1,4 @@
-// Package memlock is an in-process lock.Backend: for unit tests and for
+// Package memlock is an in-process backend.Backend: for unit tests and for
 // running the service's logic without a store. It gives the same guarantees
 // as the other adapters within one process, and none across processes.
 package memlock
@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/backend"
 )
 
 // Backend keeps locks in memory. The zero value is not usable; call New.
@@ -17,7 +17,7 @@ type Backend struct {
 	now     func() time.Time
 	locks   map[string]entry
 	fences  map[string]int64
-	waiters lock.Waiters
+	waiters backend.Waiters
 }
 
 type entry struct {
@@ -28,10 +28,10 @@ type entry struct {
 }
 
 var (
-	_ lock.Backend      = (*Backend)(nil)
-	_ lock.Inspector    = (*Backend)(nil)
-	_ lock.MultiBackend = (*Backend)(nil)
-	_ lock.Sealer       = (*Backend)(nil)
+	_ backend.Backend      = (*Backend)(nil)
+	_ backend.Inspector    = (*Backend)(nil)
+	_ backend.MultiBackend = (*Backend)(nil)
+	_ backend.Sealer       = (*Backend)(nil)
 )
 
 // New returns an empty Backend.
@@ -77,22 +77,22 @@ func (b *Backend) take(key, token string, ttl time.Duration) int64 {
 	return b.fences[key]
 }
 
-// TryAcquire implements lock.Backend. Re-running it with the token that
+// TryAcquire implements backend.Backend. Re-running it with the token that
 // holds key succeeds with the same fence.
-func (b *Backend) TryAcquire(_ context.Context, key, token string, ttl time.Duration) (lock.Grant, error) {
+func (b *Backend) TryAcquire(_ context.Context, key, token string, ttl time.Duration) (backend.Grant, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if e, held := b.holder(key); held && e.sealed {
-		return lock.Grant{Sealed: true}, nil
+		return backend.Grant{Sealed: true}, nil
 	}
 	if remaining, held := b.foreign(key, token); held {
-		return lock.Grant{Remaining: remaining}, nil
+		return backend.Grant{Remaining: remaining}, nil
 	}
-	return lock.Grant{Acquired: true, Fence: b.take(key, token, ttl)}, nil
+	return backend.Grant{Acquired: true, Fence: b.take(key, token, ttl)}, nil
 }
 
-// TryAcquireSealed implements lock.Sealer.
-func (b *Backend) TryAcquireSealed(_ context.Context, key, token string, ttl time.Duration) (lock.Grant, error) {
+// TryAcquireSealed implements backend.Sealer.
+func (b *Backend) TryAcquireSealed(_ context.Context, key, token string, ttl time.Duration) (backend.Grant, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	e, held := b.holder(key)
@@ -101,12 +101,12 @@ func (b *Backend) TryAcquireSealed(_ context.Context, key, token string, ttl tim
 		delete(b.locks, key)
 	}
 	if remaining, held := b.foreign(key, token); held {
-		return lock.Grant{Remaining: remaining}, nil
+		return backend.Grant{Remaining: remaining}, nil
 	}
-	return lock.Grant{Acquired: true, Fence: b.take(key, token, ttl), Sealed: lifted}, nil
+	return backend.Grant{Acquired: true, Fence: b.take(key, token, ttl), Sealed: lifted}, nil
 }
 
-// Seal implements lock.Sealer.
+// Seal implements backend.Sealer.
 func (b *Backend) Seal(_ context.Context, key, token string, ttl time.Duration) (bool, error) {
 	b.mu.Lock()
 	_, ok := b.owned(key, token)
@@ -120,24 +120,24 @@ func (b *Backend) Seal(_ context.Context, key, token string, ttl time.Duration) 
 	return ok, nil
 }
 
-// TryAcquireAll implements lock.MultiBackend.
-func (b *Backend) TryAcquireAll(_ context.Context, keys []string, token string, ttl time.Duration) (lock.MultiGrant, error) {
+// TryAcquireAll implements backend.MultiBackend.
+func (b *Backend) TryAcquireAll(_ context.Context, keys []string, token string, ttl time.Duration) (backend.MultiGrant, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var held []lock.KeyHeld
+	var held []backend.KeyHeld
 	for _, k := range keys {
 		if remaining, ok := b.foreign(k, token); ok {
-			held = append(held, lock.KeyHeld{Key: k, Remaining: remaining})
+			held = append(held, backend.KeyHeld{Key: k, Remaining: remaining})
 		}
 	}
 	if held != nil {
-		return lock.MultiGrant{Held: held}, nil
+		return backend.MultiGrant{Held: held}, nil
 	}
 	fences := make([]int64, len(keys))
 	for i, k := range keys {
 		fences[i] = b.take(k, token, ttl)
 	}
-	return lock.MultiGrant{Acquired: true, Fences: fences}, nil
+	return backend.MultiGrant{Acquired: true, Fences: fences}, nil
 }
 
 // owned reports whether token holds key; callers hold mu.
@@ -146,7 +146,7 @@ func (b *Backend) owned(key, token string) (entry, bool) {
 	return e, held && !e.sealed && e.token == token
 }
 
-// Extend implements lock.Backend.
+// Extend implements backend.Backend.
 func (b *Backend) Extend(_ context.Context, key, token string, ttl time.Duration) (bool, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -158,7 +158,7 @@ func (b *Backend) Extend(_ context.Context, key, token string, ttl time.Duration
 	return ok, nil
 }
 
-// ExtendAll implements lock.MultiBackend.
+// ExtendAll implements backend.MultiBackend.
 func (b *Backend) ExtendAll(ctx context.Context, keys []string, token string, ttl time.Duration) (bool, error) {
 	all := true
 	for _, k := range keys {
@@ -168,7 +168,7 @@ func (b *Backend) ExtendAll(ctx context.Context, keys []string, token string, tt
 	return all, nil
 }
 
-// Release implements lock.Backend.
+// Release implements backend.Backend.
 func (b *Backend) Release(_ context.Context, key, token string) (bool, error) {
 	b.mu.Lock()
 	_, ok := b.owned(key, token)
@@ -182,7 +182,7 @@ func (b *Backend) Release(_ context.Context, key, token string) (bool, error) {
 	return ok, nil
 }
 
-// ReleaseAll implements lock.MultiBackend.
+// ReleaseAll implements backend.MultiBackend.
 func (b *Backend) ReleaseAll(ctx context.Context, keys []string, token string) (int, error) {
 	n := 0
 	for _, k := range keys {
@@ -193,7 +193,7 @@ func (b *Backend) ReleaseAll(ctx context.Context, keys []string, token string) (
 	return n, nil
 }
 
-// Holds implements lock.Inspector.
+// Holds implements backend.Inspector.
 func (b *Backend) Holds(_ context.Context, key, token string) (time.Duration, bool, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -204,7 +204,7 @@ func (b *Backend) Holds(_ context.Context, key, token string) (time.Duration, bo
 	return e.expires.Sub(b.now()), true, nil
 }
 
-// HoldsAll implements lock.MultiBackend.
+// HoldsAll implements backend.MultiBackend.
 func (b *Backend) HoldsAll(ctx context.Context, keys []string, token string) (time.Duration, bool, error) {
 	var shortest time.Duration
 	for i, k := range keys {
@@ -219,8 +219,8 @@ func (b *Backend) HoldsAll(ctx context.Context, keys []string, token string) (ti
 	return shortest, true, nil
 }
 
-// Subscribe implements lock.Backend.
-func (b *Backend) Subscribe(_ context.Context, key string) (lock.Subscription, error) {
+// Subscribe implements backend.Backend.
+func (b *Backend) Subscribe(_ context.Context, key string) (backend.Subscription, error) {
 	w, _ := b.waiters.Add(key)
 	return w, nil
 }

@@ -8,8 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/backend"
 )
 
 // Timings of the listener.
@@ -42,7 +41,7 @@ type listener struct {
 	healthInterval time.Duration
 
 	mu     sync.Mutex
-	subs   lock.Waiters
+	subs   backend.Waiters
 	state  *attempt // the current connection attempt; nil until started
 	closed bool
 	stop   context.CancelFunc
@@ -64,11 +63,11 @@ func newListener(config *pgx.ConnConfig) *listener {
 
 // subscribe registers a subscription to key and returns once the listening
 // connection has confirmed its LISTEN.
-func (l *listener) subscribe(ctx context.Context, key string) (*lock.Waker, error) {
+func (l *listener) subscribe(ctx context.Context, key string) (*backend.Waker, error) {
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
-		return nil, fmt.Errorf("%w: %w", lock.ErrUnavailable, errClosed)
+		return nil, fmt.Errorf("%w: %w", backend.ErrUnavailable, errClosed)
 	}
 	if l.state == nil {
 		var runCtx context.Context
@@ -98,7 +97,7 @@ func (l *listener) subscribe(ctx context.Context, key string) (*lock.Waker, erro
 // run owns the listening connection until ctx ends.
 func (l *listener) run(ctx context.Context) {
 	defer close(l.done)
-	defer l.resolve(fmt.Errorf("%w: %w", lock.ErrUnavailable, errClosed))
+	defer l.resolve(fmt.Errorf("%w: %w", backend.ErrUnavailable, errClosed))
 	backoff := minBackoff
 	lost := false // a connection that listened has failed since the last wake-up
 	for {

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/backend"
 	"github.com/seatlock/seatlock/internal/testenv"
 )
 
@@ -33,9 +33,9 @@ func TestMultiKeyStatementsLockRowsInKeyOrderUnderALinguisticCollation(t *testin
 	if !sort.StringsAreSorted(keys) {
 		t.Fatal("keys must be in lock.Client's order")
 	}
-	backend := newBackend(t, pool)
-	holder, acquirer := lock.NewToken(), lock.NewToken()
-	if g, err := backend.TryAcquireAll(ctx, keys, holder, time.Minute); err != nil || !g.Acquired {
+	store := newBackend(t, pool)
+	holder, acquirer := backend.NewToken(), backend.NewToken()
+	if g, err := store.TryAcquireAll(ctx, keys, holder, time.Minute); err != nil || !g.Acquired {
 		t.Fatalf("TryAcquireAll = %+v, %v", g, err)
 	}
 
@@ -47,7 +47,7 @@ func TestMultiKeyStatementsLockRowsInKeyOrderUnderALinguisticCollation(t *testin
 	tx := holdRowLock(t, blocker, "M")
 	acquired := make(chan error, 1)
 	go func() {
-		_, err := backend.TryAcquireAll(ctx, keys, acquirer, time.Minute)
+		_, err := store.TryAcquireAll(ctx, keys, acquirer, time.Minute)
 		acquired <- err
 	}()
 	monitor := dedicatedConn(t, pool)
@@ -58,7 +58,7 @@ func TestMultiKeyStatementsLockRowsInKeyOrderUnderALinguisticCollation(t *testin
 	}
 	released := make(chan releaseResult, 1)
 	go func() {
-		n, err := backend.ReleaseAll(ctx, keys, holder)
+		n, err := store.ReleaseAll(ctx, keys, holder)
 		released <- releaseResult{n, err}
 	}()
 	waitForLockWaits(t, monitor, 2, nil)
@@ -72,7 +72,7 @@ func TestMultiKeyStatementsLockRowsInKeyOrderUnderALinguisticCollation(t *testin
 	if r := <-released; r.err != nil || r.n != len(keys) {
 		t.Errorf("ReleaseAll racing an acquire = %d, %v; want %d, <nil>", r.n, r.err, len(keys))
 	}
-	if _, held, err := backend.HoldsAll(ctx, keys[:1], holder); err != nil || held {
+	if _, held, err := store.HoldsAll(ctx, keys[:1], holder); err != nil || held {
 		t.Errorf("holder still holds %s after ReleaseAll: %v", keys[0], err)
 	}
 }
@@ -92,7 +92,7 @@ func TestPruneNeverDeadlocksWithAMultiKeyAcquire(t *testing.T) {
 		('m', '-infinity', clock_timestamp() - interval '2 days', NULL, 1)`); err != nil {
 		t.Fatal(err)
 	}
-	backend := newBackend(t, pool)
+	store := newBackend(t, pool)
 	keys := []string{"a", "m", "z"}
 
 	// The acquire takes a and waits for m. A DELETE in physical order
@@ -101,12 +101,12 @@ func TestPruneNeverDeadlocksWithAMultiKeyAcquire(t *testing.T) {
 	blocker := dedicatedConn(t, pool)
 	tx := holdRowLock(t, blocker, "m")
 	type acquireResult struct {
-		grant lock.MultiGrant
+		grant backend.MultiGrant
 		err   error
 	}
 	acquired := make(chan acquireResult, 1)
 	go func() {
-		g, err := backend.TryAcquireAll(ctx, keys, lock.NewToken(), time.Minute)
+		g, err := store.TryAcquireAll(ctx, keys, backend.NewToken(), time.Minute)
 		acquired <- acquireResult{g, err}
 	}()
 	monitor := dedicatedConn(t, pool)
@@ -117,7 +117,7 @@ func TestPruneNeverDeadlocksWithAMultiKeyAcquire(t *testing.T) {
 	}
 	pruned := make(chan pruneResult, 1)
 	go func() {
-		n, err := backend.Prune(ctx, 24*time.Hour)
+		n, err := store.Prune(ctx, 24*time.Hour)
 		pruned <- pruneResult{n, err}
 	}()
 	// Prune either returns at once (it skipped the rows being changed)

@@ -6,13 +6,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/backend"
 )
 
 var (
-	_ lock.Inspector    = (*Backend)(nil)
-	_ lock.MultiBackend = (*Backend)(nil)
+	_ backend.Inspector    = (*Backend)(nil)
+	_ backend.MultiBackend = (*Backend)(nil)
 )
 
 // takeAllSQL is takeRows on its own: in TryAcquireAll's transaction, the
@@ -77,12 +76,12 @@ released AS (
 )
 SELECT pg_notify('` + ReleaseChannel + `', name) FROM released`
 
-// Holds implements lock.Inspector in one statement.
+// Holds implements backend.Inspector in one statement.
 func (b *Backend) Holds(ctx context.Context, key, token string) (time.Duration, bool, error) {
 	return b.HoldsAll(ctx, []string{key}, token)
 }
 
-// HoldsAll implements lock.MultiBackend in one statement.
+// HoldsAll implements backend.MultiBackend in one statement.
 func (b *Backend) HoldsAll(ctx context.Context, keys []string, token string) (time.Duration, bool, error) {
 	var n, remaining int64
 	if err := b.pool.QueryRow(ctx, holdsSQL, keys, token).Scan(&n, &remaining); err != nil {
@@ -94,29 +93,29 @@ func (b *Backend) HoldsAll(ctx context.Context, keys []string, token string) (ti
 	return micros(remaining), true, nil
 }
 
-// TryAcquireAll implements lock.MultiBackend in one transaction: it takes
+// TryAcquireAll implements backend.MultiBackend in one transaction: it takes
 // every free key (and renews those token already holds) in key order, and
 // commits only if that was all of them. Otherwise it rolls back, taking
 // none, and reports the keys held by others. Keys come sorted (lock.Client
 // sorts them), so concurrent overlapping sets lock their rows in the same
 // order and never deadlock.
-func (b *Backend) TryAcquireAll(ctx context.Context, keys []string, token string, ttl time.Duration) (lock.MultiGrant, error) {
+func (b *Backend) TryAcquireAll(ctx context.Context, keys []string, token string, ttl time.Duration) (backend.MultiGrant, error) {
 	for attempt := 0; ; attempt++ {
 		fences, err := b.takeAll(ctx, keys, token, ttl)
 		if err != nil {
-			return lock.MultiGrant{}, classify("acquire", err)
+			return backend.MultiGrant{}, classify("acquire", err)
 		}
 		if fences != nil {
-			return lock.MultiGrant{Acquired: true, Fences: fences}, nil
+			return backend.MultiGrant{Acquired: true, Fences: fences}, nil
 		}
 		held, err := b.heldByOthers(ctx, keys, token)
 		if err != nil {
-			return lock.MultiGrant{}, classify("acquire", err)
+			return backend.MultiGrant{}, classify("acquire", err)
 		}
 		// Nobody holds them any more: the holders released between the
 		// two statements. Try once more, then let the caller look again.
 		if len(held) > 0 || attempt > 0 {
-			return lock.MultiGrant{Held: held}, nil
+			return backend.MultiGrant{Held: held}, nil
 		}
 	}
 }
@@ -157,22 +156,22 @@ func (b *Backend) takeAll(ctx context.Context, keys []string, token string, ttl 
 // errPartial rolls back a transaction that could not take every key.
 var errPartial = errors.New("pglock: some keys are held")
 
-func (b *Backend) heldByOthers(ctx context.Context, keys []string, token string) ([]lock.KeyHeld, error) {
+func (b *Backend) heldByOthers(ctx context.Context, keys []string, token string) ([]backend.KeyHeld, error) {
 	rows, err := b.pool.Query(ctx, heldByOthersSQL, keys, token)
 	if err != nil {
 		return nil, err
 	}
-	var held []lock.KeyHeld
+	var held []backend.KeyHeld
 	var name string
 	var remaining int64
 	_, err = pgx.ForEachRow(rows, []any{&name, &remaining}, func() error {
-		held = append(held, lock.KeyHeld{Key: name, Remaining: micros(max(remaining, 0))})
+		held = append(held, backend.KeyHeld{Key: name, Remaining: micros(max(remaining, 0))})
 		return nil
 	})
 	return held, err
 }
 
-// ExtendAll implements lock.MultiBackend in one statement.
+// ExtendAll implements backend.MultiBackend in one statement.
 func (b *Backend) ExtendAll(ctx context.Context, keys []string, token string, ttl time.Duration) (bool, error) {
 	tag, err := b.pool.Exec(ctx, extendAllSQL, keys, token, ttl.Microseconds())
 	if err != nil {
@@ -181,7 +180,7 @@ func (b *Backend) ExtendAll(ctx context.Context, keys []string, token string, tt
 	return tag.RowsAffected() == int64(len(keys)), nil
 }
 
-// ReleaseAll implements lock.MultiBackend in one statement, notifying
+// ReleaseAll implements backend.MultiBackend in one statement, notifying
 // ReleaseChannel once for each key it released.
 func (b *Backend) ReleaseAll(ctx context.Context, keys []string, token string) (int, error) {
 	tag, err := b.pool.Exec(ctx, releaseAllSQL, keys, token)

@@ -1,4 +1,4 @@
-// Package pglock is the PostgreSQL adapter of the lock port: a lock.Backend
+// Package pglock is the PostgreSQL adapter of the lock port: a backend.Backend
 // on the table "locks" (migrations/0003_locks.up.sql), in the style of
 // ShedLock's JDBC provider.
 //
@@ -40,8 +40,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/backend"
 )
 
 // ReleaseChannel is the NOTIFY channel on which Release announces the name of
@@ -123,14 +122,14 @@ WITH released AS (
 )
 SELECT pg_notify('` + ReleaseChannel + `', name) FROM released`
 
-// Backend implements lock.Backend on PostgreSQL. It is safe for concurrent
+// Backend implements backend.Backend on PostgreSQL. It is safe for concurrent
 // use. Close it to end its LISTEN connection.
 type Backend struct {
 	pool     *pgxpool.Pool
 	listener *listener
 }
 
-var _ lock.Backend = (*Backend)(nil)
+var _ backend.Backend = (*Backend)(nil)
 
 // New returns a Backend that keeps locks in pool's database, which must have
 // the migrations applied (postgres.Migrate). Lock statements run on pool's
@@ -151,25 +150,25 @@ func (b *Backend) Close() error {
 	return nil
 }
 
-// TryAcquire implements lock.Backend. When the lock is free, expired or
+// TryAcquire implements backend.Backend. When the lock is free, expired or
 // released it is taken in one statement (one round trip once pgx has prepared
 // it on the connection), with a fence strictly greater than every earlier
 // fence of key. When it is held, Grant.Remaining is the holder's remaining
 // TTL by the database clock, or zero when the row has no end (lock_until set
 // to 'infinity' by hand); that costs a second query only when the holder's
 // row changed while the statement ran.
-func (b *Backend) TryAcquire(ctx context.Context, key, token string, ttl time.Duration) (lock.Grant, error) {
+func (b *Backend) TryAcquire(ctx context.Context, key, token string, ttl time.Duration) (backend.Grant, error) {
 	for attempt := 0; ; attempt++ {
 		var acquired bool
 		var value int64
 		err := b.pool.QueryRow(ctx, acquireSQL, []string{key}, token, ttl.Microseconds()).Scan(&acquired, &value)
 		switch {
 		case err == nil && acquired:
-			return lock.Grant{Acquired: true, Fence: value}, nil
+			return backend.Grant{Acquired: true, Fence: value}, nil
 		case err == nil && value >= 0:
-			return lock.Grant{Remaining: micros(value)}, nil
+			return backend.Grant{Remaining: micros(value)}, nil
 		case err != nil && !errors.Is(err, pgx.ErrNoRows):
-			return lock.Grant{}, classify("acquire", err)
+			return backend.Grant{}, classify("acquire", err)
 		}
 		// Not taken, yet the statement's snapshot does not show a holder:
 		// the row changed under it. Read it again.
@@ -178,22 +177,22 @@ func (b *Backend) TryAcquire(ctx context.Context, key, token string, ttl time.Du
 		case errors.Is(err, pgx.ErrNoRows):
 			value = -1
 		case err != nil:
-			return lock.Grant{}, classify("acquire", err)
+			return backend.Grant{}, classify("acquire", err)
 		}
 		if value >= 0 {
-			return lock.Grant{Remaining: micros(value)}, nil
+			return backend.Grant{Remaining: micros(value)}, nil
 		}
 		// The holder released between the two statements. Try once more,
 		// then report a holder of unknown TTL rather than spin.
 		if attempt > 0 {
-			return lock.Grant{}, nil
+			return backend.Grant{}, nil
 		}
 	}
 }
 
 func micros(n int64) time.Duration { return time.Duration(n) * time.Microsecond }
 
-// Extend implements lock.Backend: it sets key's lock_until to the database
+// Extend implements backend.Backend: it sets key's lock_until to the database
 // clock plus ttl if token holds key and its lease has not ended. It returns
 // false, changing nothing, when the lease expired, was released, or belongs
 // to someone else.
@@ -205,7 +204,7 @@ func (b *Backend) Extend(ctx context.Context, key, token string, ttl time.Durati
 	return tag.RowsAffected() == 1, nil
 }
 
-// Release implements lock.Backend: if token holds key and its lease has not
+// Release implements backend.Backend: if token holds key and its lease has not
 // ended, it ends the lease (lock_until '-infinity', locked_by NULL), keeping
 // the row and its fence, and notifies ReleaseChannel with key in the same
 // statement, which wakes the subscribers of key in every process when it
@@ -218,7 +217,7 @@ func (b *Backend) Release(ctx context.Context, key, token string) (bool, error) 
 	return tag.RowsAffected() == 1, nil
 }
 
-// Subscribe implements lock.Backend. All subscriptions of a Backend share one
+// Subscribe implements backend.Backend. All subscriptions of a Backend share one
 // connection that LISTENs on ReleaseChannel; it is opened by the first
 // Subscribe and reopened (with backoff) whenever it fails. Subscribe returns
 // once that connection's LISTEN has been confirmed, so a release that commits
@@ -227,8 +226,8 @@ func (b *Backend) Release(ctx context.Context, key, token string) (bool, error) 
 // subscription receives a wake-up once it is listening again.
 //
 // When the connection cannot be opened, Subscribe fails with an error
-// wrapping lock.ErrUnavailable; when ctx ends first, with ctx's error.
-func (b *Backend) Subscribe(ctx context.Context, key string) (lock.Subscription, error) {
+// wrapping backend.ErrUnavailable; when ctx ends first, with ctx's error.
+func (b *Backend) Subscribe(ctx context.Context, key string) (backend.Subscription, error) {
 	s, err := b.listener.subscribe(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("pglock: subscribe: %w", err)

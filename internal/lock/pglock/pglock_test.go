@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/backend"
 	"github.com/seatlock/seatlock/internal/lock/locktest"
 	"github.com/seatlock/seatlock/internal/lock/pglock"
 	"github.com/seatlock/seatlock/internal/postgres"
@@ -261,7 +262,7 @@ func TestExpiredRowIsTakenOverWithAHigherFence(t *testing.T) {
 	if ok, err := b.Extend(ctx, key, "dead-holder", time.Second); ok || err != nil {
 		t.Errorf("Extend of an expired lease = %v, %v; want false", ok, err)
 	}
-	g, err := b.TryAcquire(ctx, key, lock.NewToken(), time.Second)
+	g, err := b.TryAcquire(ctx, key, backend.NewToken(), time.Second)
 	if err != nil || !g.Acquired || g.Fence != future+1 {
 		t.Fatalf("TryAcquire over an expired row = %+v, %v; want acquired with fence %d", g, err, future+1)
 	}
@@ -276,7 +277,7 @@ func TestReleaseRightAfterSubscribeWakes(t *testing.T) {
 	for i := range 10 {
 		b := pglock.New(pool)
 		key := testenv.Name("lock:sub:")
-		token := lock.NewToken()
+		token := backend.NewToken()
 		if g, err := b.TryAcquire(ctx, key, token, 10*time.Second); err != nil || !g.Acquired {
 			t.Fatalf("TryAcquire = %+v, %v", g, err)
 		}
@@ -316,7 +317,7 @@ func TestReleaseWakesOnlyItsKey(t *testing.T) {
 	}
 	defer subB.Close()
 
-	token := lock.NewToken()
+	token := backend.NewToken()
 	if g, err := b.TryAcquire(ctx, keyA, token, 10*time.Second); err != nil || !g.Acquired {
 		t.Fatalf("TryAcquire = %+v, %v", g, err)
 	}
@@ -363,7 +364,7 @@ func TestListenerReconnectsAndWakesSubscribers(t *testing.T) {
 	b := newBackend(t, pool)
 	ctx := testContext(t)
 	key := testenv.Name("lock:reconnect:")
-	token := lock.NewToken()
+	token := backend.NewToken()
 	if g, err := b.TryAcquire(ctx, key, token, 20*time.Second); err != nil || !g.Acquired {
 		t.Fatalf("TryAcquire = %+v, %v", g, err)
 	}
@@ -405,7 +406,7 @@ func TestIdleListenerPingsAndStillDelivers(t *testing.T) {
 	t.Cleanup(func() { _ = b.Close() })
 	ctx := testContext(t)
 	key := testenv.Name("lock:idle:")
-	token := lock.NewToken()
+	token := backend.NewToken()
 	if g, err := b.TryAcquire(ctx, key, token, 20*time.Second); err != nil || !g.Acquired {
 		t.Fatalf("TryAcquire = %+v, %v", g, err)
 	}
@@ -468,7 +469,7 @@ func TestCloseEndsTheListener(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	// The rest of the Backend keeps working on the pool.
-	if g, err := b.TryAcquire(ctx, "lock:after-close", lock.NewToken(), time.Second); err != nil || !g.Acquired {
+	if g, err := b.TryAcquire(ctx, "lock:after-close", backend.NewToken(), time.Second); err != nil || !g.Acquired {
 		t.Errorf("TryAcquire after Close = %+v, %v", g, err)
 	}
 }
@@ -476,15 +477,15 @@ func TestCloseEndsTheListener(t *testing.T) {
 // backendCalls exercises every method that reaches PostgreSQL.
 var backendCalls = map[string]func(context.Context, *pglock.Backend) error{
 	"TryAcquire": func(ctx context.Context, b *pglock.Backend) error {
-		_, err := b.TryAcquire(ctx, "lock:unavailable", lock.NewToken(), time.Second)
+		_, err := b.TryAcquire(ctx, "lock:unavailable", backend.NewToken(), time.Second)
 		return err
 	},
 	"Extend": func(ctx context.Context, b *pglock.Backend) error {
-		_, err := b.Extend(ctx, "lock:unavailable", lock.NewToken(), time.Second)
+		_, err := b.Extend(ctx, "lock:unavailable", backend.NewToken(), time.Second)
 		return err
 	},
 	"Release": func(ctx context.Context, b *pglock.Backend) error {
-		_, err := b.Release(ctx, "lock:unavailable", lock.NewToken())
+		_, err := b.Release(ctx, "lock:unavailable", backend.NewToken())
 		return err
 	},
 	"Subscribe": func(ctx context.Context, b *pglock.Backend) error {
@@ -602,12 +603,12 @@ func TestHeldByConcurrentAcquirerReportsRemaining(t *testing.T) {
 				t.Fatal(err)
 			}
 			type result struct {
-				grant lock.Grant
+				grant backend.Grant
 				err   error
 			}
 			done := make(chan result, 1)
 			go func() {
-				g, err := b.TryAcquire(ctx, key, lock.NewToken(), time.Second)
+				g, err := b.TryAcquire(ctx, key, backend.NewToken(), time.Second)
 				done <- result{g, err}
 			}()
 			time.Sleep(300 * time.Millisecond) // TryAcquire waits on the row

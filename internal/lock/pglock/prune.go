@@ -46,7 +46,7 @@ WHERE l.name = idle.name`
 // A released row is judged by its last acquisition, since the time of the
 // release is not stored: a lock held for longer than freeFor can be pruned
 // as soon as it is released, which is safe by the same argument. Errors
-// reaching the database wrap lock.ErrUnavailable.
+// reaching the database wrap backend.ErrUnavailable.
 func (b *Backend) Prune(ctx context.Context, freeFor time.Duration) (int64, error) {
 	tag, err := b.pool.Exec(ctx, pruneSQL, freeFor.Microseconds())
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/backend"
 	"github.com/seatlock/seatlock/internal/lock/locktest"
 	"github.com/seatlock/seatlock/internal/lock/redislock"
 	"github.com/seatlock/seatlock/internal/testenv"
@@ -46,12 +47,12 @@ func TestClusterContract(t *testing.T) {
 // triesByKey counts TryAcquire calls per key, to tell a waiter woken by the
 // release from one that polls or re-checks at the holder's TTL.
 type triesByKey struct {
-	lock.Backend
+	backend.Backend
 	mu    sync.Mutex
 	tries map[string]int
 }
 
-func (b *triesByKey) TryAcquire(ctx context.Context, key, token string, ttl time.Duration) (lock.Grant, error) {
+func (b *triesByKey) TryAcquire(ctx context.Context, key, token string, ttl time.Duration) (backend.Grant, error) {
 	b.mu.Lock()
 	b.tries[key]++
 	b.mu.Unlock()

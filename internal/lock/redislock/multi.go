@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/backend"
 )
 
 var (
-	_ lock.Inspector    = (*Backend)(nil)
-	_ lock.MultiBackend = (*Backend)(nil)
+	_ backend.Inspector    = (*Backend)(nil)
+	_ backend.MultiBackend = (*Backend)(nil)
 )
 
 // storageKeys returns the storage keys of keys, refusing keys of different
@@ -26,12 +26,12 @@ func storageKeys(keys []string) ([]string, error) {
 	return stored, nil
 }
 
-// TryAcquireAll implements lock.MultiBackend in one script call: every key
+// TryAcquireAll implements backend.MultiBackend in one script call: every key
 // or none. Keys must share one cluster slot (ErrCrossSlot otherwise).
-func (b *Backend) TryAcquireAll(ctx context.Context, keys []string, token string, ttl time.Duration) (lock.MultiGrant, error) {
+func (b *Backend) TryAcquireAll(ctx context.Context, keys []string, token string, ttl time.Duration) (backend.MultiGrant, error) {
 	stored, err := storageKeys(keys)
 	if err != nil {
-		return lock.MultiGrant{}, err
+		return backend.MultiGrant{}, err
 	}
 	scriptKeys := append(stored, make([]string, len(keys))...)
 	for i, k := range keys {
@@ -39,29 +39,29 @@ func (b *Backend) TryAcquireAll(ctx context.Context, keys []string, token string
 	}
 	reply, err := acquireAllScript.Run(ctx, b.client, scriptKeys, token, ttl.Milliseconds(), fenceCounterTTL(ttl)).Int64Slice()
 	if err != nil {
-		return lock.MultiGrant{}, classify("acquire", err)
+		return backend.MultiGrant{}, classify("acquire", err)
 	}
 	switch {
 	case len(reply) == len(keys)+1 && reply[0] == 1:
-		return lock.MultiGrant{Acquired: true, Fences: reply[1:]}, nil
+		return backend.MultiGrant{Acquired: true, Fences: reply[1:]}, nil
 	case len(reply) >= 3 && len(reply)%2 == 1 && reply[0] == 0:
-		var held []lock.KeyHeld
+		var held []backend.KeyHeld
 		for i := 1; i < len(reply); i += 2 {
 			idx := reply[i] - 1
 			if idx < 0 || idx >= int64(len(keys)) {
-				return lock.MultiGrant{}, fmt.Errorf("redislock: acquire: unexpected reply %v", reply)
+				return backend.MultiGrant{}, fmt.Errorf("redislock: acquire: unexpected reply %v", reply)
 			}
-			held = append(held, lock.KeyHeld{Key: keys[idx], Remaining: millis(reply[i+1])})
+			held = append(held, backend.KeyHeld{Key: keys[idx], Remaining: millis(reply[i+1])})
 		}
-		return lock.MultiGrant{Held: held}, nil
+		return backend.MultiGrant{Held: held}, nil
 	}
-	return lock.MultiGrant{}, fmt.Errorf("redislock: acquire: unexpected reply %v", reply)
+	return backend.MultiGrant{}, fmt.Errorf("redislock: acquire: unexpected reply %v", reply)
 }
 
 // millis converts a PTTL reply; -1 (no expiry) is zero, unknown.
 func millis(pttl int64) time.Duration { return time.Duration(max(pttl, 0)) * time.Millisecond }
 
-// ExtendAll implements lock.MultiBackend in one script call.
+// ExtendAll implements backend.MultiBackend in one script call.
 func (b *Backend) ExtendAll(ctx context.Context, keys []string, token string, ttl time.Duration) (bool, error) {
 	stored, err := storageKeys(keys)
 	if err != nil {
@@ -74,7 +74,7 @@ func (b *Backend) ExtendAll(ctx context.Context, keys []string, token string, tt
 	return n == int64(len(keys)), nil
 }
 
-// ReleaseAll implements lock.MultiBackend in one script call, publishing on
+// ReleaseAll implements backend.MultiBackend in one script call, publishing on
 // the release channel of each key it deletes.
 func (b *Backend) ReleaseAll(ctx context.Context, keys []string, token string) (int, error) {
 	stored, err := storageKeys(keys)
@@ -93,12 +93,12 @@ func (b *Backend) ReleaseAll(ctx context.Context, keys []string, token string) (
 	return int(n), nil
 }
 
-// Holds implements lock.Inspector in one owner-checked script call.
+// Holds implements backend.Inspector in one owner-checked script call.
 func (b *Backend) Holds(ctx context.Context, key, token string) (time.Duration, bool, error) {
 	return b.HoldsAll(ctx, []string{key}, token)
 }
 
-// HoldsAll implements lock.MultiBackend in one script call.
+// HoldsAll implements backend.MultiBackend in one script call.
 func (b *Backend) HoldsAll(ctx context.Context, keys []string, token string) (time.Duration, bool, error) {
 	stored, err := storageKeys(keys)
 	if err != nil {

@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/backend"
 )
 
 // Timings of the notifier.
@@ -39,8 +38,8 @@ const (
 // messages never waits for the network.
 type notifier struct {
 	client  Client
-	waiters lock.Waiters  // by channel
-	sending chan struct{} // one SUBSCRIBE/UNSUBSCRIBE write at a time
+	waiters backend.Waiters // by channel
+	sending chan struct{}   // one SUBSCRIBE/UNSUBSCRIBE write at a time
 
 	mu       sync.Mutex
 	pubsub   *redis.PubSub
@@ -75,7 +74,7 @@ func newNotifier(client Client) *notifier {
 
 // subscribe registers a waiter on channel and returns once Redis confirmed
 // the channel's subscription.
-func (n *notifier) subscribe(ctx context.Context, channel string) (*lock.Waker, error) {
+func (n *notifier) subscribe(ctx context.Context, channel string) (*backend.Waker, error) {
 	w, _ := n.waiters.Add(channel)
 	n.mu.Lock()
 	if n.closed {

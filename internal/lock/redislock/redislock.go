@@ -1,4 +1,4 @@
-// Package redislock is the Redis adapter of the lock port: a lock.Backend for
+// Package redislock is the Redis adapter of the lock port: a backend.Backend for
 // standalone Redis and Redis Cluster.
 //
 // A lock is one string key whose value is the holder's random token, written
@@ -24,7 +24,7 @@
 // them explicitly, see redisconn.MaxRetries) are therefore safe; a retried
 // release whose first run deleted the key answers "not held".
 //
-// Several keys are taken at once (lock.MultiBackend) by one script, all or
+// Several keys are taken at once (backend.MultiBackend) by one script, all or
 // none; they must share one cluster slot, or ErrCrossSlot is returned before
 // Redis is asked, on a standalone server too.
 //
@@ -44,7 +44,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/backend"
 	"github.com/seatlock/seatlock/internal/redisbatch"
 )
 
@@ -82,7 +82,7 @@ var (
 	sealScript       = redis.NewScript(sealSource)
 )
 
-// SealValue is what a sealed key holds (lock.Lease.Seal): never a token,
+// SealValue is what a sealed key holds (backend.Sealer): never a token,
 // which is 32 hexadecimal digits. An operator can read it with GET and
 // lift the seal with DEL.
 const SealValue = "sealed"
@@ -94,7 +94,7 @@ type Client interface {
 	Subscribe(ctx context.Context, channels ...string) *redis.PubSub
 }
 
-// Backend implements lock.Backend on Redis.
+// Backend implements backend.Backend on Redis.
 type Backend struct {
 	client   Client
 	pipeline *redisbatch.Pipeline // nil: every call alone
@@ -103,8 +103,8 @@ type Backend struct {
 }
 
 var (
-	_ lock.Backend = (*Backend)(nil)
-	_ lock.Sealer  = (*Backend)(nil)
+	_ backend.Backend = (*Backend)(nil)
+	_ backend.Sealer  = (*Backend)(nil)
 )
 
 // Option tunes New.
@@ -186,47 +186,47 @@ const FenceCounterTTL = 24 * time.Hour
 
 func fenceCounterTTL(ttl time.Duration) int64 { return (FenceCounterTTL + ttl).Milliseconds() }
 
-// TryAcquire implements lock.Backend in one round trip. Re-running it with
+// TryAcquire implements backend.Backend in one round trip. Re-running it with
 // the token that holds key succeeds (see acquire.lua for its fence). A
 // sealed key is
-// reported as lock.Grant.Sealed.
-func (b *Backend) TryAcquire(ctx context.Context, key, token string, ttl time.Duration) (lock.Grant, error) {
+// reported as backend.Grant.Sealed.
+func (b *Backend) TryAcquire(ctx context.Context, key, token string, ttl time.Duration) (backend.Grant, error) {
 	stored := storageKey(key)
 	args := b.ttlArgs(ttl)
 	reply, err := b.run(ctx, acquireScript, []string{stored, FenceKey(key)},
 		token, args.ms, args.fenceCounterMs).Int64()
 	switch {
 	case err != nil:
-		return lock.Grant{}, classify("acquire", err)
+		return backend.Grant{}, classify("acquire", err)
 	case reply > 0:
-		return lock.Grant{Acquired: true, Fence: reply}, nil
+		return backend.Grant{Acquired: true, Fence: reply}, nil
 	case reply == 0:
-		return lock.Grant{Sealed: true}, nil
+		return backend.Grant{Sealed: true}, nil
 	}
 	// -2 - PTTL; a PTTL of -1 means a key without expiry (set by hand):
 	// unknown.
-	return lock.Grant{Remaining: time.Duration(max(-reply-2, 0)) * time.Millisecond}, nil
+	return backend.Grant{Remaining: time.Duration(max(-reply-2, 0)) * time.Millisecond}, nil
 }
 
-// TryAcquireSealed implements lock.Sealer: TryAcquire that also takes a
+// TryAcquireSealed implements backend.Sealer: TryAcquire that also takes a
 // sealed key, reporting Sealed with Acquired when it lifted a seal.
-func (b *Backend) TryAcquireSealed(ctx context.Context, key, token string, ttl time.Duration) (lock.Grant, error) {
+func (b *Backend) TryAcquireSealed(ctx context.Context, key, token string, ttl time.Duration) (backend.Grant, error) {
 	stored := storageKey(key)
 	args := b.ttlArgs(ttl)
 	reply, err := b.run(ctx, unsealScript, []string{stored, FenceKey(key)},
 		token, args.ms, args.fenceCounterMs).Int64Slice()
 	switch {
 	case err != nil:
-		return lock.Grant{}, classify("unseal", err)
+		return backend.Grant{}, classify("unseal", err)
 	case len(reply) == 3 && reply[0] == 1:
-		return lock.Grant{Acquired: true, Fence: reply[1], Sealed: reply[2] == 1}, nil
+		return backend.Grant{Acquired: true, Fence: reply[1], Sealed: reply[2] == 1}, nil
 	case len(reply) == 2 && reply[0] == 0:
-		return lock.Grant{Remaining: time.Duration(max(reply[1], 0)) * time.Millisecond}, nil
+		return backend.Grant{Remaining: time.Duration(max(reply[1], 0)) * time.Millisecond}, nil
 	}
-	return lock.Grant{}, fmt.Errorf("redislock: unseal: unexpected reply %v", reply)
+	return backend.Grant{}, fmt.Errorf("redislock: unseal: unexpected reply %v", reply)
 }
 
-// Seal implements lock.Sealer: the key's value becomes SealValue for ttl.
+// Seal implements backend.Sealer: the key's value becomes SealValue for ttl.
 func (b *Backend) Seal(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
 	n, err := b.run(ctx, sealScript, []string{storageKey(key)}, token, ttl.Milliseconds()).Int64()
 	if err != nil {
@@ -252,7 +252,7 @@ func (b *Backend) ttlArgs(ttl time.Duration) *scriptTTL {
 	return args
 }
 
-// Extend implements lock.Backend.
+// Extend implements backend.Backend.
 func (b *Backend) Extend(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
 	n, err := b.run(ctx, extendScript, []string{storageKey(key)}, token, ttl.Milliseconds()).Int64()
 	if err != nil {
@@ -261,7 +261,7 @@ func (b *Backend) Extend(ctx context.Context, key, token string, ttl time.Durati
 	return n == 1, nil
 }
 
-// Release implements lock.Backend.
+// Release implements backend.Backend.
 func (b *Backend) Release(ctx context.Context, key, token string) (bool, error) {
 	n, err := b.run(ctx, releaseScript, []string{storageKey(key)}, token).Int64()
 	if err != nil {
@@ -270,8 +270,8 @@ func (b *Backend) Release(ctx context.Context, key, token string) (bool, error) 
 	return n == 1, nil
 }
 
-// Subscribe implements lock.Backend.
-func (b *Backend) Subscribe(ctx context.Context, key string) (lock.Subscription, error) {
+// Subscribe implements backend.Backend.
+func (b *Backend) Subscribe(ctx context.Context, key string) (backend.Subscription, error) {
 	s, err := b.notifier.subscribe(ctx, releaseChannel(key))
 	if err != nil {
 		return nil, classify("subscribe", err)
@@ -280,7 +280,7 @@ func (b *Backend) Subscribe(ctx context.Context, key string) (lock.Subscription,
 }
 
 // classify wraps transport failures and "server cannot serve now" replies
-// with lock.ErrUnavailable; other server replies stay plain errors.
+// with backend.ErrUnavailable; other server replies stay plain errors.
 func classify(op string, err error) error {
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("redislock: %s: %w", op, err)
@@ -289,7 +289,7 @@ func classify(op string, err error) error {
 	if errors.As(err, &reply) && !isTransient(err) {
 		return fmt.Errorf("redislock: %s: %w", op, err)
 	}
-	return fmt.Errorf("redislock: %s: %w: %w", op, lock.ErrUnavailable, err)
+	return fmt.Errorf("redislock: %s: %w: %w", op, backend.ErrUnavailable, err)
 }
 
 func isTransient(err error) bool {

@@ -1,4 +1,4 @@
-package lock
+package backend
 
 import "sync"
 

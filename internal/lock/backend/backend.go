@@ -1,13 +1,25 @@
-package lock
+// Package backend is the adapter side of the lock port, as database/sql/driver
+// is to database/sql: what a lock store implements so that lock.Client can
+// build waiting, watchdogs, lease contexts, sealing and metrics on it, the
+// same on every store. Callers of the port never need this package; adapter
+// authors implement Backend (and, where their store can, the optional
+// Sealer, Inspector and MultiBackend) and run lock/locktest against it.
+package backend
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
+// ErrUnavailable reports that the lock store could not be reached. Every
+// method of a Backend wraps such a failure with it; lock.ErrUnavailable is
+// the same value.
+var ErrUnavailable = errors.New("lock: store unavailable")
+
 // Backend is what a store adapter implements: the atomic primitives on one
-// lock store. Client builds every behaviour of the port on them. Each method
-// wraps a failure to reach the store with ErrUnavailable.
+// lock store. Each method wraps a failure to reach the store with
+// ErrUnavailable.
 type Backend interface {
 	// TryAcquire takes key for token for ttl if nobody holds it and, in
 	// the same atomic step, mints a fencing token strictly greater than
@@ -40,7 +52,7 @@ type Grant struct {
 	Sealed bool
 }
 
-// Sealer is implemented by backends that can seal a key (see Lease.Seal):
+// Sealer is implemented by backends that can seal a key (see lock.Sealer):
 // replace a holder's token with a seal that refuses every TryAcquire, in
 // one atomic step. TryAcquire then reports Grant.Sealed for the key.
 type Sealer interface {
