@@ -21,7 +21,7 @@ import (
 	"github.com/seatlock/seatlock/internal/lock"
 	"github.com/seatlock/seatlock/internal/lock/lockmetrics"
 	"github.com/seatlock/seatlock/internal/opsmetrics"
-	"github.com/seatlock/seatlock/internal/periodic"
+	"github.com/seatlock/seatlock/internal/lock/periodic"
 	"github.com/seatlock/seatlock/internal/postgres"
 	"github.com/seatlock/seatlock/internal/ratelimit"
 	"github.com/seatlock/seatlock/internal/redisconn"

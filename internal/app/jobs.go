@@ -7,7 +7,7 @@ import (
 
 	"github.com/seatlock/seatlock/internal/idempotency"
 	"github.com/seatlock/seatlock/internal/lock"
-	"github.com/seatlock/seatlock/internal/periodic"
+	"github.com/seatlock/seatlock/internal/lock/periodic"
 	"github.com/seatlock/seatlock/internal/postgres"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/seatlock/seatlock/internal/lock"
 	"github.com/seatlock/seatlock/internal/lock/memlock"
-	"github.com/seatlock/seatlock/internal/periodic"
+	"github.com/seatlock/seatlock/internal/lock/periodic"
 	"github.com/seatlock/seatlock/internal/postgres"
 	"github.com/seatlock/seatlock/internal/testenv"
 )

@@ -7,7 +7,7 @@ import (
 
 	"github.com/seatlock/seatlock/internal/lock"
 	"github.com/seatlock/seatlock/internal/lock/memlock"
-	"github.com/seatlock/seatlock/internal/periodic"
+	"github.com/seatlock/seatlock/internal/lock/periodic"
 )
 
 // Two instances share a lock store (Redis in production: redislock.New).

@@ -16,7 +16,7 @@ import (
 	"github.com/seatlock/seatlock/internal/lock"
 	"github.com/seatlock/seatlock/internal/lock/memlock"
 	"github.com/seatlock/seatlock/internal/lock/redislock"
-	"github.com/seatlock/seatlock/internal/periodic"
+	"github.com/seatlock/seatlock/internal/lock/periodic"
 	"github.com/seatlock/seatlock/internal/testenv"
 )
 
