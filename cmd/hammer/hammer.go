@@ -37,8 +37,8 @@ func hammer(ctx context.Context, cfg config, progressOut io.Writer) (*report, er
 
 	var watch *watcher
 	if cfg.Watch {
-		watch = newWatcher(ctx, cfg.WatchURL, cfg.Streams)
-		defer watch.cancel()
+		watch = newWatcher(cfg.WatchURL, cfg.Streams)
+		defer watch.stop()
 	}
 	w, err := setUp(ctx, a, cfg, runID, admin, watch)
 	if err != nil {
@@ -88,7 +88,7 @@ func setUp(ctx context.Context, a *api, cfg config, runID, admin string, watch *
 	create := func(ctx context.Context, seats int) (int64, error) {
 		id, err := a.createSchedule(ctx, cfg.Targets[0], admin, "hammer "+runID, seats)
 		if err == nil && watch != nil {
-			err = watch.follow(id)
+			err = watch.follow(ctx, id)
 		}
 		return id, err
 	}

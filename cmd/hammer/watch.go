@@ -25,36 +25,53 @@ type watcher struct {
 	extra   int // reading-only clients per schedule
 	client  *http.Client
 	drained atomic.Int64 // reading-only clients whose stream ended early
-	ctx     context.Context
-	cancel  context.CancelFunc
+	stopped atomic.Bool  // set by stop: a stream ending now is no failure
 	wg      sync.WaitGroup
 
 	mu     sync.Mutex
+	bodies []io.Closer // the open streams, closed by stop
 	seen   map[seatRef]time.Time
 	events int
 	err    error
 }
 
-func newWatcher(ctx context.Context, target string, extra int) *watcher {
-	ctx, cancel := context.WithCancel(ctx)
-	return &watcher{target: target, extra: extra, client: &http.Client{}, ctx: ctx, cancel: cancel, seen: map[seatRef]time.Time{}}
+func newWatcher(target string, extra int) *watcher {
+	return &watcher{target: target, extra: extra, client: &http.Client{}, seen: map[seatRef]time.Time{}}
 }
 
 // follow opens the schedule's stream, and the reading-only ones, and
 // returns once their snapshots have arrived: from then on no booking of it
-// is missed.
-func (w *watcher) follow(schedule int64) error {
+// is missed. The streams last until stop, or until ctx ends.
+func (w *watcher) follow(ctx context.Context, schedule int64) error {
 	for range w.extra {
-		if err := w.open(schedule, true); err != nil {
+		if err := w.open(ctx, schedule, true); err != nil {
 			return err
 		}
 	}
-	return w.open(schedule, false)
+	return w.open(ctx, schedule, false)
+}
+
+// stop closes every stream and waits for their readers. It is idempotent.
+func (w *watcher) stop() {
+	w.stopped.Store(true)
+	w.mu.Lock()
+	bodies := w.bodies
+	w.bodies = nil
+	w.mu.Unlock()
+	for _, b := range bodies {
+		_ = b.Close()
+	}
+	w.wg.Wait()
+}
+
+// ended reports whether a stream that ended did so because the run did.
+func (w *watcher) ended(ctx context.Context) bool {
+	return w.stopped.Load() || ctx.Err() != nil
 }
 
 // open opens one stream; a reading-only one just drains it.
-func (w *watcher) open(schedule int64, drainOnly bool) error {
-	req, err := http.NewRequestWithContext(w.ctx, http.MethodGet, fmt.Sprintf("%s/schedules/%d/seats/events", w.target, schedule), nil)
+func (w *watcher) open(ctx context.Context, schedule int64, drainOnly bool) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/schedules/%d/seats/events", w.target, schedule), nil)
 	if err != nil {
 		return err
 	}
@@ -81,23 +98,31 @@ func (w *watcher) open(schedule int64, drainOnly bool) error {
 		resp.Body.Close()
 		return fmt.Errorf("watch schedule %d: %w", schedule, sc.Err())
 	}
+	w.mu.Lock()
+	if w.stopped.Load() {
+		w.mu.Unlock()
+		resp.Body.Close()
+		return fmt.Errorf("watch schedule %d: the watcher has stopped", schedule)
+	}
+	w.bodies = append(w.bodies, resp.Body)
+	w.mu.Unlock()
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
 		defer resp.Body.Close()
 		if drainOnly {
 			_, _ = io.Copy(io.Discard, resp.Body)
-			if w.ctx.Err() == nil {
+			if !w.ended(ctx) {
 				w.drained.Add(1)
 			}
 			return
 		}
-		w.read(schedule, sc)
+		w.read(ctx, schedule, sc)
 	}()
 	return nil
 }
 
-func (w *watcher) read(schedule int64, sc *bufio.Scanner) {
+func (w *watcher) read(ctx context.Context, schedule int64, sc *bufio.Scanner) {
 	var event string
 	for sc.Scan() {
 		line := sc.Text()
@@ -124,7 +149,7 @@ func (w *watcher) read(schedule int64, sc *bufio.Scanner) {
 			w.fail(fmt.Errorf("schedule %d: the stream fell behind (resync)", schedule))
 		}
 	}
-	if err := sc.Err(); err != nil && w.ctx.Err() == nil {
+	if err := sc.Err(); err != nil && !w.ended(ctx) {
 		w.fail(fmt.Errorf("schedule %d: stream: %w", schedule, err))
 	}
 }
@@ -167,8 +192,7 @@ func (w *watcher) finish(outcomes []outcome) *watchReport {
 	for time.Now().Before(deadline) && w.missing(booked) > 0 {
 		time.Sleep(50 * time.Millisecond)
 	}
-	w.cancel()
-	w.wg.Wait()
+	w.stop()
 
 	r := &watchReport{Target: w.target, Booked: len(booked), Dropped: w.drained.Load()}
 	hist := newLatencyHistogram()

@@ -33,8 +33,8 @@ func TestWatcherMatchesBookingsWithEvents(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 
-	w := newWatcher(context.Background(), srv.URL, 0)
-	if err := w.follow(7); err != nil {
+	w := newWatcher(srv.URL, 0)
+	if err := w.follow(context.Background(), 7); err != nil {
 		t.Fatal(err)
 	}
 	answered := time.Now()
@@ -52,7 +52,7 @@ func TestWatcherMatchesBookingsWithEvents(t *testing.T) {
 	if d := time.Duration(r.Delay.Max); d < 40*time.Millisecond || d > 5*time.Second {
 		t.Errorf("max delay %s, want about the 50 ms the second event was held back", d)
 	}
-	if w.follow(8) == nil {
+	if w.follow(context.Background(), 8) == nil {
 		t.Error("following an unknown schedule succeeded")
 	}
 }
