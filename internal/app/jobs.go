@@ -21,79 +21,13 @@ const fenceRetention = 24 * time.Hour
 // fence from the database clock, so the bound is generous, not critical.
 const lockRowRetention = 24 * time.Hour
 
-// lockPruner is a lock store that can delete its long-free locks.
-type lockPruner interface {
-	Prune(ctx context.Context, freeFor time.Duration) (int64, error)
-}
-
-// newJobs returns the service's periodic jobs. Every instance runs the
-// Runner; each job executes on one instance per period (ShedLock-style).
-// pruner is nil when the lock store keeps nothing to prune (Redis expires
-// its keys by itself).
-func newJobs(locker lock.Locker, store *postgres.Store, keys idempotency.Store, expirer holdExpirer, pruner lockPruner,
-	logger *slog.Logger, namespace string) (*periodic.Runner, error) {
-	jobs := []periodic.Job{pruneSeatFences(store, logger), purgeHolds(store, logger), purgeIdempotencyKeys(keys, logger)}
-	if expirer != nil {
-		jobs = append(jobs, expireHolds(expirer, logger))
-	}
-	if pruner != nil {
-		jobs = append(jobs, pruneLockRows(pruner, logger))
-	}
-	return periodic.New(locker, periodic.Config{Logger: logger, Namespace: namespace}, jobs...)
-}
-
-func pruneLockRows(pruner lockPruner, logger *slog.Logger) periodic.Job {
-	return periodic.Job{
-		Name:           "prune-lock-rows",
-		Every:          time.Hour,
-		LockAtMostFor:  10 * time.Minute,
-		LockAtLeastFor: time.Minute,
-		Run: func(ctx context.Context) error {
-			n, err := pruner.Prune(ctx, lockRowRetention)
-			if err == nil {
-				logger.InfoContext(ctx, "pruned lock rows", slog.Int64("rows", n))
-			}
-			return err
-		},
-	}
-}
-
-func pruneSeatFences(store *postgres.Store, logger *slog.Logger) periodic.Job {
-	return periodic.Job{
-		Name:           "prune-seat-fences",
-		Every:          time.Hour,
-		LockAtMostFor:  10 * time.Minute,
-		LockAtLeastFor: time.Minute,
-		Run: func(ctx context.Context) error {
-			n, err := store.PruneSeatFences(ctx, time.Now().Add(-fenceRetention))
-			if err == nil {
-				logger.InfoContext(ctx, "pruned seat fences", slog.Int64("rows", n))
-			}
-			return err
-		},
-	}
-}
-
 // holdRetention is how long a hold that ended unconfirmed (expired or
 // released) stays readable with GET /holds/{id}.
 const holdRetention = 24 * time.Hour
 
-// purgeHolds deletes, after holdRetention, the holds that ended
-// unconfirmed.
-func purgeHolds(store *postgres.Store, logger *slog.Logger) periodic.Job {
-	return periodic.Job{
-		Name:           "purge-holds",
-		Every:          time.Hour,
-		LockAtMostFor:  10 * time.Minute,
-		LockAtLeastFor: time.Minute,
-		Run: func(ctx context.Context) error {
-			n, err := store.PurgeHolds(ctx, time.Now().Add(-holdRetention))
-			if err == nil && n > 0 {
-				logger.InfoContext(ctx, "purged holds", slog.Int64("holds", n))
-			}
-			return err
-		},
-	}
+// lockPruner is a lock store that can delete its long-free locks.
+type lockPruner interface {
+	Prune(ctx context.Context, freeFor time.Duration) (int64, error)
 }
 
 // holdExpirer clears expired holds' claims and announces their seats.
@@ -101,37 +35,61 @@ type holdExpirer interface {
 	ExpireHolds(ctx context.Context) (int, error)
 }
 
-// expireHolds runs every second on one instance, so that the live seat map
-// shows an expired hold's seats available within about a second.
-func expireHolds(expirer holdExpirer, logger *slog.Logger) periodic.Job {
-	return periodic.Job{
-		Name:          "expire-holds",
-		Every:         time.Second,
-		LockAtMostFor: 30 * time.Second,
-		Run: func(ctx context.Context) error {
-			n, err := expirer.ExpireHolds(ctx)
-			if n > 0 {
-				logger.DebugContext(ctx, "announced expired holds", slog.Int("seats", n))
-			}
-			return err
-		},
-	}
+// job is one periodic clean-up: how often it runs, how long its lock is
+// held at most and at least, and what it does, returning how many things
+// it changed (named by changed in the log).
+type job struct {
+	name                   string
+	every, atMost, atLeast time.Duration
+	changed                string
+	run                    func(ctx context.Context) (int64, error)
 }
 
-// purgeIdempotencyKeys deletes the Idempotency-Keys older than their
-// 24 hours.
-func purgeIdempotencyKeys(keys idempotency.Store, logger *slog.Logger) periodic.Job {
-	return periodic.Job{
-		Name:           "purge-idempotency-keys",
-		Every:          10 * time.Minute,
-		LockAtMostFor:  5 * time.Minute,
-		LockAtLeastFor: time.Minute,
-		Run: func(ctx context.Context) error {
-			n, err := keys.Purge(ctx)
-			if err == nil && n > 0 {
-				logger.InfoContext(ctx, "purged idempotency keys", slog.Int64("keys", n))
-			}
-			return err
-		},
+// newJobs returns the service's periodic jobs. Every instance runs the
+// Runner; each job executes on one instance per period (ShedLock-style).
+// pruner is nil when the lock store keeps nothing to prune (Redis expires
+// its keys by itself); expirer is nil when holds are off.
+//
+// One logging rule for all of them: a run that changed something logs the
+// count at info; a failed run is logged by the Runner.
+func newJobs(locker lock.Locker, store *postgres.Store, keys idempotency.Store, expirer holdExpirer, pruner lockPruner,
+	logger *slog.Logger, namespace string) (*periodic.Runner, error) {
+	table := []job{
+		{"prune-seat-fences", time.Hour, 10 * time.Minute, time.Minute, "seat fences",
+			func(ctx context.Context) (int64, error) {
+				return store.PruneSeatFences(ctx, time.Now().Add(-fenceRetention))
+			}},
+		// Holds that ended unconfirmed, after holdRetention.
+		{"purge-holds", time.Hour, 10 * time.Minute, time.Minute, "holds",
+			func(ctx context.Context) (int64, error) { return store.PurgeHolds(ctx, time.Now().Add(-holdRetention)) }},
+		// Idempotency keys older than their 24 hours.
+		{"purge-idempotency-keys", 10 * time.Minute, 5 * time.Minute, time.Minute, "idempotency keys", keys.Purge},
 	}
+	if expirer != nil {
+		// Every second, so that the live seat map shows an expired
+		// hold's seats available within about a second.
+		table = append(table, job{"expire-holds", time.Second, 30 * time.Second, 0, "expired hold seats",
+			func(ctx context.Context) (int64, error) {
+				n, err := expirer.ExpireHolds(ctx)
+				return int64(n), err
+			}})
+	}
+	if pruner != nil {
+		table = append(table, job{"prune-lock-rows", time.Hour, 10 * time.Minute, time.Minute, "lock rows",
+			func(ctx context.Context) (int64, error) { return pruner.Prune(ctx, lockRowRetention) }})
+	}
+	jobs := make([]periodic.Job, len(table))
+	for i, j := range table {
+		jobs[i] = periodic.Job{
+			Name: j.name, Every: j.every, LockAtMostFor: j.atMost, LockAtLeastFor: j.atLeast,
+			Run: func(ctx context.Context) error {
+				n, err := j.run(ctx)
+				if err == nil && n > 0 {
+					logger.InfoContext(ctx, "job changed "+j.changed, slog.String("job", j.name), slog.Int64("count", n))
+				}
+				return err
+			},
+		}
+	}
+	return periodic.New(locker, periodic.Config{Logger: logger, Namespace: namespace}, jobs...)
 }

@@ -186,7 +186,7 @@ func TestRoundTripsPerBooking(t *testing.T) {
 }
 
 // With the fast path off, a booked seat is found taken by the statement
-// under its lock, as the plain flow does.
+// under its lock: one query per request for a booked seat.
 func TestRoundTripsWithoutFastPath(t *testing.T) {
 	t.Parallel()
 	svc, counts, rdb := countedService(t, false)

@@ -1,5 +1,5 @@
 // Package config reads the service's settings from environment variables,
-// once, at start-up (the table in DESIGN.md and the README).
+// once, at start-up (the README lists them under Configuration).
 package config
 
 import (
