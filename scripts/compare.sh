@@ -17,6 +17,9 @@
 #
 #   ROUNDS=5 DURATION=5s CONNECTIONS=64 USERS=2000 bash scripts/compare.sh
 # SCENARIOS (default "hot-seat fresh-seats contended") picks some of them.
+# BEFORE=<git revision> also serves the service as built from that revision
+# (service-before), interleaved with the rest, and prints after / before:
+# how a change moved the figures, measured in one run.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -46,6 +49,12 @@ mkdir -p "$work" bin
 go build -o bin/api ./cmd/api
 go build -o bin/hammer ./cmd/hammer
 go build -o bin/contender ./cmd/contender
+before=${BEFORE:-}
+if [ -n "$before" ]; then
+	rm -rf "$work/before-src" && mkdir -p "$work/before-src"
+	git -C "$root" archive "$before" | tar -x -C "$work/before-src"
+	(cd "$work/before-src" && go build -o "$work/api-before" ./cmd/api)
+fi
 with_baseline=0
 if [ "$baseline_dir" != none ] && [ -f "$baseline_dir/main.go" ]; then
 	(cd "$baseline_dir" && GOFLAGS=-mod=mod go build -o "$work/baseline" .)
@@ -78,6 +87,7 @@ serve() { # name port command...
 }
 serve service 18080 bin/api serve
 serve service-no-fast-path 18081 FAST_PATH=false bin/api serve
+[ -n "$before" ] && serve service-before 18082 "$work/api-before" serve
 serve naive 18090 CONTENDER=naive DATABASE_URL="$(database contender_naive)" bin/contender
 serve static 18091 CONTENDER=static bin/contender
 serve insertonly 18092 CONTENDER=insertonly DATABASE_URL="$(database contender_insert)" bin/contender
@@ -116,17 +126,18 @@ args_of() {
 }
 targets_of() {
 	local extra=
+	[ -n "$before" ] && extra=" service-before"
 	case $1 in
 	hot-seat)
-		[ "$with_baseline" = 1 ] && extra=" baseline baseline-static"
+		[ "$with_baseline" = 1 ] && extra+=" baseline baseline-static"
 		echo "naive static service service-no-fast-path$extra"
 		;;
 	fresh-seats)
-		[ "$with_baseline" = 1 ] && extra=" baseline baseline-insertonly"
+		[ "$with_baseline" = 1 ] && extra+=" baseline baseline-insertonly"
 		echo "naive insertonly service$extra"
 		;;
 	*)
-		[ "$with_baseline" = 1 ] && extra=" baseline"
+		[ "$with_baseline" = 1 ] && extra+=" baseline"
 		echo "naive service$extra"
 		;;
 	esac
@@ -176,6 +187,12 @@ for c in "${clients[@]}"; do
 				"$(echo "$locked * 100" | bc -l)" "$(echo "$tp / $naive" | bc -l)" "$to_limit"
 		done
 	done
+	if [ -n "$before" ]; then
+		for s in "${scenarios[@]}"; do
+			printf '| %s | %s, after / before (%s) | | %.2f | | | | |\n' "$c" "$s" "$before" \
+				"$(echo "$(col "$c/$s/service" 1) / $(col "$c/$s/service-before" 1)" | bc -l)"
+		done
+	fi
 	if [[ " ${scenarios[*]} " == *" hot-seat "* ]]; then
 		fast=$(col "$c/hot-seat/service" 1)
 		slow=$(col "$c/hot-seat/service-no-fast-path" 1)
