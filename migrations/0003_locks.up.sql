@@ -6,6 +6,9 @@
 -- locked_by to NULL, so the fence survives and the next holder's token is
 -- above it. A row deleted by hand restarts its fence from the database
 -- clock in microseconds, above every token handed out before.
+--
+-- The table is pglock.Schema("locks"), which pglock.Migrate creates where
+-- these migrations do not run; internal/postgres's tests compare the two.
 CREATE TABLE locks (
     name       text        PRIMARY KEY,
     -- The lock is held while lock_until > clock_timestamp(); '-infinity'

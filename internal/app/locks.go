@@ -24,10 +24,17 @@ type lockStore struct {
 	redis   redis.UniversalClient // nil unless the store is Redis
 }
 
+// lockReleaseChannel is the NOTIFY channel of the PostgreSQL lock backend's
+// releases. Every instance on a database must use the same one to wake the
+// others' waiters, so it stays the name instances have always used, not
+// pglock's default; its table is pglock's default, "locks", which the
+// migrations create.
+const lockReleaseChannel = "seatlock_lock_released"
+
 func openLockBackend(cfg config.Config, pool *pgxpool.Pool) (lockStore, error) {
 	switch cfg.LockBackend {
 	case config.BackendPostgres:
-		b := pglock.New(pool)
+		b := pglock.New(pool, pglock.WithChannel(lockReleaseChannel))
 		return lockStore{backend: b, pruner: b, close: func() { _ = b.Close() }}, nil
 	case config.BackendRedis:
 		client, err := redisconn.Open(cfg.RedisURL)

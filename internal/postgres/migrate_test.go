@@ -3,13 +3,16 @@ package postgres_test
 import (
 	"fmt"
 	"io/fs"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/seatlock/seatlock/internal/lock/pglock"
 	"github.com/seatlock/seatlock/internal/postgres"
 	"github.com/seatlock/seatlock/internal/testenv"
 	"github.com/seatlock/seatlock/migrations"
@@ -165,4 +168,60 @@ func TestMigrateConcurrently(t *testing.T) {
 	store := postgres.NewStore(pools[instances-1])
 	s := mustSchedule(t, store, 1)
 	mustReserve(t, store, s.ID(), 1, "alice")
+}
+
+// The migrations' lock table is the one pglock describes (pglock.Schema,
+// created by pglock.Migrate): the lock backend's SQL is written for that
+// table, so a change to one without the other fails here. Both are created
+// in one database, the migrations' as "locks", pglock's under another name,
+// and compared from the catalog.
+func TestLocksMigrationIsPglockSchema(t *testing.T) {
+	t.Parallel()
+	pool := testenv.Pool(t)
+	const mirror = "locks_by_pglock"
+	if err := pglock.Migrate(testContext(t), pool, pglock.WithTable(mirror)); err != nil {
+		t.Fatal(err)
+	}
+	migrated, described := describeTable(t, pool, "locks"), describeTable(t, pool, mirror)
+	if len(migrated) < 5 {
+		t.Fatalf("locks described as %q: columns missing", migrated)
+	}
+	if !slices.Equal(migrated, described) {
+		t.Errorf("the migrations' locks table and pglock.Schema differ:\nmigrations: %q\npglock:     %q", migrated, described)
+	}
+}
+
+// describeTable lists what a table's DDL decides, without its name:
+// persistence, columns in order (type, nullability, default, collation),
+// constraints and indexes.
+func describeTable(t *testing.T, pool *pgxpool.Pool, table string) []string {
+	t.Helper()
+	var lines []string
+	for _, query := range []string{
+		`SELECT format('table persistence=%s kind=%s', relpersistence, relkind) FROM pg_class WHERE oid = $1::regclass`,
+		`SELECT format('column %s %s not-null=%s default=%s collation=%s', a.attname,
+			format_type(a.atttypid, a.atttypmod), a.attnotnull,
+			coalesce(pg_get_expr(d.adbin, d.adrelid), '-'), coalesce(c.collname, '-'))
+		FROM pg_attribute a
+		LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+		LEFT JOIN pg_collation c ON c.oid = a.attcollation
+		WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped
+		ORDER BY a.attnum`,
+		`SELECT format('constraint %s %s', contype, pg_get_constraintdef(oid))
+		FROM pg_constraint WHERE conrelid = $1::regclass ORDER BY 1`,
+		`SELECT format('index unique=%s primary=%s %s', indisunique, indisprimary,
+			regexp_replace(pg_get_indexdef(indexrelid), '^.* USING ', ''))
+		FROM pg_index WHERE indrelid = $1::regclass ORDER BY 1`,
+	} {
+		rows, err := pool.Query(testContext(t), query, pgx.Identifier{table}.Sanitize())
+		if err != nil {
+			t.Fatalf("describe %s: %v", table, err)
+		}
+		found, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatalf("describe %s: %v", table, err)
+		}
+		lines = append(lines, found...)
+	}
+	return lines
 }

@@ -9,8 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/seatlock/seatlock/internal/lock"
-	"github.com/seatlock/seatlock/internal/postgres"
-	"github.com/seatlock/seatlock/internal/testenv"
+	"github.com/seatlock/seatlock/internal/lock/pglock"
 )
 
 // An acquire whose reply the network drops (the INSERT ran and committed,
@@ -20,26 +19,18 @@ import (
 // its own lock back (see the contract's AcquireIdempotentPerToken).
 func TestAcquireWithLostReplyDoesNotOrphanTheRow(t *testing.T) {
 	t.Parallel()
-	dbURL := testenv.DatabaseURL(t)
-	direct, err := postgres.Open(context.Background(), dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(direct.Close)
-	if err := postgres.Migrate(direct); err != nil {
+	dbURL := databaseURL(t)
+	direct := openPool(t, dbURL)
+	if err := pglock.Migrate(context.Background(), direct); err != nil {
 		t.Fatal(err)
 	}
 	target, err := url.Parse(dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := testenv.NewProxy(t, target.Host)
-	target.Host = proxy.Addr()
-	proxied, err := postgres.Open(context.Background(), target.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(proxied.Close)
+	proxy := newProxy(t, target.Host)
+	target.Host = proxy.addr()
+	proxied := openPool(t, target.String())
 	locker := lock.New(newBackend(t, proxied), lock.Config{})
 	t.Cleanup(locker.Close)
 	// One acquisition first: pgx prepares the statement on the connection,
@@ -53,8 +44,7 @@ func TestAcquireWithLostReplyDoesNotOrphanTheRow(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	proxy.AddToxic(testenv.Toxic{Name: "replies-lost", Type: "timeout", Stream: "downstream",
-		Attributes: map[string]any{"timeout": 0}})
+	proxy.addToxic("replies-lost", "timeout", "downstream", map[string]any{"timeout": 0})
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	_, err = locker.Acquire(ctx, "seat", lock.Options{TTL: 20 * time.Second})
 	cancel()
@@ -68,7 +58,7 @@ func TestAcquireWithLostReplyDoesNotOrphanTheRow(t *testing.T) {
 	if err := direct.QueryRow(context.Background(), `SELECT count(*) FROM locks WHERE name = 'seat'`).Scan(&rows); err != nil || rows != 1 {
 		t.Fatalf("locks rows for the seat = %d, %v: the INSERT did not reach the database, the test proves nothing", rows, err)
 	}
-	proxy.RemoveToxic("replies-lost")
+	proxy.removeToxic("replies-lost")
 
 	deadline := time.Now().Add(5 * time.Second)
 	for rowLockedByAnyone(t, direct, "seat") {

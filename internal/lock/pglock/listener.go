@@ -30,14 +30,16 @@ const (
 var errClosed = errors.New("pglock: backend closed")
 
 // listener multiplexes the release notifications of every waiter of a
-// Backend over one connection that LISTENs on ReleaseChannel, so a thousand
-// waiting requests cost one connection, not a thousand. One goroutine owns
-// the connection: it opens it and runs LISTEN, then waits for notifications
-// and hands each to the subscriptions of the lock it names, and reconnects
-// when the connection fails. It starts with the first subscription and runs
-// until close.
+// Backend over one connection that LISTENs on the Backend's channel, so a
+// thousand waiting requests cost one connection, not a thousand. One
+// goroutine owns the connection: it opens it and runs LISTEN, then waits for
+// notifications and hands each to the subscriptions of the lock it names,
+// and reconnects when the connection fails. It starts with the first
+// subscription and runs until close.
 type listener struct {
 	config         *pgx.ConnConfig
+	channel        string // the NOTIFY channel, as notifications name it
+	listenSQL      string // the LISTEN statement of channel
 	healthInterval time.Duration
 
 	mu     sync.Mutex
@@ -57,8 +59,8 @@ type attempt struct {
 
 func newAttempt() *attempt { return &attempt{done: make(chan struct{})} }
 
-func newListener(config *pgx.ConnConfig) *listener {
-	return &listener{config: config, healthInterval: defaultHealthInterval}
+func newListener(config *pgx.ConnConfig, n names) *listener {
+	return &listener{config: config, channel: n.channel, listenSQL: n.listen, healthInterval: defaultHealthInterval}
 }
 
 // subscribe registers a subscription to key and returns once the listening
@@ -145,7 +147,7 @@ func (l *listener) listen(ctx context.Context) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := conn.Exec(ctx, "LISTEN "+ReleaseChannel); err != nil {
+	if _, err := conn.Exec(ctx, l.listenSQL); err != nil {
 		closeConn(conn)
 		return nil, err
 	}
@@ -160,7 +162,7 @@ func (l *listener) receive(ctx context.Context, conn *pgx.Conn) {
 		n, err := conn.WaitForNotification(waitCtx)
 		idle := waitCtx.Err() != nil
 		cancel()
-		if n != nil && n.Channel == ReleaseChannel {
+		if n != nil && n.Channel == l.channel {
 			l.dispatch(n.Payload)
 		}
 		if err == nil {

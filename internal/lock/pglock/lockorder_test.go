@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/seatlock/seatlock/internal/lock/backend"
-	"github.com/seatlock/seatlock/internal/testenv"
 )
 
 // The statements of this file are arranged, with a row lock held by a test
@@ -24,7 +23,7 @@ import (
 // first).
 func TestMultiKeyStatementsLockRowsInKeyOrderUnderALinguisticCollation(t *testing.T) {
 	t.Parallel()
-	pool := testenv.Pool(t)
+	pool := newPool(t)
 	ctx := context.Background()
 	if _, err := pool.Exec(ctx, `ALTER TABLE locks ALTER COLUMN name TYPE text COLLATE "und-x-icu"`); err != nil {
 		t.Skipf("this PostgreSQL has no ICU collation: %v", err)
@@ -82,7 +81,7 @@ func TestMultiKeyStatementsLockRowsInKeyOrderUnderALinguisticCollation(t *testin
 // TryAcquireAll taking the same names in key order.
 func TestPruneNeverDeadlocksWithAMultiKeyAcquire(t *testing.T) {
 	t.Parallel()
-	pool := testenv.Pool(t)
+	pool := newPool(t)
 	ctx := context.Background()
 	// Three long-free rows, stored in the order z, a, m: the order in
 	// which a sequential scan meets them, unlike the keys' a, m, z.

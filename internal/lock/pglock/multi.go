@@ -23,7 +23,7 @@ const takeAllSQL = takeRows
 // with the holder's remaining TTL (heldRemaining).
 const heldByOthersSQL = `
 SELECT name, ` + heldRemaining + `
-FROM locks
+FROM @table
 WHERE name = ANY($1::text[]) AND locked_by IS DISTINCT FROM $2 AND lock_until > clock_timestamp()
 ORDER BY ` + byteOrder
 
@@ -32,7 +32,7 @@ ORDER BY ` + byteOrder
 // with no end).
 const holdsSQL = `
 SELECT count(*), COALESCE(min(NULLIF(` + heldRemaining + `, 0)), 0)
-FROM locks
+FROM @table
 WHERE name = ANY($1::text[]) AND locked_by = $2 AND lock_until > clock_timestamp()`
 
 // ownRowsInOrder locks the rows of $1 that $2 holds in name order, so that
@@ -46,7 +46,7 @@ WHERE name = ANY($1::text[]) AND locked_by = $2 AND lock_until > clock_timestamp
 // "a" sorts before "B", and a release locking in that order would deadlock
 // with an acquire of the same keys locking in the caller's.
 const ownRowsInOrder = `
-	SELECT name FROM locks
+	SELECT name FROM @table
 	WHERE name = ANY($1::text[]) AND locked_by = $2 AND lock_until > clock_timestamp()
 	ORDER BY ` + byteOrder + `
 	FOR UPDATE`
@@ -58,23 +58,23 @@ const byteOrder = `name COLLATE "C"`
 // extendAllSQL is extendSQL for every key of $1.
 const extendAllSQL = `
 WITH own AS (` + ownRowsInOrder + `)
-UPDATE locks AS l
+UPDATE @table AS l
 SET lock_until = clock_timestamp() + $3::bigint * interval '1 microsecond'
 FROM own
 WHERE l.name = own.name AND l.locked_by = $2 AND l.lock_until > clock_timestamp()`
 
-// releaseAllSQL is releaseSQL for every key of $1: one notification per key
-// released.
+// releaseAllSQL is releaseSQL for every key of $1: one notification on
+// channel $3 per key released.
 const releaseAllSQL = `
 WITH own AS (` + ownRowsInOrder + `),
 released AS (
-	UPDATE locks AS l
+	UPDATE @table AS l
 	SET lock_until = '-infinity', locked_by = NULL
 	FROM own
 	WHERE l.name = own.name AND l.locked_by = $2 AND l.lock_until > clock_timestamp()
 	RETURNING l.name
 )
-SELECT pg_notify('` + ReleaseChannel + `', name) FROM released`
+SELECT pg_notify($3, name) FROM released`
 
 // Holds implements backend.Inspector in one statement.
 func (b *Backend) Holds(ctx context.Context, key, token string) (time.Duration, bool, error) {
@@ -84,7 +84,7 @@ func (b *Backend) Holds(ctx context.Context, key, token string) (time.Duration, 
 // HoldsAll implements backend.MultiBackend in one statement.
 func (b *Backend) HoldsAll(ctx context.Context, keys []string, token string) (time.Duration, bool, error) {
 	var n, remaining int64
-	if err := b.pool.QueryRow(ctx, holdsSQL, keys, token).Scan(&n, &remaining); err != nil {
+	if err := b.pool.QueryRow(ctx, b.sql.holds, keys, token).Scan(&n, &remaining); err != nil {
 		return 0, false, classify("holds", err)
 	}
 	if n != int64(len(keys)) {
@@ -125,7 +125,7 @@ func (b *Backend) TryAcquireAll(ctx context.Context, keys []string, token string
 func (b *Backend) takeAll(ctx context.Context, keys []string, token string, ttl time.Duration) ([]int64, error) {
 	var fences []int64
 	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, takeAllSQL, keys, token, ttl.Microseconds())
+		rows, err := tx.Query(ctx, b.sql.takeAll, keys, token, ttl.Microseconds())
 		if err != nil {
 			return err
 		}
@@ -157,7 +157,7 @@ func (b *Backend) takeAll(ctx context.Context, keys []string, token string, ttl 
 var errPartial = errors.New("pglock: some keys are held")
 
 func (b *Backend) heldByOthers(ctx context.Context, keys []string, token string) ([]backend.KeyHeld, error) {
-	rows, err := b.pool.Query(ctx, heldByOthersSQL, keys, token)
+	rows, err := b.pool.Query(ctx, b.sql.heldByOthers, keys, token)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +173,7 @@ func (b *Backend) heldByOthers(ctx context.Context, keys []string, token string)
 
 // ExtendAll implements backend.MultiBackend in one statement.
 func (b *Backend) ExtendAll(ctx context.Context, keys []string, token string, ttl time.Duration) (bool, error) {
-	tag, err := b.pool.Exec(ctx, extendAllSQL, keys, token, ttl.Microseconds())
+	tag, err := b.pool.Exec(ctx, b.sql.extendAll, keys, token, ttl.Microseconds())
 	if err != nil {
 		return false, classify("extend", err)
 	}
@@ -181,9 +181,9 @@ func (b *Backend) ExtendAll(ctx context.Context, keys []string, token string, tt
 }
 
 // ReleaseAll implements backend.MultiBackend in one statement, notifying
-// ReleaseChannel once for each key it released.
+// the Backend's channel once for each key it released.
 func (b *Backend) ReleaseAll(ctx context.Context, keys []string, token string) (int, error) {
-	tag, err := b.pool.Exec(ctx, releaseAllSQL, keys, token)
+	tag, err := b.pool.Exec(ctx, b.sql.releaseAll, keys, token, b.channel)
 	if err != nil {
 		return 0, classify("release", err)
 	}

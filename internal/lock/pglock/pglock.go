@@ -1,6 +1,7 @@
 // Package pglock is the PostgreSQL adapter of the lock port: a backend.Backend
-// on the table "locks" (migrations/0003_locks.up.sql), in the style of
-// ShedLock's JDBC provider.
+// on one table (DefaultTable, "locks", unless WithTable names another; its
+// DDL is Schema, and Migrate creates it), in the style of ShedLock's JDBC
+// provider.
 //
 // A lock is one row per name, held while its lock_until is in the future;
 // locked_by is the holder's random owner token and locked_at the time of the
@@ -22,9 +23,10 @@
 //
 // Release is owner-checked and keeps the row, and with it the fence: it sets
 // lock_until to -infinity and locked_by to NULL, and in the same statement
-// sends pg_notify on the channel "seatlock_lock_released" with the lock's name
-// as payload. PostgreSQL delivers it when the release commits. Waiters are
-// woken through one LISTEN connection per Backend (see Subscribe).
+// sends pg_notify on the Backend's channel (DefaultChannel unless
+// WithChannel sets another) with the lock's name as payload. PostgreSQL
+// delivers it when the release commits. Waiters are woken through one LISTEN
+// connection per Backend (see Subscribe).
 //
 // Lock names are the NOTIFY payload and the primary key, so they must be
 // short: under 8000 bytes for NOTIFY, and well under 2700 for the index. The
@@ -36,6 +38,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -43,11 +46,12 @@ import (
 	"github.com/seatlock/seatlock/internal/lock/backend"
 )
 
-// ReleaseChannel is the NOTIFY channel on which Release announces the name of
-// the lock it released.
-const ReleaseChannel = "seatlock_lock_released"
+// The statements below are templates: @table stands for the Backend's lock
+// table, quoted, and New fills it in once (see statements). The channel of
+// pg_notify is a parameter, so that no name is ever spliced into SQL as a
+// string literal.
 
-// heldRemaining is, for a row of locks, the holder's remaining TTL in
+// heldRemaining is, for a row of the lock table, the holder's remaining TTL in
 // microseconds: at least 1 while the lock is held, 0 when it is held with no
 // end (lock_until = 'infinity', set by hand: the remaining TTL is unknown),
 // and -1 when it is not held.
@@ -67,7 +71,7 @@ const heldRemaining = `CASE
 // taken in the order of the names, which callers sort, so that two
 // overlapping sets never wait on each other in a cycle.
 const takeRows = `
-	INSERT INTO locks AS l (name, lock_until, locked_at, locked_by, fence)
+	INSERT INTO @table AS l (name, lock_until, locked_at, locked_by, fence)
 	SELECT k.name, c.t + $3::bigint * interval '1 microsecond', c.t, $2::text,
 		(extract(epoch FROM c.t) * 1000000)::bigint
 	FROM unnest($1::text[]) WITH ORDINALITY AS k(name, ord), (SELECT clock_timestamp() AS t) AS c
@@ -98,47 +102,86 @@ WITH acquired AS (` + takeRows + `
 SELECT true, fence FROM acquired
 UNION ALL
 SELECT false, ` + heldRemaining + `
-FROM locks
+FROM @table
 WHERE name = ($1::text[])[1] AND NOT EXISTS (SELECT FROM acquired)`
 
 // remainingSQL reads the holder's remaining TTL of $1 afresh (heldRemaining).
-const remainingSQL = `SELECT ` + heldRemaining + ` FROM locks WHERE name = $1`
+const remainingSQL = `SELECT ` + heldRemaining + ` FROM @table WHERE name = $1`
 
 // extendSQL sets $1's lease to $3 microseconds from now if $2 still holds it.
 const extendSQL = `
-UPDATE locks
+UPDATE @table
 SET lock_until = clock_timestamp() + $3::bigint * interval '1 microsecond'
 WHERE name = $1 AND locked_by = $2 AND lock_until > clock_timestamp()`
 
 // releaseSQL ends $1's lease if $2 still holds it, keeping the row and its
-// fence, and notifies ReleaseChannel in the same statement (delivered on
+// fence, and notifies channel $3 in the same statement (delivered on
 // commit). It returns one row if it released, none otherwise.
 const releaseSQL = `
 WITH released AS (
-	UPDATE locks
+	UPDATE @table
 	SET lock_until = '-infinity', locked_by = NULL
 	WHERE name = $1 AND locked_by = $2 AND lock_until > clock_timestamp()
 	RETURNING name
 )
-SELECT pg_notify('` + ReleaseChannel + `', name) FROM released`
+SELECT pg_notify($3, name) FROM released`
+
+// statements are the SQL of one Backend, on its table.
+type statements struct {
+	acquire, remaining, extend, release                 string
+	takeAll, heldByOthers, holds, extendAll, releaseAll string
+	prune                                               string
+}
+
+func newStatements(table string) statements {
+	r := strings.NewReplacer("@table", table)
+	return statements{
+		acquire:      r.Replace(acquireSQL),
+		remaining:    r.Replace(remainingSQL),
+		extend:       r.Replace(extendSQL),
+		release:      r.Replace(releaseSQL),
+		takeAll:      r.Replace(takeAllSQL),
+		heldByOthers: r.Replace(heldByOthersSQL),
+		holds:        r.Replace(holdsSQL),
+		extendAll:    r.Replace(extendAllSQL),
+		releaseAll:   r.Replace(releaseAllSQL),
+		prune:        r.Replace(pruneSQL),
+	}
+}
 
 // Backend implements backend.Backend on PostgreSQL. It is safe for concurrent
 // use. Close it to end its LISTEN connection.
 type Backend struct {
 	pool     *pgxpool.Pool
+	sql      statements
+	channel  string
 	listener *listener
 }
 
 var _ backend.Backend = (*Backend)(nil)
 
-// New returns a Backend that keeps locks in pool's database, which must have
-// the migrations applied (postgres.Migrate). Lock statements run on pool's
-// connections. Waiting (Subscribe) uses one more connection of the Backend's
-// own, opened with pool's connection settings on the first Subscribe and kept
-// until Close; it does not count against pool's MaxConns, so waiters are
-// woken even when lock holders use up the pool.
-func New(pool *pgxpool.Pool) *Backend {
-	return &Backend{pool: pool, listener: newListener(pool.Config().ConnConfig)}
+// New returns a Backend that keeps locks in pool's database, in the table
+// DefaultTable or the one WithTable names, which must exist (Migrate
+// creates it), and announces releases on DefaultChannel or the one
+// WithChannel names. Lock statements run on pool's connections. Waiting
+// (Subscribe) uses one more connection of the Backend's own, opened with
+// pool's connection settings on the first Subscribe and kept until Close; it
+// does not count against pool's MaxConns, so waiters are woken even when lock
+// holders use up the pool.
+//
+// New panics if a name is not valid (see WithTable and WithChannel): names
+// are fixed by the program, and Migrate reports the same mistake as an error.
+func New(pool *pgxpool.Pool, opts ...Option) *Backend {
+	n, err := resolve(opts)
+	if err != nil {
+		panic(err)
+	}
+	return &Backend{
+		pool:     pool,
+		sql:      newStatements(n.table),
+		channel:  n.channel,
+		listener: newListener(pool.Config().ConnConfig, n),
+	}
 }
 
 // Close ends the LISTEN connection and its goroutine, and waits for them.
@@ -161,7 +204,7 @@ func (b *Backend) TryAcquire(ctx context.Context, key, token string, ttl time.Du
 	for attempt := 0; ; attempt++ {
 		var acquired bool
 		var value int64
-		err := b.pool.QueryRow(ctx, acquireSQL, []string{key}, token, ttl.Microseconds()).Scan(&acquired, &value)
+		err := b.pool.QueryRow(ctx, b.sql.acquire, []string{key}, token, ttl.Microseconds()).Scan(&acquired, &value)
 		switch {
 		case err == nil && acquired:
 			return backend.Grant{Acquired: true, Fence: value}, nil
@@ -172,7 +215,7 @@ func (b *Backend) TryAcquire(ctx context.Context, key, token string, ttl time.Du
 		}
 		// Not taken, yet the statement's snapshot does not show a holder:
 		// the row changed under it. Read it again.
-		err = b.pool.QueryRow(ctx, remainingSQL, key).Scan(&value)
+		err = b.pool.QueryRow(ctx, b.sql.remaining, key).Scan(&value)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			value = -1
@@ -197,7 +240,7 @@ func micros(n int64) time.Duration { return time.Duration(n) * time.Microsecond 
 // false, changing nothing, when the lease expired, was released, or belongs
 // to someone else.
 func (b *Backend) Extend(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
-	tag, err := b.pool.Exec(ctx, extendSQL, key, token, ttl.Microseconds())
+	tag, err := b.pool.Exec(ctx, b.sql.extend, key, token, ttl.Microseconds())
 	if err != nil {
 		return false, classify("extend", err)
 	}
@@ -206,11 +249,11 @@ func (b *Backend) Extend(ctx context.Context, key, token string, ttl time.Durati
 
 // Release implements backend.Backend: if token holds key and its lease has not
 // ended, it ends the lease (lock_until '-infinity', locked_by NULL), keeping
-// the row and its fence, and notifies ReleaseChannel with key in the same
+// the row and its fence, and notifies the Backend's channel with key in the same
 // statement, which wakes the subscribers of key in every process when it
 // commits. It returns false, changing nothing and waking no one, otherwise.
 func (b *Backend) Release(ctx context.Context, key, token string) (bool, error) {
-	tag, err := b.pool.Exec(ctx, releaseSQL, key, token)
+	tag, err := b.pool.Exec(ctx, b.sql.release, key, token, b.channel)
 	if err != nil {
 		return false, classify("release", err)
 	}
@@ -218,7 +261,7 @@ func (b *Backend) Release(ctx context.Context, key, token string) (bool, error) 
 }
 
 // Subscribe implements backend.Backend. All subscriptions of a Backend share one
-// connection that LISTENs on ReleaseChannel; it is opened by the first
+// connection that LISTENs on the Backend's channel; it is opened by the first
 // Subscribe and reopened (with backoff) whenever it fails. Subscribe returns
 // once that connection's LISTEN has been confirmed, so a release that commits
 // after Subscribe returned is delivered. If the connection is lost later, the

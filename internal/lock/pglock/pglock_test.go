@@ -14,14 +14,12 @@ import (
 	"github.com/seatlock/seatlock/internal/lock/backend"
 	"github.com/seatlock/seatlock/internal/lock/locktest"
 	"github.com/seatlock/seatlock/internal/lock/pglock"
-	"github.com/seatlock/seatlock/internal/postgres"
-	"github.com/seatlock/seatlock/internal/testenv"
 )
 
 // Watchdogs, waiters, the listener goroutine and its connection must all
 // stop. Every pool is closed by its test's cleanup, so pgxpool's own
 // goroutines need no exception.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testenv.ProxyGoroutines()...) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, proxyGoroutines()...) }
 
 func testContext(t *testing.T) context.Context {
 	t.Helper()
@@ -32,9 +30,9 @@ func testContext(t *testing.T) context.Context {
 
 // newBackend returns a Backend on pool, closed when the test ends (before
 // the pool, which was registered first).
-func newBackend(t *testing.T, pool *pgxpool.Pool) *pglock.Backend {
+func newBackend(t *testing.T, pool *pgxpool.Pool, opts ...pglock.Option) *pglock.Backend {
 	t.Helper()
-	b := pglock.New(pool)
+	b := pglock.New(pool, opts...)
 	t.Cleanup(func() { _ = b.Close() })
 	return b
 }
@@ -59,7 +57,7 @@ func deleteRow(t *testing.T, pool *pgxpool.Pool, key string) {
 
 func TestContract(t *testing.T) {
 	locktest.Run(t, func(t *testing.T) locktest.Harness {
-		pool := testenv.Pool(t)
+		pool := newPool(t)
 		return locktest.Harness{
 			Backend: newBackend(t, pool),
 			Delete:  func(key string) { unlock(t, pool, key) },
@@ -70,7 +68,7 @@ func TestContract(t *testing.T) {
 
 func TestWakeUpLatency(t *testing.T) {
 	t.Parallel()
-	locktest.WakeUpLatency(t, newBackend(t, testenv.Pool(t)), 100)
+	locktest.WakeUpLatency(t, newBackend(t, newPool(t)), 100)
 }
 
 // lockRow is a row of the locks table, with its times relative to the
@@ -124,9 +122,9 @@ func dbMicros(t *testing.T, pool *pgxpool.Pool) int64 {
 
 func TestRowAfterAcquire(t *testing.T) {
 	t.Parallel()
-	pool := testenv.Pool(t)
+	pool := newPool(t)
 	locker := lock.New(newBackend(t, pool), lock.Config{})
-	key := "lock:{schedule:" + testenv.Name("") + "}:seat:7"
+	key := "lock:{schedule:" + uniqueName("") + "}:seat:7"
 
 	before := dbMicros(t, pool)
 	l, err := locker.Acquire(testContext(t), key, lock.Options{TTL: 5 * time.Second})
@@ -160,9 +158,9 @@ func TestRowAfterAcquire(t *testing.T) {
 
 func TestReleaseKeepsTheFenceRow(t *testing.T) {
 	t.Parallel()
-	pool := testenv.Pool(t)
+	pool := newPool(t)
 	locker := lock.New(newBackend(t, pool), lock.Config{})
-	key := testenv.Name("lock:release:")
+	key := uniqueName("lock:release:")
 	ctx := testContext(t)
 
 	first, err := locker.Acquire(ctx, key, lock.Options{TTL: 5 * time.Second})
@@ -195,9 +193,9 @@ func TestReleaseKeepsTheFenceRow(t *testing.T) {
 // database clock, far above the previous counter.
 func TestFenceAfterRowDeletedRestartsFromDatabaseClock(t *testing.T) {
 	t.Parallel()
-	pool := testenv.Pool(t)
+	pool := newPool(t)
 	locker := lock.New(newBackend(t, pool), lock.Config{})
-	key := testenv.Name("lock:wipe:")
+	key := uniqueName("lock:wipe:")
 	ctx := testContext(t)
 
 	var last int64
@@ -226,9 +224,9 @@ func TestFenceAfterRowDeletedRestartsFromDatabaseClock(t *testing.T) {
 
 func TestRowWithoutEndReportsUnknownRemaining(t *testing.T) {
 	t.Parallel()
-	pool := testenv.Pool(t)
+	pool := newPool(t)
 	locker := lock.New(newBackend(t, pool), lock.Config{})
-	key := testenv.Name("lock:forever:")
+	key := uniqueName("lock:forever:")
 	if _, err := pool.Exec(testContext(t), `
 		INSERT INTO locks (name, lock_until, locked_at, locked_by, fence)
 		VALUES ($1, 'infinity', now(), 'set-by-an-operator', 1)`, key); err != nil {
@@ -243,9 +241,9 @@ func TestRowWithoutEndReportsUnknownRemaining(t *testing.T) {
 
 func TestExpiredRowIsTakenOverWithAHigherFence(t *testing.T) {
 	t.Parallel()
-	pool := testenv.Pool(t)
+	pool := newPool(t)
 	b := newBackend(t, pool)
-	key := testenv.Name("lock:expired:")
+	key := uniqueName("lock:expired:")
 	ctx := testContext(t)
 	// A holder that died: its row is left with a lease in the past and a
 	// fence from the future.
@@ -272,11 +270,11 @@ func TestExpiredRowIsTakenOverWithAHigherFence(t *testing.T) {
 // the first Subscribe of a Backend, which opens the listening connection.
 func TestReleaseRightAfterSubscribeWakes(t *testing.T) {
 	t.Parallel()
-	pool := testenv.Pool(t)
+	pool := newPool(t)
 	ctx := testContext(t)
 	for i := range 10 {
 		b := pglock.New(pool)
-		key := testenv.Name("lock:sub:")
+		key := uniqueName("lock:sub:")
 		token := backend.NewToken()
 		if g, err := b.TryAcquire(ctx, key, token, 10*time.Second); err != nil || !g.Acquired {
 			t.Fatalf("TryAcquire = %+v, %v", g, err)
@@ -302,10 +300,10 @@ func TestReleaseRightAfterSubscribeWakes(t *testing.T) {
 // wakes no one.
 func TestReleaseWakesOnlyItsKey(t *testing.T) {
 	t.Parallel()
-	pool := testenv.Pool(t)
+	pool := newPool(t)
 	b := newBackend(t, pool)
 	ctx := testContext(t)
-	keyA, keyB := testenv.Name("lock:a:"), testenv.Name("lock:b:")
+	keyA, keyB := uniqueName("lock:a:"), uniqueName("lock:b:")
 	subA, err := b.Subscribe(ctx, keyA)
 	if err != nil {
 		t.Fatal(err)
@@ -348,7 +346,7 @@ func listenerPID(t *testing.T, pool *pgxpool.Pool) uint32 {
 	var pid uint32
 	err := pool.QueryRow(testContext(t), `
 		SELECT pid FROM pg_stat_activity
-		WHERE datname = current_database() AND query = 'LISTEN `+pglock.ReleaseChannel+`'`).Scan(&pid)
+		WHERE datname = current_database() AND query = $1`, `LISTEN "`+pglock.DefaultChannel+`"`).Scan(&pid)
 	if err != nil {
 		t.Fatalf("find the listening connection: %v", err)
 	}
@@ -360,10 +358,10 @@ func listenerPID(t *testing.T, pool *pgxpool.Pool) uint32 {
 // releases on the new connection.
 func TestListenerReconnectsAndWakesSubscribers(t *testing.T) {
 	t.Parallel()
-	pool := testenv.Pool(t)
+	pool := newPool(t)
 	b := newBackend(t, pool)
 	ctx := testContext(t)
-	key := testenv.Name("lock:reconnect:")
+	key := uniqueName("lock:reconnect:")
 	token := backend.NewToken()
 	if g, err := b.TryAcquire(ctx, key, token, 20*time.Second); err != nil || !g.Acquired {
 		t.Fatalf("TryAcquire = %+v, %v", g, err)
@@ -401,11 +399,11 @@ func TestListenerReconnectsAndWakesSubscribers(t *testing.T) {
 // The idle ping keeps the connection usable for notifications.
 func TestIdleListenerPingsAndStillDelivers(t *testing.T) {
 	t.Parallel()
-	pool := testenv.Pool(t)
+	pool := newPool(t)
 	b := pglock.NewWithHealthInterval(pool, 50*time.Millisecond)
 	t.Cleanup(func() { _ = b.Close() })
 	ctx := testContext(t)
-	key := testenv.Name("lock:idle:")
+	key := uniqueName("lock:idle:")
 	token := backend.NewToken()
 	if g, err := b.TryAcquire(ctx, key, token, 20*time.Second); err != nil || !g.Acquired {
 		t.Fatalf("TryAcquire = %+v, %v", g, err)
@@ -438,10 +436,10 @@ func TestIdleListenerPingsAndStillDelivers(t *testing.T) {
 
 func TestCloseEndsTheListener(t *testing.T) {
 	t.Parallel()
-	pool := testenv.Pool(t)
+	pool := newPool(t)
 	b := pglock.New(pool)
 	ctx := testContext(t)
-	sub, err := b.Subscribe(ctx, testenv.Name("lock:close:"))
+	sub, err := b.Subscribe(ctx, uniqueName("lock:close:"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -499,11 +497,7 @@ var backendCalls = map[string]func(context.Context, *pglock.Backend) error{
 
 func TestUnreachableServerIsUnavailable(t *testing.T) {
 	t.Parallel()
-	pool, err := postgres.Open(testContext(t), "postgres://x:y@127.0.0.1:1/db?connect_timeout=1")
-	if err != nil {
-		t.Fatalf("Open must not dial: %v", err)
-	}
-	t.Cleanup(pool.Close)
+	pool := openPool(t, "postgres://x:y@127.0.0.1:1/db?connect_timeout=1")
 	b := newBackend(t, pool)
 	for name, call := range backendCalls {
 		start := time.Now()
@@ -528,13 +522,7 @@ func TestUnreachableServerIsUnavailable(t *testing.T) {
 // unavailable error, not an unclassified one.
 func TestClosedPoolIsUnavailable(t *testing.T) {
 	t.Parallel()
-	pool, err := postgres.Open(testContext(t), testenv.DatabaseURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := postgres.Migrate(pool); err != nil {
-		t.Fatal(err)
-	}
+	pool := newPool(t)
 	b := newBackend(t, pool)
 	pool.Close()
 	for name, call := range backendCalls {
@@ -549,7 +537,7 @@ func TestClosedPoolIsUnavailable(t *testing.T) {
 
 func TestExpiredDeadlineIsUnavailable(t *testing.T) {
 	t.Parallel()
-	b := newBackend(t, testenv.Pool(t))
+	b := newBackend(t, newPool(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 0)
 	defer cancel()
 	for name, call := range backendCalls {
@@ -585,10 +573,10 @@ func TestHeldByConcurrentAcquirerReportsRemaining(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			pool := testenv.Pool(t)
+			pool := newPool(t)
 			b := newBackend(t, pool)
 			ctx := testContext(t)
-			key := testenv.Name("lock:race:")
+			key := uniqueName("lock:race:")
 			if setup.before != "" {
 				if _, err := pool.Exec(ctx, setup.before, key); err != nil {
 					t.Fatal(err)

@@ -19,16 +19,16 @@ import (
 // pruned next time.
 const pruneSQL = `
 WITH idle AS (
-	SELECT name FROM locks
+	SELECT name FROM @table
 	WHERE lock_until <= clock_timestamp()
 		AND GREATEST(lock_until, locked_at) < clock_timestamp() - $1::bigint * interval '1 microsecond'
 	FOR UPDATE SKIP LOCKED
 )
-DELETE FROM locks AS l
+DELETE FROM @table AS l
 USING idle
 WHERE l.name = idle.name`
 
-// Prune deletes the rows of locks that have been free for more than
+// Prune deletes the rows of the lock table that have been free for more than
 // freeFor (their lease ended, or they were released, that long ago) and
 // returns how many, so that the table does not keep a row for every seat
 // ever locked. It never deletes a held lock, a lock held with no end, or a
@@ -48,7 +48,7 @@ WHERE l.name = idle.name`
 // as soon as it is released, which is safe by the same argument. Errors
 // reaching the database wrap backend.ErrUnavailable.
 func (b *Backend) Prune(ctx context.Context, freeFor time.Duration) (int64, error) {
-	tag, err := b.pool.Exec(ctx, pruneSQL, freeFor.Microseconds())
+	tag, err := b.pool.Exec(ctx, b.sql.prune, freeFor.Microseconds())
 	if err != nil {
 		return 0, classify("prune", err)
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/seatlock/seatlock/internal/lock"
 	"github.com/seatlock/seatlock/internal/lock/pglock"
-	"github.com/seatlock/seatlock/internal/testenv"
 )
 
 // Prune deletes only rows that have been free long enough (released, or
@@ -15,7 +14,7 @@ import (
 // growing.
 func TestPruneDeletesOnlyLongFreeRows(t *testing.T) {
 	t.Parallel()
-	pool := testenv.Pool(t)
+	pool := newPool(t)
 	backend := pglock.New(pool)
 	t.Cleanup(func() { _ = backend.Close() })
 	locker := lock.New(backend, lock.Config{})
