@@ -20,8 +20,8 @@ import (
 	"github.com/seatlock/seatlock/internal/httpapi"
 	"github.com/seatlock/seatlock/internal/lock"
 	"github.com/seatlock/seatlock/internal/lock/lockmetrics"
-	"github.com/seatlock/seatlock/internal/opsmetrics"
 	"github.com/seatlock/seatlock/internal/lock/periodic"
+	"github.com/seatlock/seatlock/internal/opsmetrics"
 	"github.com/seatlock/seatlock/internal/postgres"
 	"github.com/seatlock/seatlock/internal/ratelimit"
 	"github.com/seatlock/seatlock/internal/redisconn"
@@ -91,7 +91,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	a.closeFirst(locks.close)
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	observer, err := lockmetrics.New(registry, cfg.LockBackend)
+	// The service's metrics are all named seatlock_..., the lock's too.
+	observer, err := lockmetrics.New(registry, cfg.LockBackend, lockmetrics.Namespace("seatlock"))
 	if err != nil {
 		return nil, err
 	}
