@@ -91,7 +91,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	a.closeFirst(locks.close)
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	observer, err := lockmetrics.New(registry, cfg.LockBackend)
+	// The service's metrics are all named seatlock_..., the lock's too.
+	observer, err := lockmetrics.New(registry, cfg.LockBackend, lockmetrics.Namespace("seatlock"))
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seatlock/seatlock/internal/redisbatch"
+	"github.com/seatlock/seatlock/internal/lock/redisbatch"
 	"github.com/seatlock/seatlock/internal/reservation"
 )
 

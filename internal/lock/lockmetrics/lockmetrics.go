@@ -1,31 +1,33 @@
 // Package lockmetrics exports the figures of the lock port (lock.Observer) as
-// Prometheus metrics, so that operators can tune LOCK_TTL (the lease), the
-// per-request wait (`Prefer: wait`) and its cap LOCK_MAX_WAIT from what the
-// service actually sees:
+// Prometheus metrics, so that operators can tune the lease (Options.TTL, or
+// Config.WatchdogTTL for watchdog leases), the wait of each call
+// (Options.Wait) and its cap (Config.MaxWait) from what the callers actually
+// see. With New(reg, backend, Namespace("app")) the metrics are:
 //
-//	seatlock_lock_acquisitions_total{backend,outcome}  counter   acquired | held | error
-//	seatlock_lock_wait_seconds{backend,outcome}        histogram calls allowed to wait only
-//	seatlock_lock_hold_seconds{backend}                histogram acquisition to release
-//	seatlock_lock_extensions_total{backend,result}     counter   ok | failed
-//	seatlock_lock_lost_total{backend}                  counter
-//	seatlock_lock_releases_total{backend,result}       counter   released | gone
+//	app_lock_acquisitions_total{backend,outcome}  counter   acquired | held | sealed | error
+//	app_lock_wait_seconds{backend,outcome}        histogram calls allowed to wait only
+//	app_lock_hold_seconds{backend}                histogram acquisition to release
+//	app_lock_extensions_total{backend,result}     counter   ok | failed
+//	app_lock_lost_total{backend}                  counter
+//	app_lock_releases_total{backend,result}       counter   released | gone
 //
-// backend is a constant label given to New (for instance "redis"), so one
-// registry can hold the Observers of several lock stores.
+// Without Namespace the names start with "lock_". backend is a constant
+// label given to New (for instance "redis"), so one registry can hold the
+// Observers of several lock stores.
 //
-// Useful queries (per backend):
+// Useful queries (per backend, with Namespace("app")):
 //
 //   - Timeout ratio of waiting calls:
-//     rate(seatlock_lock_wait_seconds_count{outcome="held"}[5m]) /
-//     sum without (outcome) (rate(seatlock_lock_wait_seconds_count[5m])).
-//     High, with waits piling up at the configured wait: raise the wait (up
-//     to LOCK_MAX_WAIT) if users can afford it, otherwise shed load.
-//   - Typical wait: histogram_quantile(0.95, rate(seatlock_lock_wait_seconds_bucket{outcome="acquired"}[5m])).
-//   - Typical hold vs LOCK_TTL: histogram_quantile(0.99, rate(seatlock_lock_hold_seconds_bucket[5m]))
-//     should stay well below LOCK_TTL.
-//   - rate(seatlock_lock_releases_total{result="gone"}[5m]) or
-//     rate(seatlock_lock_lost_total[5m]) above zero: leases run out before
-//     the work is done; LOCK_TTL is too short for this load.
+//     rate(app_lock_wait_seconds_count{outcome="held"}[5m]) /
+//     sum without (outcome) (rate(app_lock_wait_seconds_count[5m])).
+//     High, with waits piling up at the configured wait: raise Options.Wait
+//     (up to Config.MaxWait) if callers can afford it, otherwise shed load.
+//   - Typical wait: histogram_quantile(0.95, rate(app_lock_wait_seconds_bucket{outcome="acquired"}[5m])).
+//   - Typical hold vs the lease: histogram_quantile(0.99, rate(app_lock_hold_seconds_bucket[5m]))
+//     should stay well below Options.TTL.
+//   - rate(app_lock_releases_total{result="gone"}[5m]) or
+//     rate(app_lock_lost_total[5m]) above zero: leases run out before
+//     the work is done; Options.TTL is too short for this load.
 package lockmetrics
 
 import (
@@ -38,8 +40,7 @@ import (
 	"github.com/seatlock/seatlock/internal/lock"
 )
 
-// Label values of seatlock_lock_extensions_total and
-// seatlock_lock_releases_total. Acquisition outcomes are lock.OutcomeAcquired,
+// Label values of lock_extensions_total and lock_releases_total. Acquisition outcomes are lock.OutcomeAcquired,
 // lock.OutcomeHeld, lock.OutcomeError and lock.OutcomeSealed.
 const (
 	ResultOK       = "ok"
@@ -53,34 +54,35 @@ const (
 	helpAcquisitions = "Lock Acquire calls by outcome: acquired; held = another owner kept the lock " +
 		"(at once for a fail-fast call, for the whole wait, or until the caller's context ended); " +
 		"sealed = the key was sealed (its work is done for good, e.g. a booked seat); error = lock store unreachable, or the caller's context ended before the lock was found held. Many held outcomes whose waits time " +
-		"out (see seatlock_lock_wait_seconds{outcome=\"held\"}): raise the wait, up to " +
-		"LOCK_MAX_WAIT, or shed load. Errors point at the lock store."
+		"out (see lock_wait_seconds{outcome=\"held\"}): raise the wait (Options.Wait), up to " +
+		"Config.MaxWait, or shed load. Errors point at the lock store."
 	helpWaits = "Time spent in Acquire calls that were allowed to wait (wait > 0), by outcome; " +
 		"fail-fast calls are not counted, and a waiting call that got a free lock at once " +
 		"counts as a near-zero wait. outcome=\"held\" is a wait that timed out: compare its " +
 		"rate with the other outcomes to get the timeout ratio. Waits of acquired calls " +
 		"near the wait limit mean it is about to be too short."
 	helpHold = "Time from acquiring a lock to releasing it (including releases that found it gone). " +
-		"The high quantiles should stay well below LOCK_TTL; if they approach it, raise " +
-		"LOCK_TTL or speed up the work done under the lock."
+		"The high quantiles should stay well below the lease (Options.TTL); if they approach it, raise " +
+		"the lease or speed up the work done under the lock."
 	helpExtensions = "Lease extensions (watchdog or Extend) by result: ok, or failed (lock gone, " +
 		"taken, or store error). Failures mean leases at risk: check the store, and " +
-		"seatlock_lock_lost_total."
+		"lock_lost_total."
 	helpLost = "Leases found lost while held (TTL ran out, or the key was deleted or taken): " +
-		"the work under them was cancelled. Any steady rate means LOCK_TTL is too short " +
+		"the work under them was cancelled. Any steady rate means the lease (Options.TTL) is too short " +
 		"for the work, or the lock store lost keys."
 	helpReleases = "Lease releases by result: released, or gone = the lock had already expired or " +
-		"been taken by another owner when released. Many gone releases mean LOCK_TTL is " +
+		"been taken by another owner when released. Many gone releases mean the lease (Options.TTL) is " +
 		"too short for the work done under the lock."
 )
 
-// waitBuckets (seconds) span a fast local hand-over (1ms) to LOCK_MAX_WAIT's
-// ceiling (1m). A wait that timed out takes slightly longer than the wait
+// waitBuckets (seconds) span a fast local hand-over (1ms) to a minute, well
+// above the default Config.MaxWait (10s). A wait that timed out takes slightly longer than the wait
 // asked for, so it lands in the bucket above it.
 var waitBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
 
 // holdBuckets (seconds) span a quick check-and-insert (1ms) to long watchdog
-// leases (1m and beyond in +Inf); compare them with LOCK_TTL (5s by default).
+// leases (1m and beyond in +Inf); compare them with the leases asked for
+// (Options.TTL).
 var holdBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
 
 // Observer is a lock.Observer that records into Prometheus metrics. Create it
@@ -104,51 +106,81 @@ type Observer struct {
 
 var _ lock.Observer = (*Observer)(nil)
 
+// Option configures New.
+type Option func(*options)
+
+type options struct{ namespace string }
+
+// Namespace puts namespace and "_" before every metric name, as
+// prometheus.Opts.Namespace does: Namespace("app") names the acquisitions
+// counter app_lock_acquisitions_total. Without it the names start with
+// "lock_".
+func Namespace(namespace string) Option {
+	return func(o *options) { o.namespace = namespace }
+}
+
 // New creates the lock metrics of backend (the value of their "backend"
 // label, e.g. "redis" or "memory") and registers them with reg.
 //
 // It returns an error if reg is nil, backend is empty, or a metric cannot be
 // registered — notably a prometheus.AlreadyRegisteredError when an Observer
-// for the same backend is already in reg. On error nothing stays registered.
-// Observers for different backends can share a registry.
-func New(reg prometheus.Registerer, backend string) (*Observer, error) {
+// for the same backend and namespace is already in reg. On error nothing
+// stays registered. Observers for different backends can share a registry.
+func New(reg prometheus.Registerer, backend string, opts ...Option) (*Observer, error) {
 	if reg == nil {
 		return nil, errors.New("lockmetrics: nil Registerer")
 	}
 	if backend == "" {
 		return nil, errors.New("lockmetrics: empty backend label")
 	}
+	var cfg options
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	ns := cfg.namespace
 	labels := prometheus.Labels{"backend": backend}
 	o := &Observer{
 		acquisitions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name:        "seatlock_lock_acquisitions_total",
+			Namespace:   ns,
+			Subsystem:   "lock",
+			Name:        "acquisitions_total",
 			Help:        helpAcquisitions,
 			ConstLabels: labels,
 		}, []string{"outcome"}),
 		waits: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:        "seatlock_lock_wait_seconds",
+			Namespace:   ns,
+			Subsystem:   "lock",
+			Name:        "wait_seconds",
 			Help:        helpWaits,
 			Buckets:     waitBuckets,
 			ConstLabels: labels,
 		}, []string{"outcome"}),
 		hold: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:        "seatlock_lock_hold_seconds",
+			Namespace:   ns,
+			Subsystem:   "lock",
+			Name:        "hold_seconds",
 			Help:        helpHold,
 			Buckets:     holdBuckets,
 			ConstLabels: labels,
 		}),
 		extensions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name:        "seatlock_lock_extensions_total",
+			Namespace:   ns,
+			Subsystem:   "lock",
+			Name:        "extensions_total",
 			Help:        helpExtensions,
 			ConstLabels: labels,
 		}, []string{"result"}),
 		lost: prometheus.NewCounter(prometheus.CounterOpts{
-			Name:        "seatlock_lock_lost_total",
+			Namespace:   ns,
+			Subsystem:   "lock",
+			Name:        "lost_total",
 			Help:        helpLost,
 			ConstLabels: labels,
 		}),
 		releases: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name:        "seatlock_lock_releases_total",
+			Namespace:   ns,
+			Subsystem:   "lock",
+			Name:        "releases_total",
 			Help:        helpReleases,
 			ConstLabels: labels,
 		}, []string{"result"}),
@@ -183,7 +215,7 @@ func New(reg prometheus.Registerer, backend string) (*Observer, error) {
 
 // Acquired implements lock.Observer. It counts the call under its outcome and,
 // only when waited > 0 (the call was allowed to wait), observes waited in
-// seatlock_lock_wait_seconds. A fail-fast call (lock.Options.Wait zero, so
+// lock_wait_seconds. A fail-fast call (lock.Options.Wait zero, so
 // waited zero) is not a wait and is left out of the histogram.
 func (o *Observer) Acquired(outcome lock.Outcome, waited time.Duration) {
 	var count prometheus.Counter

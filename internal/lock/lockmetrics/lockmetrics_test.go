@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,13 +19,16 @@ import (
 	"github.com/seatlock/seatlock/internal/lock/memlock"
 )
 
+// namespace is the service's: the tests check the metric names it exports.
+const namespace = "seatlock"
+
 // Waiters and watchdogs of the lock.Client must leave no goroutine behind.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func newObserver(t *testing.T) (*prometheus.Registry, *Observer) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	o, err := New(reg, "memory")
+	o, err := New(reg, "memory", Namespace(namespace))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -335,7 +339,7 @@ func TestConcurrentWaiters(t *testing.T) {
 
 func TestRegisterTwice(t *testing.T) {
 	reg, _ := newObserver(t)
-	o, err := New(reg, "memory")
+	o, err := New(reg, "memory", Namespace(namespace))
 	if err == nil {
 		t.Fatal("second New on the same registry and backend: no error")
 	}
@@ -348,7 +352,7 @@ func TestRegisterTwice(t *testing.T) {
 	}
 
 	// Another backend shares the registry.
-	redis, err := New(reg, "redis")
+	redis, err := New(reg, "redis", Namespace(namespace))
 	if err != nil {
 		t.Fatalf("New for a second backend: %v", err)
 	}
@@ -368,7 +372,7 @@ func TestNewFailureRegistersNothing(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	clash := prometheus.NewGauge(prometheus.GaugeOpts{Name: "seatlock_lock_releases_total", Help: "not ours"})
 	reg.MustRegister(clash)
-	if _, err := New(reg, "memory"); err == nil {
+	if _, err := New(reg, "memory", Namespace(namespace)); err == nil {
 		t.Fatal("New with a clashing metric: no error")
 	}
 	mfs, err := reg.Gather()
@@ -385,10 +389,10 @@ func TestNewFailureRegistersNothing(t *testing.T) {
 }
 
 func TestNewRejectsBadArguments(t *testing.T) {
-	if _, err := New(nil, "memory"); err == nil {
+	if _, err := New(nil, "memory", Namespace(namespace)); err == nil {
 		t.Error("New(nil, ...): no error")
 	}
-	if _, err := New(prometheus.NewRegistry(), ""); err == nil {
+	if _, err := New(prometheus.NewRegistry(), "", Namespace(namespace)); err == nil {
 		t.Error(`New(reg, ""): no error`)
 	}
 }
@@ -418,5 +422,49 @@ func TestAcquireWaitOnlyWhenWaited(t *testing.T) {
 	}
 	if n, _ := histogram(t, reg, "seatlock_lock_wait_seconds", map[string]string{"outcome": "error"}); n != 0 {
 		t.Errorf("error waits: %d samples, want 0", n)
+	}
+}
+
+// The namespace is the only part of the names New leaves to its caller:
+// without one they start with "lock_", and each namespace is a registry's
+// own set of metrics.
+func TestNamespace(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	plain, err := New(reg, "memory")
+	if err != nil {
+		t.Fatalf("New without Namespace: %v", err)
+	}
+	other, err := New(reg, "memory", Namespace("other"))
+	if err != nil {
+		t.Fatalf("New with another namespace on the same registry: %v", err)
+	}
+	plain.Lost()
+	other.Lost()
+	other.Lost()
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(fmt.Sprintf(`# HELP lock_lost_total %[1]s
+# TYPE lock_lost_total counter
+lock_lost_total{backend="memory"} 1
+# HELP other_lock_lost_total %[1]s
+# TYPE other_lock_lost_total counter
+other_lock_lost_total{backend="memory"} 2
+`, helpLost)), "lock_lost_total", "other_lock_lost_total"); err != nil {
+		t.Error(err)
+	}
+	var names []string
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		names = append(names, mf.GetName())
+	}
+	want := []string{
+		"lock_acquisitions_total", "lock_extensions_total", "lock_hold_seconds",
+		"lock_lost_total", "lock_releases_total", "lock_wait_seconds",
+		"other_lock_acquisitions_total", "other_lock_extensions_total", "other_lock_hold_seconds",
+		"other_lock_lost_total", "other_lock_releases_total", "other_lock_wait_seconds",
+	}
+	if !slices.Equal(names, want) {
+		t.Errorf("metric names %v, want %v", names, want)
 	}
 }

@@ -14,10 +14,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/lock/memlock"
 	"github.com/seatlock/seatlock/internal/lock/periodic"
 	"github.com/seatlock/seatlock/internal/lock/redislock"
-	"github.com/seatlock/seatlock/internal/testenv"
 )
 
 // Runners, their job goroutines and the lease timers must all be gone.
@@ -41,7 +41,7 @@ func redisStore() store {
 		lockers: func(t *testing.T, n int) []lock.Locker {
 			var ls []lock.Locker
 			for range n {
-				client := testenv.Redis(t) // a connection pool per instance
+				client := lockenv.Redis(t) // a connection pool per instance
 				probe = client
 				backend := redislock.New(client)
 				t.Cleanup(func() { _ = backend.Close() })
@@ -199,7 +199,7 @@ func TestOneExecutionPerPeriodAcrossInstances(t *testing.T) {
 		atMost  = time.Second
 		runFor  = 1100 * time.Millisecond
 	)
-	name := testenv.Name("report-")
+	name := lockenv.Name("report-")
 	var rec recorder
 	var runners []*periodic.Runner
 	for _, l := range redisStore().lockers(t, 3) {
@@ -293,7 +293,7 @@ func TestLockAtLeastForKeepsOthersOutAfterAFastRun(t *testing.T) {
 	for _, s := range []store{memStore(), redisStore()} {
 		t.Run(s.name, func(t *testing.T) {
 			t.Parallel()
-			name := testenv.Name("fast-")
+			name := lockenv.Name("fast-")
 			var rec recorder
 			job := periodic.Job{Name: name, Every: time.Hour, LockAtMostFor: 5 * time.Second, LockAtLeastFor: atLeast,
 				Run: rec.job(time.Millisecond)}
@@ -340,7 +340,7 @@ func TestLockAtLeastForKeepsOthersOutAfterAFastRun(t *testing.T) {
 func TestZeroLockAtLeastForReleases(t *testing.T) {
 	t.Parallel()
 	s := redisStore()
-	name := testenv.Name("release-")
+	name := lockenv.Name("release-")
 	job := periodic.Job{Name: name, Every: time.Hour, LockAtMostFor: 5 * time.Second,
 		Run: func(context.Context) error { return nil }}
 	ls := s.lockers(t, 2)
@@ -362,7 +362,7 @@ func TestZeroLockAtLeastForReleases(t *testing.T) {
 func TestLockAtLeastForSpacesRunsUnderRun(t *testing.T) {
 	t.Parallel()
 	const atLeast = 300 * time.Millisecond
-	name := testenv.Name("spaced-")
+	name := lockenv.Name("spaced-")
 	var rec recorder
 	job := periodic.Job{Name: name, Every: 50 * time.Millisecond, LockAtMostFor: time.Second, LockAtLeastFor: atLeast,
 		Run: rec.job(time.Millisecond)}
@@ -403,7 +403,7 @@ func TestLockAtLeastForSpacesRunsUnderRun(t *testing.T) {
 func TestCrashedHoldersLockFreesAfterLockAtMostFor(t *testing.T) {
 	t.Parallel()
 	const atMost = 600 * time.Millisecond
-	name := testenv.Name("crash-")
+	name := lockenv.Name("crash-")
 	ls := redisStore().lockers(t, 2)
 
 	crashedAt := time.Now()
@@ -449,7 +449,7 @@ func TestCrashedHoldersLockFreesAfterLockAtMostFor(t *testing.T) {
 // lock.ErrLeaseLost and is reported; the lock is free for others.
 func TestRunPastLockAtMostForLosesTheLease(t *testing.T) {
 	t.Parallel()
-	name := testenv.Name("slow-")
+	name := lockenv.Name("slow-")
 	var cause error
 	job := periodic.Job{Name: name, Every: time.Hour, LockAtMostFor: 100 * time.Millisecond,
 		Run: func(ctx context.Context) error {
@@ -476,7 +476,7 @@ func TestRunPastLockAtMostForLosesTheLease(t *testing.T) {
 // job.
 func TestErrorsAndPanicsDoNotStopTheRunner(t *testing.T) {
 	t.Parallel()
-	prefix := testenv.Name("faulty-")
+	prefix := lockenv.Name("faulty-")
 	boom := errors.New("boom")
 	var mu sync.Mutex
 	var panics []*periodic.PanicError
@@ -530,7 +530,7 @@ func TestErrorsAndPanicsDoNotStopTheRunner(t *testing.T) {
 // only after the job has returned.
 func TestRunWaitsForRunningJobs(t *testing.T) {
 	t.Parallel()
-	name := testenv.Name("wind-down-")
+	name := lockenv.Name("wind-down-")
 	started := make(chan struct{})
 	var finished bool // written by the job, read after Run returned
 	var cause error
@@ -575,7 +575,7 @@ func TestRunWaitsForRunningJobs(t *testing.T) {
 // No run without the lock: a store that cannot be reached skips the tick.
 func TestUnreachableStoreSkips(t *testing.T) {
 	t.Parallel()
-	name := testenv.Name("down-")
+	name := lockenv.Name("down-")
 	ran := false
 	r := newRunner(t, downLocker{}, periodic.Config{}, periodic.Job{
 		Name: name, Every: time.Hour, LockAtMostFor: time.Second,
@@ -604,7 +604,7 @@ func TestLeaseFrom(t *testing.T) {
 	if periodic.LeaseFrom(context.Background()) != nil {
 		t.Error("LeaseFrom outside a run is not nil")
 	}
-	name := testenv.Name("lease-")
+	name := lockenv.Name("lease-")
 	var key string
 	var fence int64
 	r := newRunner(t, memStore().lockers(t, 1)[0], periodic.Config{}, periodic.Job{

@@ -13,9 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/lock/redislock"
-	"github.com/seatlock/seatlock/internal/redisconn"
-	"github.com/seatlock/seatlock/internal/testenv"
 )
 
 // dropReplies resets every connection at the first reply the server sends
@@ -38,18 +37,18 @@ func init() { toxics.Register("drop_replies", new(dropReplies)) }
 // releases free every key long before its TTL.
 func TestFailedBatchFailsEachCallAndLeavesNoLock(t *testing.T) {
 	t.Parallel()
-	direct := testenv.Redis(t)
+	direct := lockenv.Redis(t)
 	proxy, client := openThroughProxy(t, direct.Options().Addr)
-	gate := testenv.NewGate(false)
+	gate := lockenv.NewGate(false)
 	client.AddHook(gate)
-	backend := redislock.New(client.(*redis.Client), redislock.WithBatchLanes(1))
+	backend := redislock.New(client, redislock.WithBatchLanes(1))
 	t.Cleanup(func() { _ = backend.Close() })
 	locker := lock.New(backend, lock.Config{})
 	t.Cleanup(locker.Close)
 	warmUp(t, locker)
 
 	ctx := context.Background()
-	tag := testenv.Name("")
+	tag := lockenv.Name("")
 	keys := make([]string, 31)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("lock:{%s}:seat:%d", tag, i+1)
@@ -70,8 +69,8 @@ func TestFailedBatchFailsEachCallAndLeavesNoLock(t *testing.T) {
 	// attempt of the lone call and of the batch (go-redis retries each
 	// on another connection).
 	var conns []*redis.Conn
-	for range 2 * (redisconn.MaxRetries + 1) {
-		c := client.(*redis.Client).Conn()
+	for range 2 * (client.Options().MaxRetries + 1) {
+		c := client.Conn()
 		if err := c.Ping(ctx).Err(); err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +95,7 @@ func TestFailedBatchFailsEachCallAndLeavesNoLock(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	proxy.AddToxic(testenv.Toxic{Name: "drop", Type: "drop_replies", Stream: "downstream"})
+	proxy.AddToxic(lockenv.Toxic{Name: "drop", Type: "drop_replies", Stream: "downstream"})
 	gate.Open()
 	wg.Wait()
 	proxy.RemoveToxic("drop")

@@ -12,9 +12,9 @@ import (
 
 	"github.com/seatlock/seatlock/internal/lock"
 	"github.com/seatlock/seatlock/internal/lock/backend"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/lock/locktest"
 	"github.com/seatlock/seatlock/internal/lock/redislock"
-	"github.com/seatlock/seatlock/internal/testenv"
 )
 
 // The cluster tests run on the 3-master Redis Cluster that `make test`
@@ -29,7 +29,7 @@ func newClusterBackend(t *testing.T, client *redis.ClusterClient) *redislock.Bac
 
 func TestClusterContract(t *testing.T) {
 	locktest.Run(t, func(t *testing.T) locktest.Harness {
-		client := testenv.RedisCluster(t)
+		client := lockenv.RedisCluster(t)
 		return locktest.Harness{
 			Backend: newClusterBackend(t, client),
 			Delete:  func(key string) { client.Del(context.Background(), key) },
@@ -71,7 +71,7 @@ func (b *triesByKey) count(key string) int {
 // release and releasing work on every master.
 func TestClusterSeatLocksSpreadOverMastersAndWork(t *testing.T) {
 	t.Parallel()
-	client := testenv.RedisCluster(t)
+	client := lockenv.RedisCluster(t)
 	backend := newClusterBackend(t, client)
 	counting := &triesByKey{Backend: backend, tries: map[string]int{}}
 	holders, waiters := lock.New(backend, lock.Config{}), lock.New(counting, lock.Config{})
@@ -81,7 +81,7 @@ func TestClusterSeatLocksSpreadOverMastersAndWork(t *testing.T) {
 	// Schedules from a random base, so that parallel runs do not collide,
 	// until every master owns some; 3 masters are all hit within a few
 	// dozen schedules.
-	base, err := strconv.ParseUint(testenv.Name("")[:8], 16, 32)
+	base, err := strconv.ParseUint(lockenv.Name("")[:8], 16, 32)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,11 +205,11 @@ func TestClusterSeatLocksSpreadOverMastersAndWork(t *testing.T) {
 // joins its slot; acquiring, waking a waiter and releasing work on it.
 func TestClusterKeyWithoutHashTag(t *testing.T) {
 	t.Parallel()
-	client := testenv.RedisCluster(t)
+	client := lockenv.RedisCluster(t)
 	locker := lock.New(newClusterBackend(t, client), lock.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	key := testenv.Name("jobs:report:")
+	key := lockenv.Name("jobs:report:")
 
 	l, err := locker.Acquire(ctx, key, lock.Options{TTL: 10 * time.Second})
 	if err != nil {

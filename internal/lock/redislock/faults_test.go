@@ -11,9 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/lock/redislock"
-	"github.com/seatlock/seatlock/internal/redisconn"
-	"github.com/seatlock/seatlock/internal/testenv"
 )
 
 // resetFirstReply drops the first chunk the server sends through the proxy
@@ -42,33 +41,25 @@ func (r *resetFirstReply) Pipe(stub *toxics.ToxicStub) {
 
 func init() { toxics.Register("reset_first_reply", new(resetFirstReply)) }
 
-// openThroughProxy is a client opened as the service opens REDIS_URL, whose
-// connections go through a fault proxy to addr.
-func openThroughProxy(t *testing.T, addr string) (*testenv.Proxy, redis.UniversalClient) {
+// openThroughProxy is a client with a lock client's production settings
+// (lockenv.RedisAt), whose connections go through a fault proxy to addr.
+func openThroughProxy(t *testing.T, addr string) (*lockenv.Proxy, *redis.Client) {
 	t.Helper()
-	proxy := testenv.NewProxy(t, addr)
-	client, err := redisconn.Open("redis://" + proxy.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Close() })
-	return proxy, client
+	proxy := lockenv.NewProxy(t, addr)
+	return proxy, lockenv.RedisAt(t, proxy.Addr())
 }
 
 // privateRedis starts a redis-server of the test's own (for faults that
-// would disturb other tests) and returns it, a Client on it opened as the
-// service opens REDIS_URL, and a plain client for the test's own commands.
-func privateRedis(t *testing.T, cfg lock.Config) (*testenv.RedisProcess, *lock.Client, *redis.Client) {
+// would disturb other tests) and returns it, a Client on it with a lock
+// client's production settings (lockenv.RedisAt), and a plain client for
+// the test's own commands.
+func privateRedis(t *testing.T, cfg lock.Config) (*lockenv.RedisProcess, *lock.Client, *redis.Client) {
 	t.Helper()
-	server := testenv.StartRedis(t)
-	client, err := redisconn.Open("redis://" + server.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Close() })
+	server := lockenv.StartRedis(t)
+	client := lockenv.RedisAt(t, server.Addr)
 	direct := redis.NewClient(&redis.Options{Addr: server.Addr})
 	t.Cleanup(func() { _ = direct.Close() })
-	locker := lock.New(newBackend(t, client.(*redis.Client)), cfg)
+	locker := lock.New(newBackend(t, client), cfg)
 	t.Cleanup(locker.Close)
 	return server, locker, direct
 }
@@ -79,7 +70,7 @@ func privateRedis(t *testing.T, cfg lock.Config) (*testenv.RedisProcess, *lock.C
 // same moment, and on a common key one of them found it held by the other.
 func warmUp(t *testing.T, locker *lock.Client) {
 	t.Helper()
-	key := "lock:{" + testenv.Name("warm-up-") + "}:k"
+	key := "lock:{" + lockenv.Name("warm-up-") + "}:k"
 	l, err := locker.Acquire(context.Background(), key, lock.Options{TTL: time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -95,15 +86,15 @@ func warmUp(t *testing.T, locker *lock.Client) {
 // the lock "held by another owner".
 func TestRetriedAcquireAfterLostReplyGetsItsOwnLock(t *testing.T) {
 	t.Parallel()
-	direct := testenv.Redis(t)
+	direct := lockenv.Redis(t)
 	proxy, client := openThroughProxy(t, direct.Options().Addr)
-	backend := newBackend(t, client.(*redis.Client))
+	backend := newBackend(t, client)
 	locker := lock.New(backend, lock.Config{})
 	t.Cleanup(locker.Close)
 	warmUp(t, locker)
 
-	key := "lock:{" + testenv.Name("") + "}:seat:1"
-	proxy.AddToxic(testenv.Toxic{Name: "reset", Type: "reset_first_reply"})
+	key := "lock:{" + lockenv.Name("") + "}:seat:1"
+	proxy.AddToxic(lockenv.Toxic{Name: "reset", Type: "reset_first_reply"})
 	l, err := locker.Acquire(context.Background(), key, lock.Options{TTL: 10 * time.Second})
 	proxy.RemoveToxic("reset")
 	if err != nil {
@@ -204,9 +195,9 @@ func TestReleaseDuringPubSubReconnectIsSeen(t *testing.T) {
 // standalone server too.
 func TestAcquireAllRefusesCrossSlotKeys(t *testing.T) {
 	t.Parallel()
-	locker := lock.New(newBackend(t, testenv.Redis(t)), lock.Config{})
+	locker := lock.New(newBackend(t, lockenv.Redis(t)), lock.Config{})
 	t.Cleanup(locker.Close)
-	tag := testenv.Name("")
+	tag := lockenv.Name("")
 	_, err := locker.AcquireAll(context.Background(),
 		[]string{"lock:{" + tag + "a}:seat:1", "lock:{" + tag + "b}:seat:1"}, lock.Options{TTL: time.Second})
 	if !errors.Is(err, redislock.ErrCrossSlot) {
@@ -218,10 +209,10 @@ func TestAcquireAllRefusesCrossSlotKeys(t *testing.T) {
 // 64th acquisition refreshes them.
 func TestFenceCounterExpires(t *testing.T) {
 	t.Parallel()
-	client := testenv.Redis(t)
+	client := lockenv.Redis(t)
 	locker := lock.New(newBackend(t, client), lock.Config{})
 	t.Cleanup(locker.Close)
-	key := "lock:{" + testenv.Name("") + "}:seat:1"
+	key := "lock:{" + lockenv.Name("") + "}:seat:1"
 	l, err := locker.Acquire(context.Background(), key, lock.Options{TTL: time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -251,12 +242,12 @@ func TestFenceCounterExpires(t *testing.T) {
 // release wakes it, every time.
 func TestWaiterAfterAbandonedSubscribeIsWoken(t *testing.T) {
 	t.Parallel()
-	client := testenv.Redis(t)
+	client := lockenv.Redis(t)
 	locker := lock.New(newBackend(t, client), lock.Config{})
 	t.Cleanup(locker.Close)
 	ctx := context.Background()
 	for i := range 20 {
-		key := "lock:{" + testenv.Name("") + "}:seat:1"
+		key := "lock:{" + lockenv.Name("") + "}:seat:1"
 		holder, err := locker.Acquire(ctx, key, lock.Options{TTL: 20 * time.Second})
 		if err != nil {
 			t.Fatal(err)
@@ -294,18 +285,18 @@ func TestWaiterAfterAbandonedSubscribeIsWoken(t *testing.T) {
 // before the TTL that extension set.
 func TestSlowExtensionOfAnExpiringLeaseIsUndone(t *testing.T) {
 	t.Parallel()
-	direct := testenv.Redis(t)
+	direct := lockenv.Redis(t)
 	proxy, client := openThroughProxy(t, direct.Options().Addr)
-	locker := lock.New(newBackend(t, client.(*redis.Client)), lock.Config{})
+	locker := lock.New(newBackend(t, client), lock.Config{})
 	t.Cleanup(locker.Close)
 	warmUp(t, locker)
 
-	key := "lock:{" + testenv.Name("") + "}:seat:1"
+	key := "lock:{" + lockenv.Name("") + "}:seat:1"
 	l, err := locker.Acquire(context.Background(), key, lock.Options{TTL: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy.AddToxic(testenv.Toxic{Name: "slow", Type: "latency", Attributes: map[string]any{"latency": 600}})
+	proxy.AddToxic(lockenv.Toxic{Name: "slow", Type: "latency", Attributes: map[string]any{"latency": 600}})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err = l.Extend(ctx, 10*time.Second)

@@ -20,8 +20,8 @@
 // the token that holds the key renews it and returns a fence no lower than
 // the first (the tag's counter, see FenceKey; still in order), so a
 // transport retry whose first reply was lost gets its caller's own lock back
-// instead of "held by another owner". go-redis' own retries (redisconn sets
-// them explicitly, see redisconn.MaxRetries) are therefore safe; a retried
+// instead of "held by another owner". go-redis' own retries after transport
+// errors (redis.Options.MaxRetries) are therefore safe; a retried
 // release whose first run deleted the key answers "not held".
 //
 // Several keys are taken at once (backend.MultiBackend) by one script, all or
@@ -45,7 +45,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seatlock/seatlock/internal/lock/backend"
-	"github.com/seatlock/seatlock/internal/redisbatch"
+	"github.com/seatlock/seatlock/internal/lock/redisbatch"
 )
 
 var (

@@ -11,13 +11,13 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/lock/locktest"
 	"github.com/seatlock/seatlock/internal/lock/redislock"
-	"github.com/seatlock/seatlock/internal/testenv"
 )
 
 // Watchdogs, waiters and the shared Pub/Sub connection must all stop.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testenv.ProxyGoroutines()...) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, lockenv.ProxyGoroutines()...) }
 
 func newBackend(t *testing.T, client *redis.Client) *redislock.Backend {
 	t.Helper()
@@ -28,7 +28,7 @@ func newBackend(t *testing.T, client *redis.Client) *redislock.Backend {
 
 func TestContract(t *testing.T) {
 	locktest.Run(t, func(t *testing.T) locktest.Harness {
-		client := testenv.Redis(t)
+		client := lockenv.Redis(t)
 		return locktest.Harness{
 			Backend: newBackend(t, client),
 			Delete:  func(key string) { client.Del(context.Background(), key) },
@@ -39,9 +39,9 @@ func TestContract(t *testing.T) {
 
 func TestKeyHoldsTheOwnersTokenUnderItsExactName(t *testing.T) {
 	t.Parallel()
-	client := testenv.Redis(t)
+	client := lockenv.Redis(t)
 	locker := lock.New(newBackend(t, client), lock.Config{})
-	key := "lock:{schedule:" + testenv.Name("") + "}:seat:7"
+	key := "lock:{schedule:" + lockenv.Name("") + "}:seat:7"
 	ctx := context.Background()
 
 	l, err := locker.Acquire(ctx, key, lock.Options{TTL: 5 * time.Second})
@@ -67,9 +67,9 @@ func TestKeyHoldsTheOwnersTokenUnderItsExactName(t *testing.T) {
 
 func TestKeyWithoutHashTagGetsOne(t *testing.T) {
 	t.Parallel()
-	client := testenv.Redis(t)
+	client := lockenv.Redis(t)
 	locker := lock.New(newBackend(t, client), lock.Config{})
-	key := testenv.Name("jobs:report:")
+	key := lockenv.Name("jobs:report:")
 	l, err := locker.Acquire(context.Background(), key, lock.Options{TTL: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -82,9 +82,9 @@ func TestKeyWithoutHashTagGetsOne(t *testing.T) {
 
 func TestKeyWithoutExpiryReportsUnknownRemaining(t *testing.T) {
 	t.Parallel()
-	client := testenv.Redis(t)
+	client := lockenv.Redis(t)
 	locker := lock.New(newBackend(t, client), lock.Config{})
-	key := "lock:{" + testenv.Name("") + "}:seat:1"
+	key := "lock:{" + lockenv.Name("") + "}:seat:1"
 	client.Set(context.Background(), key, "set-by-an-operator", 0)
 	_, err := locker.Acquire(context.Background(), key, lock.Options{TTL: time.Second})
 	var held *lock.HeldError
@@ -97,7 +97,7 @@ func TestKeyWithoutExpiryReportsUnknownRemaining(t *testing.T) {
 // of a server without persistence.
 func TestFencesSurviveFlushAndRestart(t *testing.T) {
 	t.Parallel()
-	server := testenv.StartRedis(t)
+	server := lockenv.StartRedis(t)
 	client := redis.NewClient(&redis.Options{Addr: server.Addr, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = client.Close() })
 	locker := lock.New(newBackend(t, client), lock.Config{})
@@ -152,7 +152,7 @@ func TestUnreachableRedisIsUnavailable(t *testing.T) {
 
 func TestWakeUpLatency(t *testing.T) {
 	t.Parallel()
-	locktest.WakeUpLatency(t, newBackend(t, testenv.Redis(t)), 100)
+	locktest.WakeUpLatency(t, newBackend(t, lockenv.Redis(t)), 100)
 }
 
 // One fence counter per hash tag: every seat of a schedule shares it.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seatlock/seatlock/internal/testenv"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 )
 
 // goroutinesPerCPU makes RunParallel use 8 goroutines on a 2-core machine.
@@ -17,14 +17,14 @@ const goroutinesPerCPU = 4
 // Every contender must lock: a second try on a held key fails, and the key
 // is free again after the release.
 func TestEveryContenderLocks(t *testing.T) {
-	client := testenv.Redis(t)
+	client := lockenv.Redis(t)
 	ctx := context.Background()
 	for _, c := range contenders(client) {
 		t.Run(c.name, func(t *testing.T) {
 			if c.close != nil {
 				t.Cleanup(c.close)
 			}
-			key := testenv.Name("bench:check:")
+			key := lockenv.Name("bench:check:")
 			release, ok, err := c.tryLock(ctx, key)
 			if err != nil || !ok {
 				t.Fatalf("first try: ok=%v err=%v, want the lock", ok, err)
@@ -49,7 +49,7 @@ func TestEveryContenderLocks(t *testing.T) {
 // benchFreeKeys acquires and releases a free key: each goroutine has keys
 // of its own, so every try succeeds.
 func benchFreeKeys(b *testing.B, client *redis.Client, c contender) {
-	prefix := "bench:{" + testenv.Name("free") + "}:"
+	prefix := "bench:{" + lockenv.Name("free") + "}:"
 	var next atomic.Int64
 	b.ReportAllocs()
 	b.SetParallelism(goroutinesPerCPU)
@@ -74,7 +74,7 @@ func benchFreeKeys(b *testing.B, client *redis.Client, c contender) {
 // benchOneKey has every goroutine try the same key; whoever gets it
 // releases it at once.
 func benchOneKey(b *testing.B, client *redis.Client, c contender) {
-	key := "bench:{" + testenv.Name("one") + "}"
+	key := "bench:{" + lockenv.Name("one") + "}"
 	b.ReportAllocs()
 	b.SetParallelism(goroutinesPerCPU)
 	b.ResetTimer()
@@ -100,7 +100,7 @@ func BenchmarkFreeKey(b *testing.B) { runEach(b, benchFreeKeys) }
 func BenchmarkOneKey(b *testing.B)  { runEach(b, benchOneKey) }
 
 func runEach(b *testing.B, bench func(*testing.B, *redis.Client, contender)) {
-	client := testenv.Redis(b)
+	client := lockenv.Redis(b)
 	for _, c := range contenders(client) {
 		b.Run(c.name, func(b *testing.B) { bench(b, client, c) })
 		if c.close != nil {

@@ -20,7 +20,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seatlock/seatlock/internal/batch"
+	"github.com/seatlock/seatlock/internal/lock/batch"
 )
 
 // DefaultLanes is how many batches may be in flight at once, each on a

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seatlock/seatlock/internal/batch"
+	"github.com/seatlock/seatlock/internal/lock/batch"
 )
 
 // item is one call: its value, and a channel its batch answers on.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seatlock/seatlock/internal/redisbatch"
-	"github.com/seatlock/seatlock/internal/testenv"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
+	"github.com/seatlock/seatlock/internal/lock/redisbatch"
 )
 
 // incrBy adds n to key and returns the sum: a script, so that the batch
@@ -34,11 +34,11 @@ func waitPending(t *testing.T, p *redisbatch.Pipeline, n int) {
 // Calls that arrive while the one lane is busy go to Redis in one
 // pipeline, and each gets its own replies.
 func TestBusyPipelineSendsQueuedCallsTogether(t *testing.T) {
-	client := testenv.Redis(t)
-	g := testenv.NewGate(true)
+	client := lockenv.Redis(t)
+	g := lockenv.NewGate(true)
 	client.AddHook(g)
 	p := redisbatch.New(client, 1)
-	prefix := testenv.Name("batch-")
+	prefix := lockenv.Name("batch-")
 	ctx := context.Background()
 
 	first := make(chan *redis.Cmd, 1)
@@ -76,13 +76,13 @@ func TestBusyPipelineSendsQueuedCallsTogether(t *testing.T) {
 
 // A script that fails in Redis fails its own command only.
 func TestErrorReplyStaysWithItsCommand(t *testing.T) {
-	client := testenv.Redis(t)
-	key := testenv.Name("batch-")
+	client := lockenv.Redis(t)
+	key := lockenv.Name("batch-")
 	ctx := context.Background()
 	if err := client.RPush(ctx, key+":list", "x").Err(); err != nil {
 		t.Fatal(err)
 	}
-	g := testenv.NewGate(true)
+	g := lockenv.NewGate(true)
 	client.AddHook(g)
 	p := redisbatch.New(client, 1)
 	go p.Script(ctx, incrBy, []string{key + ":first"}, 1)
@@ -105,10 +105,10 @@ func TestErrorReplyStaysWithItsCommand(t *testing.T) {
 // A batch whose scripts Redis has forgotten (restart, SCRIPT FLUSH) loads
 // them and still answers every call.
 func TestForgottenScriptsAreLoaded(t *testing.T) {
-	server := testenv.StartRedis(t)
+	server := lockenv.StartRedis(t)
 	client := redis.NewClient(&redis.Options{Addr: server.Addr})
 	t.Cleanup(func() { _ = client.Close() })
-	g := testenv.NewGate(true)
+	g := lockenv.NewGate(true)
 	client.AddHook(g)
 	p := redisbatch.New(client, 1)
 	ctx := context.Background()
@@ -137,11 +137,11 @@ func TestForgottenScriptsAreLoaded(t *testing.T) {
 // A caller whose context ends while its call waits for a batch gets its
 // context's error at once, and its command is never sent.
 func TestCallWithdrawnWhenItsContextEnds(t *testing.T) {
-	client := testenv.Redis(t)
-	g := testenv.NewGate(true)
+	client := lockenv.Redis(t)
+	g := lockenv.NewGate(true)
 	client.AddHook(g)
 	p := redisbatch.New(client, 1)
-	key := testenv.Name("batch-")
+	key := lockenv.Name("batch-")
 	go p.Script(context.Background(), incrBy, []string{key + ":first"}, 1)
 	<-g.Held()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -193,8 +193,8 @@ func TestUnreachableRedisFailsEveryCall(t *testing.T) {
 // BenchmarkLoneCall is a script call on an idle Pipeline beside the same
 // call made directly: batching must add nothing when nothing waits.
 func BenchmarkLoneCall(b *testing.B) {
-	client := testenv.Redis(b)
-	key := testenv.Name("batch-bench-")
+	client := lockenv.Redis(b)
+	key := lockenv.Name("batch-bench-")
 	ctx := context.Background()
 	b.Run("direct", func(b *testing.B) {
 		for b.Loop() {
@@ -215,8 +215,8 @@ func BenchmarkLoneCall(b *testing.B) {
 
 // BenchmarkConcurrentCalls is many callers at once, batched or each alone.
 func BenchmarkConcurrentCalls(b *testing.B) {
-	client := testenv.Redis(b)
-	key := testenv.Name("batch-bench-")
+	client := lockenv.Redis(b)
+	key := lockenv.Name("batch-bench-")
 	ctx := context.Background()
 	for _, lanes := range []int{0, redisbatch.DefaultLanes} {
 		b.Run(fmt.Sprintf("lanes=%d", lanes), func(b *testing.B) {
