@@ -32,6 +32,6 @@ printf 'module %s\n\ngo %s\n' "$module" "$go_version" >go.mod
 cp "$root/go.sum" go.sum
 go mod edit $(cd "$root" && go list -m -f '{{if not .Main}}-require={{.Path}}@{{.Version}}{{end}}' all)
 go mod tidy >&2
-echo "copy-out: $module requires $(go list -m -f '{{if not .Main}}{{if not .Indirect}}{{.Path}} {{end}}{{end}}' all)" >&2
+echo "copy-out: $module requires $(go list -m -f '{{if not .Main}}{{if not .Indirect}}{{.Path}}{{end}}{{end}}' all | xargs)" >&2
 go vet ./... >&2
 go test -count=1 $json ./...

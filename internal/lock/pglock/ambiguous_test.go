@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/lock/pglock"
 )
 
@@ -19,7 +20,7 @@ import (
 // its own lock back (see the contract's AcquireIdempotentPerToken).
 func TestAcquireWithLostReplyDoesNotOrphanTheRow(t *testing.T) {
 	t.Parallel()
-	dbURL := databaseURL(t)
+	dbURL := lockenv.DatabaseURL(t)
 	direct := openPool(t, dbURL)
 	if err := pglock.Migrate(context.Background(), direct); err != nil {
 		t.Fatal(err)
@@ -28,8 +29,8 @@ func TestAcquireWithLostReplyDoesNotOrphanTheRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := newProxy(t, target.Host)
-	target.Host = proxy.addr()
+	proxy := lockenv.NewProxy(t, target.Host)
+	target.Host = proxy.Addr()
 	proxied := openPool(t, target.String())
 	locker := lock.New(newBackend(t, proxied), lock.Config{})
 	t.Cleanup(locker.Close)
@@ -44,7 +45,7 @@ func TestAcquireWithLostReplyDoesNotOrphanTheRow(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	proxy.addToxic("replies-lost", "timeout", "downstream", map[string]any{"timeout": 0})
+	proxy.AddToxic(lockenv.Toxic{Name: "replies-lost", Type: "timeout", Stream: "downstream", Attributes: map[string]any{"timeout": 0}})
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	_, err = locker.Acquire(ctx, "seat", lock.Options{TTL: 20 * time.Second})
 	cancel()
@@ -58,7 +59,7 @@ func TestAcquireWithLostReplyDoesNotOrphanTheRow(t *testing.T) {
 	if err := direct.QueryRow(context.Background(), `SELECT count(*) FROM locks WHERE name = 'seat'`).Scan(&rows); err != nil || rows != 1 {
 		t.Fatalf("locks rows for the seat = %d, %v: the INSERT did not reach the database, the test proves nothing", rows, err)
 	}
-	proxy.removeToxic("replies-lost")
+	proxy.RemoveToxic("replies-lost")
 
 	deadline := time.Now().Add(5 * time.Second)
 	for rowLockedByAnyone(t, direct, "seat") {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/seatlock/seatlock/internal/lock"
 	"github.com/seatlock/seatlock/internal/lock/backend"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/lock/locktest"
 	"github.com/seatlock/seatlock/internal/lock/pglock"
 )
@@ -19,7 +20,7 @@ import (
 // Watchdogs, waiters, the listener goroutine and its connection must all
 // stop. Every pool is closed by its test's cleanup, so pgxpool's own
 // goroutines need no exception.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, proxyGoroutines()...) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, lockenv.ProxyGoroutines()...) }
 
 func testContext(t *testing.T) context.Context {
 	t.Helper()
@@ -124,7 +125,7 @@ func TestRowAfterAcquire(t *testing.T) {
 	t.Parallel()
 	pool := newPool(t)
 	locker := lock.New(newBackend(t, pool), lock.Config{})
-	key := "lock:{schedule:" + uniqueName("") + "}:seat:7"
+	key := "lock:{schedule:" + lockenv.Name("") + "}:seat:7"
 
 	before := dbMicros(t, pool)
 	l, err := locker.Acquire(testContext(t), key, lock.Options{TTL: 5 * time.Second})
@@ -160,7 +161,7 @@ func TestReleaseKeepsTheFenceRow(t *testing.T) {
 	t.Parallel()
 	pool := newPool(t)
 	locker := lock.New(newBackend(t, pool), lock.Config{})
-	key := uniqueName("lock:release:")
+	key := lockenv.Name("lock:release:")
 	ctx := testContext(t)
 
 	first, err := locker.Acquire(ctx, key, lock.Options{TTL: 5 * time.Second})
@@ -195,7 +196,7 @@ func TestFenceAfterRowDeletedRestartsFromDatabaseClock(t *testing.T) {
 	t.Parallel()
 	pool := newPool(t)
 	locker := lock.New(newBackend(t, pool), lock.Config{})
-	key := uniqueName("lock:wipe:")
+	key := lockenv.Name("lock:wipe:")
 	ctx := testContext(t)
 
 	var last int64
@@ -226,7 +227,7 @@ func TestRowWithoutEndReportsUnknownRemaining(t *testing.T) {
 	t.Parallel()
 	pool := newPool(t)
 	locker := lock.New(newBackend(t, pool), lock.Config{})
-	key := uniqueName("lock:forever:")
+	key := lockenv.Name("lock:forever:")
 	if _, err := pool.Exec(testContext(t), `
 		INSERT INTO locks (name, lock_until, locked_at, locked_by, fence)
 		VALUES ($1, 'infinity', now(), 'set-by-an-operator', 1)`, key); err != nil {
@@ -243,7 +244,7 @@ func TestExpiredRowIsTakenOverWithAHigherFence(t *testing.T) {
 	t.Parallel()
 	pool := newPool(t)
 	b := newBackend(t, pool)
-	key := uniqueName("lock:expired:")
+	key := lockenv.Name("lock:expired:")
 	ctx := testContext(t)
 	// A holder that died: its row is left with a lease in the past and a
 	// fence from the future.
@@ -274,7 +275,7 @@ func TestReleaseRightAfterSubscribeWakes(t *testing.T) {
 	ctx := testContext(t)
 	for i := range 10 {
 		b := pglock.New(pool)
-		key := uniqueName("lock:sub:")
+		key := lockenv.Name("lock:sub:")
 		token := backend.NewToken()
 		if g, err := b.TryAcquire(ctx, key, token, 10*time.Second); err != nil || !g.Acquired {
 			t.Fatalf("TryAcquire = %+v, %v", g, err)
@@ -303,7 +304,7 @@ func TestReleaseWakesOnlyItsKey(t *testing.T) {
 	pool := newPool(t)
 	b := newBackend(t, pool)
 	ctx := testContext(t)
-	keyA, keyB := uniqueName("lock:a:"), uniqueName("lock:b:")
+	keyA, keyB := lockenv.Name("lock:a:"), lockenv.Name("lock:b:")
 	subA, err := b.Subscribe(ctx, keyA)
 	if err != nil {
 		t.Fatal(err)
@@ -361,7 +362,7 @@ func TestListenerReconnectsAndWakesSubscribers(t *testing.T) {
 	pool := newPool(t)
 	b := newBackend(t, pool)
 	ctx := testContext(t)
-	key := uniqueName("lock:reconnect:")
+	key := lockenv.Name("lock:reconnect:")
 	token := backend.NewToken()
 	if g, err := b.TryAcquire(ctx, key, token, 20*time.Second); err != nil || !g.Acquired {
 		t.Fatalf("TryAcquire = %+v, %v", g, err)
@@ -403,7 +404,7 @@ func TestIdleListenerPingsAndStillDelivers(t *testing.T) {
 	b := pglock.NewWithHealthInterval(pool, 50*time.Millisecond)
 	t.Cleanup(func() { _ = b.Close() })
 	ctx := testContext(t)
-	key := uniqueName("lock:idle:")
+	key := lockenv.Name("lock:idle:")
 	token := backend.NewToken()
 	if g, err := b.TryAcquire(ctx, key, token, 20*time.Second); err != nil || !g.Acquired {
 		t.Fatalf("TryAcquire = %+v, %v", g, err)
@@ -439,7 +440,7 @@ func TestCloseEndsTheListener(t *testing.T) {
 	pool := newPool(t)
 	b := pglock.New(pool)
 	ctx := testContext(t)
-	sub, err := b.Subscribe(ctx, uniqueName("lock:close:"))
+	sub, err := b.Subscribe(ctx, lockenv.Name("lock:close:"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -576,7 +577,7 @@ func TestHeldByConcurrentAcquirerReportsRemaining(t *testing.T) {
 			pool := newPool(t)
 			b := newBackend(t, pool)
 			ctx := testContext(t)
-			key := uniqueName("lock:race:")
+			key := lockenv.Name("lock:race:")
 			if setup.before != "" {
 				if _, err := pool.Exec(ctx, setup.before, key); err != nil {
 					t.Fatal(err)

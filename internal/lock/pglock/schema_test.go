@@ -10,6 +10,7 @@ import (
 
 	"github.com/seatlock/seatlock/internal/lock"
 	"github.com/seatlock/seatlock/internal/lock/backend"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/lock/pglock"
 )
 
@@ -26,7 +27,7 @@ func tableExists(t *testing.T, pool *pgxpool.Pool, quoted string) bool {
 // exists, rows and all, is left as it is.
 func TestMigrateConcurrentlyThenNoOp(t *testing.T) {
 	t.Parallel()
-	url := databaseURL(t)
+	url := lockenv.DatabaseURL(t)
 	const instances = 5
 	pools := make([]*pgxpool.Pool, instances)
 	for i := range pools {
