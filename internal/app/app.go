@@ -136,17 +136,14 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	if feed != nil {
 		events, streamFeed = feed, feed
 	}
-	schedules := reservation.NewScheduleCache(store, reservation.DefaultScheduleCacheSize)
-	bookings := reservation.NewService(store, locker,
-		reservation.Config{LockTTL: cfg.LockTTL, SealBooked: cfg.FastPath, Schedules: schedules, Events: events}, logger)
-	checkout := reservation.NewCheckout(store, locker, reservation.CheckoutConfig{LockTTL: cfg.LockTTL, HoldTTL: cfg.HoldTTL,
-		MaxHoldsPerUser: cfg.MaxHoldsPerUser, Schedules: schedules, Events: events}, logger)
-	if a.jobs, err = newJobs(locker, store, keys, checkout, locks.pruner, logger, o.jobNamespace); err != nil {
+	bookings := reservation.NewService(store, locker, reservation.Config{LockTTL: cfg.LockTTL, SealBooked: cfg.FastPath,
+		HoldTTL: cfg.HoldTTL, MaxHoldsPerUser: cfg.MaxHoldsPerUser, Events: events}, logger)
+	if a.jobs, err = newJobs(locker, store, keys, bookings, locks.pruner, logger, o.jobNamespace); err != nil {
 		return nil, err
 	}
 	a.handler = httpapi.NewHandler(httpapi.Options{
 		Bookings:    bookings,
-		Checkout:    checkout,
+		Checkout:    bookings,
 		Idempotency: keys,
 		Verifier:    verifier,
 		Logger:      logger,

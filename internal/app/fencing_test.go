@@ -58,7 +58,7 @@ func TestStaleHolderCannotWriteAfterNewerHolder(t *testing.T) {
 	}
 	close(repo.resume)
 	err = <-stale
-	var locked *reservation.SeatLockedError
+	var locked *reservation.UnavailableSeat
 	if !errors.As(err, &locked) || !errors.Is(err, reservation.ErrStaleFence) {
 		t.Fatalf("paused holder after waking: %v, want ErrSeatLocked from a stale fence", err)
 	}

@@ -81,3 +81,12 @@ func decodeBody(body []byte, dst any) *apiError {
 	}
 	return nil
 }
+
+// value is *p, or the zero value of a member that was not sent.
+func value[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}

@@ -117,7 +117,7 @@ func TestSeatLockedRetryAfterRoundsUp(t *testing.T) {
 	}
 	for remaining, want := range tests {
 		rec := serve(t, func(context.Context) (reservation.Reservation, error) {
-			return reservation.Reservation{}, &reservation.SeatLockedError{RetryAfter: remaining}
+			return reservation.Reservation{}, &reservation.UnavailableSeat{Reason: reservation.ReasonLocked, RetryAfter: remaining}
 		}, nil)
 		if rec.Code != http.StatusConflict || decode(t, rec)["code"] != "seat_locked" {
 			t.Fatalf("remaining %v: got %d %s", remaining, rec.Code, rec.Body.String())

@@ -12,7 +12,7 @@ import (
 
 type holdRequest struct {
 	ScheduleID *int64 `json:"scheduleId" validate:"required,min=1"`
-	SeatIDs    []int  `json:"seatIds" validate:"required,holdseats,unique,dive,min=1"`
+	SeatIDs    []int  `json:"seatIds" validate:"required"`
 }
 
 type holdResponse struct {
@@ -44,13 +44,12 @@ func (h *handler) createHold(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, *e)
 		return
 	}
-	if e := validate(h.validate, &req); e != nil {
+	cmd := reservation.HoldCommand{ScheduleID: value(req.ScheduleID), SeatIDs: req.SeatIDs, UserID: principalFrom(r.Context()).UserID}
+	if e := validate(h.validate, &req, cmd.Validate()); e != nil {
 		writeProblem(w, r, *e)
 		return
 	}
-	hold, err := h.checkout.Hold(r.Context(), reservation.HoldCommand{
-		ScheduleID: *req.ScheduleID, SeatIDs: req.SeatIDs, UserID: principalFrom(r.Context()).UserID,
-	})
+	hold, err := h.checkout.Hold(r.Context(), cmd)
 	if err != nil {
 		writeError(w, r, h.log, err)
 		return

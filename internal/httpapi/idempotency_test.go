@@ -83,7 +83,7 @@ func TestIdempotencyStoresFinalAnswersOnly(t *testing.T) {
 			return reservation.Reservation{}, reservation.ErrSeatTaken
 		}, http.StatusConflict, true},
 		{"locked", func(context.Context) (reservation.Reservation, error) {
-			return reservation.Reservation{}, &reservation.SeatLockedError{RetryAfter: 2 * time.Second}
+			return reservation.Reservation{}, &reservation.UnavailableSeat{Reason: reservation.ReasonLocked, RetryAfter: 2 * time.Second}
 		}, http.StatusConflict, true},
 		{"unavailable", func(context.Context) (reservation.Reservation, error) {
 			return reservation.Reservation{}, reservation.ErrUnavailable

@@ -104,29 +104,27 @@ var (
 
 // fromError maps err through errorTable; anything unknown is internal.
 func fromError(err error) (apiError, bool) {
-	var invalid *reservation.InvalidError
-	if errors.As(err, &invalid) {
-		return validationFailed([]fieldError{{Field: invalid.Field, Detail: invalid.Detail}}), true
+	if fields := invalidFields(err); fields != nil {
+		return validationFailed(fields), true
 	}
 	for _, row := range errorTable {
 		if errors.Is(err, row.target) {
 			e := row.apiError
 			var (
-				locked  *reservation.SeatLockedError
-				held    *reservation.SeatHeldError
+				seat    *reservation.UnavailableSeat
 				refused *reservation.SeatsUnavailableError
 			)
 			switch {
-			case errors.As(err, &locked):
-				e.retryAfter = atLeastASecond(locked.RetryAfter)
-			case errors.As(err, &held):
-				e.retryAfter = atLeastASecond(held.RetryAfter)
+			case errors.As(err, &seat):
+				// Retry-After only when waiting can help: not for a taken seat.
+				if seat.Reason != reservation.ReasonTaken {
+					e.retryAfter = atLeastASecond(seat.RetryAfter)
+				}
 			case errors.As(err, &refused):
 				e.seats = make([]seatReason, len(refused.Seats))
 				for i, s := range refused.Seats {
 					e.seats[i] = seatReason{SeatID: s.SeatID, Reason: string(s.Reason)}
 				}
-				// Retry-After only when waiting can help: no seat taken.
 				if wait := refused.RetryAfter(); wait > 0 {
 					e.retryAfter = atLeastASecond(wait)
 				}

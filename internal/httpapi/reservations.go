@@ -44,7 +44,7 @@ func toReservationResponse(r reservation.Reservation) reservationResponse {
 	return resp
 }
 
-// reserve answers 200 with the reservation (the contract says 200, not 201).
+// reserve answers 200 with the reservation.
 func (h *handler) reserve(w http.ResponseWriter, r *http.Request) {
 	req, e := h.decodeReserve(w, r)
 	if e != nil {

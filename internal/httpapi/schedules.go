@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -16,9 +15,9 @@ import (
 )
 
 type createScheduleRequest struct {
-	Title     *string `json:"title" validate:"required,notblank,nocontrol,title"`
+	Title     *string `json:"title" validate:"required,nocontrol"`
 	StartsAt  *string `json:"startsAt" validate:"required,rfc3339"`
-	SeatCount *int    `json:"seatCount" validate:"required,seatcount"`
+	SeatCount *int    `json:"seatCount" validate:"required"`
 }
 
 type scheduleResponse struct {
@@ -34,12 +33,14 @@ func (h *handler) createSchedule(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, r, *e)
 		return
 	}
-	if e := validate(h.validate, &req); e != nil {
+	title, seatCount := value(req.Title), value(req.SeatCount)
+	startsAt, _ := time.Parse(time.RFC3339Nano, value(req.StartsAt)) // zero when it does not parse: validate names it
+	_, invalid := reservation.NewSchedule(title, startsAt, seatCount)
+	if e := validate(h.validate, &req, invalid); e != nil {
 		writeProblem(w, r, *e)
 		return
 	}
-	startsAt, _ := time.Parse(time.RFC3339Nano, *req.StartsAt) // validated above
-	s, err := h.bookings.CreateSchedule(r.Context(), *req.Title, startsAt, *req.SeatCount)
+	s, err := h.bookings.CreateSchedule(r.Context(), title, startsAt, seatCount)
 	if err != nil {
 		writeError(w, r, h.log, err)
 		return
@@ -59,29 +60,23 @@ type scheduleListResponse struct {
 }
 
 // listSchedules answers one page of schedules, newest first:
-// ?limit=N (1..100, default 20) &after=ID (the previous page's next).
+// ?limit=N (1..100, default 20) &after=ID (the previous page's next). A
+// parameter sent twice or not a number is passed on as a value the use
+// case refuses (limit 0, after -1), which names it in its 422.
 func (h *handler) listSchedules(w http.ResponseWriter, r *http.Request) {
 	query := r.URL.Query()
 	limit, after := reservation.DefaultSchedulePage, int64(0)
-	var fields []fieldError
 	if v, ok := query["limit"]; ok {
-		n, err := strconv.Atoi(v[0])
-		if err != nil || len(v) > 1 || n < 1 || n > reservation.MaxSchedulePage {
-			fields = append(fields, fieldError{Field: "limit",
-				Detail: fmt.Sprintf("must be one whole number between 1 and %d", reservation.MaxSchedulePage)})
+		limit = 0
+		if n, err := strconv.Atoi(v[0]); err == nil && len(v) == 1 {
+			limit = n
 		}
-		limit = n
 	}
 	if v, ok := query["after"]; ok {
-		id, valid := parseID(v[0])
-		if !valid || len(v) > 1 {
-			fields = append(fields, fieldError{Field: "after", Detail: "must be the next value of the previous page"})
+		after = -1
+		if id, valid := parseID(v[0]); valid && len(v) == 1 {
+			after = id
 		}
-		after = id
-	}
-	if fields != nil {
-		writeProblem(w, r, validationFailed(fields))
-		return
 	}
 	page, err := h.bookings.Schedules(r.Context(), after, limit)
 	if err != nil {

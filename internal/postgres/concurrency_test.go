@@ -91,8 +91,12 @@ func TestConcurrentInsertSameSeatExactlyOneWins(t *testing.T) {
 
 // grantAll is a broken lock that lets everyone in, as a lock whose leases
 // all expired would. It still mints increasing fences, as the real one does
-// for every acquisition.
-type grantAll struct{ fence atomic.Int64 }
+// for every acquisition. It takes no several keys at once (lock.MultiLocker
+// is nil).
+type grantAll struct {
+	lock.MultiLocker
+	fence atomic.Int64
+}
 
 func (g *grantAll) Acquire(ctx context.Context, key string, _ lock.Options) (lock.Lease, error) {
 	return &grantedLease{key: key, fence: g.fence.Add(1), ctx: ctx}, nil

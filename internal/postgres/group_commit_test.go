@@ -145,14 +145,14 @@ func TestGroupCommitGivesEachBookingItsOwnOutcome(t *testing.T) {
 	}
 	got := wait()
 
-	var held *reservation.SeatHeldError
+	var held *reservation.UnavailableSeat
 	checks := []struct {
 		name string
 		ok   func(outcome) bool
 	}{
 		{"booked for alice", func(o outcome) bool { return o.err == nil && o.r.SeatID() == 4 && o.r.UserID() == "alice" }},
 		{"ErrSeatTaken", func(o outcome) bool { return errors.Is(o.err, reservation.ErrSeatTaken) }},
-		{"a *SeatHeldError with time left", func(o outcome) bool {
+		{"a *UnavailableSeat with time left", func(o outcome) bool {
 			return errors.As(o.err, &held) && held.RetryAfter > 50*time.Second
 		}},
 		{"ErrStaleFence", func(o outcome) bool { return errors.Is(o.err, reservation.ErrStaleFence) }},

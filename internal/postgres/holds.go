@@ -12,8 +12,6 @@ import (
 	"github.com/seatlock/seatlock/internal/reservation"
 )
 
-var _ reservation.HoldRepository = (*Store)(nil)
-
 // holdColumns are the columns scanHold reads, in its order; status is
 // decided here, by the database's clock.
 const holdColumns = `id, schedule_id, seat_ids, user_id, created_at, expires_at,
@@ -60,7 +58,7 @@ SELECT seat_id, 'held', ceil(extract(epoch FROM expires_at - now()) * 1000)::big
 	WHERE schedule_id = $1 AND seat_id = ANY($2) AND expires_at > now() AND hold_id IS DISTINCT FROM $3
 ORDER BY 1`
 
-// InsertHold implements reservation.HoldRepository in one transaction: the
+// InsertHold implements reservation.Repository in one transaction: the
 // hold, its claims, then a check that none of its seats is reserved or
 // claimed by another live hold (run after the claims, so that it sees
 // every booking that committed while they waited on a row lock).
@@ -158,7 +156,7 @@ func queryUnavailable(ctx context.Context, q querier, scheduleID int64, seatIDs 
 	})
 }
 
-// UnavailableSeats implements reservation.HoldRepository.
+// UnavailableSeats implements reservation.Repository.
 func (s *Store) UnavailableSeats(ctx context.Context, scheduleID int64, seatIDs []int) ([]reservation.UnavailableSeat, error) {
 	seats, err := queryUnavailable(ctx, s.pool, scheduleID, seatIDs, uuid.Nil)
 	if err != nil {
@@ -167,7 +165,7 @@ func (s *Store) UnavailableSeats(ctx context.Context, scheduleID int64, seatIDs 
 	return seats, nil
 }
 
-// Hold implements reservation.HoldRepository.
+// Hold implements reservation.Repository.
 func (s *Store) Hold(ctx context.Context, id uuid.UUID) (reservation.Hold, error) {
 	h, err := scanHold(s.pool.QueryRow(ctx, `SELECT `+holdColumns+` FROM holds WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -202,7 +200,7 @@ INSERT INTO reservations (schedule_id, seat_id, user_id, fence, hold_id)
 SELECT schedule_id, seat_id, $2, fence, $1 FROM claims
 RETURNING ` + reservationColumns
 
-// ConfirmHold implements reservation.HoldRepository in one transaction.
+// ConfirmHold implements reservation.Repository in one transaction.
 func (s *Store) ConfirmHold(ctx context.Context, id uuid.UUID, userID string) ([]reservation.Reservation, error) {
 	var booked []reservation.Reservation
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -278,7 +276,7 @@ func holdReservations(ctx context.Context, tx pgx.Tx, id uuid.UUID) ([]reservati
 	})
 }
 
-// ReleaseHold implements reservation.HoldRepository in one transaction.
+// ReleaseHold implements reservation.Repository in one transaction.
 func (s *Store) ReleaseHold(ctx context.Context, id uuid.UUID, userID string) ([]int, error) {
 	var freed []int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -309,7 +307,7 @@ func (s *Store) ReleaseHold(ctx context.Context, id uuid.UUID, userID string) ([
 	return freed, nil
 }
 
-// ExpiredClaims implements reservation.HoldRepository.
+// ExpiredClaims implements reservation.Repository.
 func (s *Store) ExpiredClaims(ctx context.Context, limit int) ([]reservation.SeatRef, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT schedule_id, seat_id FROM seat_holds WHERE expires_at <= now()
@@ -328,7 +326,7 @@ func (s *Store) ExpiredClaims(ctx context.Context, limit int) ([]reservation.Sea
 	return seats, nil
 }
 
-// DropExpiredClaim implements reservation.HoldRepository in one statement.
+// DropExpiredClaim implements reservation.Repository in one statement.
 func (s *Store) DropExpiredClaim(ctx context.Context, seat reservation.SeatRef) (bool, error) {
 	var freed bool
 	err := s.pool.QueryRow(ctx, `

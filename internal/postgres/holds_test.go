@@ -124,9 +124,9 @@ func TestBookingAHeldSeatIsRefusedUntilReleased(t *testing.T) {
 	h := mustHold(t, store, s.ID(), "alice", 30*time.Second, 4)
 
 	_, err := insert(ctx, store, s.ID(), 4, "bob", nextFence())
-	var held *reservation.SeatHeldError
+	var held *reservation.UnavailableSeat
 	if !errors.As(err, &held) {
-		t.Fatalf("booking a held seat = %v, want *SeatHeldError", err)
+		t.Fatalf("booking a held seat = %v, want *UnavailableSeat", err)
 	}
 	if held.RetryAfter <= 25*time.Second || held.RetryAfter > 30*time.Second {
 		t.Errorf("RetryAfter = %s, want the hold's time left (about 30s)", held.RetryAfter)

@@ -78,9 +78,9 @@ func TestReservePausedHolderCannotBookAfterSuccessor(t *testing.T) {
 	if insertCtxErr != nil {
 		t.Errorf("paused holder's insert context ended (%v): the lost lease must not cancel it", insertCtxErr)
 	}
-	var locked *reservation.SeatLockedError
+	var locked *reservation.UnavailableSeat
 	if !errors.As(res.err, &locked) || !errors.Is(res.err, reservation.ErrStaleFence) {
-		t.Fatalf("paused holder's Reserve = %+v, %v; want a *SeatLockedError from a stale fence", res.r, res.err)
+		t.Fatalf("paused holder's Reserve = %+v, %v; want a *UnavailableSeat from a stale fence", res.r, res.err)
 	}
 	if errors.Is(res.err, reservation.ErrSeatTaken) {
 		t.Errorf("paused holder's error = %v: it lost the lock, it was not refused as taken", res.err)

@@ -244,7 +244,8 @@ func (s *Store) outcome(ctx context.Context, nr reservation.NewReservation, row 
 		return reservation.Reservation{}, err
 	}
 	if row.heldMillis != nil {
-		return reservation.Reservation{}, &reservation.SeatHeldError{RetryAfter: time.Duration(*row.heldMillis) * time.Millisecond}
+		return reservation.Reservation{}, &reservation.UnavailableSeat{SeatID: nr.SeatID, Reason: reservation.ReasonHeld,
+			RetryAfter: time.Duration(*row.heldMillis) * time.Millisecond}
 	}
 	return reservation.Reservation{}, s.seatConflict(ctx, nr)
 }

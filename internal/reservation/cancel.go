@@ -2,9 +2,7 @@ package reservation
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
@@ -27,7 +25,7 @@ const cancelWait = 5 * time.Second
 // attempt in flight is ordered entirely before or after the cancellation.
 // The cancellation raises the seat's fence to its own lease's.
 //
-// Errors: ErrReservationNotFound, *SeatLockedError (the seat stayed locked
+// Errors: ErrReservationNotFound, *UnavailableSeat (the seat stayed locked
 // for cancelWait), ErrUnavailable, or ctx's error.
 func (s *Service) CancelReservation(ctx context.Context, id uuid.UUID, userID string) error {
 	r, err := s.Reservation(ctx, id, userID)
@@ -42,16 +40,12 @@ func (s *Service) CancelReservation(ctx context.Context, id uuid.UUID, userID st
 	if err != nil {
 		return lockError(err)
 	}
-	defer func() {
-		if err := lease.Release(ctx); err != nil && !errors.Is(err, lock.ErrNotHeld) {
-			s.log.ErrorContext(ctx, "release seat lock after cancel", slog.String("key", lease.Key()), slog.Any("error", err))
-		}
-	}()
+	defer s.endLease(ctx, lease, false)
 	write, cancel := storeWrite(ctx)
 	defer cancel()
 	if _, err := s.repo.CancelReservation(write, id, lease.Fence()); err != nil {
 		return fmt.Errorf("cancel reservation: %w", err)
 	}
-	publish(ctx, s.events, s.log, r.ScheduleID(), SeatAvailable, r.SeatID())
+	s.publish(ctx, r.ScheduleID(), SeatAvailable, r.SeatID())
 	return nil
 }

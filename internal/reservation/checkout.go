@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"time"
 
@@ -12,69 +11,6 @@ import (
 
 	"github.com/seatlock/seatlock/internal/lock"
 )
-
-// CheckoutConfig tunes the hold use cases. Zero values take the defaults.
-type CheckoutConfig struct {
-	// LockTTL is the lease of the seat locks taken while a hold is made.
-	LockTTL time.Duration
-	// HoldTTL is how long a hold lives (HOLD_TTL).
-	HoldTTL time.Duration
-	// MaxHoldsPerUser caps a user's live holds (MAX_HOLDS_PER_USER);
-	// DefaultMaxHoldsPerUser when zero.
-	MaxHoldsPerUser int
-	// Schedules keeps the schedules in memory; give the booking and the
-	// hold use cases the same one, so that each schedule is read once. Nil:
-	// a cache of their own of DefaultScheduleCacheSize.
-	Schedules *ScheduleCache
-	// Events is told of every seat change; nil tells nobody.
-	Events SeatEvents
-}
-
-// SeatLocker takes one seat's lock or several at once: what the hold use
-// cases need of the lock port (lock.Client is one).
-type SeatLocker interface {
-	lock.Locker
-	lock.MultiLocker
-}
-
-// Checkout runs the hold use cases: hold seats, confirm, release, expire.
-type Checkout struct {
-	repo      HoldRepository
-	schedules *ScheduleCache
-	locker    SeatLocker
-	lockTTL   time.Duration
-	holdTTL   time.Duration
-	maxHolds  int
-	events    SeatEvents
-	log       *slog.Logger
-}
-
-// NewCheckout wires the hold use cases to their ports. A nil logger
-// discards.
-func NewCheckout(repo HoldRepository, locker SeatLocker, cfg CheckoutConfig, logger *slog.Logger) *Checkout {
-	if cfg.LockTTL <= 0 {
-		cfg.LockTTL = DefaultLockTTL
-	}
-	if cfg.MaxHoldsPerUser <= 0 {
-		cfg.MaxHoldsPerUser = DefaultMaxHoldsPerUser
-	}
-	if cfg.HoldTTL <= 0 {
-		cfg.HoldTTL = DefaultHoldTTL
-	}
-	if cfg.Schedules == nil {
-		cfg.Schedules = NewScheduleCache(repo, DefaultScheduleCacheSize)
-	}
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Events == nil {
-		cfg.Events = noEvents{}
-	}
-	return &Checkout{
-		repo: repo, schedules: cfg.Schedules, locker: locker,
-		lockTTL: cfg.LockTTL, holdTTL: cfg.HoldTTL, maxHolds: cfg.MaxHoldsPerUser, events: cfg.Events, log: logger,
-	}
-}
 
 // Hold claims every seat of cmd for cmd.UserID, or none. The seats' locks
 // are taken in one atomic call of the lock store; under them PostgreSQL
@@ -86,15 +22,12 @@ func NewCheckout(repo HoldRepository, locker SeatLocker, cfg CheckoutConfig, log
 // Errors: *InvalidError (seat list), ErrScheduleNotFound, ErrSeatNotFound,
 // *SeatsUnavailableError (every seat that is locked, held or taken),
 // ErrUnavailable, or ctx's error.
-func (c *Checkout) Hold(ctx context.Context, cmd HoldCommand) (Hold, error) {
-	if cmd.UserID == "" {
-		return Hold{}, &InvalidError{Field: "userId", Detail: "is required"}
-	}
-	seats, err := cmd.seats()
-	if err != nil {
+func (s *Service) Hold(ctx context.Context, cmd HoldCommand) (Hold, error) {
+	if err := cmd.Validate(); err != nil {
 		return Hold{}, err
 	}
-	schedule, err := c.schedules.schedule(ctx, cmd.ScheduleID)
+	seats := slices.Sorted(slices.Values(cmd.SeatIDs))
+	schedule, err := s.schedules.schedule(ctx, cmd.ScheduleID)
 	if err != nil {
 		return Hold{}, fmt.Errorf("load schedule: %w", err)
 	}
@@ -109,15 +42,15 @@ func (c *Checkout) Hold(ctx context.Context, cmd HoldCommand) (Hold, error) {
 		keySeat[key] = seats[i]
 	}
 
-	lease, err := c.locker.AcquireAll(ctx, keys, lock.Options{TTL: c.lockTTL})
+	lease, err := s.locker.AcquireAll(ctx, keys, lock.Options{TTL: s.lockTTL})
 	if err != nil {
 		var held *lock.HeldError
 		if errors.As(err, &held) {
-			return Hold{}, c.unavailable(ctx, cmd.ScheduleID, seats, held, keySeat)
+			return Hold{}, s.unavailable(ctx, cmd.ScheduleID, seats, held, keySeat)
 		}
 		return Hold{}, lockError(err)
 	}
-	defer c.releaseLocks(ctx, lease)
+	defer s.endLease(ctx, lease, false)
 	if err := ctx.Err(); err != nil {
 		return Hold{}, fmt.Errorf("before insert: %w", err)
 	}
@@ -129,14 +62,14 @@ func (c *Checkout) Hold(ctx context.Context, cmd HoldCommand) (Hold, error) {
 	}
 	write, cancel := storeWrite(ctx)
 	defer cancel()
-	h, err := c.repo.InsertHold(write, NewHold{
-		ScheduleID: cmd.ScheduleID, SeatIDs: seats, Fences: fences, UserID: cmd.UserID, TTL: c.holdTTL,
-		MaxLive: c.maxHolds,
+	h, err := s.repo.InsertHold(write, NewHold{
+		ScheduleID: cmd.ScheduleID, SeatIDs: seats, Fences: fences, UserID: cmd.UserID, TTL: s.holdTTL,
+		MaxLive: s.maxHolds,
 	})
 	if err != nil {
 		return Hold{}, fmt.Errorf("insert hold: %w", err)
 	}
-	publish(ctx, c.events, c.log, cmd.ScheduleID, SeatHeld, seats...)
+	s.publish(ctx, cmd.ScheduleID, SeatHeld, seats...)
 	return h, nil
 }
 
@@ -146,8 +79,8 @@ func (c *Checkout) Hold(ctx context.Context, cmd HoldCommand) (Hold, error) {
 // locked seats are "locked", with their holders' remaining TTL. Seats that
 // were free of locks are listed too when PostgreSQL says they are taken or
 // held, so the client learns everything in one answer.
-func (c *Checkout) unavailable(ctx context.Context, scheduleID int64, seats []int, held *lock.HeldError, keySeat map[string]int) error {
-	known, err := c.repo.UnavailableSeats(ctx, scheduleID, seats)
+func (s *Service) unavailable(ctx context.Context, scheduleID int64, seats []int, held *lock.HeldError, keySeat map[string]int) error {
+	known, err := s.repo.UnavailableSeats(ctx, scheduleID, seats)
 	if err != nil {
 		return fmt.Errorf("seats held by locks, and could not say why: %w", err)
 	}
@@ -170,8 +103,8 @@ func (c *Checkout) unavailable(ctx context.Context, scheduleID int64, seats []in
 
 // HoldByID returns a hold to its owner; anyone else gets ErrHoldNotFound,
 // exactly as for an unknown id.
-func (c *Checkout) HoldByID(ctx context.Context, id uuid.UUID, userID string) (Hold, error) {
-	h, err := c.repo.Hold(ctx, id)
+func (s *Service) HoldByID(ctx context.Context, id uuid.UUID, userID string) (Hold, error) {
+	h, err := s.repo.Hold(ctx, id)
 	if err != nil {
 		if errors.Is(err, ErrHoldNotFound) {
 			return Hold{}, ErrHoldNotFound
@@ -191,8 +124,8 @@ const holdLockWait = 5 * time.Second
 
 // lockHoldSeats takes the locks of an active hold's seats, so that the
 // change and its events are ordered with every other change of the seats.
-func (c *Checkout) lockHoldSeats(ctx context.Context, h Hold) (lock.MultiLease, error) {
-	lease, err := c.locker.AcquireAll(ctx, seatLockKeys(h.scheduleID, h.seatIDs), lock.Options{TTL: c.lockTTL, Wait: holdLockWait})
+func (s *Service) lockHoldSeats(ctx context.Context, h Hold) (lock.MultiLease, error) {
+	lease, err := s.locker.AcquireAll(ctx, seatLockKeys(h.scheduleID, h.seatIDs), lock.Options{TTL: s.lockTTL, Wait: holdLockWait})
 	if err != nil {
 		return nil, lockError(err)
 	}
@@ -208,12 +141,6 @@ func seatLockKeys(scheduleID int64, seats []int) []string {
 	return keys
 }
 
-func (c *Checkout) releaseLocks(ctx context.Context, lease lock.MultiLease) {
-	if err := lease.Release(ctx); err != nil && !errors.Is(err, lock.ErrNotHeld) {
-		c.log.ErrorContext(ctx, "release hold seat locks", slog.Any("error", err))
-	}
-}
-
 // Confirm books every seat of the user's hold at once and returns the
 // reservations; confirming a confirmed hold returns the same ones. The
 // hold's claims keep every other booking off its seats and the UNIQUE
@@ -221,53 +148,53 @@ func (c *Checkout) releaseLocks(ctx context.Context, lease lock.MultiLease) {
 // so that the "reserved" events follow every earlier change of the seats.
 //
 // Errors: ErrHoldNotFound, ErrHoldExpired, ErrHoldReleased,
-// *SeatsUnavailableError, *SeatLockedError, ErrUnavailable.
-func (c *Checkout) Confirm(ctx context.Context, id uuid.UUID, userID string) ([]Reservation, error) {
-	h, err := c.HoldByID(ctx, id, userID)
+// *SeatsUnavailableError, *UnavailableSeat (locked), ErrUnavailable.
+func (s *Service) Confirm(ctx context.Context, id uuid.UUID, userID string) ([]Reservation, error) {
+	h, err := s.HoldByID(ctx, id, userID)
 	if err != nil {
 		return nil, err
 	}
 	if h.Status() == HoldActive {
-		lease, err := c.lockHoldSeats(ctx, h)
+		lease, err := s.lockHoldSeats(ctx, h)
 		if err != nil {
 			return nil, err
 		}
-		defer c.releaseLocks(ctx, lease)
+		defer s.endLease(ctx, lease, false)
 	}
 	write, cancel := storeWrite(ctx)
 	defer cancel()
-	rs, err := c.repo.ConfirmHold(write, id, userID)
+	rs, err := s.repo.ConfirmHold(write, id, userID)
 	if err != nil {
 		return nil, fmt.Errorf("confirm hold: %w", err)
 	}
 	if h.Status() == HoldActive {
-		publish(ctx, c.events, c.log, h.scheduleID, SeatReserved, h.seatIDs...)
+		s.publish(ctx, h.scheduleID, SeatReserved, h.seatIDs...)
 	}
 	return rs, nil
 }
 
 // Release frees the seats of the user's hold at once. Releasing again, or
 // releasing an expired hold, succeeds. Errors: ErrHoldNotFound,
-// ErrHoldConfirmed, *SeatLockedError, ErrUnavailable.
-func (c *Checkout) Release(ctx context.Context, id uuid.UUID, userID string) error {
-	h, err := c.HoldByID(ctx, id, userID)
+// ErrHoldConfirmed, *UnavailableSeat (locked), ErrUnavailable.
+func (s *Service) Release(ctx context.Context, id uuid.UUID, userID string) error {
+	h, err := s.HoldByID(ctx, id, userID)
 	if err != nil {
 		return err
 	}
 	if h.Status() == HoldActive {
-		lease, err := c.lockHoldSeats(ctx, h)
+		lease, err := s.lockHoldSeats(ctx, h)
 		if err != nil {
 			return err
 		}
-		defer c.releaseLocks(ctx, lease)
+		defer s.endLease(ctx, lease, false)
 	}
 	write, cancel := storeWrite(ctx)
 	defer cancel()
-	freed, err := c.repo.ReleaseHold(write, id, userID)
+	freed, err := s.repo.ReleaseHold(write, id, userID)
 	if err != nil {
 		return fmt.Errorf("release hold: %w", err)
 	}
-	publish(ctx, c.events, c.log, h.scheduleID, SeatAvailable, freed...)
+	s.publish(ctx, h.scheduleID, SeatAvailable, freed...)
 	return nil
 }
 
@@ -281,17 +208,17 @@ const expireBatch = 500
 // overtake a later change; a seat whose lock is busy waits for the next
 // run, and one that is sealed (booked since) loses its claim silently. It
 // returns how many seats it announced.
-func (c *Checkout) ExpireHolds(ctx context.Context) (int, error) {
-	seats, err := c.repo.ExpiredClaims(ctx, expireBatch)
+func (s *Service) ExpireHolds(ctx context.Context) (int, error) {
+	seats, err := s.repo.ExpiredClaims(ctx, expireBatch)
 	if err != nil {
 		return 0, fmt.Errorf("list expired claims: %w", err)
 	}
 	announced := 0
 	for _, seat := range seats {
-		lease, err := c.locker.Acquire(ctx, SeatLockKey(seat.ScheduleID, seat.SeatID), lock.Options{TTL: c.lockTTL})
+		lease, err := s.locker.Acquire(ctx, SeatLockKey(seat.ScheduleID, seat.SeatID), lock.Options{TTL: s.lockTTL})
 		switch {
 		case errors.Is(err, lock.ErrSealed):
-			if _, err := c.repo.DropExpiredClaim(ctx, seat); err != nil {
+			if _, err := s.repo.DropExpiredClaim(ctx, seat); err != nil {
 				return announced, fmt.Errorf("drop expired claim: %w", err)
 			}
 			continue
@@ -300,14 +227,12 @@ func (c *Checkout) ExpireHolds(ctx context.Context) (int, error) {
 		case err != nil:
 			return announced, lockError(err)
 		}
-		freed, err := c.repo.DropExpiredClaim(ctx, seat)
+		freed, err := s.repo.DropExpiredClaim(ctx, seat)
 		if err == nil && freed {
-			publish(ctx, c.events, c.log, seat.ScheduleID, SeatAvailable, seat.SeatID)
+			s.publish(ctx, seat.ScheduleID, SeatAvailable, seat.SeatID)
 			announced++
 		}
-		if rerr := lease.Release(ctx); rerr != nil && !errors.Is(rerr, lock.ErrNotHeld) {
-			c.log.ErrorContext(ctx, "release seat lock after expiry", slog.Any("error", rerr))
-		}
+		s.endLease(ctx, lease, false)
 		if err != nil {
 			return announced, fmt.Errorf("drop expired claim: %w", err)
 		}

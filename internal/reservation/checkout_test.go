@@ -1,8 +1,10 @@
 package reservation_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,7 +23,8 @@ import (
 // fence is 1000 + its seat number, so a test can tell which fence went
 // with which seat.
 type fakeMultiLocker struct {
-	held *lock.HeldError
+	held       *lock.HeldError
+	releaseErr error
 
 	mu     sync.Mutex
 	leases []*fakeMultiLease
@@ -37,7 +40,7 @@ func (l *fakeMultiLocker) AcquireAll(_ context.Context, keys []string, _ lock.Op
 		return nil, l.held
 	}
 	sorted := slices.Sorted(slices.Values(keys))
-	lease := &fakeMultiLease{keys: sorted}
+	lease := &fakeMultiLease{keys: sorted, releaseErr: l.releaseErr}
 	for _, k := range sorted {
 		seat, _ := strconv.Atoi(k[strings.LastIndex(k, ":")+1:])
 		lease.fences = append(lease.fences, 1000+int64(seat))
@@ -49,9 +52,10 @@ func (l *fakeMultiLocker) AcquireAll(_ context.Context, keys []string, _ lock.Op
 }
 
 type fakeMultiLease struct {
-	keys     []string
-	fences   []int64
-	released int
+	keys       []string
+	fences     []int64
+	released   int
+	releaseErr error
 }
 
 func (l *fakeMultiLease) Keys() []string                                   { return l.keys }
@@ -59,11 +63,16 @@ func (l *fakeMultiLease) Fences() []int64                                  { ret
 func (l *fakeMultiLease) Context() context.Context                         { return context.Background() }
 func (l *fakeMultiLease) Remaining(context.Context) (time.Duration, error) { return time.Second, nil }
 func (l *fakeMultiLease) Extend(context.Context, time.Duration) error      { return nil }
-func (l *fakeMultiLease) Release(context.Context) error                    { l.released++; return nil }
+func (l *fakeMultiLease) Release(context.Context) error {
+	l.released++
+	return l.releaseErr
+}
 
 // fakeHoldRepo records the holds it is asked to insert and answers
-// UnavailableSeats with unavailable.
+// UnavailableSeats with unavailable. It stores no reservations (their
+// methods are the nil Repository's).
 type fakeHoldRepo struct {
+	reservation.Repository
 	scheduleReads int
 	insertErr     error
 	unavailable   []reservation.UnavailableSeat
@@ -111,8 +120,8 @@ func (r *fakeHoldRepo) DropExpiredClaim(context.Context, reservation.SeatRef) (b
 	return false, nil
 }
 
-func newCheckout(repo *fakeHoldRepo, locker *fakeMultiLocker) *reservation.Checkout {
-	return reservation.NewCheckout(repo, locker, reservation.CheckoutConfig{HoldTTL: 3 * time.Minute}, nil)
+func newCheckout(repo *fakeHoldRepo, locker *fakeMultiLocker) *reservation.Service {
+	return reservation.NewService(repo, locker, reservation.Config{HoldTTL: 3 * time.Minute}, nil)
 }
 
 // The lock store sorts keys as strings ("seat:10" before "seat:2"); each
@@ -195,7 +204,7 @@ func TestHoldValidatesBeforeLocking(t *testing.T) {
 		{"no seats", reservation.HoldCommand{ScheduleID: scheduleID, UserID: "a"}, "seatIds", nil},
 		{"eleven seats", reservation.HoldCommand{ScheduleID: scheduleID, SeatIDs: []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, UserID: "a"}, "seatIds", nil},
 		{"a seat twice", reservation.HoldCommand{ScheduleID: scheduleID, SeatIDs: []int{3, 1, 3}, UserID: "a"}, "seatIds", nil},
-		{"seat zero", reservation.HoldCommand{ScheduleID: scheduleID, SeatIDs: []int{0, 1}, UserID: "a"}, "seatIds", nil},
+		{"seat zero", reservation.HoldCommand{ScheduleID: scheduleID, SeatIDs: []int{0, 1}, UserID: "a"}, "seatIds[0]", nil},
 		{"no user", reservation.HoldCommand{ScheduleID: scheduleID, SeatIDs: []int{1}}, "userId", nil},
 		{"seat outside", reservation.HoldCommand{ScheduleID: scheduleID, SeatIDs: []int{1, seatCount + 1}, UserID: "a"}, "", reservation.ErrSeatNotFound},
 		{"unknown schedule", reservation.HoldCommand{ScheduleID: scheduleID + 1, SeatIDs: []int{1}, UserID: "a"}, "", reservation.ErrScheduleNotFound},
@@ -225,5 +234,21 @@ func TestHoldReleasesItsLocksWhenTheInsertFails(t *testing.T) {
 	}
 	if locker.leases[0].released != 1 {
 		t.Errorf("seat locks released %d times, want once", locker.leases[0].released)
+	}
+}
+
+// A hold's seat locks lost before their release are a warning, as a
+// booking's are: the hold stands, and its caller hears nothing of it.
+func TestHoldWarnsWhenItsLocksWereLost(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	repo, locker := &fakeHoldRepo{}, &fakeMultiLocker{releaseErr: lock.ErrNotHeld}
+	svc := reservation.NewService(repo, locker, reservation.Config{}, slog.New(slog.NewTextHandler(&logs, nil)))
+	if _, err := svc.Hold(context.Background(),
+		reservation.HoldCommand{ScheduleID: scheduleID, SeatIDs: []int{1, 2}, UserID: "alice"}); err != nil {
+		t.Fatalf("Hold: %v", err)
+	}
+	if got := logs.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "seat lock expired before release") {
+		t.Errorf("log = %q, want a warning that the seat locks expired", got)
 	}
 }

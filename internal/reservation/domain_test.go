@@ -52,9 +52,9 @@ func TestNewScheduleIsUnstored(t *testing.T) {
 	}
 }
 
-func TestSeatLockedError(t *testing.T) {
+func TestUnavailableSeat(t *testing.T) {
 	t.Parallel()
-	err := fmt.Errorf("reserve: %w", &reservation.SeatLockedError{RetryAfter: 2 * time.Second})
+	err := fmt.Errorf("reserve: %w", &reservation.UnavailableSeat{Reason: reservation.ReasonLocked, RetryAfter: 2 * time.Second})
 	if !errors.Is(err, reservation.ErrSeatLocked) {
 		t.Errorf("errors.Is(%v, ErrSeatLocked) = false", err)
 	}

@@ -13,7 +13,7 @@ var (
 	// ErrSeatTaken reports that the seat already has a reservation.
 	ErrSeatTaken = errors.New("reservation: seat already reserved")
 	// ErrSeatLocked reports that another request holds the seat's lock; the
-	// concrete error is a *SeatLockedError.
+	// concrete error is an *UnavailableSeat with ReasonLocked.
 	ErrSeatLocked = errors.New("reservation: seat locked by another request")
 	// ErrStaleFence reports a write refused by the system of record because
 	// a newer holder of the seat's lock has written since: this holder's
@@ -23,19 +23,6 @@ var (
 	// time. Adapters wrap their transport failures with it.
 	ErrUnavailable = errors.New("reservation: dependency unavailable")
 )
-
-// SeatLockedError is ErrSeatLocked with the lock holder's remaining TTL, from
-// which clients learn when to retry.
-type SeatLockedError struct {
-	RetryAfter time.Duration
-}
-
-func (e *SeatLockedError) Error() string {
-	return fmt.Sprintf("%v (retry after %s)", ErrSeatLocked, e.RetryAfter)
-}
-
-// Is makes errors.Is(err, ErrSeatLocked) true.
-func (e *SeatLockedError) Is(target error) bool { return target == ErrSeatLocked }
 
 // InvalidError reports a value that breaks a domain invariant.
 type InvalidError struct {
@@ -47,7 +34,7 @@ func (e *InvalidError) Error() string {
 	return fmt.Sprintf("reservation: invalid %s: %s", e.Field, e.Detail)
 }
 
-// Checkout errors.
+// Hold errors.
 var (
 	ErrHoldNotFound = errors.New("reservation: hold not found")
 	// ErrHoldExpired reports a hold whose time ran out before it was
@@ -62,7 +49,7 @@ var (
 	// confirm or release one first.
 	ErrTooManyHolds = errors.New("reservation: too many live holds")
 	// ErrSeatHeld reports a seat claimed by another active hold; the
-	// concrete error is a *SeatHeldError.
+	// concrete error is an *UnavailableSeat with ReasonHeld.
 	ErrSeatHeld = errors.New("reservation: seat held")
 	// ErrSeatsUnavailable reports a hold refused because at least one of
 	// its seats is locked, held or taken; the concrete error is a
@@ -70,19 +57,7 @@ var (
 	ErrSeatsUnavailable = errors.New("reservation: seats unavailable")
 )
 
-// SeatHeldError is ErrSeatHeld with the time left on the hold.
-type SeatHeldError struct {
-	RetryAfter time.Duration
-}
-
-func (e *SeatHeldError) Error() string {
-	return fmt.Sprintf("%v (retry after %s)", ErrSeatHeld, e.RetryAfter)
-}
-
-// Is makes errors.Is(err, ErrSeatHeld) true.
-func (e *SeatHeldError) Is(target error) bool { return target == ErrSeatHeld }
-
-// UnavailableReason says why a seat cannot be held.
+// UnavailableReason says why a seat cannot be booked or held.
 type UnavailableReason string
 
 const (
@@ -94,13 +69,39 @@ const (
 	ReasonTaken UnavailableReason = "taken"
 )
 
-// UnavailableSeat is one seat a hold could not have.
+// UnavailableSeat is a seat that a booking or a hold could not have. As
+// an error (a booking of one seat refused) it is ErrSeatLocked,
+// ErrSeatHeld or ErrSeatTaken by its Reason, for errors.Is; a refused hold
+// lists one per seat in a *SeatsUnavailableError.
 type UnavailableSeat struct {
+	// SeatID is the seat, when known (a refused booking's command names
+	// it; a lock found held may be any of a hold's seats).
 	SeatID int
 	Reason UnavailableReason
 	// RetryAfter is how long the lock or the hold has left; zero for a
 	// taken seat (there is nothing to wait for).
 	RetryAfter time.Duration
+}
+
+func (u *UnavailableSeat) Error() string {
+	if u.Reason == ReasonTaken {
+		return u.reason().Error()
+	}
+	return fmt.Sprintf("%v (retry after %s)", u.reason(), u.RetryAfter)
+}
+
+// Is makes errors.Is true for the sentinel of u's Reason.
+func (u *UnavailableSeat) Is(target error) bool { return target == u.reason() }
+
+func (u *UnavailableSeat) reason() error {
+	switch u.Reason {
+	case ReasonLocked:
+		return ErrSeatLocked
+	case ReasonHeld:
+		return ErrSeatHeld
+	default:
+		return ErrSeatTaken
+	}
 }
 
 // SeatsUnavailableError lists every seat of a refused hold that was not

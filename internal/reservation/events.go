@@ -23,10 +23,10 @@ type noEvents struct{}
 
 func (noEvents) SeatsChanged(context.Context, int64, []Seat) error { return nil }
 
-// publish tells events of a change; a failure is logged, never returned:
+// publish tells s.events of a change; a failure is logged, never returned:
 // the change is made, and a live seat map that missed it is corrected by
 // its next snapshot.
-func publish(ctx context.Context, events SeatEvents, log *slog.Logger, scheduleID int64, status SeatStatus, seatIDs ...int) {
+func (s *Service) publish(ctx context.Context, scheduleID int64, status SeatStatus, seatIDs ...int) {
 	if len(seatIDs) == 0 {
 		return
 	}
@@ -36,7 +36,7 @@ func publish(ctx context.Context, events SeatEvents, log *slog.Logger, scheduleI
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
 	defer cancel()
-	if err := events.SeatsChanged(ctx, scheduleID, seats); err != nil {
-		log.WarnContext(ctx, "seat change not published", slog.Int64("schedule", scheduleID), slog.Any("error", err))
+	if err := s.events.SeatsChanged(ctx, scheduleID, seats); err != nil {
+		s.log.WarnContext(ctx, "seat change not published", slog.Int64("schedule", scheduleID), slog.Any("error", err))
 	}
 }

@@ -48,7 +48,9 @@ func (j *journal) list() []string {
 // is lost and the call returns the context's error although the row stays,
 // as when a context ends while PostgreSQL's reply to COMMIT is on its way. It records the context each
 // method was called with and every NewReservation it was asked to insert.
+// It keeps no holds (their methods are the nil Repository's).
 type fakeRepo struct {
+	reservation.Repository
 	j         *journal
 	mu        sync.Mutex
 	nextID    int64
@@ -328,8 +330,9 @@ func (f *fakeRepo) Reservation(ctx context.Context, id uuid.UUID) (reservation.R
 // that keeps Acquire's values but not its cancellation, as the real Client's
 // leases do (a lease lives as long as the lock, not as the call that took
 // it), carrying the lease under leaseCtxKey so a test can tell that work ran
-// under it.
+// under it. It takes no several keys at once (lock.MultiLocker is nil).
 type fakeLocker struct {
+	lock.MultiLocker
 	j          *journal
 	acquireErr error
 	releaseErr error

@@ -1,6 +1,7 @@
 package reservation
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -73,19 +74,27 @@ type HoldCommand struct {
 	UserID     string
 }
 
-// seats checks the requested seats against the hold's limits and returns
-// them sorted: 1..MaxHoldSeats distinct positive seat numbers.
-func (c HoldCommand) seats() ([]int, error) {
-	if len(c.SeatIDs) < 1 || len(c.SeatIDs) > MaxHoldSeats {
-		return nil, &InvalidError{Field: "seatIds", Detail: fmt.Sprintf("must list 1 to %d seats", MaxHoldSeats)}
+// Validate reports, as *InvalidError values joined in one error, every
+// part of c that no hold may have: no user, a seat list that is empty,
+// longer than MaxHoldSeats or repeats a seat, a seat below 1 (named
+// seatIds[i], i its place in the list).
+func (c HoldCommand) Validate() error {
+	var errs []error
+	if c.UserID == "" {
+		errs = append(errs, &InvalidError{Field: "userId", Detail: "is required"})
 	}
-	seats := slices.Clone(c.SeatIDs)
-	slices.Sort(seats)
-	if seats[0] < 1 {
-		return nil, &InvalidError{Field: "seatIds", Detail: "seat ids must be at least 1"}
+	sorted := slices.Sorted(slices.Values(c.SeatIDs))
+	switch {
+	case len(c.SeatIDs) < 1 || len(c.SeatIDs) > MaxHoldSeats:
+		errs = append(errs, &InvalidError{Field: "seatIds", Detail: fmt.Sprintf("must list 1 to %d seats", MaxHoldSeats)})
+	case len(slices.Compact(sorted)) != len(c.SeatIDs):
+		errs = append(errs, &InvalidError{Field: "seatIds", Detail: "must not repeat a seat"})
+	default:
+		for i, seat := range c.SeatIDs {
+			if seat < 1 {
+				errs = append(errs, &InvalidError{Field: fmt.Sprintf("seatIds[%d]", i), Detail: "must be at least 1"})
+			}
+		}
 	}
-	if len(slices.Compact(slices.Clone(seats))) != len(seats) {
-		return nil, &InvalidError{Field: "seatIds", Detail: "must not repeat a seat"}
-	}
-	return seats, nil
+	return errors.Join(errs...)
 }

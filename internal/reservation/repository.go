@@ -2,12 +2,15 @@ package reservation
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
 
-// Repository is the system of record for schedules and reservations. Every
-// method wraps a failure to reach the store with ErrUnavailable.
+// Repository is the system of record for schedules, reservations and holds.
+// Holds expire by the store's clock: every method decides "active" with it,
+// when it reads. Every method wraps a failure to reach the store with
+// ErrUnavailable.
 type Repository interface {
 	// CreateSchedule stores s and returns it with its new ID.
 	CreateSchedule(ctx context.Context, s Schedule) (Schedule, error)
@@ -29,8 +32,8 @@ type Repository interface {
 	// carried an equal or higher fence (a refused booking writes no fence,
 	// which is enough: a booked seat refuses every later write anyway). It
 	// returns ErrSeatTaken when the seat already has a reservation (the
-	// UNIQUE constraint decides, whatever the lock did), a *SeatHeldError
-	// when an active hold claims the seat, ErrScheduleNotFound or
+	// UNIQUE constraint decides, whatever the lock did), an
+	// *UnavailableSeat with ReasonHeld when an active hold claims the seat, ErrScheduleNotFound or
 	// ErrSeatNotFound when there is no such seat.
 	//
 	// The fence and the constraint decide, so nothing about the lock
@@ -47,6 +50,36 @@ type Repository interface {
 	// than the cancellation can never book the seat afterwards.
 	// ErrReservationNotFound for an unknown id.
 	CancelReservation(ctx context.Context, id uuid.UUID, fence int64) (Reservation, error)
+	// InsertHold stores a hold on h.SeatIDs in one transaction, all or
+	// nothing: when any seat has an active reservation or is claimed by
+	// another active hold, nothing is stored and the error is a
+	// *SeatsUnavailableError listing every such seat. A claim whose hold
+	// has expired counts as free and is replaced.
+	InsertHold(ctx context.Context, h NewHold) (Hold, error)
+	// UnavailableSeats reports which of seatIDs are taken (an active
+	// reservation) or held (an active hold, with its time left), in seat
+	// order.
+	UnavailableSeats(ctx context.Context, scheduleID int64, seatIDs []int) ([]UnavailableSeat, error)
+	// Hold returns the hold or ErrHoldNotFound.
+	Hold(ctx context.Context, id uuid.UUID) (Hold, error)
+	// ConfirmHold books every seat of userID's hold in one transaction and
+	// returns the hold's reservations; for a hold already confirmed, the
+	// reservations it made. ErrHoldNotFound (no such hold of userID's),
+	// ErrHoldExpired, ErrHoldReleased, or a *SeatsUnavailableError when a
+	// seat was booked behind the hold's back (only possible when a seat
+	// lock failed), with nothing booked.
+	ConfirmHold(ctx context.Context, id uuid.UUID, userID string) ([]Reservation, error)
+	// ReleaseHold frees the seats of userID's hold at once and returns the
+	// seats it freed (none for a released or expired hold, which it leaves
+	// as they are). ErrHoldNotFound, ErrHoldConfirmed.
+	ReleaseHold(ctx context.Context, id uuid.UUID, userID string) ([]int, error)
+	// ExpiredClaims lists up to limit seats whose hold has expired but
+	// whose claim is still stored.
+	ExpiredClaims(ctx context.Context, limit int) ([]SeatRef, error)
+	// DropExpiredClaim deletes the seat's claim if it has expired. freed
+	// reports that it did and that the seat has no active reservation
+	// (it is available now).
+	DropExpiredClaim(ctx context.Context, seat SeatRef) (freed bool, err error)
 }
 
 // NewReservation is a booking about to be written under a seat lock.
@@ -56,4 +89,26 @@ type NewReservation struct {
 	UserID     string
 	// Fence is the seat lock's fencing token.
 	Fence int64
+}
+
+// SeatRef names one seat of one schedule.
+type SeatRef struct {
+	ScheduleID int64
+	SeatID     int
+}
+
+// NewHold is a hold about to be written under its seats' locks.
+type NewHold struct {
+	ScheduleID int64
+	// SeatIDs are sorted and distinct; Fences are their seat locks'
+	// fencing tokens, in the same order.
+	SeatIDs []int
+	Fences  []int64
+	UserID  string
+	// TTL is how long the hold lives, from the store's clock.
+	TTL time.Duration
+	// MaxLive is how many live holds the user may have, this one included:
+	// past it the insert fails with ErrTooManyHolds, however many holds
+	// are made at once.
+	MaxLive int
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/seatlock/seatlock/internal/lock"
@@ -25,7 +24,7 @@ type ReserveCommand struct {
 // the lock up, always, even if the caller's context was cancelled
 // meanwhile.
 //
-// Round trips: the schedule comes from memory (see ScheduleCache), the
+// Round trips: the schedule comes from memory (see scheduleCache), the
 // booking is one statement. With Config.SealBooked, a seat known to be
 // booked (this booking committed, or PostgreSQL refused it as taken) has its
 // lock key sealed instead of released, so every later request for it is
@@ -45,10 +44,11 @@ type ReserveCommand struct {
 // statement was sent), the seat's reservation is looked up with a short
 // context of its own (see settleUnknownInsert).
 //
-// Errors: ErrScheduleNotFound, ErrSeatNotFound, *SeatLockedError (another
-// request holds the seat, or a newer holder wrote first), ErrSeatTaken
-// (already booked), *SeatHeldError (an active hold claims the seat; the
-// lock is released, not sealed: the hold may yet expire), ErrUnavailable (Redis or PostgreSQL unreachable), or the
+// Errors: ErrScheduleNotFound, ErrSeatNotFound, an *UnavailableSeat that
+// is ErrSeatLocked (another request holds the seat, or a newer holder
+// wrote first) or ErrSeatHeld (an active hold claims the seat; the lock is
+// released, not sealed: the hold may yet expire), ErrSeatTaken (already
+// booked), ErrUnavailable (Redis or PostgreSQL unreachable), or the
 // request context's error.
 func (s *Service) Reserve(ctx context.Context, cmd ReserveCommand) (Reservation, error) {
 	if cmd.UserID == "" {
@@ -73,9 +73,11 @@ func (s *Service) Reserve(ctx context.Context, cmd ReserveCommand) (Reservation,
 	if err == nil {
 		// Still under the seat's lock: the seat's events keep the order
 		// of its changes.
-		publish(ctx, s.events, s.log, cmd.ScheduleID, SeatReserved, cmd.SeatID)
+		s.publish(ctx, cmd.ScheduleID, SeatReserved, cmd.SeatID)
 	}
-	s.giveUp(ctx, lease, err == nil || errors.Is(err, ErrSeatTaken))
+	// A seat known booked is sealed, if seals are on; a held seat is not:
+	// the hold may yet expire.
+	s.endLease(ctx, lease, s.sealBooked && (err == nil || errors.Is(err, ErrSeatTaken)))
 	return r, err
 }
 
@@ -115,7 +117,7 @@ func staleFenceError(err error) error {
 }
 
 func seatLocked(err error) error {
-	return fmt.Errorf("%w: %w", &SeatLockedError{RetryAfter: staleRetryAfter}, err)
+	return fmt.Errorf("%w: %w", &UnavailableSeat{Reason: ReasonLocked, RetryAfter: staleRetryAfter}, err)
 }
 
 func lockError(err error) error {
@@ -125,31 +127,10 @@ func lockError(err error) error {
 		// Sealed by the booking that took the seat.
 		return ErrSeatTaken
 	case errors.As(err, &held):
-		return &SeatLockedError{RetryAfter: held.Remaining}
+		return &UnavailableSeat{Reason: ReasonLocked, RetryAfter: held.Remaining}
 	case errors.Is(err, lock.ErrUnavailable):
 		return fmt.Errorf("acquire seat lock: %w: %w", ErrUnavailable, err)
 	default:
 		return fmt.Errorf("acquire seat lock: %w", err)
-	}
-}
-
-// giveUp gives the seat lock up: sealed when the seat is known booked and
-// seals are on, released otherwise. A failure is logged, not returned: the
-// booking's outcome is already decided, and the lock expires by itself.
-func (s *Service) giveUp(ctx context.Context, lease lock.Lease, booked bool) {
-	var err error
-	if sealer, ok := lease.(lock.Sealer); ok && booked && s.sealBooked {
-		err = sealer.Seal(ctx, s.sealTTL)
-	} else {
-		err = lease.Release(ctx)
-	}
-	switch {
-	case err == nil:
-	case errors.Is(err, lock.ErrNotHeld):
-		// The work outlived the lease; the UNIQUE constraint kept the
-		// booking correct, but LOCK_TTL is too short for this load.
-		s.log.WarnContext(ctx, "seat lock expired before release", slog.String("key", lease.Key()))
-	default:
-		s.log.ErrorContext(ctx, "release seat lock", slog.String("key", lease.Key()), slog.Any("error", err))
 	}
 }

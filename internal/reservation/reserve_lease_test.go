@@ -137,9 +137,9 @@ func TestReserveWaitThenHeld(t *testing.T) {
 
 	_, err := svc.Reserve(context.Background(), reservation.ReserveCommand{ScheduleID: scheduleID, SeatID: 3, UserID: "alice", Wait: 2 * time.Second})
 
-	var locked *reservation.SeatLockedError
+	var locked *reservation.UnavailableSeat
 	if !errors.As(err, &locked) || locked.RetryAfter != 800*time.Millisecond {
-		t.Fatalf("Reserve error = %v, want *SeatLockedError retrying after 800ms", err)
+		t.Fatalf("Reserve error = %v, want *UnavailableSeat retrying after 800ms", err)
 	}
 	if got := locker.options(); len(got) != 1 || got[0].Wait != 2*time.Second {
 		t.Errorf("Acquire options = %+v, want Wait 2s", got)
@@ -183,7 +183,7 @@ func TestReservePlainErrorWithHealthyLease(t *testing.T) {
 	if !errors.Is(err, plain) {
 		t.Fatalf("Reserve error = %v, want it to wrap %v", err, plain)
 	}
-	var locked *reservation.SeatLockedError
+	var locked *reservation.UnavailableSeat
 	if errors.As(err, &locked) || errors.Is(err, reservation.ErrSeatLocked) {
 		t.Errorf("Reserve error = %v: a healthy lease's failure is not SeatLocked", err)
 	}

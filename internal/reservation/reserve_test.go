@@ -66,14 +66,14 @@ func wantErr(target error, notTargets ...error) func(*testing.T, reservation.Res
 }
 
 // wantLeaseError checks the answer of a holder that lost its lock while it
-// worked: a *SeatLockedError telling the client to retry in a second, that
+// worked: a *UnavailableSeat telling the client to retry in a second, that
 // still wraps the failure (cause) so logs say what happened.
 func wantLeaseError(cause error) func(*testing.T, reservation.Reservation, error) {
 	return func(t *testing.T, r reservation.Reservation, err error) {
 		t.Helper()
-		var locked *reservation.SeatLockedError
+		var locked *reservation.UnavailableSeat
 		if !errors.As(err, &locked) {
-			t.Fatalf("Reserve error = %v (%T), want a *SeatLockedError", err, err)
+			t.Fatalf("Reserve error = %v (%T), want a *UnavailableSeat", err, err)
 		}
 		if locked.RetryAfter != time.Second {
 			t.Errorf("RetryAfter = %v, want 1s", locked.RetryAfter)
@@ -183,9 +183,9 @@ func TestReserve(t *testing.T) {
 			cmd:   cmd,
 			setup: func(_ *fakeRepo, locker *fakeLocker, _ context.CancelFunc) { locker.acquireErr = heldErr },
 			check: func(t *testing.T, _ reservation.Reservation, err error) {
-				var locked *reservation.SeatLockedError
+				var locked *reservation.UnavailableSeat
 				if !errors.As(err, &locked) {
-					t.Fatalf("Reserve error = %v (%T), want *SeatLockedError", err, err)
+					t.Fatalf("Reserve error = %v (%T), want *UnavailableSeat", err, err)
 				}
 				if locked.RetryAfter != 1500*time.Millisecond {
 					t.Errorf("RetryAfter = %v, want the holder's remaining TTL 1.5s", locked.RetryAfter)

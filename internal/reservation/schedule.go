@@ -1,15 +1,16 @@
 package reservation
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
 )
 
-// Limits of a schedule, written once: the HTTP validation, its messages,
-// the OpenAPI document and the hammer use these, and a test checks that the
-// schema's CHECK constraints say the same.
+// Limits of a schedule, written once: NewSchedule checks them, the OpenAPI
+// document and the hammer use them, and a test checks that the schema's
+// CHECK constraints say the same.
 const (
 	MaxSeatCount  = 2000
 	MaxTitleRunes = 200
@@ -23,19 +24,26 @@ type Schedule struct {
 	seatCount int
 }
 
-// NewSchedule returns a schedule that is not stored yet (ID 0), or an
-// *InvalidError naming the first field that breaks an invariant.
+// NewSchedule returns a schedule that is not stored yet (ID 0), or every
+// field that breaks an invariant, as *InvalidError values joined in one
+// error.
 func NewSchedule(title string, startsAt time.Time, seatCount int) (Schedule, error) {
 	title = strings.TrimSpace(title)
+	var errs []error
 	switch {
 	case title == "":
-		return Schedule{}, &InvalidError{Field: "title", Detail: "must not be blank"}
+		errs = append(errs, &InvalidError{Field: "title", Detail: "must not be blank"})
 	case utf8.RuneCountInString(title) > MaxTitleRunes:
-		return Schedule{}, &InvalidError{Field: "title", Detail: fmt.Sprintf("must be at most %d characters", MaxTitleRunes)}
-	case startsAt.IsZero():
-		return Schedule{}, &InvalidError{Field: "startsAt", Detail: "is required"}
-	case seatCount < 1 || seatCount > MaxSeatCount:
-		return Schedule{}, &InvalidError{Field: "seatCount", Detail: fmt.Sprintf("must be between 1 and %d", MaxSeatCount)}
+		errs = append(errs, &InvalidError{Field: "title", Detail: fmt.Sprintf("must be at most %d characters", MaxTitleRunes)})
+	}
+	if startsAt.IsZero() {
+		errs = append(errs, &InvalidError{Field: "startsAt", Detail: "is required"})
+	}
+	if seatCount < 1 || seatCount > MaxSeatCount {
+		errs = append(errs, &InvalidError{Field: "seatCount", Detail: fmt.Sprintf("must be between 1 and %d", MaxSeatCount)})
+	}
+	if len(errs) > 0 {
+		return Schedule{}, errors.Join(errs...)
 	}
 	return Schedule{title: title, startsAt: startsAt, seatCount: seatCount}, nil
 }

@@ -12,47 +12,36 @@ import (
 // scheduleLookupTimeout bounds a schedule query shared by several requests.
 const scheduleLookupTimeout = 5 * time.Second
 
-// DefaultScheduleCacheSize is how many schedules a ScheduleCache keeps in
-// memory when asked for no size: a few hundred bytes each.
-const DefaultScheduleCacheSize = 10_000
+// scheduleCacheSize is how many schedules a Service keeps in memory: a
+// few hundred bytes each.
+const scheduleCacheSize = 10_000
 
-// ScheduleCache keeps the schedules that were found, for the booking and
-// the hold use cases alike (Config.Schedules, CheckoutConfig.Schedules). A schedule never
-// changes once created (its seat count least of all), so a cached one is
-// as good as the stored one and a booking needs no query to learn that its
-// seat exists. A schedule that was not found is not cached: another
-// instance may create it a moment later.
+// scheduleCache keeps the schedules that were found, for every use case of
+// a Service. A schedule never changes once created (its seat count least of
+// all), so a cached one is as good as the stored one and a booking needs no
+// query to learn that its seat exists. A schedule that was not found is not
+// cached: another instance may create it a moment later.
 //
 // Concurrent misses of one schedule share one query (singleflight): the
 // first requests for a new schedule arrive together, and without it each
 // would queue for a connection to ask the same question.
-type ScheduleCache struct {
-	repo    ScheduleSource
+type scheduleCache struct {
+	repo    Repository
 	lru     *lru.Cache[int64, Schedule]
 	loading singleflight.Group
 }
 
-// ScheduleSource is the one Repository method the cache needs.
-type ScheduleSource interface {
-	Schedule(ctx context.Context, id int64) (Schedule, error)
-}
-
-// NewScheduleCache keeps up to size schedules of repo in memory
-// (DefaultScheduleCacheSize when size is not positive).
-func NewScheduleCache(repo ScheduleSource, size int) *ScheduleCache {
-	if size <= 0 {
-		size = DefaultScheduleCacheSize
-	}
-	c, err := lru.New[int64, Schedule](size)
+func newScheduleCache(repo Repository) *scheduleCache {
+	c, err := lru.New[int64, Schedule](scheduleCacheSize)
 	if err != nil {
 		panic(err) // only a size below 1 fails
 	}
-	return &ScheduleCache{repo: repo, lru: c}
+	return &scheduleCache{repo: repo, lru: c}
 }
 
 // schedule returns the schedule from memory, or from the Repository (and
 // remembers it). Errors are the Repository's.
-func (c *ScheduleCache) schedule(ctx context.Context, id int64) (Schedule, error) {
+func (c *scheduleCache) schedule(ctx context.Context, id int64) (Schedule, error) {
 	if s, ok := c.lru.Get(id); ok {
 		return s, nil
 	}

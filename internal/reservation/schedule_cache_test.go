@@ -74,17 +74,13 @@ func TestSharedScheduleLookupOutlivesTheRequestThatStartedIt(t *testing.T) {
 	}
 }
 
-// The booking and the hold use cases given one cache read a schedule once
-// between them.
+// The booking and the hold use cases read a schedule once between them.
 func TestOneScheduleCacheServesBookingsAndHolds(t *testing.T) {
 	t.Parallel()
 	holds := &fakeHoldRepo{}
-	cache := reservation.NewScheduleCache(holds, 0)
-	j := &journal{}
-	svc := reservation.NewService(newFakeRepo(j), &fakeLocker{j: j}, reservation.Config{Schedules: cache}, nil)
-	checkout := reservation.NewCheckout(holds, &fakeMultiLocker{}, reservation.CheckoutConfig{Schedules: cache}, nil)
+	svc := reservation.NewService(holds, &fakeMultiLocker{}, reservation.Config{}, nil)
 
-	if _, err := checkout.Hold(context.Background(),
+	if _, err := svc.Hold(context.Background(),
 		reservation.HoldCommand{ScheduleID: scheduleID, SeatIDs: []int{1}, UserID: "alice"}); err != nil {
 		t.Fatalf("Hold: %v", err)
 	}

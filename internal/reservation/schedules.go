@@ -2,6 +2,7 @@ package reservation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -60,14 +61,18 @@ type SchedulePage struct {
 
 // Schedules lists schedules newest first (by id, which grows with every
 // schedule created), limit at a time, after the cursor after (0 for the
-// first page). Errors: *InvalidError (limit outside 1..MaxSchedulePage,
-// after negative), ErrUnavailable.
+// first page). Errors: *InvalidError for each of limit outside
+// 1..MaxSchedulePage and after negative (joined), ErrUnavailable.
 func (s *Service) Schedules(ctx context.Context, after int64, limit int) (SchedulePage, error) {
+	var errs []error
 	if limit < 1 || limit > MaxSchedulePage {
-		return SchedulePage{}, &InvalidError{Field: "limit", Detail: fmt.Sprintf("must be between 1 and %d", MaxSchedulePage)}
+		errs = append(errs, &InvalidError{Field: "limit", Detail: fmt.Sprintf("must be between 1 and %d", MaxSchedulePage)})
 	}
 	if after < 0 {
-		return SchedulePage{}, &InvalidError{Field: "after", Detail: "must be a schedule id"}
+		errs = append(errs, &InvalidError{Field: "after", Detail: "must be a schedule id"})
+	}
+	if len(errs) > 0 {
+		return SchedulePage{}, errors.Join(errs...)
 	}
 	// One more than asked tells whether another page follows.
 	list, err := s.repo.ListSchedules(ctx, after, limit+1)

@@ -1,9 +1,11 @@
 // Package reservation holds the booking domain and its use cases. It declares
-// the Repository port it needs and consumes the lock port (lock.Locker); it
-// knows nothing of HTTP, SQL or Redis.
+// the Repository port it needs and consumes the lock port (lock.Locker and
+// lock.MultiLocker); it knows nothing of HTTP, SQL or Redis.
 package reservation
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -21,56 +23,103 @@ const (
 // Config tunes the use cases. Zero values take the defaults.
 type Config struct {
 	// LockTTL is the lease of a seat lock: the longest a crashed booking
-	// can keep a seat locked.
+	// or hold can keep a seat locked.
 	LockTTL time.Duration
-	// SealBooked makes a booking seal its seat's lock key (lock.Lease.Seal)
+	// SealBooked makes a booking seal its seat's lock key (lock.Sealer)
 	// once PostgreSQL has the reservation, so that every later request for
 	// the seat is refused with ErrSeatTaken by the lock store alone, with
-	// no query. Off, a booked seat is found taken by a query under its
-	// lock, as the plain flow does.
+	// no query. Off, each request for a booked seat takes its lock and
+	// learns from PostgreSQL that the seat is taken.
 	SealBooked bool
 	// SealTTL is how long a seal lasts; after it the next request for the
 	// seat queries PostgreSQL once and seals it again.
 	SealTTL time.Duration
-	// Schedules keeps the schedules in memory; give the booking and the
-	// hold use cases the same one, so that each schedule is read once. Nil:
-	// a cache of their own of DefaultScheduleCacheSize.
-	Schedules *ScheduleCache
+	// HoldTTL is how long a hold lives (HOLD_TTL).
+	HoldTTL time.Duration
+	// MaxHoldsPerUser caps a user's live holds (MAX_HOLDS_PER_USER).
+	MaxHoldsPerUser int
 	// Events is told of every seat change; nil tells nobody.
 	Events SeatEvents
 }
 
-// Service runs the booking use cases.
+// SeatLocker takes one seat's lock or several at once: what the use cases
+// need of the lock port (lock.Client is one).
+type SeatLocker interface {
+	lock.Locker
+	lock.MultiLocker
+}
+
+// Service runs the use cases: schedules, one-click bookings, holds and
+// their checkout, cancellations.
 type Service struct {
 	repo       Repository
-	schedules  *ScheduleCache
-	locker     lock.Locker
+	schedules  *scheduleCache
+	locker     SeatLocker
 	lockTTL    time.Duration
 	sealBooked bool
 	sealTTL    time.Duration
+	holdTTL    time.Duration
+	maxHolds   int
 	events     SeatEvents
 	log        *slog.Logger
 }
 
 // NewService wires the use cases to their ports. A nil logger discards.
-func NewService(repo Repository, locker lock.Locker, cfg Config, logger *slog.Logger) *Service {
-	if cfg.LockTTL <= 0 {
-		cfg.LockTTL = DefaultLockTTL
+func NewService(repo Repository, locker SeatLocker, cfg Config, logger *slog.Logger) *Service {
+	s := &Service{
+		repo: repo, schedules: newScheduleCache(repo), locker: locker,
+		lockTTL: orDefault(cfg.LockTTL, DefaultLockTTL), sealBooked: cfg.SealBooked,
+		sealTTL: orDefault(cfg.SealTTL, DefaultSealTTL), holdTTL: orDefault(cfg.HoldTTL, DefaultHoldTTL),
+		maxHolds: orDefault(cfg.MaxHoldsPerUser, DefaultMaxHoldsPerUser), events: cfg.Events, log: logger,
 	}
-	if cfg.SealTTL <= 0 {
-		cfg.SealTTL = DefaultSealTTL
+	if s.events == nil {
+		s.events = noEvents{}
 	}
-	if cfg.Schedules == nil {
-		cfg.Schedules = NewScheduleCache(repo, DefaultScheduleCacheSize)
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
 	}
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+	return s
+}
+
+func orDefault[T time.Duration | int](v, fallback T) T {
+	if v > 0 {
+		return v
 	}
-	if cfg.Events == nil {
-		cfg.Events = noEvents{}
+	return fallback
+}
+
+// releaser is a lease of one key (lock.Lease) or of several
+// (lock.MultiLease).
+type releaser interface {
+	Release(ctx context.Context) error
+}
+
+// endLease ends a lease once the outcome of the work it guarded is
+// decided: sealed when seal is set and the lease can seal (lock.Sealer),
+// released otherwise. A failure is logged, never returned, and the lock
+// expires by itself. A lease lost before its end (lock.ErrNotHeld) is a
+// warning: the work outlived it, the fences kept the data right, but
+// LOCK_TTL is too short for this load.
+func (s *Service) endLease(ctx context.Context, lease releaser, seal bool) {
+	var err error
+	if sealer, ok := lease.(lock.Sealer); ok && seal {
+		err = sealer.Seal(ctx, s.sealTTL)
+	} else {
+		err = lease.Release(ctx)
 	}
-	return &Service{
-		repo: repo, schedules: cfg.Schedules, locker: locker,
-		lockTTL: cfg.LockTTL, sealBooked: cfg.SealBooked, sealTTL: cfg.SealTTL, events: cfg.Events, log: logger,
+	if err == nil {
+		return
 	}
+	var keys slog.Attr
+	switch l := lease.(type) {
+	case lock.Lease:
+		keys = slog.String("key", l.Key())
+	case lock.MultiLease:
+		keys = slog.Any("keys", l.Keys())
+	}
+	if errors.Is(err, lock.ErrNotHeld) {
+		s.log.WarnContext(ctx, "seat lock expired before release", keys)
+		return
+	}
+	s.log.ErrorContext(ctx, "release seat lock", keys, slog.Any("error", err))
 }
