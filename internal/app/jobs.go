@@ -63,7 +63,8 @@ func newJobs(locker lock.Locker, store *postgres.Store, keys idempotency.Store, 
 		{"purge-holds", time.Hour, 10 * time.Minute, time.Minute, "holds",
 			func(ctx context.Context) (int64, error) { return store.PurgeHolds(ctx, time.Now().Add(-holdRetention)) }},
 		// Idempotency keys older than their 24 hours.
-		{"purge-idempotency-keys", 10 * time.Minute, 5 * time.Minute, time.Minute, "idempotency keys", keys.Purge},
+		{"purge-idempotency-keys", 10 * time.Minute, 5 * time.Minute, time.Minute, "idempotency keys",
+			func(ctx context.Context) (int64, error) { return keys.Purge(ctx) }},
 	}
 	if expirer != nil {
 		// Every second, so that the live seat map shows an expired
