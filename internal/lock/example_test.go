@@ -28,7 +28,7 @@ func ExampleWithLock() {
 	// error: <nil>
 }
 
-// Fail fast (the seed's tryLock(0, lease)): a held lock is an immediate
+// Fail fast (Redisson's tryLock(0, lease)): a held lock is an immediate
 // *HeldError that says how long the holder still has.
 func ExampleClient_Acquire_failFast() {
 	locker := lock.New(memlock.New(), lock.Config{})
@@ -44,7 +44,7 @@ func ExampleClient_Acquire_failFast() {
 	// Output: held; retry in about 3s
 }
 
-// A bounded wait (the seeds' waitTime): the waiter sleeps until the holder
+// A bounded wait (Redisson's waitTime): the waiter sleeps until the holder
 // releases — woken by the release itself — or until Wait runs out.
 func ExampleClient_Acquire_wait() {
 	locker := lock.New(memlock.New(), lock.Config{MaxWait: 10 * time.Second})

@@ -44,8 +44,9 @@ func (r Reservation) WithCancelledAt(t time.Time) Reservation {
 // OwnedBy reports whether userID made this reservation.
 func (r Reservation) OwnedBy(userID string) bool { return r.userID == userID }
 
-// SeatLockKey is the lock key of one seat, exactly as DESIGN.md fixes it:
-// the hash tag keeps all keys of a schedule in one Redis Cluster slot.
+// SeatLockKey is the lock key of one seat, the name operators look up and
+// clear with redis-cli; the hash tag keeps all keys of a schedule in one
+// Redis Cluster slot.
 func SeatLockKey(scheduleID int64, seatID int) string {
 	return fmt.Sprintf("lock:{schedule:%d}:seat:%d", scheduleID, seatID)
 }
