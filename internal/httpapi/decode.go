@@ -75,7 +75,8 @@ func decodeBody(body []byte, dst any) error {
 		// Decoding null into a struct leaves it as it was.
 		return problem.Malformed("The body must be one JSON object, not null.")
 	}
-	err := json.Unmarshal(body, dst, json.RejectUnknownMembers(true))
+	// Invalid UTF-8 becomes U+FFFD, as encoding/json has always read it.
+	err := json.Unmarshal(body, dst, json.RejectUnknownMembers(true), jsontext.AllowInvalidUTF8(true))
 	if err == nil {
 		return nil
 	}
