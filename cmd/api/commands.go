@@ -16,14 +16,13 @@ import (
 	"github.com/seatlock/seatlock/internal/postgres"
 )
 
-// serve runs the service until ctx ends; accessLog, when set, receives the
-// request log as JSON lines (else it goes through logger).
-func serve(ctx context.Context, env map[string]string, logger *slog.Logger, accessLog io.Writer) error {
+// serve runs the service until ctx ends.
+func serve(ctx context.Context, env map[string]string, logger *slog.Logger) error {
 	cfg, err := config.Load(env)
 	if err != nil {
 		return err
 	}
-	a, err := app.New(ctx, cfg, logger, app.WithAccessLog(accessLog))
+	a, err := app.New(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ package app
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"github.com/seatlock/seatlock/internal/auth"
 	"github.com/seatlock/seatlock/internal/config"
 	"github.com/seatlock/seatlock/internal/httpapi"
+	"github.com/seatlock/seatlock/internal/httpapi/seatstream"
 	"github.com/seatlock/seatlock/internal/lock"
 	"github.com/seatlock/seatlock/internal/lock/lockmetrics"
 	"github.com/seatlock/seatlock/internal/lock/periodic"
@@ -132,7 +132,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		return nil, err
 	}
 	var events reservation.SeatEvents
-	var streamFeed httpapi.SeatFeed
+	var streamFeed seatstream.Feed
 	if feed != nil {
 		events, streamFeed = feed, feed
 	}
@@ -152,7 +152,6 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		// A waiting request still gets its full work budget.
 		RequestTimeout: cfg.LockMaxWait + workTimeout,
 		Checks:         append([]httpapi.Check{{Name: "postgres", Ping: store.Ping}}, locks.checks...),
-		AccessLog:      o.accessLog,
 		Feed:           streamFeed,
 		MaxStreams:     cfg.MaxStreams,
 		Shutdown:       a.shutdown,
@@ -219,7 +218,6 @@ func (a *App) openLimiters(cfg config.Config, registry prometheus.Registerer) (u
 type Option func(*options)
 
 type options struct {
-	accessLog    io.Writer
 	noJobs       bool
 	jobNamespace string
 }
@@ -234,11 +232,6 @@ func WithJobNamespace(ns string) Option { return func(o *options) { o.jobNamespa
 // (other instances run them: each job runs on one instance per period
 // anyway). Tests use it to see the service without its clean-ups.
 func WithoutJobs() Option { return func(o *options) { o.noJobs = true } }
-
-// WithAccessLog writes the request log to w directly, as JSON lines in the
-// format of the logger's JSON handler, instead of through the logger: the
-// cheap way when the logger is a slog.JSONHandler on w.
-func WithAccessLog(w io.Writer) Option { return func(o *options) { o.accessLog = w } }
 
 // closeFirst registers f to run before everything registered so far (a
 // lock backend closes before the pool it uses).

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/seatlock/seatlock/internal/httpapi/problem"
 )
 
 // routeMethods are the methods a route can be registered for, in the
@@ -22,14 +24,13 @@ func methodNotAllowed(routes chi.Routes) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		allowed := allowedMethods(routes, r)
 		if len(allowed) == 0 {
-			writeProblem(w, r, errNotFound)
+			problem.Write(w, r, problem.NotFound)
 			return
 		}
 		list := strings.Join(allowed, ", ")
 		w.Header()["Allow"] = []string{list}
-		e := errMethodNotAllowed
-		e.detail = "This resource supports " + list + " only."
-		writeProblem(w, r, e)
+		problem.Write(w, r, &problem.Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
+			Title: "Method not allowed", Detail: "This resource supports " + list + " only."})
 	}
 }
 

@@ -7,12 +7,13 @@ import (
 	"strings"
 
 	"github.com/seatlock/seatlock/internal/auth"
+	"github.com/seatlock/seatlock/internal/httpapi/problem"
 )
 
-func principalFrom(ctx context.Context) auth.Principal { return scopeFrom(ctx).principal }
+func principalFrom(ctx context.Context) auth.Principal { return problem.ScopeFrom(ctx).Principal }
 
 // authenticate requires `Authorization: Bearer <JWT>` and puts the caller
-// into the request context.
+// into the request scope.
 func (h *handler) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme, token, found := strings.Cut(r.Header.Get("Authorization"), " ")
@@ -29,7 +30,7 @@ func (h *handler) authenticate(next http.Handler) http.Handler {
 			refuseToken(w, r, challengeInvalid, errTokenInvalid)
 			return
 		}
-		scopeFrom(r.Context()).principal = p
+		problem.ScopeFrom(r.Context()).Principal = p
 		next.ServeHTTP(w, r)
 	})
 }
@@ -44,22 +45,26 @@ const (
 )
 
 var (
-	errTokenInvalid = apiError{status: http.StatusUnauthorized, code: "unauthorized", title: "Unauthorized",
-		detail: "The bearer token is invalid; send a token this service issued."}
-	errTokenExpired = apiError{status: http.StatusUnauthorized, code: "unauthorized", title: "Unauthorized",
-		detail: "The bearer token has expired; get a new one."}
+	errUnauthorized = &problem.Error{Status: http.StatusUnauthorized, Code: "unauthorized", Title: "Unauthorized",
+		Detail: "A bearer token is required: send Authorization: Bearer <token>."}
+	errTokenInvalid = &problem.Error{Status: http.StatusUnauthorized, Code: "unauthorized", Title: "Unauthorized",
+		Detail: "The bearer token is invalid; send a token this service issued."}
+	errTokenExpired = &problem.Error{Status: http.StatusUnauthorized, Code: "unauthorized", Title: "Unauthorized",
+		Detail: "The bearer token has expired; get a new one."}
+	errForbidden = &problem.Error{Status: http.StatusForbidden, Code: "forbidden", Title: "Forbidden",
+		Detail: "Your role does not allow this."}
 )
 
-func refuseToken(w http.ResponseWriter, r *http.Request, challenge string, e apiError) {
+func refuseToken(w http.ResponseWriter, r *http.Request, challenge string, e *problem.Error) {
 	w.Header()["Www-Authenticate"] = []string{challenge}
-	writeProblem(w, r, e)
+	problem.Write(w, r, e)
 }
 
 // requireAdmin lets only the admin role through (403 otherwise).
 func requireAdmin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !principalFrom(r.Context()).IsAdmin() {
-			writeProblem(w, r, errForbidden)
+			problem.Write(w, r, errForbidden)
 			return
 		}
 		next.ServeHTTP(w, r)

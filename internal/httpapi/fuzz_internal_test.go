@@ -8,12 +8,13 @@ import (
 	"strconv"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/seatlock/seatlock/internal/httpapi/problem"
 )
 
 // FuzzDecodeBody decodes arbitrary bytes as each request body. It never
 // panics; a refusal is a 400 malformed_json with a readable detail; what
 // it accepts, encoding/json accepts too, to the same values.
-// (FuzzParseReserveBody holds the booking body's fast path to it.)
 func FuzzDecodeBody(f *testing.F) {
 	for _, body := range []string{
 		`{"scheduleId":1,"seatId":2}`, ` {"seatId": 2 , "scheduleId" :1}` + "\n", `{"scheduleId":1,"seatId":2,"seatId":3}`,
@@ -34,10 +35,10 @@ func FuzzDecodeBody(f *testing.F) {
 func checkDecode[T any](t *testing.T, body []byte) {
 	t.Helper()
 	var got T
-	e := decodeBody(body, &got)
-	if e != nil {
-		if e.status != http.StatusBadRequest || e.code != "malformed_json" || e.detail == "" || !utf8.ValidString(e.detail) {
-			t.Fatalf("%T from %q refused as %d %s %q", got, body, e.status, e.code, e.detail)
+	if err := decodeBody(body, &got); err != nil {
+		e, ok := err.(*problem.Error)
+		if !ok || e.Status != http.StatusBadRequest || e.Code != "malformed_json" || e.Detail == "" || !utf8.ValidString(e.Detail) {
+			t.Fatalf("%T from %q refused as %v", got, body, err)
 		}
 		return
 	}

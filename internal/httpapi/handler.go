@@ -1,15 +1,15 @@
 // Package httpapi is the driving HTTP adapter: it decodes and validates
 // requests, authenticates callers, calls the booking use cases and maps their
-// errors to RFC 9457 problems with stable codes (one table, problem.go).
+// errors to RFC 9457 problems with stable codes (package problem). The
+// live seat map is package seatstream, the Idempotency-Key middleware
+// package idempotency/idemhttp.
 package httpapi
 
 import (
 	"cmp"
 	"context"
-	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -17,7 +17,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/seatlock/seatlock/internal/auth"
+	"github.com/seatlock/seatlock/internal/httpapi/problem"
+	"github.com/seatlock/seatlock/internal/httpapi/seatstream"
 	"github.com/seatlock/seatlock/internal/idempotency"
+	"github.com/seatlock/seatlock/internal/idempotency/idemhttp"
 	"github.com/seatlock/seatlock/internal/reservation"
 )
 
@@ -50,10 +53,6 @@ type Check struct {
 // a key's first request is presumed running.
 const idempotencyRunningMargin = 10 * time.Second
 
-// isStream tells the long-lived streams, which the request timeout does
-// not bound.
-func isStream(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/seats/events") }
-
 // DefaultRequestTimeout bounds one request's work when Options leaves it 0.
 const DefaultRequestTimeout = 10 * time.Second
 
@@ -80,20 +79,17 @@ type Options struct {
 	Metrics http.Handler
 	// Feed streams live seat maps (GET /schedules/{id}/seats/events); nil
 	// answers that endpoint 503.
-	Feed SeatFeed
-	// MaxStreams caps the open seat-map streams (DefaultMaxStreams when
-	// zero); past it, 503 too_many_streams.
+	Feed seatstream.Feed
+	// MaxStreams caps the open seat-map streams
+	// (seatstream.DefaultMaxStreams when zero); past it, 503
+	// too_many_streams.
 	MaxStreams int
 	// StreamHeartbeat is how often an idle stream gets a comment
-	// (DefaultStreamHeartbeat when zero).
+	// (seatstream.DefaultHeartbeat when zero).
 	StreamHeartbeat time.Duration
 	// Shutdown, once closed, ends every open stream: the server is
 	// shutting down and would otherwise wait for them.
 	Shutdown <-chan struct{}
-	// AccessLog, when set, receives the one-line-per-request log as JSON
-	// lines written directly (the same lines Logger would write, cheaper);
-	// nil sends them through Logger.
-	AccessLog io.Writer
 	// Observer, when set, learns every answered request and the number of
 	// open streams (for metrics).
 	Observer Observer
@@ -127,21 +123,14 @@ func (noObserver) Streams(int64)                                      {}
 func (noObserver) RateLimited(string)                                 {}
 
 type handler struct {
-	bookings           Bookings
-	checkout           Checkout
-	idempotency        idempotency.Store
-	idempotencyRunning time.Duration
-	verifier           *auth.Verifier
-	feed               SeatFeed
-	streams            *streams
-	snapshots          snapshots
-	heartbeat          time.Duration
-	shutdown           <-chan struct{}
-	checks             []Check
-	log                *slog.Logger
-	validate           *validator.Validate
-	maxWait            time.Duration
-	observer           Observer
+	bookings Bookings
+	checkout Checkout
+	verifier *auth.Verifier
+	checks   []Check
+	log      *slog.Logger
+	validate *validator.Validate
+	maxWait  time.Duration
+	observer Observer
 }
 
 // NewHandler returns the service's HTTP API.
@@ -151,64 +140,75 @@ func NewHandler(opts Options) http.Handler {
 		observer = opts.Observer
 	}
 	h := &handler{
-		bookings:           opts.Bookings,
-		checkout:           opts.Checkout,
-		idempotency:        opts.Idempotency,
-		idempotencyRunning: opts.IdempotencyRunning,
-		verifier:           opts.Verifier,
-		feed:               opts.Feed,
-		streams:            &streams{max: int64(cmp.Or(opts.MaxStreams, DefaultMaxStreams)), observer: observer},
-		heartbeat:          cmp.Or(opts.StreamHeartbeat, DefaultStreamHeartbeat),
-		shutdown:           opts.Shutdown,
-		checks:             opts.Checks,
-		log:                opts.Logger,
-		validate:           newValidator(),
-		maxWait:            opts.MaxWait,
-		observer:           observer,
+		bookings: opts.Bookings,
+		checkout: opts.Checkout,
+		verifier: opts.Verifier,
+		checks:   opts.Checks,
+		log:      cmp.Or(opts.Logger, slog.New(slog.DiscardHandler)),
+		validate: newValidator(),
+		maxWait:  opts.MaxWait,
+		observer: observer,
 	}
-	if h.log == nil {
-		h.log = slog.New(slog.DiscardHandler)
-	}
-	timeout := opts.RequestTimeout
-	if timeout <= 0 {
-		timeout = DefaultRequestTimeout
-	}
-	if h.idempotencyRunning <= 0 {
-		h.idempotencyRunning = timeout + idempotencyRunningMargin
-	}
+	timeout := cmp.Or(max(opts.RequestTimeout, 0), DefaultRequestTimeout)
+	idempotent := idemhttp.Middleware(opts.Idempotency,
+		cmp.Or(max(opts.IdempotencyRunning, 0), timeout+idempotencyRunningMargin), maxBodyBytes)
+	stream := seatstream.New(seatstream.Options{
+		Feed: opts.Feed,
+		Schedule: func(ctx context.Context, id int64) error {
+			_, err := h.bookings.Schedule(ctx, id)
+			return err
+		},
+		SeatMap:    h.seatMapJSON,
+		MaxStreams: opts.MaxStreams,
+		Heartbeat:  opts.StreamHeartbeat,
+		Shutdown:   opts.Shutdown,
+		Streams:    observer.Streams,
+	})
 
 	r := chi.NewRouter()
-	r.Use(withScope(timeout, isStream), logRequests(h.log, opts.AccessLog, observer), recoverPanics(h.log))
-	r.NotFound(func(w http.ResponseWriter, r *http.Request) { writeProblem(w, r, errNotFound) })
+	r.Use(withScope(h.log), logRequests(h.log, observer), recoverPanics(h.log))
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) { problem.Write(w, r, problem.NotFound) })
 	r.MethodNotAllowed(methodNotAllowed(r))
+	publicLimit := h.admit(limitAddress, opts.AddressLimiter, addressKey)
 
-	r.Get("/healthz", h.healthz)
-	r.Get("/readyz", h.readyz)
-	if opts.Metrics != nil {
-		r.Method(http.MethodGet, "/metrics", opts.Metrics)
-	}
+	// The live seat map lasts as long as its client: no request timeout.
+	r.With(publicLimit).Get("/schedules/{id}/seats/events", handle(func(w http.ResponseWriter, r *http.Request) error {
+		id, valid := parseID(chi.URLParam(r, "id"))
+		if !valid {
+			return reservation.ErrScheduleNotFound
+		}
+		stream.Serve(w, r, id)
+		return nil
+	}))
 	r.Group(func(r chi.Router) {
-		r.Use(h.admit(limitAddress, opts.AddressLimiter, addressKey))
-		r.Get("/openapi.json", serveOpenAPI)
-		r.Get("/", servePage)
-		r.Get("/assets/{name}", serveAsset)
-		// Schedules and seat maps are public, as a cinema's programme and
-		// seat map are: they name no user.
-		r.Get("/schedules", h.listSchedules)
-		r.Get("/schedules/{id}", h.getSchedule)
-		r.Get("/schedules/{id}/seats", h.seatMap)
-		r.Get("/schedules/{id}/seats/events", h.seatEvents)
-	})
-	r.Group(func(r chi.Router) {
-		r.Use(h.authenticate, h.admit(limitUser, opts.UserLimiter, userKey))
-		r.With(requireAdmin).Post("/schedules", h.createSchedule)
-		r.With(h.idempotent).Post("/reservations", h.reserve)
-		r.Get("/reservations/{id}", h.getReservation)
-		r.Delete("/reservations/{id}", h.cancelReservation)
-		r.With(h.idempotent).Post("/holds", h.createHold)
-		r.Get("/holds/{id}", h.getHold)
-		r.With(h.idempotent).Post("/holds/{id}/confirm", h.confirmHold)
-		r.Delete("/holds/{id}", h.releaseHold)
+		r.Use(withTimeout(timeout))
+		r.Get("/healthz", handle(h.healthz))
+		r.Get("/readyz", handle(h.readyz))
+		if opts.Metrics != nil {
+			r.Method(http.MethodGet, "/metrics", opts.Metrics)
+		}
+		r.Group(func(r chi.Router) {
+			r.Use(publicLimit)
+			r.Get("/openapi.json", serveOpenAPI)
+			r.Get("/", servePage)
+			r.Get("/assets/{name}", serveAsset)
+			// Schedules and seat maps are public, as a cinema's programme
+			// and seat map are: they name no user.
+			r.Get("/schedules", handle(h.listSchedules))
+			r.Get("/schedules/{id}", handle(h.getSchedule))
+			r.Get("/schedules/{id}/seats", handle(h.seatMap))
+		})
+		r.Group(func(r chi.Router) {
+			r.Use(h.authenticate, h.admit(limitUser, opts.UserLimiter, userKey))
+			r.With(requireAdmin).Post("/schedules", handle(h.createSchedule))
+			r.With(idempotent).Post("/reservations", handle(h.reserve))
+			r.Get("/reservations/{id}", handle(h.getReservation))
+			r.Delete("/reservations/{id}", handle(h.cancelReservation))
+			r.With(idempotent).Post("/holds", handle(h.createHold))
+			r.Get("/holds/{id}", handle(h.getHold))
+			r.With(idempotent).Post("/holds/{id}/confirm", handle(h.confirmHold))
+			r.Delete("/holds/{id}", handle(h.releaseHold))
+		})
 	})
 	return r
 }

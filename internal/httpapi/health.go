@@ -6,18 +6,20 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/seatlock/seatlock/internal/httpapi/problem"
 )
 
 // readyTimeout bounds each readiness probe.
 const readyTimeout = time.Second
 
-func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {
-	ok(w, http.StatusOK, map[string]string{"status": "ok"})
+func (h *handler) healthz(w http.ResponseWriter, r *http.Request) error {
+	return ok(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // readyz pings every dependency at once; any failure is 503 with
 // Retry-After and the names (never the errors) of what failed.
-func (h *handler) readyz(w http.ResponseWriter, r *http.Request) {
+func (h *handler) readyz(w http.ResponseWriter, r *http.Request) error {
 	results := make(map[string]string, len(h.checks))
 	var (
 		mu     sync.Mutex
@@ -42,11 +44,9 @@ func (h *handler) readyz(w http.ResponseWriter, r *http.Request) {
 	}
 	wg.Wait()
 	if failed {
-		writeProblemBody(w, errNotReady, struct {
-			problem
-			Checks map[string]string `json:"checks"`
-		}{newProblem(r, errNotReady), results})
-		return
+		e := *problem.Unavailable
+		e.Checks = results
+		return &e
 	}
-	ok(w, http.StatusOK, map[string]any{"status": "ready", "checks": results})
+	return ok(w, http.StatusOK, map[string]any{"status": "ready", "checks": results})
 }

@@ -38,24 +38,21 @@ type confirmResponse struct {
 }
 
 // createHold answers 201 with the hold, all seats or none.
-func (h *handler) createHold(w http.ResponseWriter, r *http.Request) {
+func (h *handler) createHold(w http.ResponseWriter, r *http.Request) error {
 	var req holdRequest
-	if e := decodeJSON(w, r, &req); e != nil {
-		writeProblem(w, r, *e)
-		return
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
 	}
 	cmd := reservation.HoldCommand{ScheduleID: value(req.ScheduleID), SeatIDs: req.SeatIDs, UserID: principalFrom(r.Context()).UserID}
-	if e := validate(h.validate, &req, cmd.Validate()); e != nil {
-		writeProblem(w, r, *e)
-		return
+	if err := validate(h.validate, &req, cmd.Validate()); err != nil {
+		return err
 	}
 	hold, err := h.checkout.Hold(r.Context(), cmd)
 	if err != nil {
-		writeError(w, r, h.log, err)
-		return
+		return err
 	}
 	w.Header().Set("Location", "/holds/"+hold.ID().String())
-	ok(w, http.StatusCreated, toHoldResponse(hold))
+	return ok(w, http.StatusCreated, toHoldResponse(hold))
 }
 
 // holdID reads the {id} of a hold path; a malformed id names no hold.
@@ -63,47 +60,41 @@ func holdID(r *http.Request) (uuid.UUID, bool) {
 	return parseUUID(chi.URLParam(r, "id"))
 }
 
-func (h *handler) getHold(w http.ResponseWriter, r *http.Request) {
+func (h *handler) getHold(w http.ResponseWriter, r *http.Request) error {
 	id, valid := holdID(r)
 	if !valid {
-		writeError(w, r, h.log, reservation.ErrHoldNotFound)
-		return
+		return reservation.ErrHoldNotFound
 	}
 	hold, err := h.checkout.HoldByID(r.Context(), id, principalFrom(r.Context()).UserID)
 	if err != nil {
-		writeError(w, r, h.log, err)
-		return
+		return err
 	}
-	ok(w, http.StatusOK, toHoldResponse(hold))
+	return ok(w, http.StatusOK, toHoldResponse(hold))
 }
 
-func (h *handler) confirmHold(w http.ResponseWriter, r *http.Request) {
+func (h *handler) confirmHold(w http.ResponseWriter, r *http.Request) error {
 	id, valid := holdID(r)
 	if !valid {
-		writeError(w, r, h.log, reservation.ErrHoldNotFound)
-		return
+		return reservation.ErrHoldNotFound
 	}
 	booked, err := h.checkout.Confirm(r.Context(), id, principalFrom(r.Context()).UserID)
 	if err != nil {
-		writeError(w, r, h.log, err)
-		return
+		return err
 	}
 	resp := confirmResponse{HoldID: id, Reservations: make([]reservationResponse, len(booked))}
 	for i, res := range booked {
 		resp.Reservations[i] = toReservationResponse(res)
 	}
-	ok(w, http.StatusOK, resp)
+	return ok(w, http.StatusOK, resp)
 }
 
-func (h *handler) releaseHold(w http.ResponseWriter, r *http.Request) {
+func (h *handler) releaseHold(w http.ResponseWriter, r *http.Request) error {
 	id, valid := holdID(r)
 	if !valid {
-		writeError(w, r, h.log, reservation.ErrHoldNotFound)
-		return
+		return reservation.ErrHoldNotFound
 	}
 	if err := h.checkout.Release(r.Context(), id, principalFrom(r.Context()).UserID); err != nil {
-		writeError(w, r, h.log, err)
-		return
+		return err
 	}
-	noContent(w)
+	return noContent(w)
 }

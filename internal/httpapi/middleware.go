@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -15,32 +14,8 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
-	"github.com/seatlock/seatlock/internal/auth"
+	"github.com/seatlock/seatlock/internal/httpapi/problem"
 )
-
-type ctxKey int
-
-const scopeKey ctxKey = 0
-
-// requestScope is what the middleware learns about a request: one value in
-// its context, filled in as the request goes (authenticate adds the
-// principal), so that each middleware does not copy the request again.
-type requestScope struct {
-	id        string
-	principal auth.Principal
-	// code is the problem code of the answer, for the request log.
-	code string
-}
-
-func scopeFrom(ctx context.Context) *requestScope {
-	s, _ := ctx.Value(scopeKey).(*requestScope)
-	if s == nil {
-		return &requestScope{}
-	}
-	return s
-}
-
-func requestIDFrom(ctx context.Context) string { return scopeFrom(ctx).id }
 
 // A client-supplied X-Request-Id is kept only if it is short and plain, so
 // it cannot forge log lines.
@@ -74,11 +49,10 @@ func (g *requestIDs) id() string {
 	return g.prefix + strconv.FormatUint(g.next.Add(1), 36)
 }
 
-// withScope gives every request its scope (an id, echoed in X-Request-Id,
-// put into problem bodies and log lines) and bounds its work by timeout, so
-// a stalled dependency ends in 503 rather than a hung client; a stream
-// (unbounded(r)) is not bounded.
-func withScope(timeout time.Duration, unbounded func(*http.Request) bool) func(http.Handler) http.Handler {
+// withScope gives every request its scope: an id (echoed in X-Request-Id,
+// put into problem bodies and log lines) and the logger for the causes of
+// its 5xx answers.
+func withScope(log *slog.Logger) func(http.Handler) http.Handler {
 	ids := newRequestIDs()
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -87,22 +61,26 @@ func withScope(timeout time.Duration, unbounded func(*http.Request) bool) func(h
 				id = ids.id()
 			}
 			w.Header()["X-Request-Id"] = []string{id}
-			ctx := context.WithValue(r.Context(), scopeKey, &requestScope{id: id})
-			if !unbounded(r) {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, timeout)
-				defer cancel()
-			}
+			next.ServeHTTP(w, r.WithContext(problem.WithScope(r.Context(), &problem.Scope{ID: id, Log: log})))
+		})
+	}
+}
+
+// withTimeout bounds a request's work, so that a stalled dependency ends
+// in 503 rather than a hung client.
+func withTimeout(timeout time.Duration) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx, cancel := context.WithTimeout(r.Context(), timeout)
+			defer cancel()
 			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}
 }
 
-// logRequests writes one structured line per request, and tells observer. It never logs headers
-// or bodies, so tokens cannot leak into logs.
-// With out set, the lines are written there by hand (accessLine), in the
-// format log's JSON handler would give them.
-func logRequests(log *slog.Logger, out io.Writer, observer Observer) func(http.Handler) http.Handler {
+// logRequests writes one structured line per request, and tells observer.
+// It never logs headers or bodies, so tokens cannot leak into logs.
+func logRequests(log *slog.Logger, observer Observer) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
@@ -112,19 +90,22 @@ func logRequests(log *slog.Logger, out io.Writer, observer Observer) func(http.H
 			if status == 0 {
 				status = http.StatusOK
 			}
-			scope := scopeFrom(r.Context())
-			line := accessLine{at: start, id: scope.id, method: r.Method, path: r.URL.Path,
-				status: status, code: scope.code, bytes: ww.BytesWritten(), duration: time.Since(start)}
+			elapsed := time.Since(start)
+			scope := problem.ScopeFrom(r.Context())
 			route := ""
 			if rc := chi.RouteContext(r.Context()); rc != nil {
 				route = rc.RoutePattern()
 			}
-			observer.Request(r.Method, route, status, scope.code, line.duration)
-			if out != nil {
-				line.writeTo(out)
-				return
+			observer.Request(r.Method, route, status, scope.Code, elapsed)
+			attrs := make([]slog.Attr, 0, 7)
+			attrs = append(attrs, slog.String("request_id", scope.ID), slog.String("method", r.Method),
+				slog.String("path", r.URL.Path), slog.Int("status", status))
+			if scope.Code != "" {
+				attrs = append(attrs, slog.String("code", scope.Code))
 			}
-			log.LogAttrs(r.Context(), slog.LevelInfo, "request", line.attrs()...)
+			attrs = append(attrs, slog.Int("bytes", ww.BytesWritten()),
+				slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000))
+			log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 		})
 	}
 }
@@ -142,9 +123,9 @@ func recoverPanics(log *slog.Logger) func(http.Handler) http.Handler {
 					panic(rec) // the server's own signal to drop the connection
 				}
 				log.ErrorContext(r.Context(), "panic",
-					slog.String("request_id", requestIDFrom(r.Context())),
+					slog.String("request_id", problem.ScopeFrom(r.Context()).ID),
 					slog.Any("panic", rec), slog.String("stack", string(debug.Stack())))
-				writeProblem(w, r, errInternal)
+				problem.Write(w, r, problem.Internal)
 			}()
 			next.ServeHTTP(w, r)
 		})

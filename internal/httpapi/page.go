@@ -5,6 +5,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/seatlock/seatlock/internal/httpapi/problem"
 	"github.com/seatlock/seatlock/web"
 )
 
@@ -29,7 +30,7 @@ func serveAsset(w http.ResponseWriter, r *http.Request) {
 	name := chi.URLParam(r, "name")
 	contentType, ok := pageAssets[name]
 	if !ok {
-		writeProblem(w, r, errNotFound)
+		problem.Write(w, r, problem.NotFound)
 		return
 	}
 	serveFile(w, r, name, contentType)
@@ -38,7 +39,7 @@ func serveAsset(w http.ResponseWriter, r *http.Request) {
 func serveFile(w http.ResponseWriter, r *http.Request, name, contentType string) {
 	body, err := web.FS.ReadFile(name)
 	if err != nil {
-		writeProblem(w, r, errNotFound)
+		problem.Write(w, r, problem.NotFound)
 		return
 	}
 	h := w.Header()

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
+
+	"github.com/seatlock/seatlock/internal/httpapi/problem"
 )
 
 // Limiter admits requests per key at a rate shared by every instance.
@@ -17,8 +19,8 @@ type Limiter interface {
 	Allow(ctx context.Context, key string) (allowed bool, retryAfter time.Duration, err error)
 }
 
-var errRateLimited = apiError{status: http.StatusTooManyRequests, code: "rate_limited", title: "Too many requests",
-	detail: "This client has made more requests than it may; retry after the time in Retry-After."}
+var errRateLimited = problem.Error{Status: http.StatusTooManyRequests, Code: "rate_limited", Title: "Too many requests",
+	Detail: "This client has made more requests than it may; retry after the time in Retry-After."}
 
 // Names of the limits, in metrics.
 const (
@@ -51,8 +53,8 @@ func (h *handler) admit(name string, limiter Limiter, key func(*http.Request) st
 			case !allowed:
 				h.observer.RateLimited(name)
 				e := errRateLimited
-				e.retryAfter = atLeastASecond(wait)
-				writeProblem(w, r, e)
+				e.RetryAfter = problem.AtLeastASecond(wait)
+				problem.Write(w, r, &e)
 				return
 			}
 			next.ServeHTTP(w, r)

@@ -45,11 +45,13 @@ func toReservationResponse(r reservation.Reservation) reservationResponse {
 }
 
 // reserve answers 200 with the reservation.
-func (h *handler) reserve(w http.ResponseWriter, r *http.Request) {
-	req, e := h.decodeReserve(w, r)
-	if e != nil {
-		writeProblem(w, r, *e)
-		return
+func (h *handler) reserve(w http.ResponseWriter, r *http.Request) error {
+	var req reserveRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	if err := validate(h.validate, &req); err != nil {
+		return err
 	}
 	// `Prefer: wait=N` waits up to N seconds (capped) for a locked seat
 	// instead of answering seat_locked at once.
@@ -65,36 +67,31 @@ func (h *handler) reserve(w http.ResponseWriter, r *http.Request) {
 		Wait:       wait,
 	})
 	if err != nil {
-		writeError(w, r, h.log, err)
-		return
+		return err
 	}
-	ok(w, http.StatusOK, toReservationResponse(res))
+	return ok(w, http.StatusOK, toReservationResponse(res))
 }
 
-func (h *handler) getReservation(w http.ResponseWriter, r *http.Request) {
+func (h *handler) getReservation(w http.ResponseWriter, r *http.Request) error {
 	id, valid := parseUUID(chi.URLParam(r, "id"))
 	if !valid {
-		writeError(w, r, h.log, reservation.ErrReservationNotFound)
-		return
+		return reservation.ErrReservationNotFound
 	}
 	res, err := h.bookings.Reservation(r.Context(), id, principalFrom(r.Context()).UserID)
 	if err != nil {
-		writeError(w, r, h.log, err)
-		return
+		return err
 	}
-	ok(w, http.StatusOK, toReservationResponse(res))
+	return ok(w, http.StatusOK, toReservationResponse(res))
 }
 
 // cancelReservation answers 204, again on a cancelled reservation.
-func (h *handler) cancelReservation(w http.ResponseWriter, r *http.Request) {
+func (h *handler) cancelReservation(w http.ResponseWriter, r *http.Request) error {
 	id, valid := parseUUID(chi.URLParam(r, "id"))
 	if !valid {
-		writeError(w, r, h.log, reservation.ErrReservationNotFound)
-		return
+		return reservation.ErrReservationNotFound
 	}
 	if err := h.bookings.CancelReservation(r.Context(), id, principalFrom(r.Context()).UserID); err != nil {
-		writeError(w, r, h.log, err)
-		return
+		return err
 	}
-	noContent(w)
+	return noContent(w)
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -27,26 +28,23 @@ type scheduleResponse struct {
 	SeatCount int       `json:"seatCount"`
 }
 
-func (h *handler) createSchedule(w http.ResponseWriter, r *http.Request) {
+func (h *handler) createSchedule(w http.ResponseWriter, r *http.Request) error {
 	var req createScheduleRequest
-	if e := decodeJSON(w, r, &req); e != nil {
-		writeProblem(w, r, *e)
-		return
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
 	}
 	title, seatCount := value(req.Title), value(req.SeatCount)
 	startsAt, _ := time.Parse(time.RFC3339Nano, value(req.StartsAt)) // zero when it does not parse: validate names it
 	_, invalid := reservation.NewSchedule(title, startsAt, seatCount)
-	if e := validate(h.validate, &req, invalid); e != nil {
-		writeProblem(w, r, *e)
-		return
+	if err := validate(h.validate, &req, invalid); err != nil {
+		return err
 	}
 	s, err := h.bookings.CreateSchedule(r.Context(), title, startsAt, seatCount)
 	if err != nil {
-		writeError(w, r, h.log, err)
-		return
+		return err
 	}
 	w.Header().Set("Location", "/schedules/"+strconv.FormatInt(s.ID(), 10))
-	ok(w, http.StatusCreated, toScheduleResponse(s))
+	return ok(w, http.StatusCreated, toScheduleResponse(s))
 }
 
 func toScheduleResponse(s reservation.Schedule) scheduleResponse {
@@ -63,7 +61,7 @@ type scheduleListResponse struct {
 // ?limit=N (1..100, default 20) &after=ID (the previous page's next). A
 // parameter sent twice or not a number is passed on as a value the use
 // case refuses (limit 0, after -1), which names it in its 422.
-func (h *handler) listSchedules(w http.ResponseWriter, r *http.Request) {
+func (h *handler) listSchedules(w http.ResponseWriter, r *http.Request) error {
 	query := r.URL.Query()
 	limit, after := reservation.DefaultSchedulePage, int64(0)
 	if v, ok := query["limit"]; ok {
@@ -80,8 +78,7 @@ func (h *handler) listSchedules(w http.ResponseWriter, r *http.Request) {
 	}
 	page, err := h.bookings.Schedules(r.Context(), after, limit)
 	if err != nil {
-		writeError(w, r, h.log, err)
-		return
+		return err
 	}
 	resp := scheduleListResponse{Schedules: make([]scheduleResponse, len(page.Schedules))}
 	for i, s := range page.Schedules {
@@ -90,21 +87,19 @@ func (h *handler) listSchedules(w http.ResponseWriter, r *http.Request) {
 	if page.Next != 0 {
 		resp.Next = &page.Next
 	}
-	ok(w, http.StatusOK, resp)
+	return ok(w, http.StatusOK, resp)
 }
 
-func (h *handler) getSchedule(w http.ResponseWriter, r *http.Request) {
+func (h *handler) getSchedule(w http.ResponseWriter, r *http.Request) error {
 	id, valid := parseID(chi.URLParam(r, "id"))
 	if !valid {
-		writeError(w, r, h.log, reservation.ErrScheduleNotFound)
-		return
+		return reservation.ErrScheduleNotFound
 	}
 	s, err := h.bookings.Schedule(r.Context(), id)
 	if err != nil {
-		writeError(w, r, h.log, err)
-		return
+		return err
 	}
-	ok(w, http.StatusOK, toScheduleResponse(s))
+	return ok(w, http.StatusOK, toScheduleResponse(s))
 }
 
 type seatResponse struct {
@@ -117,25 +112,14 @@ type seatMapResponse struct {
 	Seats      []seatResponse `json:"seats"`
 }
 
-func (h *handler) seatMap(w http.ResponseWriter, r *http.Request) {
+func (h *handler) seatMap(w http.ResponseWriter, r *http.Request) error {
 	id, valid := parseID(chi.URLParam(r, "id"))
 	if !valid {
-		writeError(w, r, h.log, reservation.ErrScheduleNotFound)
-		return
+		return reservation.ErrScheduleNotFound
 	}
-	seats, err := h.bookings.SeatMap(r.Context(), id)
+	body, err := h.seatMapJSON(r.Context(), id)
 	if err != nil {
-		writeError(w, r, h.log, err)
-		return
-	}
-	resp := seatMapResponse{ScheduleID: id, Seats: make([]seatResponse, len(seats))}
-	for i, s := range seats {
-		resp.Seats[i] = seatResponse{SeatID: s.ID, Status: string(s.Status)}
-	}
-	body, err := json.Marshal(resp)
-	if err != nil {
-		writeError(w, r, h.log, err)
-		return
+		return err
 	}
 	body = append(body, '\n')
 	// The ETag is the body's digest: equal maps, equal tags, on every
@@ -146,11 +130,26 @@ func (h *handler) seatMap(w http.ResponseWriter, r *http.Request) {
 	if etagMatches(r.Header.Get("If-None-Match"), etag) {
 		w.Header()["Cache-Control"] = noCache
 		w.WriteHeader(http.StatusNotModified)
-		return
+		return nil
 	}
 	// Cached copies must be revalidated, which the ETag makes cheap.
 	w.Header()["Cache-Control"] = noCache
 	writeBody(w, contentTypeJSON, http.StatusOK, body)
+	return nil
+}
+
+// seatMapJSON renders a schedule's seat map: the body of GET
+// /schedules/{id}/seats and the snapshot of its live stream.
+func (h *handler) seatMapJSON(ctx context.Context, id int64) ([]byte, error) {
+	seats, err := h.bookings.SeatMap(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	resp := seatMapResponse{ScheduleID: id, Seats: make([]seatResponse, len(seats))}
+	for i, s := range seats {
+		resp.Seats[i] = seatResponse{SeatID: s.ID, Status: string(s.Status)}
+	}
+	return json.Marshal(resp)
 }
 
 // etagMatches applies If-None-Match (RFC 9110 13.1.2): "*" or any listed

@@ -12,7 +12,7 @@ import (
 
 	"github.com/go-playground/validator/v10"
 
-	"github.com/seatlock/seatlock/internal/reservation"
+	"github.com/seatlock/seatlock/internal/httpapi/problem"
 )
 
 // newValidator returns a validator that names fields by their JSON names
@@ -51,20 +51,20 @@ func must(err error) {
 // order of its members, or nil: those dst's `validate` tags refuse, and
 // every other field the domain refuses in invalid (its verdicts on the same
 // values).
-func validate(v *validator.Validate, dst any, invalid ...error) *apiError {
-	var fields []fieldError
+func validate(v *validator.Validate, dst any, invalid ...error) error {
+	var fields []problem.FieldError
 	if err := v.Struct(dst); err != nil {
 		var failures validator.ValidationErrors
 		if !errors.As(err, &failures) {
 			panic(fmt.Sprintf("httpapi: validating %T: %v", dst, err)) // a programming error
 		}
 		for _, f := range failures {
-			fields = append(fields, fieldError{Field: f.Field(), Detail: describe(f)})
+			fields = append(fields, problem.FieldError{Field: f.Field(), Detail: describe(f)})
 		}
 	}
 	refused := len(fields)
-	for _, f := range invalidFields(errors.Join(invalid...)) {
-		if !slices.ContainsFunc(fields[:refused], func(g fieldError) bool { return member(g.Field) == member(f.Field) }) {
+	for _, f := range problem.InvalidFields(errors.Join(invalid...)) {
+		if !slices.ContainsFunc(fields[:refused], func(g problem.FieldError) bool { return member(g.Field) == member(f.Field) }) {
 			fields = append(fields, f)
 		}
 	}
@@ -72,11 +72,10 @@ func validate(v *validator.Validate, dst any, invalid ...error) *apiError {
 		return nil
 	}
 	order := memberNames(dst)
-	slices.SortStableFunc(fields, func(a, b fieldError) int {
+	slices.SortStableFunc(fields, func(a, b problem.FieldError) int {
 		return cmp.Compare(slices.Index(order, member(a.Field)), slices.Index(order, member(b.Field)))
 	})
-	e := validationFailed(fields)
-	return &e
+	return problem.ValidationFailed(fields)
 }
 
 // member is the request member a field error is about: seatIds for
@@ -84,24 +83,6 @@ func validate(v *validator.Validate, dst any, invalid ...error) *apiError {
 func member(field string) string {
 	name, _, _ := strings.Cut(field, "[")
 	return name
-}
-
-// invalidFields lists every *reservation.InvalidError in err's tree, in
-// order.
-func invalidFields(err error) []fieldError {
-	switch e := err.(type) {
-	case *reservation.InvalidError:
-		return []fieldError{{Field: e.Field, Detail: e.Detail}}
-	case interface{ Unwrap() error }:
-		return invalidFields(e.Unwrap())
-	case interface{ Unwrap() []error }:
-		var fields []fieldError
-		for _, err := range e.Unwrap() {
-			fields = append(fields, invalidFields(err)...)
-		}
-		return fields
-	}
-	return nil
 }
 
 func describe(f validator.FieldError) string {

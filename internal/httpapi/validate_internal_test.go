@@ -5,15 +5,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seatlock/seatlock/internal/httpapi/problem"
 	"github.com/seatlock/seatlock/internal/reservation"
 )
 
-func fieldsOf(e *apiError) []string {
-	if e == nil {
+func fieldsOf(err error) []string {
+	if err == nil {
 		return nil
 	}
 	var names []string
-	for _, f := range e.fields {
+	for _, f := range err.(*problem.Error).Fields {
 		names = append(names, f.Field)
 	}
 	return names

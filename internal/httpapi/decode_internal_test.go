@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/seatlock/seatlock/internal/httpapi/problem"
 )
 
 func TestDecodeBodyNamesWhatIsWrong(t *testing.T) {
@@ -32,16 +34,17 @@ func TestDecodeBodyNamesWhatIsWrong(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var req reserveRequest
-			e := decodeBody([]byte(tt.body), &req)
-			if e == nil {
+			err := decodeBody([]byte(tt.body), &req)
+			if err == nil {
 				t.Fatalf("decoded %s into %+v, want malformed_json", tt.body, req)
 			}
-			if e.status != http.StatusBadRequest || e.code != "malformed_json" {
-				t.Fatalf("got %d %s, want 400 malformed_json", e.status, e.code)
+			e, ok := err.(*problem.Error)
+			if !ok || e.Status != http.StatusBadRequest || e.Code != "malformed_json" {
+				t.Fatalf("got %v, want 400 malformed_json", err)
 			}
 			for _, want := range tt.detail {
-				if !strings.Contains(e.detail, want) {
-					t.Errorf("detail %q does not say %q", e.detail, want)
+				if !strings.Contains(e.Detail, want) {
+					t.Errorf("detail %q does not say %q", e.Detail, want)
 				}
 			}
 		})
@@ -50,8 +53,8 @@ func TestDecodeBodyNamesWhatIsWrong(t *testing.T) {
 
 func TestDecodeBodyAcceptsTheDocumentedShape(t *testing.T) {
 	var req holdRequest
-	if e := decodeBody([]byte(" {\"scheduleId\": 3, \"seatIds\": [1, 2]}\n"), &req); e != nil {
-		t.Fatalf("refused: %s", e.detail)
+	if err := decodeBody([]byte(" {\"scheduleId\": 3, \"seatIds\": [1, 2]}\n"), &req); err != nil {
+		t.Fatalf("refused: %v", err)
 	}
 	if *req.ScheduleID != 3 || len(req.SeatIDs) != 2 || req.SeatIDs[1] != 2 {
 		t.Errorf("decoded %+v", req)

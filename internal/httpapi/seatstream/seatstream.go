@@ -1,31 +1,33 @@
-package httpapi
+// Package seatstream serves a schedule's seat map live, as Server-Sent
+// Events (GET /schedules/{id}/seats/events). A stream lives as long as its
+// client, the feed or the server does, so it is mounted apart from the
+// routes the request timeout bounds.
+package seatstream
 
 import (
 	"bytes"
+	"cmp"
 	"context"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"sync/atomic"
 	"time"
 
-	"github.com/go-chi/chi/v5"
-
-	"github.com/seatlock/seatlock/internal/reservation"
+	"github.com/seatlock/seatlock/internal/httpapi/problem"
 	"github.com/seatlock/seatlock/internal/seatfeed"
 )
 
-// SeatFeed is what the live seat map needs of the seat feed.
-type SeatFeed interface {
+// Feed is what the live seat map needs of the seat feed.
+type Feed interface {
 	Subscribe(ctx context.Context, scheduleID int64, buffer int) (*seatfeed.Subscription, error)
 	Head(ctx context.Context, scheduleID int64) (string, error)
 	Since(ctx context.Context, scheduleID int64, afterID string) ([]seatfeed.Event, bool, error)
 }
 
-// Defaults of the live seat map's Options.
+// Defaults of Options.
 const (
-	DefaultStreamHeartbeat = 15 * time.Second
-	DefaultMaxStreams      = 5000
+	DefaultHeartbeat  = 15 * time.Second
+	DefaultMaxStreams = 5000
 	// streamBuffer is how many batches of changes (each what one read of
 	// the feed found, up to 512) a stream may fall behind before it is
 	// ended with a resync event.
@@ -35,81 +37,110 @@ const (
 )
 
 var (
-	errTooManyStreams = apiError{status: http.StatusServiceUnavailable, code: "too_many_streams", title: "Too many streams",
-		detail:     "This instance serves as many live seat maps as it may; retry after the time in Retry-After.",
-		retryAfter: 5 * time.Second}
-	errNoFeed = apiError{status: http.StatusServiceUnavailable, code: "unavailable", title: "Service unavailable",
-		detail: "The live seat map needs Redis, which this instance is not configured with.", retryAfter: unavailableRetryAfter}
+	errTooManyStreams = &problem.Error{Status: http.StatusServiceUnavailable, Code: "too_many_streams", Title: "Too many streams",
+		Detail:     "This instance serves as many live seat maps as it may; retry after the time in Retry-After.",
+		RetryAfter: 5 * time.Second}
+	errNoFeed = &problem.Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Title: "Service unavailable",
+		Detail: "The live seat map needs Redis, which this instance is not configured with.", RetryAfter: problem.Unavailable.RetryAfter}
 )
 
-// streams counts and caps the open event streams of one instance.
-type streams struct {
-	open     atomic.Int64
-	max      int64
-	observer Observer
+// Options are a Handler's dependencies.
+type Options struct {
+	// Feed delivers the changes; nil answers every stream 503.
+	Feed Feed
+	// Schedule answers whether a schedule exists (an error, written as a
+	// problem, when not), before a stream is opened for it.
+	Schedule func(ctx context.Context, scheduleID int64) error
+	// SeatMap renders a schedule's seat map as JSON, the stream's first
+	// event.
+	SeatMap func(ctx context.Context, scheduleID int64) ([]byte, error)
+	// MaxStreams caps the open streams (DefaultMaxStreams when zero);
+	// past it, 503 too_many_streams.
+	MaxStreams int
+	// Heartbeat is how often an idle stream gets a comment
+	// (DefaultHeartbeat when zero).
+	Heartbeat time.Duration
+	// Shutdown, once closed, ends every open stream: the server is
+	// shutting down and would otherwise wait for them.
+	Shutdown <-chan struct{}
+	// Streams, when set, is told the number of open streams each time it
+	// changes.
+	Streams func(open int64)
 }
 
-func (s *streams) enter() bool {
-	n := s.open.Add(1)
-	if n > s.max {
-		s.open.Add(-1)
+// Handler serves the live seat maps of one instance.
+type Handler struct {
+	opts      Options
+	open      atomic.Int64
+	snapshots snapshots
+}
+
+// New returns a Handler.
+func New(opts Options) *Handler {
+	opts.MaxStreams = cmp.Or(opts.MaxStreams, DefaultMaxStreams)
+	opts.Heartbeat = cmp.Or(opts.Heartbeat, DefaultHeartbeat)
+	if opts.Streams == nil {
+		opts.Streams = func(int64) {}
+	}
+	return &Handler{opts: opts}
+}
+
+func (h *Handler) enter() bool {
+	n := h.open.Add(1)
+	if n > int64(h.opts.MaxStreams) {
+		h.open.Add(-1)
 		return false
 	}
-	s.observer.Streams(n)
+	h.opts.Streams(n)
 	return true
 }
 
-func (s *streams) leave() { s.observer.Streams(s.open.Add(-1)) }
+func (h *Handler) leave() { h.opts.Streams(h.open.Add(-1)) }
 
-// seatEvents streams a schedule's seat map as Server-Sent Events: first
-// a `snapshot` (the whole map, with the id of the last change it
-// includes), then a `seat` event per change made on any instance. A client
-// that reconnects with Last-Event-ID gets the changes it missed, or a
-// fresh snapshot when they are no longer kept. A comment every heartbeat
-// keeps idle connections open through proxies. A client that falls
-// streamBuffer batches of changes behind gets a `resync` event and is
-// disconnected: it never slows the bookings.
-func (h *handler) seatEvents(w http.ResponseWriter, r *http.Request) {
-	id, valid := parseID(chi.URLParam(r, "id"))
-	if !valid {
-		writeError(w, r, h.log, reservation.ErrScheduleNotFound)
-		return
-	}
-	if h.feed == nil {
-		writeProblem(w, r, errNoFeed)
+// Serve streams schedule id's seat map as Server-Sent Events: first a
+// `snapshot` (the whole map, with the id of the last change it includes),
+// then a `seat` event per change made on any instance. A client that
+// reconnects with Last-Event-ID gets the changes it missed, or a fresh
+// snapshot when they are no longer kept. A comment every heartbeat keeps
+// idle connections open through proxies. A client that falls streamBuffer
+// batches of changes behind gets a `resync` event and is disconnected: it
+// never slows the bookings.
+func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, id int64) {
+	if h.opts.Feed == nil {
+		problem.Write(w, r, errNoFeed)
 		return
 	}
 	ctx := r.Context()
-	if _, err := h.bookings.Schedule(ctx, id); err != nil {
-		writeError(w, r, h.log, err)
+	if err := h.opts.Schedule(ctx, id); err != nil {
+		problem.Write(w, r, err)
 		return
 	}
-	if !h.streams.enter() {
-		writeProblem(w, r, errTooManyStreams)
+	if !h.enter() {
+		problem.Write(w, r, errTooManyStreams)
 		return
 	}
-	defer h.streams.leave()
+	defer h.leave()
 
 	// Subscribe before reading where to start, so that no change falls
 	// between the two; changes already sent are skipped by id.
-	sub, err := h.feed.Subscribe(ctx, id, streamBuffer)
+	sub, err := h.opts.Feed.Subscribe(ctx, id, streamBuffer)
 	if err != nil {
-		writeError(w, r, h.log, err)
+		problem.Write(w, r, err)
 		return
 	}
 	defer sub.Close()
 	out := &eventWriter{w: w, rc: http.NewResponseController(w)}
 	last, first, err := h.streamStart(ctx, id, r.Header.Get("Last-Event-ID"))
 	if err != nil {
-		writeError(w, r, h.log, err)
+		problem.Write(w, r, err)
 		return
 	}
-	// The stream outlives the server's write timeout and the request
-	// timeout: it ends when the client, the feed or the server does.
+	// The stream outlives the server's write timeout: it ends when the
+	// client, the feed or the server does.
 	_ = out.rc.SetWriteDeadline(time.Time{})
 	hdr := w.Header()
 	hdr["Content-Type"] = []string{"text/event-stream"}
-	hdr["Cache-Control"] = noStore
+	hdr["Cache-Control"] = problem.NoStore
 	hdr["X-Accel-Buffering"] = []string{"no"}
 	w.WriteHeader(http.StatusOK)
 	out.retry(streamRetry)
@@ -120,7 +151,7 @@ func (h *handler) seatEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	heartbeat := time.NewTicker(h.heartbeat)
+	heartbeat := time.NewTicker(h.opts.Heartbeat)
 	defer heartbeat.Stop()
 	// The feed delivers a batch at most once per seatfeed.Config.Interval,
 	// however fast seats change, so each batch is written at once: a
@@ -144,7 +175,7 @@ func (h *handler) seatEvents(w http.ResponseWriter, r *http.Request) {
 			if out.flush() != nil {
 				return
 			}
-		case <-h.shutdown:
+		case <-h.opts.Shutdown:
 			// Reconnecting with Last-Event-ID to another instance loses
 			// nothing.
 			out.comment("server shutting down")
@@ -164,9 +195,9 @@ type sseEvent struct {
 // streamStart says where a stream begins: the changes after Last-Event-ID
 // when the feed still has them all, else a snapshot of the map with the id
 // of the last change before it was read.
-func (h *handler) streamStart(ctx context.Context, scheduleID int64, lastEventID string) (string, []sseEvent, error) {
+func (h *Handler) streamStart(ctx context.Context, scheduleID int64, lastEventID string) (string, []sseEvent, error) {
 	if lastEventID != "" {
-		missed, ok, err := h.feed.Since(ctx, scheduleID, lastEventID)
+		missed, ok, err := h.opts.Feed.Since(ctx, scheduleID, lastEventID)
 		if err != nil {
 			return "", nil, err
 		}
@@ -180,20 +211,12 @@ func (h *handler) streamStart(ctx context.Context, scheduleID int64, lastEventID
 			return last, events, nil
 		}
 	}
-	head, err := h.feed.Head(ctx, scheduleID)
+	head, err := h.opts.Feed.Head(ctx, scheduleID)
 	if err != nil {
 		return "", nil, err
 	}
 	data, err := h.snapshots.get(ctx, scheduleID, head, func(ctx context.Context) ([]byte, error) {
-		seats, err := h.bookings.SeatMap(ctx, scheduleID)
-		if err != nil {
-			return nil, err
-		}
-		snapshot := seatMapResponse{ScheduleID: scheduleID, Seats: make([]seatResponse, len(seats))}
-		for i, s := range seats {
-			snapshot.Seats[i] = seatResponse{SeatID: s.ID, Status: string(s.Status)}
-		}
-		return json.Marshal(snapshot)
+		return h.opts.SeatMap(ctx, scheduleID)
 	})
 	if err != nil {
 		return "", nil, err

@@ -1,0 +1,244 @@
+// Package problem answers every failed request of the HTTP API as an RFC
+// 9457 problem with a stable `code` that clients switch on. Error is a
+// problem waiting to be written; Write turns any error into one, mapping
+// the domain's errors through one table; Scope is the request state a
+// problem reads (the request id) and reports (its code, for the request
+// log). The handlers and the live seat map both write through it.
+package problem
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/seatlock/seatlock/internal/reservation"
+)
+
+// Error is a problem with the headers it needs. An *Error given to Write
+// is answered as it is.
+type Error struct {
+	Status     int
+	Code       string
+	Title      string
+	Detail     string
+	RetryAfter time.Duration // > 0 sets Retry-After, rounded up to whole seconds
+	Fields     []FieldError  // validation_failed: every bad field
+	Seats      []SeatReason  // seats_unavailable: every refused seat
+	Checks     map[string]string
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Detail }
+
+// FieldError is one invalid field of a validation_failed problem.
+type FieldError struct {
+	Field  string `json:"field"`
+	Detail string `json:"detail"`
+}
+
+// SeatReason is one seat a hold could not have, in a seats_unavailable
+// problem.
+type SeatReason struct {
+	SeatID int    `json:"seatId"`
+	Reason string `json:"reason"`
+}
+
+// body is the problem as JSON, with the members clients read.
+type body struct {
+	Type      string            `json:"type"`
+	Title     string            `json:"title"`
+	Status    int               `json:"status"`
+	Detail    string            `json:"detail"`
+	Code      string            `json:"code"`
+	Errors    []FieldError      `json:"errors,omitempty"`
+	Seats     []SeatReason      `json:"seats,omitempty"`
+	RequestID string            `json:"requestId,omitempty"`
+	Checks    map[string]string `json:"checks,omitempty"`
+}
+
+// unavailableRetryAfter is what a 503 tells clients: long enough for a
+// restarted dependency, short enough that nobody gives up.
+const unavailableRetryAfter = 2 * time.Second
+
+// The one table that maps domain errors to HTTP. Conflicts stay 409; only
+// what is not listed becomes 500.
+var errorTable = []struct {
+	target error
+	Error
+}{
+	{reservation.ErrSeatLocked, Error{Status: http.StatusConflict, Code: "seat_locked", Title: "Seat is locked",
+		Detail: "Another request is booking this seat right now; retry after the time in Retry-After."}},
+	{reservation.ErrSeatTaken, Error{Status: http.StatusConflict, Code: "seat_taken", Title: "Seat already reserved",
+		Detail: "This seat already has a reservation."}},
+	{reservation.ErrScheduleNotFound, Error{Status: http.StatusNotFound, Code: "schedule_not_found", Title: "Schedule not found",
+		Detail: "No schedule has this id."}},
+	{reservation.ErrSeatNotFound, Error{Status: http.StatusNotFound, Code: "seat_not_found", Title: "Seat not found",
+		Detail: "The schedule has no seat with this id."}},
+	{reservation.ErrReservationNotFound, Error{Status: http.StatusNotFound, Code: "reservation_not_found", Title: "Reservation not found",
+		Detail: "You have no reservation with this id."}},
+	{reservation.ErrSeatHeld, Error{Status: http.StatusConflict, Code: "seat_held", Title: "Seat is held",
+		Detail: "Another customer holds this seat while they check out; retry after the time in Retry-After."}},
+	{reservation.ErrSeatsUnavailable, Error{Status: http.StatusConflict, Code: "seats_unavailable", Title: "Seats unavailable",
+		Detail: "Some of the seats are locked, held or taken; seats lists each one. Nothing was held."}},
+	{reservation.ErrHoldNotFound, Error{Status: http.StatusNotFound, Code: "hold_not_found", Title: "Hold not found",
+		Detail: "You have no hold with this id."}},
+	{reservation.ErrHoldExpired, Error{Status: http.StatusConflict, Code: "hold_expired", Title: "Hold expired",
+		Detail: "The hold ran out before it was confirmed; its seats are free again."}},
+	{reservation.ErrHoldReleased, Error{Status: http.StatusConflict, Code: "hold_released", Title: "Hold released",
+		Detail: "The hold was released; its seats are free again."}},
+	{reservation.ErrHoldConfirmed, Error{Status: http.StatusConflict, Code: "hold_confirmed", Title: "Hold confirmed",
+		Detail: "The hold was confirmed; cancel its reservations instead."}},
+	{reservation.ErrTooManyHolds, Error{Status: http.StatusConflict, Code: "too_many_holds", Title: "Too many holds",
+		Detail: "You have as many live holds as allowed; confirm or release one first."}},
+	{reservation.ErrUnavailable, Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Title: "Service unavailable",
+		Detail: "A dependency of the service cannot be reached right now; retry later.", RetryAfter: unavailableRetryAfter}},
+}
+
+// Problems of the HTTP edge itself, shared by its packages.
+var (
+	Internal = &Error{Status: http.StatusInternalServerError, Code: "internal", Title: "Internal error",
+		Detail: "Something unexpected went wrong; the request id identifies it in the logs."}
+	NotFound = &Error{Status: http.StatusNotFound, Code: "not_found", Title: "Not found",
+		Detail: "No such resource."}
+	// Unavailable is a dependency that cannot answer, named in Detail.
+	Unavailable = &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Title: "Service unavailable",
+		Detail: "A dependency cannot be reached; see checks.", RetryAfter: unavailableRetryAfter}
+	// UnreadableBody is a body whose reading failed: cut short before its
+	// Content-Length, or a broken chunked encoding.
+	UnreadableBody = Malformed("The body could not be read to its end.")
+)
+
+// Malformed is 400 malformed_json with detail saying what is wrong.
+func Malformed(detail string) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: "malformed_json", Title: "Malformed JSON", Detail: detail}
+}
+
+// ValidationFailed is 422 naming every bad field.
+func ValidationFailed(fields []FieldError) *Error {
+	return &Error{Status: http.StatusUnprocessableEntity, Code: "validation_failed", Title: "Validation failed",
+		Detail: "One or more fields are invalid.", Fields: fields}
+}
+
+// AtLeastASecond keeps Retry-After at one second or more even when the
+// holder's time was unknown or almost over.
+func AtLeastASecond(d time.Duration) time.Duration { return max(d, time.Second) }
+
+// The status (nginx's) and code of a request whose client disconnected
+// before its answer: only the request log and the metrics show it.
+const (
+	StatusClientClosedRequest = 499
+	CodeClientClosedRequest   = "client_closed_request"
+)
+
+// clientGone reports whether the request's client disconnected (the server
+// cancels the request's context then; the request timeout ends it with
+// DeadlineExceeded instead).
+func clientGone(r *http.Request) bool { return errors.Is(r.Context().Err(), context.Canceled) }
+
+// Write answers with the problem for err: an *Error as it is, a domain
+// error through the table, anything else as a generic 500. The causes of
+// 5xx answers are logged with the request id; their text never reaches
+// the client. A request whose client went away gets 499 and no log line:
+// whatever failed, failed because nobody waits for the answer any more.
+func Write(w http.ResponseWriter, r *http.Request, err error) {
+	scope := ScopeFrom(r.Context())
+	e, ok := err.(*Error)
+	if !ok {
+		if clientGone(r) {
+			scope.Code = CodeClientClosedRequest
+			w.WriteHeader(StatusClientClosedRequest)
+			return
+		}
+		e = fromError(err)
+		if e.Status >= 500 {
+			scope.logger().ErrorContext(r.Context(), "request failed",
+				slog.String("request_id", scope.ID), slog.Int("status", e.Status), slog.Any("error", err))
+		}
+	}
+	scope.Code = e.Code
+	h := w.Header()
+	if e.RetryAfter > 0 {
+		h["Retry-After"] = []string{strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds())))}
+	}
+	b, _ := json.Marshal(body{Type: "urn:seatlock:problem:" + e.Code, Title: e.Title, Status: e.Status, Detail: e.Detail,
+		Code: e.Code, Errors: e.Fields, Seats: e.Seats, RequestID: scope.ID, Checks: e.Checks})
+	h["Content-Type"] = contentTypeProblem
+	h["Cache-Control"] = NoStore
+	h["X-Content-Type-Options"] = NoSniff
+	h["Content-Length"] = []string{strconv.Itoa(len(b) + 1)}
+	w.WriteHeader(e.Status)
+	_, _ = w.Write(b)
+	_, _ = w.Write(newline)
+}
+
+// newline ends every JSON body, as json.Encoder does.
+var newline = []byte{'\n'}
+
+// Header values shared by every response: assigning them directly skips
+// canonicalising the key and allocating a slice per response (net/http
+// only reads them).
+var (
+	contentTypeProblem = []string{"application/problem+json"}
+	NoStore            = []string{"no-store"}
+	NoSniff            = []string{"nosniff"}
+)
+
+// fromError maps err through errorTable; anything unknown is internal.
+func fromError(err error) *Error {
+	if fields := InvalidFields(err); fields != nil {
+		return ValidationFailed(fields)
+	}
+	for i := range errorTable {
+		row := &errorTable[i]
+		if !errors.Is(err, row.target) {
+			continue
+		}
+		var (
+			seat    *reservation.UnavailableSeat
+			refused *reservation.SeatsUnavailableError
+		)
+		switch {
+		case errors.As(err, &seat):
+			e := row.Error
+			// Retry-After only when waiting can help: not for a taken seat.
+			if seat.Reason != reservation.ReasonTaken {
+				e.RetryAfter = AtLeastASecond(seat.RetryAfter)
+			}
+			return &e
+		case errors.As(err, &refused):
+			e := row.Error
+			e.Seats = make([]SeatReason, len(refused.Seats))
+			for i, s := range refused.Seats {
+				e.Seats[i] = SeatReason{SeatID: s.SeatID, Reason: string(s.Reason)}
+			}
+			if wait := refused.RetryAfter(); wait > 0 {
+				e.RetryAfter = AtLeastASecond(wait)
+			}
+			return &e
+		}
+		return &row.Error // as listed; never written to
+	}
+	return Internal
+}
+
+// InvalidFields lists every *reservation.InvalidError in err's tree, in
+// order.
+func InvalidFields(err error) []FieldError {
+	switch e := err.(type) {
+	case *reservation.InvalidError:
+		return []FieldError{{Field: e.Field, Detail: e.Detail}}
+	case interface{ Unwrap() error }:
+		return InvalidFields(e.Unwrap())
+	case interface{ Unwrap() []error }:
+		var fields []FieldError
+		for _, err := range e.Unwrap() {
+			fields = append(fields, InvalidFields(err)...)
+		}
+		return fields
+	}
+	return nil
+}

@@ -1,0 +1,218 @@
+// Package idemhttp is the Idempotency-Key HTTP header over an
+// idempotency.Store: the middleware that makes a POST safe to retry.
+package idemhttp
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/seatlock/seatlock/internal/httpapi/problem"
+	"github.com/seatlock/seatlock/internal/idempotency"
+)
+
+const idempotencyHeader = "Idempotency-Key"
+
+// idempotencyFinishTimeout bounds storing an answer, which runs even when
+// the client has hung up: the work it answers for is done.
+const idempotencyFinishTimeout = 3 * time.Second
+
+var (
+	errInvalidKey = &problem.Error{Status: http.StatusBadRequest, Code: "invalid_idempotency_key",
+		Title:  "Invalid Idempotency-Key",
+		Detail: "Idempotency-Key must be sent once, as 1 to 255 visible ASCII characters (optionally in double quotes)."}
+	errKeyReused = &problem.Error{Status: http.StatusUnprocessableEntity, Code: "idempotency_key_reused",
+		Title:  "Idempotency-Key reused",
+		Detail: "This Idempotency-Key was sent before with another request; use a new key for a new request."}
+	errKeyInUse = &problem.Error{Status: http.StatusConflict, Code: "idempotency_key_in_use",
+		Title:      "Idempotency-Key in use",
+		Detail:     "A request with this Idempotency-Key is still running; retry after the time in Retry-After.",
+		RetryAfter: time.Second}
+)
+
+// replayedHeaders are the response headers kept with an answer.
+var replayedHeaders = []string{"Content-Type", "Retry-After", "Location", "Preference-Applied"}
+
+// Middleware makes a POST safe to retry with an Idempotency-Key: the first
+// request with a key (per user) runs and its answer is stored; the same
+// key with the same method, path and body replays that answer, marked
+// Idempotent-Replayed: true; with another request it is refused (422),
+// and while the first still runs it is refused too (409, Retry-After).
+// Answers that a retry should not see again are not stored: 429 and 5xx.
+// A request without the header runs as before. The key is the
+// authenticated user's (problem.Scope's principal); running is how long a
+// key's first request is presumed running, and maxBody the largest body
+// read (a larger one is refused by the handler after).
+func Middleware(store idempotency.Store, running time.Duration, maxBody int64) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if store == nil {
+			return next
+		}
+		return &middleware{next: next, store: store, running: running, maxBody: maxBody}
+	}
+}
+
+type middleware struct {
+	next    http.Handler
+	store   idempotency.Store
+	running time.Duration
+	maxBody int64
+}
+
+func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	values := r.Header.Values(idempotencyHeader)
+	if len(values) == 0 {
+		m.next.ServeHTTP(w, r)
+		return
+	}
+	key, ok := parseIdempotencyKey(values)
+	if !ok {
+		problem.Write(w, r, errInvalidKey)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, m.maxBody+1))
+	if err != nil {
+		problem.Write(w, r, problem.UnreadableBody)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+
+	k := idempotency.Key{UserID: problem.ScopeFrom(r.Context()).Principal.UserID, Key: key}
+	claim, stored, err := m.store.Begin(r.Context(), k, fingerprint(r, body), m.running)
+	switch {
+	case errors.Is(err, idempotency.ErrKeyReused):
+		problem.Write(w, r, errKeyReused)
+		return
+	case errors.Is(err, idempotency.ErrKeyInUse):
+		problem.Write(w, r, errKeyInUse)
+		return
+	case err != nil:
+		problem.Write(w, r, err)
+		return
+	case stored != nil:
+		replay(w, *stored)
+		return
+	}
+
+	rec := &recorder{header: http.Header{}}
+	settled := false
+	defer func() {
+		// A panic is answered 500 further out: forget the key, as
+		// for any 5xx, so that a retry runs again.
+		if !settled {
+			m.settle(r.Context(), claim, &recorder{status: http.StatusInternalServerError})
+		}
+	}()
+	m.next.ServeHTTP(rec, r)
+	m.settle(r.Context(), claim, rec)
+	settled = true
+	rec.writeTo(w)
+}
+
+// settle stores the answer, or forgets the key when the answer is not one
+// to replay.
+func (m *middleware) settle(ctx context.Context, claim idempotency.Claim, rec *recorder) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), idempotencyFinishTimeout)
+	defer cancel()
+	status := rec.statusOr200()
+	var err error
+	if status == http.StatusTooManyRequests || status == problem.StatusClientClosedRequest || status >= 500 {
+		err = m.store.Abandon(ctx, claim)
+	} else {
+		kept := http.Header{}
+		for _, name := range replayedHeaders {
+			if v := rec.header.Values(name); len(v) > 0 {
+				kept[name] = v
+			}
+		}
+		err = m.store.Finish(ctx, claim, idempotency.Response{Status: status, Header: kept, Body: rec.body.Bytes()})
+	}
+	if err != nil {
+		// The answer still goes out; a retry finds the key running until
+		// its claim lapses, then runs again.
+		scope := problem.ScopeFrom(ctx)
+		if scope.Log != nil {
+			scope.Log.WarnContext(ctx, "could not settle an idempotency key",
+				slog.String("request_id", scope.ID), slog.Any("error", err))
+		}
+	}
+}
+
+// parseIdempotencyKey reads the one header value: a bare key, or a
+// quoted one as the draft's Structured Field string has it.
+func parseIdempotencyKey(values []string) (string, bool) {
+	if len(values) != 1 {
+		return "", false
+	}
+	key := values[0]
+	if len(key) >= 2 && key[0] == '"' && key[len(key)-1] == '"' {
+		key = key[1 : len(key)-1]
+		if strings.ContainsAny(key, `"\`) {
+			return "", false
+		}
+	}
+	return key, idempotency.ValidKey(key)
+}
+
+// fingerprint identifies a request for its key: method, path and body.
+func fingerprint(r *http.Request, body []byte) []byte {
+	sum := sha256.New()
+	sum.Write([]byte(r.Method + " " + r.URL.Path + "\n"))
+	sum.Write(body)
+	return sum.Sum(nil)
+}
+
+func replay(w http.ResponseWriter, resp idempotency.Response) {
+	for name, v := range resp.Header {
+		w.Header()[name] = v
+	}
+	w.Header().Set("Idempotent-Replayed", "true")
+	w.Header()["Cache-Control"] = problem.NoStore
+	w.Header()["X-Content-Type-Options"] = problem.NoSniff
+	w.WriteHeader(resp.Status)
+	_, _ = w.Write(resp.Body)
+}
+
+// recorder keeps a handler's answer so that it can be stored before it is
+// sent.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+
+func (r *recorder) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.body.Write(b)
+}
+
+func (r *recorder) statusOr200() int {
+	if r.status == 0 {
+		return http.StatusOK
+	}
+	return r.status
+}
+
+func (r *recorder) writeTo(w http.ResponseWriter) {
+	for name, v := range r.header {
+		w.Header()[name] = v
+	}
+	w.WriteHeader(r.statusOr200())
+	_, _ = w.Write(r.body.Bytes())
+}
