@@ -16,13 +16,14 @@ import (
 	"github.com/seatlock/seatlock/internal/postgres"
 )
 
-// serve runs the service until ctx ends.
-func serve(ctx context.Context, env map[string]string, logger *slog.Logger) error {
+// serve runs the service until ctx ends; accessLog, when set, receives the
+// request log directly (see app.WithAccessLog).
+func serve(ctx context.Context, env map[string]string, logger *slog.Logger, accessLog io.Writer) error {
 	cfg, err := config.Load(env)
 	if err != nil {
 		return err
 	}
-	a, err := app.New(ctx, cfg, logger)
+	a, err := app.New(ctx, cfg, logger, app.WithAccessLog(accessLog))
 	if err != nil {
 		return err
 	}

@@ -37,14 +37,14 @@ func run(ctx context.Context, args []string, env map[string]string, stdout, stde
 	}
 	logs := logbuf.New(stdout, logbuf.DefaultInterval)
 	defer logs.Close()
-	logger := newLogger(logging, logs)
+	logger, accessLog := newLogger(logging, logs)
 	cmd := "serve"
 	if len(args) > 0 {
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
 	case "serve":
-		err = serve(ctx, env, logger)
+		err = serve(ctx, env, logger, accessLog)
 	case "migrate":
 		err = migrate(ctx, env, logger)
 	case "token":
@@ -63,12 +63,14 @@ func run(ctx context.Context, args []string, env map[string]string, stdout, stde
 	return 0
 }
 
-// newLogger returns the logger for format, writing to out.
-func newLogger(l config.Logging, out io.Writer) *slog.Logger {
+// newLogger returns the logger for format and where the request log goes:
+// JSON lines are written by the request logger itself, straight to out
+// (one line per request costs less that way); text goes through slog.
+func newLogger(l config.Logging, out io.Writer) (*slog.Logger, io.Writer) {
 	if l.Format == config.LogText {
-		return slog.New(slog.NewTextHandler(out, nil))
+		return slog.New(slog.NewTextHandler(out, nil)), nil
 	}
-	return slog.New(slog.NewJSONHandler(out, nil))
+	return slog.New(slog.NewJSONHandler(out, nil)), out
 }
 
 const usage = `usage:

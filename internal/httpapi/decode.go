@@ -68,6 +68,11 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 	return decodeBody(body, dst)
 }
 
+// decodeOptions refuse members the destination does not have; invalid
+// UTF-8 becomes U+FFFD, as encoding/json has always read it. Duplicate and
+// case-mismatched names are refused by the library itself.
+var decodeOptions = json.JoinOptions(json.RejectUnknownMembers(true), jsontext.AllowInvalidUTF8(true))
+
 // decodeBody is decodeJSON once the body is read; a refusal is 400
 // malformed_json naming the member or the byte offset.
 func decodeBody(body []byte, dst any) error {
@@ -75,8 +80,7 @@ func decodeBody(body []byte, dst any) error {
 		// Decoding null into a struct leaves it as it was.
 		return problem.Malformed("The body must be one JSON object, not null.")
 	}
-	// Invalid UTF-8 becomes U+FFFD, as encoding/json has always read it.
-	err := json.Unmarshal(body, dst, json.RejectUnknownMembers(true), jsontext.AllowInvalidUTF8(true))
+	err := json.Unmarshal(body, dst, decodeOptions)
 	if err == nil {
 		return nil
 	}

@@ -8,6 +8,7 @@ package httpapi
 import (
 	"cmp"
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -70,6 +71,10 @@ type Options struct {
 	Verifier           *auth.Verifier
 	Checks             []Check
 	Logger             *slog.Logger
+	// AccessLog, when set, receives the one-line-per-request log as JSON
+	// lines written directly (see accessLine); nil logs requests through
+	// Logger.
+	AccessLog io.Writer
 	// RequestTimeout bounds each request's work; past it, dependencies
 	// are reported unavailable (503). It must exceed MaxWait.
 	RequestTimeout time.Duration
@@ -166,7 +171,7 @@ func NewHandler(opts Options) http.Handler {
 	})
 
 	r := chi.NewRouter()
-	r.Use(withScope(h.log), logRequests(h.log, observer), recoverPanics(h.log))
+	r.Use(withScope(h.log), logRequests(h.log, opts.AccessLog, observer), recoverPanics(h.log))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { problem.Write(w, r, problem.NotFound) })
 	r.MethodNotAllowed(methodNotAllowed(r))
 	publicLimit := h.admit(limitAddress, opts.AddressLimiter, addressKey)

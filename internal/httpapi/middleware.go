@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -80,7 +81,7 @@ func withTimeout(timeout time.Duration) func(http.Handler) http.Handler {
 
 // logRequests writes one structured line per request, and tells observer.
 // It never logs headers or bodies, so tokens cannot leak into logs.
-func logRequests(log *slog.Logger, observer Observer) func(http.Handler) http.Handler {
+func logRequests(log *slog.Logger, out io.Writer, observer Observer) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
@@ -90,22 +91,15 @@ func logRequests(log *slog.Logger, observer Observer) func(http.Handler) http.Ha
 			if status == 0 {
 				status = http.StatusOK
 			}
-			elapsed := time.Since(start)
 			scope := problem.ScopeFrom(r.Context())
+			line := accessLine{at: start, id: scope.ID, method: r.Method, path: r.URL.Path,
+				status: status, code: scope.Code, bytes: ww.BytesWritten(), duration: time.Since(start)}
 			route := ""
 			if rc := chi.RouteContext(r.Context()); rc != nil {
 				route = rc.RoutePattern()
 			}
-			observer.Request(r.Method, route, status, scope.Code, elapsed)
-			attrs := make([]slog.Attr, 0, 7)
-			attrs = append(attrs, slog.String("request_id", scope.ID), slog.String("method", r.Method),
-				slog.String("path", r.URL.Path), slog.Int("status", status))
-			if scope.Code != "" {
-				attrs = append(attrs, slog.String("code", scope.Code))
-			}
-			attrs = append(attrs, slog.Int("bytes", ww.BytesWritten()),
-				slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000))
-			log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+			observer.Request(r.Method, route, status, scope.Code, line.duration)
+			line.log(r.Context(), log, out)
 		})
 	}
 }

@@ -1,0 +1,109 @@
+package httpapi
+
+// The booking body nearly every client sends, {"scheduleId":N,"seatId":M},
+// read by hand. Measured on the hot seat with 2,000 users (hammer,
+// fasthttp, medians of 3 interleaved rounds): the library's Unmarshal of
+// this body cost about 1.2 µs more per request, and the service answered
+// 39.1k req/s with it against 40.3k without. Anything the hand reading
+// does not take, malformed or invalid included, goes through the library
+// and the validator, which read this body the same way
+// (FuzzParseReserveBody) and give the documented errors for the rest.
+
+// maxIDDigits bounds the ids read by hand (an int64 has 19 digits).
+const maxIDDigits = 18
+
+// parseReserveBody accepts exactly one object with the members scheduleId
+// and seatId, each once, each a positive integer without sign, exponent or
+// leading zero, and nothing else but JSON whitespace.
+func parseReserveBody(b []byte) (scheduleID int64, seatID int, ok bool) {
+	p := parser{b: b}
+	p.space()
+	if !p.byte('{') {
+		return 0, 0, false
+	}
+	var haveSchedule, haveSeat bool
+	for i := 0; i < 2; i++ {
+		if i == 1 && !p.byte(',') {
+			return 0, 0, false
+		}
+		p.space()
+		name, ok := p.name()
+		if !ok || !p.byte(':') {
+			return 0, 0, false
+		}
+		p.space()
+		n, ok := p.positive()
+		if !ok {
+			return 0, 0, false
+		}
+		switch {
+		case name == "scheduleId" && !haveSchedule:
+			scheduleID, haveSchedule = n, true
+		case name == "seatId" && !haveSeat:
+			seatID, haveSeat = int(n), true
+		default:
+			return 0, 0, false
+		}
+		p.space()
+	}
+	if !p.byte('}') {
+		return 0, 0, false
+	}
+	p.space()
+	return scheduleID, seatID, p.i == len(p.b) && haveSchedule && haveSeat
+}
+
+type parser struct {
+	b []byte
+	i int
+}
+
+func (p *parser) space() {
+	for p.i < len(p.b) && (p.b[p.i] == ' ' || p.b[p.i] == '\t' || p.b[p.i] == '\n' || p.b[p.i] == '\r') {
+		p.i++
+	}
+}
+
+func (p *parser) byte(c byte) bool {
+	if p.i < len(p.b) && p.b[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// name reads a member name made of ASCII letters only (no escapes).
+func (p *parser) name() (string, bool) {
+	if !p.byte('"') {
+		return "", false
+	}
+	start := p.i
+	for p.i < len(p.b) && ('a' <= p.b[p.i] && p.b[p.i] <= 'z' || 'A' <= p.b[p.i] && p.b[p.i] <= 'Z') {
+		p.i++
+	}
+	name := string(p.b[start:p.i])
+	if !p.byte('"') {
+		return "", false
+	}
+	p.space()
+	return name, true
+}
+
+// positive reads 1..maxIDDigits digits without a leading zero.
+func (p *parser) positive() (int64, bool) {
+	start := p.i
+	var n int64
+	for p.i < len(p.b) && '0' <= p.b[p.i] && p.b[p.i] <= '9' {
+		n = n*10 + int64(p.b[p.i]-'0')
+		p.i++
+	}
+	digits := p.i - start
+	if digits == 0 || digits > maxIDDigits || p.b[start] == '0' {
+		return 0, false
+	}
+	// A number must end here: no fraction or exponent.
+	if p.i < len(p.b) && (p.b[p.i] == '.' || p.b[p.i] == 'e' || p.b[p.i] == 'E') {
+		return 0, false
+	}
+	return n, true
+}
