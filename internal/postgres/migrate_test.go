@@ -12,20 +12,12 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/lock/pglock"
 	"github.com/seatlock/seatlock/internal/postgres"
 	"github.com/seatlock/seatlock/internal/testenv"
 	"github.com/seatlock/seatlock/migrations"
 )
-
-func tableExists(t *testing.T, pool *pgxpool.Pool, name string) bool {
-	t.Helper()
-	var exists bool
-	if err := pool.QueryRow(testContext(t), `SELECT to_regclass($1) IS NOT NULL`, name).Scan(&exists); err != nil {
-		t.Fatalf("look up table %s: %v", name, err)
-	}
-	return exists
-}
 
 func schemaVersion(t *testing.T, pool *pgxpool.Pool) (version int64, dirty bool) {
 	t.Helper()
@@ -77,7 +69,7 @@ func TestMigrateFromEmptyDatabaseThenNoOp(t *testing.T) {
 	}
 	t.Cleanup(pool.Close)
 	for _, table := range append([]string{"schema_migrations"}, tables...) {
-		if tableExists(t, pool, table) {
+		if lockenv.TableExists(t, pool, table) {
 			t.Fatalf("table %s exists before Migrate: the database is not empty", table)
 		}
 	}
@@ -86,7 +78,7 @@ func TestMigrateFromEmptyDatabaseThenNoOp(t *testing.T) {
 		t.Fatalf("first Migrate: %v", err)
 	}
 	for _, table := range tables {
-		if !tableExists(t, pool, table) {
+		if !lockenv.TableExists(t, pool, table) {
 			t.Errorf("table %s missing after Migrate", table)
 		}
 	}
@@ -108,7 +100,7 @@ func TestMigrateFromEmptyDatabaseThenNoOp(t *testing.T) {
 		}
 	}
 
-	if !tableExists(t, pool, "reservations_active_seat_key") {
+	if !lockenv.TableExists(t, pool, "reservations_active_seat_key") {
 		t.Error("unique index reservations_active_seat_key missing: the adapter maps its violations by name")
 	}
 

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -94,4 +95,17 @@ func mustEnv(tb testing.TB, name string) string {
 		tb.Fatalf("%s is not set: these tests run against real Redis and PostgreSQL servers (`make test` starts them)", name)
 	}
 	return v
+}
+
+// TableExists reports whether the table named name (quoted as SQL would
+// need it) exists in pool's database.
+func TableExists(tb testing.TB, pool *pgxpool.Pool, name string) bool {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var exists bool
+	if err := pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, name).Scan(&exists); err != nil {
+		tb.Fatalf("look up table %s: %v", name, err)
+	}
+	return exists
 }

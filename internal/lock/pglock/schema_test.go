@@ -14,15 +14,6 @@ import (
 	"github.com/seatlock/seatlock/internal/lock/pglock"
 )
 
-func tableExists(t *testing.T, pool *pgxpool.Pool, quoted string) bool {
-	t.Helper()
-	var exists bool
-	if err := pool.QueryRow(testContext(t), `SELECT to_regclass($1) IS NOT NULL`, quoted).Scan(&exists); err != nil {
-		t.Fatalf("look up table %s: %v", quoted, err)
-	}
-	return exists
-}
-
 // Instances starting together all migrate; none fails, and a table that
 // exists, rows and all, is left as it is.
 func TestMigrateConcurrentlyThenNoOp(t *testing.T) {
@@ -70,7 +61,7 @@ func TestTableAndChannelOptions(t *testing.T) {
 	t.Parallel()
 	const table, channel = "Lock Rows", "Lock Released"
 	pool := newPool(t, pglock.WithTable(table))
-	if tableExists(t, pool, pglock.DefaultTable) {
+	if lockenv.TableExists(t, pool, pglock.DefaultTable) {
 		t.Fatalf("Migrate WithTable(%q) created %q too", table, pglock.DefaultTable)
 	}
 	ctx := testContext(t)
