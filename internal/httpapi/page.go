@@ -45,5 +45,5 @@ func serveFile(w http.ResponseWriter, r *http.Request, name, contentType string)
 	h := w.Header()
 	h["Cache-Control"] = noCache
 	h["Content-Security-Policy"] = pagePolicy
-	writeBody(w, []string{contentType}, http.StatusOK, body)
+	problem.WriteBody(w, []string{contentType}, http.StatusOK, body)
 }

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
-	"strconv"
 
 	"github.com/seatlock/seatlock/internal/httpapi/problem"
 )
@@ -32,25 +31,8 @@ func ok(w http.ResponseWriter, status int, v any) error {
 	if err != nil {
 		return err
 	}
-	writeBody(w, contentTypeJSON, status, append(body, '\n'))
+	problem.WriteBody(w, contentTypeJSON, status, append(body, '\n'))
 	return nil
-}
-
-// writeBody writes a whole answer with its length, so that it goes out in
-// one piece. Answers are no-store (they name a user, or change with every
-// booking) unless the handler set Cache-Control first: what a client may
-// keep and revalidate (the seat map with its ETag, the page, the
-// document) says no-cache.
-func writeBody(w http.ResponseWriter, contentType []string, status int, body []byte) {
-	h := w.Header()
-	h["Content-Type"] = contentType
-	if _, set := h["Cache-Control"]; !set {
-		h["Cache-Control"] = problem.NoStore
-	}
-	h["X-Content-Type-Options"] = problem.NoSniff
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
 }
 
 // noContent answers 204.

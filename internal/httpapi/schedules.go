@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/seatlock/seatlock/internal/httpapi/problem"
 	"github.com/seatlock/seatlock/internal/reservation"
 )
 
@@ -134,7 +135,7 @@ func (h *handler) seatMap(w http.ResponseWriter, r *http.Request) error {
 	}
 	// Cached copies must be revalidated, which the ETag makes cheap.
 	w.Header()["Cache-Control"] = noCache
-	writeBody(w, contentTypeJSON, http.StatusOK, body)
+	problem.WriteBody(w, contentTypeJSON, http.StatusOK, body)
 	return nil
 }
 

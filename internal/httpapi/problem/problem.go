@@ -3,7 +3,8 @@
 // problem waiting to be written; Write turns any error into one, mapping
 // the domain's errors through one table; Scope is the request state a
 // problem reads (the request id) and reports (its code, for the request
-// log). The handlers and the live seat map both write through it.
+// log). The handlers and the live seat map both write through it, and
+// WriteBody is the one writer of whole answers, problems or not.
 package problem
 
 import (
@@ -166,17 +167,27 @@ func Write(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	b, _ := json.Marshal(body{Type: "urn:seatlock:problem:" + e.Code, Title: e.Title, Status: e.Status, Detail: e.Detail,
 		Code: e.Code, Errors: e.Fields, Seats: e.Seats, RequestID: scope.ID, Checks: e.Checks})
-	h["Content-Type"] = contentTypeProblem
-	h["Cache-Control"] = NoStore
-	h["X-Content-Type-Options"] = NoSniff
-	h["Content-Length"] = []string{strconv.Itoa(len(b) + 1)}
-	w.WriteHeader(e.Status)
-	_, _ = w.Write(b)
-	_, _ = w.Write(newline)
+	h["Cache-Control"] = NoStore // whatever the handler had set for a success
+	WriteBody(w, contentTypeProblem, e.Status, append(b, '\n'))
 }
 
-// newline ends every JSON body, as json.Encoder does.
-var newline = []byte{'\n'}
+// WriteBody writes a whole answer with its length, so that it goes out in
+// one piece: every answer of the API but the stream's is written by it.
+// Answers are no-store (they name a user, or change with every booking)
+// unless the handler set Cache-Control first: what a client may keep and
+// revalidate (the seat map with its ETag, the page, the document) says
+// no-cache.
+func WriteBody(w http.ResponseWriter, contentType []string, status int, body []byte) {
+	h := w.Header()
+	h["Content-Type"] = contentType
+	if _, set := h["Cache-Control"]; !set {
+		h["Cache-Control"] = NoStore
+	}
+	h["X-Content-Type-Options"] = NoSniff
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
 
 // Header values shared by every response: assigning them directly skips
 // canonicalising the key and allocating a slice per response (net/http
