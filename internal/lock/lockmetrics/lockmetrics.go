@@ -40,8 +40,9 @@ import (
 	"github.com/seatlock/seatlock/internal/lock"
 )
 
-// Label values of lock_extensions_total and lock_releases_total. Acquisition outcomes are lock.OutcomeAcquired,
-// lock.OutcomeHeld, lock.OutcomeError and lock.OutcomeSealed.
+// Label values of lock_extensions_total and lock_releases_total.
+// Acquisition outcomes are lock.OutcomeAcquired, lock.OutcomeHeld,
+// lock.OutcomeError and lock.OutcomeSealed.
 const (
 	ResultOK       = "ok"
 	ResultFailed   = "failed"
@@ -76,8 +77,9 @@ const (
 )
 
 // waitBuckets (seconds) span a fast local hand-over (1ms) to a minute, well
-// above the default Config.MaxWait (10s). A wait that timed out takes slightly longer than the wait
-// asked for, so it lands in the bucket above it.
+// above the default Config.MaxWait (10s). A wait that timed out takes
+// slightly longer than the wait asked for, so it lands in the bucket above
+// it.
 var waitBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
 
 // holdBuckets (seconds) span a quick check-and-insert (1ms) to long watchdog
