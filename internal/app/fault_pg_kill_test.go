@@ -69,7 +69,7 @@ func TestFaultPostgresKilledMidTransaction(t *testing.T) {
 
 	var holds, claims int
 	err := h.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM holds WHERE schedule_id = $1 AND user_id = 'alice'),
-		(SELECT count(*) FROM seat_holds WHERE schedule_id = $1 AND seat_id IN (1, 2))`, schedule).Scan(&holds, &claims)
+		(SELECT count(*) FROM seat_claims WHERE schedule_id = $1 AND seat_id IN (1, 2))`, schedule).Scan(&holds, &claims)
 	if err != nil {
 		t.Fatal(err)
 	}

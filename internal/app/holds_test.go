@@ -183,7 +183,7 @@ func TestHoldExpiresWithoutASweeper(t *testing.T) {
 	time.Sleep(2500 * time.Millisecond)
 
 	var claims int
-	if err := h.pool.QueryRow(context.Background(), `SELECT count(*) FROM seat_holds WHERE hold_id = $1`, id).Scan(&claims); err != nil {
+	if err := h.pool.QueryRow(context.Background(), `SELECT count(*) FROM seat_claims WHERE hold_id = $1`, id).Scan(&claims); err != nil {
 		t.Fatal(err)
 	}
 	if claims != 1 {

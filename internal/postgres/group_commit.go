@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/seatlock/seatlock/internal/lock/batch"
 	"github.com/seatlock/seatlock/internal/reservation"
@@ -27,33 +28,47 @@ const DefaultGroupWriters = 2
 const maxGroup = 128
 
 // bookSeats is bookSeat for many seats (the arrays, one element a
-// booking; no seat twice). It inserts, in seat order so that concurrent
-// groups take the unique index's entries in one order, the seats that are
-// free, unheld and whose fence is above the seat's; a seat that a
-// concurrent transaction booked meanwhile is skipped (ON CONFLICT DO
-// NOTHING) rather than failing the others, and settled afterwards as the
-// one-row statement's unique violation is (seatConflict).
+// booking; no seat twice). It claims, then inserts, in seat order so that
+// concurrent groups take the claim rows and the unique index's entries in
+// one order, the seats that are free, unheld and whose fence is above the
+// seat's; a seat that a concurrent transaction booked meanwhile is skipped
+// (ON CONFLICT DO NOTHING) rather than failing the others, and a seat a
+// concurrent hold claimed is not inserted; both are settled afterwards as
+// the one-row statement's are (seatConflict).
 const bookSeats = `
 WITH req AS (
-	SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bigint[]) WITH ORDINALITY
-		AS r(schedule_id, seat_id, user_id, fence, n)
+	SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bigint[], $5::uuid[]) WITH ORDINALITY
+		AS r(schedule_id, seat_id, user_id, fence, claim, n)
 ), seat AS (
-	SELECT req.n, req.schedule_id, req.seat_id, req.user_id, req.fence, s.id IS NOT NULL AS seat_exists,
-		(SELECT r.fence FROM reservations r
-			WHERE r.schedule_id = req.schedule_id AND r.seat_id = req.seat_id AND r.cancelled_at IS NULL) AS booked_fence,
+	SELECT req.n, req.schedule_id, req.seat_id, req.user_id, req.fence, req.claim, s.id IS NOT NULL AS seat_exists,
+		r.fence AS booked_fence, r.id AS booked_id, r.user_id AS booked_by, r.created_at AS booked_at,
 		(SELECT f.fence FROM seat_fences f WHERE f.schedule_id = req.schedule_id AND f.seat_id = req.seat_id) AS freed_fence,
-		(SELECT ceil(extract(epoch FROM h.expires_at - now()) * 1000)::bigint FROM seat_holds h
+		(SELECT ceil(extract(epoch FROM h.expires_at - now()) * 1000)::bigint FROM seat_claims h
 			WHERE h.schedule_id = req.schedule_id AND h.seat_id = req.seat_id AND h.expires_at > now()) AS held_ms
 	FROM req LEFT JOIN schedules s ON s.id = req.schedule_id AND req.seat_id BETWEEN 1 AND s.seat_count
-), booked AS (
-	INSERT INTO reservations (schedule_id, seat_id, user_id, fence)
-	SELECT schedule_id, seat_id, user_id, fence FROM seat
+	LEFT JOIN reservations r ON r.schedule_id = req.schedule_id AND r.seat_id = req.seat_id AND r.cancelled_at IS NULL
+), claimed AS (
+	INSERT INTO seat_claims (schedule_id, seat_id, hold_id, fence, expires_at)
+	SELECT schedule_id, seat_id, NULL, fence, '-infinity' FROM seat
 	WHERE seat_exists AND booked_fence IS NULL AND held_ms IS NULL AND coalesce(freed_fence, 0) < fence
 	ORDER BY schedule_id, seat_id
+	ON CONFLICT (schedule_id, seat_id) DO UPDATE
+		SET hold_id = NULL, fence = EXCLUDED.fence, expires_at = EXCLUDED.expires_at
+		WHERE seat_claims.expires_at <= now()
+	RETURNING schedule_id, seat_id
+), booked AS (
+	INSERT INTO reservations (schedule_id, seat_id, user_id, fence, idempotency_claim)
+	SELECT seat.schedule_id, seat.seat_id, seat.user_id, seat.fence, seat.claim
+	FROM seat JOIN claimed c ON c.schedule_id = seat.schedule_id AND c.seat_id = seat.seat_id
+	ORDER BY seat.schedule_id, seat.seat_id
 	ON CONFLICT (schedule_id, seat_id) WHERE cancelled_at IS NULL DO NOTHING
 	RETURNING schedule_id, seat_id, id, created_at
+), changed AS (
+	INSERT INTO seat_changes (schedule_id, seat_id, status)
+	SELECT schedule_id, seat_id, 'reserved' FROM booked ORDER BY schedule_id, seat_id
 )
-SELECT seat.seat_exists, seat.booked_fence, seat.freed_fence, seat.held_ms, b.id, b.created_at
+SELECT seat.seat_exists, seat.booked_fence, seat.booked_id, seat.booked_by, seat.booked_at,
+	seat.freed_fence, seat.held_ms, b.id, b.created_at
 FROM seat LEFT JOIN booked b ON b.schedule_id = seat.schedule_id AND b.seat_id = seat.seat_id
 ORDER BY seat.n`
 
@@ -141,10 +156,12 @@ const storeWriteLimit = 5 * time.Second
 func (s *Store) insertMany(ctx context.Context, group []*pendingBooking) ([]bookingResult, error) {
 	n := len(group)
 	schedules, seats, users, fences := make([]int64, n), make([]int32, n), make([]string, n), make([]int64, n)
+	claims := make([]pgtype.UUID, n)
 	for i, p := range group {
 		schedules[i], seats[i], users[i], fences[i] = p.nr.ScheduleID, int32(p.nr.SeatID), p.nr.UserID, p.nr.Fence
+		claims[i] = claimArg(p.nr.Claim)
 	}
-	rows, err := s.pool.Query(ctx, bookSeats, schedules, seats, users, fences)
+	rows, err := s.pool.Query(ctx, bookSeats, schedules, seats, users, fences, claims)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +172,8 @@ func (s *Store) insertMany(ctx context.Context, group []*pendingBooking) ([]book
 			return nil, errors.New("more rows than bookings")
 		}
 		var row bookingRow
-		if err := rows.Scan(&row.exists, &row.bookedFence, &row.freedFence, &row.heldMillis, &row.id, &row.createdAt); err != nil {
+		if err := rows.Scan(&row.exists, &row.bookedFence, &row.bookedID, &row.bookedBy, &row.bookedAt,
+			&row.freedFence, &row.heldMillis, &row.id, &row.createdAt); err != nil {
 			return nil, err
 		}
 		var res bookingResult

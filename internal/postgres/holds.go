@@ -36,17 +36,24 @@ func scanHold(row pgx.Row) (reservation.Hold, error) {
 }
 
 // claimSeats claims the hold's seats: a seat nobody claims is inserted, a
-// seat whose claim has expired is taken over in place, a live claim of
-// another hold is left alone (and its seat is not returned). The primary
-// key on (schedule_id, seat_id) makes two live claims of one seat
-// impossible whatever the seat locks did.
+// seat whose claim has expired (a hold's that ran out, or a booking's,
+// which expires at once) is taken over in place, a live claim of another
+// hold is left alone (and its seat is not returned). The primary key on
+// (schedule_id, seat_id) makes two live claims of one seat impossible, and
+// makes a hold and a booking of one seat wait for each other, whatever the
+// seat locks did. Each claimed seat's change is recorded for the seat
+// events.
 const claimSeats = `
-INSERT INTO seat_holds (schedule_id, seat_id, hold_id, fence, expires_at)
-SELECT $1, c.seat, $2, c.fence, $3 FROM unnest($4::integer[], $5::bigint[]) AS c(seat, fence)
-ON CONFLICT (schedule_id, seat_id) DO UPDATE
-	SET hold_id = EXCLUDED.hold_id, fence = EXCLUDED.fence, expires_at = EXCLUDED.expires_at
-	WHERE seat_holds.expires_at <= now()
-RETURNING seat_id`
+WITH claimed AS (
+	INSERT INTO seat_claims (schedule_id, seat_id, hold_id, fence, expires_at)
+	SELECT $1, c.seat, $2, c.fence, $3 FROM unnest($4::integer[], $5::bigint[]) AS c(seat, fence)
+	ON CONFLICT (schedule_id, seat_id) DO UPDATE
+		SET hold_id = EXCLUDED.hold_id, fence = EXCLUDED.fence, expires_at = EXCLUDED.expires_at
+		WHERE seat_claims.expires_at <= now()
+	RETURNING seat_id
+)
+INSERT INTO seat_changes (schedule_id, seat_id, status)
+SELECT $1, seat_id, 'held' FROM claimed ORDER BY seat_id`
 
 // unavailableSeats lists which of the seats $2 of schedule $1 are taken
 // (an active reservation) or held by a live claim of a hold other than $3.
@@ -54,7 +61,7 @@ const unavailableSeats = `
 SELECT seat_id, 'taken', 0::bigint FROM reservations
 	WHERE schedule_id = $1 AND seat_id = ANY($2) AND cancelled_at IS NULL
 UNION ALL
-SELECT seat_id, 'held', ceil(extract(epoch FROM expires_at - now()) * 1000)::bigint FROM seat_holds
+SELECT seat_id, 'held', ceil(extract(epoch FROM expires_at - now()) * 1000)::bigint FROM seat_claims
 	WHERE schedule_id = $1 AND seat_id = ANY($2) AND expires_at > now() AND hold_id IS DISTINCT FROM $3
 ORDER BY 1`
 
@@ -70,9 +77,9 @@ func (s *Store) InsertHold(ctx context.Context, nh reservation.NewHold) (reserva
 		}
 		var err error
 		hold, err = scanHold(tx.QueryRow(ctx, `
-			INSERT INTO holds (schedule_id, user_id, seat_ids, expires_at)
-			VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')
-			RETURNING `+holdColumns, nh.ScheduleID, nh.UserID, nh.SeatIDs, nh.TTL.Milliseconds()))
+			INSERT INTO holds (schedule_id, user_id, seat_ids, expires_at, idempotency_claim)
+			VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond', $5)
+			RETURNING `+holdColumns, nh.ScheduleID, nh.UserID, nh.SeatIDs, nh.TTL.Milliseconds(), claimArg(nh.Claim)))
 		if err != nil {
 			return err
 		}
@@ -177,6 +184,18 @@ func (s *Store) Hold(ctx context.Context, id uuid.UUID) (reservation.Hold, error
 	return h, nil
 }
 
+// HoldByClaim implements reservation.Repository.
+func (s *Store) HoldByClaim(ctx context.Context, claim uuid.UUID) (reservation.Hold, error) {
+	h, err := scanHold(s.pool.QueryRow(ctx, `SELECT `+holdColumns+` FROM holds WHERE idempotency_claim = $1`, claim))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return reservation.Hold{}, reservation.ErrHoldNotFound
+	}
+	if err != nil {
+		return reservation.Hold{}, wrap("select hold by claim", err)
+	}
+	return h, nil
+}
+
 // lockHold reads userID's hold for update, so that confirming and
 // releasing one hold are ordered; ErrHoldNotFound for anyone else's.
 func lockHold(ctx context.Context, tx pgx.Tx, id uuid.UUID, userID string) (reservation.Hold, error) {
@@ -188,17 +207,23 @@ func lockHold(ctx context.Context, tx pgx.Tx, id uuid.UUID, userID string) (rese
 }
 
 // confirmClaims turns hold $1's claims into reservations of user $2 with
-// the claims' fences. Deleting the claims locks them: a hold that takes an
-// expired claim over concurrently either waits for this transaction or has
-// already taken it (then the claim is not ours and is not booked).
+// the claims' fences, and records the seats' changes. Deleting the claims
+// locks them: a hold or a booking that takes an expired claim over
+// concurrently either waits for this transaction or has already taken it
+// (then the claim is not ours and is not booked).
 const confirmClaims = `
 WITH claims AS (
-	DELETE FROM seat_holds WHERE hold_id = $1 AND expires_at > now()
+	DELETE FROM seat_claims WHERE hold_id = $1 AND expires_at > now()
 	RETURNING schedule_id, seat_id, fence
+), booked AS (
+	INSERT INTO reservations (schedule_id, seat_id, user_id, fence, hold_id)
+	SELECT schedule_id, seat_id, $2, fence, $1 FROM claims ORDER BY seat_id
+	RETURNING ` + reservationColumns + `
+), changed AS (
+	INSERT INTO seat_changes (schedule_id, seat_id, status)
+	SELECT schedule_id, seat_id, 'reserved' FROM booked ORDER BY seat_id
 )
-INSERT INTO reservations (schedule_id, seat_id, user_id, fence, hold_id)
-SELECT schedule_id, seat_id, $2, fence, $1 FROM claims
-RETURNING ` + reservationColumns
+SELECT ` + reservationColumns + ` FROM booked`
 
 // ConfirmHold implements reservation.Repository in one transaction.
 func (s *Store) ConfirmHold(ctx context.Context, id uuid.UUID, userID string) ([]reservation.Reservation, error) {
@@ -276,6 +301,17 @@ func holdReservations(ctx context.Context, tx pgx.Tx, id uuid.UUID) ([]reservati
 	})
 }
 
+// releaseClaims deletes hold $1's live claims and records their seats'
+// changes.
+const releaseClaims = `
+WITH freed AS (
+	DELETE FROM seat_claims WHERE hold_id = $1 AND expires_at > now() RETURNING schedule_id, seat_id
+), changed AS (
+	INSERT INTO seat_changes (schedule_id, seat_id, status)
+	SELECT schedule_id, seat_id, 'available' FROM freed ORDER BY seat_id
+)
+SELECT seat_id FROM freed`
+
 // ReleaseHold implements reservation.Repository in one transaction.
 func (s *Store) ReleaseHold(ctx context.Context, id uuid.UUID, userID string) ([]int, error) {
 	var freed []int
@@ -291,7 +327,7 @@ func (s *Store) ReleaseHold(ctx context.Context, id uuid.UUID, userID string) ([
 			if _, err := tx.Exec(ctx, `UPDATE holds SET released_at = now() WHERE id = $1`, id); err != nil {
 				return err
 			}
-			rows, err := tx.Query(ctx, `DELETE FROM seat_holds WHERE hold_id = $1 AND expires_at > now() RETURNING seat_id`, id)
+			rows, err := tx.Query(ctx, releaseClaims, id)
 			if err != nil {
 				return err
 			}
@@ -310,7 +346,7 @@ func (s *Store) ReleaseHold(ctx context.Context, id uuid.UUID, userID string) ([
 // ExpiredClaims implements reservation.Repository.
 func (s *Store) ExpiredClaims(ctx context.Context, limit int) ([]reservation.SeatRef, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT schedule_id, seat_id FROM seat_holds WHERE expires_at <= now()
+		SELECT schedule_id, seat_id FROM seat_claims WHERE expires_at <= now() AND hold_id IS NOT NULL
 		ORDER BY expires_at LIMIT $1`, limit)
 	if err != nil {
 		return nil, wrap("select expired claims", err)
@@ -331,10 +367,15 @@ func (s *Store) DropExpiredClaim(ctx context.Context, seat reservation.SeatRef) 
 	var freed bool
 	err := s.pool.QueryRow(ctx, `
 		WITH dropped AS (
-			DELETE FROM seat_holds WHERE schedule_id = $1 AND seat_id = $2 AND expires_at <= now() RETURNING 1
+			DELETE FROM seat_claims
+			WHERE schedule_id = $1 AND seat_id = $2 AND expires_at <= now() AND hold_id IS NOT NULL RETURNING 1
+		), outcome AS (
+			SELECT EXISTS (SELECT 1 FROM dropped) AND NOT EXISTS (
+				SELECT 1 FROM reservations WHERE schedule_id = $1 AND seat_id = $2 AND cancelled_at IS NULL) AS freed
+		), changed AS (
+			INSERT INTO seat_changes (schedule_id, seat_id, status) SELECT $1, $2, 'available' FROM outcome WHERE freed
 		)
-		SELECT EXISTS (SELECT 1 FROM dropped) AND NOT EXISTS (
-			SELECT 1 FROM reservations WHERE schedule_id = $1 AND seat_id = $2 AND cancelled_at IS NULL)`,
+		SELECT freed FROM outcome`,
 		seat.ScheduleID, seat.SeatID).Scan(&freed)
 	if err != nil {
 		return false, wrap("drop expired claim", err)

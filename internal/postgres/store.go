@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/seatlock/seatlock/internal/lock/batch"
@@ -117,7 +118,7 @@ func (s *Store) OccupiedSeats(ctx context.Context, scheduleID int64) ([]reservat
 	rows, err := s.pool.Query(ctx, `
 		SELECT seat_id, 'reserved' FROM reservations WHERE schedule_id = $1 AND cancelled_at IS NULL
 		UNION ALL
-		SELECT seat_id, 'held' FROM seat_holds WHERE schedule_id = $1 AND expires_at > now()
+		SELECT seat_id, 'held' FROM seat_claims WHERE schedule_id = $1 AND expires_at > now()
 		ORDER BY 1`, scheduleID)
 	if err != nil {
 		return nil, wrap("select occupied seats", err)
@@ -157,32 +158,48 @@ func (s *Store) SeatReservation(ctx context.Context, scheduleID int64, seatID in
 
 // bookSeat is a booking in one statement, so one round trip and no
 // BEGIN/COMMIT of its own. It finds the seat (a seat outside the schedule
-// selects no row), its fence — the highest of its active reservation's (a
-// booking records its fence in its row) and of its seat_fences row (kept
-// for a seat whose reservation was cancelled) — and the time left on an
-// active hold of the seat, if any. It inserts only when the seat is free,
-// unheld and the fence is above the seat's. A concurrent booking of the
-// same seat makes the INSERT wait for it on the unique index and then fail
-// (23505); seatConflict then tells whether that booking's fence made this
-// one stale.
+// selects no row), its active reservation if any, its fence — the highest
+// of its active reservation's (a booking records its fence in its row) and
+// of its seat_fences row (kept for a seat whose reservation was
+// cancelled) — and the time left on an active hold of the seat, if any.
+//
+// When the seat is free, unheld and the fence is above the seat's, it
+// takes the seat's claim row (seat_claims), the row every hold of the
+// seat takes too: a hold being written at the same time makes it wait,
+// and once that hold has committed the claim is live and the booking
+// inserts nothing (claimed stays empty). So PostgreSQL orders a hold and a
+// booking of one seat whatever the seat locks did. Then it inserts the
+// reservation, and the seat's change for the live seat map (seat_changes),
+// in the same statement. A concurrent booking of the same seat makes the
+// INSERT wait for it on the unique index and then fail (23505);
+// seatConflict then settles it.
 const bookSeat = `
 WITH seat AS (
-	SELECT s.id,
-		(SELECT r.fence FROM reservations r
-			WHERE r.schedule_id = s.id AND r.seat_id = $2 AND r.cancelled_at IS NULL) AS booked_fence,
+	SELECT s.id, r.fence AS booked_fence, r.id AS booked_id, r.user_id AS booked_by, r.created_at AS booked_at,
 		(SELECT f.fence FROM seat_fences f WHERE f.schedule_id = s.id AND f.seat_id = $2) AS freed_fence,
-		(SELECT ceil(extract(epoch FROM h.expires_at - now()) * 1000)::bigint FROM seat_holds h
+		(SELECT ceil(extract(epoch FROM h.expires_at - now()) * 1000)::bigint FROM seat_claims h
 			WHERE h.schedule_id = s.id AND h.seat_id = $2 AND h.expires_at > now()) AS held_ms
-	FROM schedules s WHERE s.id = $1 AND $2 BETWEEN 1 AND s.seat_count
-), booked AS (
-	INSERT INTO reservations (schedule_id, seat_id, user_id, fence)
-	SELECT id, $2, $3, $4 FROM seat
+	FROM schedules s
+	LEFT JOIN reservations r ON r.schedule_id = s.id AND r.seat_id = $2 AND r.cancelled_at IS NULL
+	WHERE s.id = $1 AND $2 BETWEEN 1 AND s.seat_count
+), claimed AS (
+	INSERT INTO seat_claims (schedule_id, seat_id, hold_id, fence, expires_at)
+	SELECT id, $2, NULL, $4, '-infinity' FROM seat
 	WHERE booked_fence IS NULL AND held_ms IS NULL AND coalesce(freed_fence, 0) < $4
+	ON CONFLICT (schedule_id, seat_id) DO UPDATE
+		SET hold_id = NULL, fence = EXCLUDED.fence, expires_at = EXCLUDED.expires_at
+		WHERE seat_claims.expires_at <= now()
+	RETURNING schedule_id
+), booked AS (
+	INSERT INTO reservations (schedule_id, seat_id, user_id, fence, idempotency_claim)
+	SELECT schedule_id, $2, $3, $4, $5 FROM claimed
 	RETURNING id, created_at
+), changed AS (
+	INSERT INTO seat_changes (schedule_id, seat_id, status) SELECT $1, $2, 'reserved' FROM booked
 )
-SELECT (SELECT count(*) FROM seat), (SELECT booked_fence FROM seat), (SELECT freed_fence FROM seat),
-	(SELECT held_ms FROM seat), b.id, b.created_at
-FROM (SELECT 1) AS one LEFT JOIN booked b ON true`
+SELECT (SELECT count(*) FROM seat), seat.booked_fence, seat.booked_id, seat.booked_by, seat.booked_at,
+	seat.freed_fence, seat.held_ms, b.id, b.created_at
+FROM (SELECT 1) AS one LEFT JOIN seat ON true LEFT JOIN booked b ON true`
 
 // activeSeatIndex is the unique index that allows one active reservation
 // per seat.
@@ -206,33 +223,45 @@ func (s *Store) insertOne(ctx context.Context, nr reservation.NewReservation) (r
 		row   bookingRow
 		seats int64
 	)
-	err := s.pool.QueryRow(ctx, bookSeat, nr.ScheduleID, nr.SeatID, nr.UserID, nr.Fence).
-		Scan(&seats, &row.bookedFence, &row.freedFence, &row.heldMillis, &row.id, &row.createdAt)
+	err := s.pool.QueryRow(ctx, bookSeat, nr.ScheduleID, nr.SeatID, nr.UserID, nr.Fence, claimArg(nr.Claim)).
+		Scan(&seats, &row.bookedFence, &row.bookedID, &row.bookedBy, &row.bookedAt,
+			&row.freedFence, &row.heldMillis, &row.id, &row.createdAt)
 	switch {
 	case err == nil:
 		row.exists = seats > 0
 		return s.outcome(ctx, nr, row)
 	case isViolation(err, uniqueViolation, activeSeatIndex):
-		return reservation.Reservation{}, s.seatConflict(ctx, nr)
+		return s.seatConflict(ctx, nr)
 	default:
 		return reservation.Reservation{}, wrap("insert reservation", err)
 	}
 }
 
 // bookingRow is what bookSeat and bookSeats say of one booking: whether
-// the seat exists, its fences and hold, and the reservation if inserted.
+// the seat exists, its active reservation, its fences and hold, and the
+// reservation if inserted.
 type bookingRow struct {
 	exists                              bool
 	bookedFence, freedFence, heldMillis *int64
+	bookedID                            *uuid.UUID
+	bookedBy                            *string
+	bookedAt                            *time.Time
 	id                                  *uuid.UUID
 	createdAt                           *time.Time
 }
 
+// claimArg is an idempotency claim as a nullable uuid: uuid.Nil is none.
+func claimArg(claim uuid.UUID) pgtype.UUID {
+	return pgtype.UUID{Bytes: claim, Valid: claim != uuid.Nil}
+}
+
 // outcome is a booking's answer from its row. A stale fence is reported
-// before a booked seat, and a booked seat before a held one. A free,
-// unheld seat with a fresh fence that was not inserted lost the unique
-// index to a concurrent booking (bookSeats skips it; bookSeat raises the
-// violation instead): seatConflict settles it.
+// before a booked seat, and a booked seat before a held one; a seat
+// already booked by the same user is that user's reservation (the owner's
+// retry of a booking whose answer it never saw). A free, unheld seat with
+// a fresh fence that was not inserted lost the claim row to a hold or the
+// unique index to a concurrent booking (bookSeats skips it; bookSeat
+// raises the violation instead): seatConflict settles it.
 func (s *Store) outcome(ctx context.Context, nr reservation.NewReservation, row bookingRow) (reservation.Reservation, error) {
 	switch {
 	case row.id != nil && row.createdAt != nil:
@@ -241,13 +270,21 @@ func (s *Store) outcome(ctx context.Context, nr reservation.NewReservation, row 
 		return reservation.Reservation{}, s.missingSeat(ctx, nr.ScheduleID)
 	}
 	if err := refusal(nr.Fence, row.bookedFence, row.freedFence); err != nil {
+		if errors.Is(err, reservation.ErrSeatTaken) && row.bookedBy != nil && *row.bookedBy == nr.UserID &&
+			row.bookedID != nil && row.bookedAt != nil {
+			return reservation.RestoreReservation(*row.bookedID, nr.ScheduleID, nr.SeatID, nr.UserID, *row.bookedAt), nil
+		}
 		return reservation.Reservation{}, err
 	}
 	if row.heldMillis != nil {
-		return reservation.Reservation{}, &reservation.UnavailableSeat{SeatID: nr.SeatID, Reason: reservation.ReasonHeld,
-			RetryAfter: time.Duration(*row.heldMillis) * time.Millisecond}
+		return reservation.Reservation{}, heldSeat(nr.SeatID, *row.heldMillis)
 	}
-	return reservation.Reservation{}, s.seatConflict(ctx, nr)
+	return s.seatConflict(ctx, nr)
+}
+
+func heldSeat(seatID int, millis int64) error {
+	return &reservation.UnavailableSeat{SeatID: seatID, Reason: reservation.ReasonHeld,
+		RetryAfter: time.Duration(millis) * time.Millisecond}
 }
 
 // refusal says why a booking with fence was not inserted: ErrStaleFence
@@ -265,18 +302,34 @@ func refusal(fence int64, booked *int64, freed *int64) error {
 	return nil
 }
 
-// seatConflict settles a booking that lost the UNIQUE constraint to a
-// concurrent one: stale if that booking carried a fence not below nr's,
-// taken otherwise (and taken if the winner cannot be read).
-func (s *Store) seatConflict(ctx context.Context, nr reservation.NewReservation) error {
-	var winner int64
-	err := s.pool.QueryRow(ctx,
-		`SELECT fence FROM reservations WHERE schedule_id = $1 AND seat_id = $2 AND cancelled_at IS NULL`,
-		nr.ScheduleID, nr.SeatID).Scan(&winner)
-	if err != nil {
-		return reservation.ErrSeatTaken
+// seatConflict settles a booking that lost the seat to a concurrent write
+// its statement could not see: a booking that won the unique index (stale
+// if it carried a fence not below nr's, nr's user's reservation if it was
+// theirs, taken otherwise) or a hold that won the claim row (held). It
+// reads the seat afresh; a seat it cannot read is taken.
+func (s *Store) seatConflict(ctx context.Context, nr reservation.NewReservation) (reservation.Reservation, error) {
+	var row bookingRow
+	err := s.pool.QueryRow(ctx, `
+		SELECT r.fence, r.id, r.user_id, r.created_at,
+			(SELECT ceil(extract(epoch FROM h.expires_at - now()) * 1000)::bigint FROM seat_claims h
+				WHERE h.schedule_id = $1 AND h.seat_id = $2 AND h.expires_at > now())
+		FROM (SELECT 1) AS one
+		LEFT JOIN reservations r ON r.schedule_id = $1 AND r.seat_id = $2 AND r.cancelled_at IS NULL`,
+		nr.ScheduleID, nr.SeatID).Scan(&row.bookedFence, &row.bookedID, &row.bookedBy, &row.bookedAt, &row.heldMillis)
+	switch {
+	case err != nil:
+		return reservation.Reservation{}, reservation.ErrSeatTaken
+	case row.bookedFence == nil && row.heldMillis != nil:
+		return reservation.Reservation{}, heldSeat(nr.SeatID, *row.heldMillis)
+	case row.bookedFence == nil:
+		// Neither booked nor held now: what beat us is gone again, and
+		// a retry finds the seat as it is.
+		return reservation.Reservation{}, &reservation.UnavailableSeat{SeatID: nr.SeatID,
+			Reason: reservation.ReasonLocked, RetryAfter: time.Second}
 	}
-	return refusal(nr.Fence, &winner, nil)
+	row.exists = true
+	row.freedFence, row.heldMillis = nil, nil
+	return s.outcome(ctx, nr, row)
 }
 
 // missingSeat tells which of schedule or seat was missing after an INSERT
@@ -296,6 +349,19 @@ func (s *Store) Reservation(ctx context.Context, id uuid.UUID) (reservation.Rese
 	}
 	if err != nil {
 		return reservation.Reservation{}, wrap("select reservation", err)
+	}
+	return r, nil
+}
+
+// ReservationByClaim implements reservation.Repository.
+func (s *Store) ReservationByClaim(ctx context.Context, claim uuid.UUID) (reservation.Reservation, error) {
+	r, err := scanReservation(s.pool.QueryRow(ctx,
+		`SELECT `+reservationColumns+` FROM reservations WHERE idempotency_claim = $1`, claim))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return reservation.Reservation{}, reservation.ErrReservationNotFound
+	}
+	if err != nil {
+		return reservation.Reservation{}, wrap("select reservation by claim", err)
 	}
 	return r, nil
 }
@@ -322,19 +388,23 @@ func scanReservation(row pgx.Row) (reservation.Reservation, error) {
 	return r, nil
 }
 
-// cancelReservation marks a reservation cancelled (keeping an earlier
-// cancellation's time) and raises its seat's fence in seat_fences, in one
-// statement.
+// cancelReservation marks an active reservation cancelled, raises its
+// seat's fence in seat_fences and records the seat's change, in one
+// statement; a reservation cancelled before is returned as it is.
 const cancelReservation = `
 WITH cancelled AS (
-	UPDATE reservations SET cancelled_at = coalesce(cancelled_at, now()) WHERE id = $1
+	UPDATE reservations SET cancelled_at = now() WHERE id = $1 AND cancelled_at IS NULL
 	RETURNING ` + reservationColumns + `
 ), fenced AS (
 	INSERT INTO seat_fences (schedule_id, seat_id, fence)
 	SELECT schedule_id, seat_id, $2 FROM cancelled
 	ON CONFLICT (schedule_id, seat_id) DO UPDATE SET fence = greatest(seat_fences.fence, EXCLUDED.fence)
+), changed AS (
+	INSERT INTO seat_changes (schedule_id, seat_id, status) SELECT schedule_id, seat_id, 'available' FROM cancelled
 )
-SELECT ` + reservationColumns + ` FROM cancelled`
+SELECT ` + reservationColumns + ` FROM cancelled
+UNION ALL
+SELECT ` + reservationColumns + ` FROM reservations WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM cancelled)`
 
 // CancelReservation implements reservation.Repository.
 func (s *Store) CancelReservation(ctx context.Context, id uuid.UUID, fence int64) (reservation.Reservation, error) {

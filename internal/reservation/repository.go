@@ -31,10 +31,14 @@ type Repository interface {
 	// r.Fence and refuses with ErrStaleFence if a booking of the seat
 	// carried an equal or higher fence (a refused booking writes no fence,
 	// which is enough: a booked seat refuses every later write anyway). It
-	// returns ErrSeatTaken when the seat already has a reservation (the
-	// UNIQUE constraint decides, whatever the lock did), an
-	// *UnavailableSeat with ReasonHeld when an active hold claims the seat, ErrScheduleNotFound or
-	// ErrSeatNotFound when there is no such seat.
+	// returns ErrSeatTaken when the seat already has another user's
+	// reservation (the UNIQUE constraint decides, whatever the lock did),
+	// the reservation itself when it is r.UserID's (the owner's retry), an
+	// *UnavailableSeat with ReasonHeld when an active hold claims the seat
+	// (a hold and a booking of one seat take the same claim row, so the
+	// store orders them whatever the lock did), ErrScheduleNotFound or
+	// ErrSeatNotFound when there is no such seat. The seat's change is
+	// recorded for the seat events in the same statement.
 	//
 	// The fence and the constraint decide, so nothing about the lock
 	// needs to cancel it. When ctx ends, or the connection fails, after the
@@ -50,6 +54,12 @@ type Repository interface {
 	// than the cancellation can never book the seat afterwards.
 	// ErrReservationNotFound for an unknown id.
 	CancelReservation(ctx context.Context, id uuid.UUID, fence int64) (Reservation, error)
+	// ReservationByClaim returns the reservation that the request with
+	// the idempotency claim made, or ErrReservationNotFound.
+	ReservationByClaim(ctx context.Context, claim uuid.UUID) (Reservation, error)
+	// HoldByClaim returns the hold that the request with the idempotency
+	// claim made, or ErrHoldNotFound.
+	HoldByClaim(ctx context.Context, claim uuid.UUID) (Hold, error)
 	// InsertHold stores a hold on h.SeatIDs in one transaction, all or
 	// nothing: when any seat has an active reservation or is claimed by
 	// another active hold, nothing is stored and the error is a
@@ -89,6 +99,9 @@ type NewReservation struct {
 	UserID     string
 	// Fence is the seat lock's fencing token.
 	Fence int64
+	// Claim is the idempotency claim of the request (uuid.Nil: none),
+	// stored with the reservation in the same statement.
+	Claim uuid.UUID
 }
 
 // SeatRef names one seat of one schedule.
@@ -111,4 +124,7 @@ type NewHold struct {
 	// past it the insert fails with ErrTooManyHolds, however many holds
 	// are made at once.
 	MaxLive int
+	// Claim is the idempotency claim of the request (uuid.Nil: none),
+	// stored with the hold in the same transaction.
+	Claim uuid.UUID
 }

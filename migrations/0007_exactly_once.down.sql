@@ -1,0 +1,15 @@
+DROP TABLE seat_changes;
+DROP INDEX holds_idempotency_claim;
+ALTER TABLE holds DROP COLUMN idempotency_claim;
+DROP INDEX reservations_idempotency_claim;
+ALTER TABLE reservations DROP COLUMN idempotency_claim;
+DELETE FROM seat_claims WHERE hold_id IS NULL;
+DROP INDEX seat_claims_expires_at;
+DROP INDEX seat_claims_hold_id;
+ALTER TABLE seat_claims ALTER COLUMN hold_id SET NOT NULL;
+ALTER TABLE seat_claims RENAME CONSTRAINT seat_claims_seat_id_check TO seat_holds_seat_id_check;
+ALTER TABLE seat_claims RENAME CONSTRAINT seat_claims_hold_id_fkey TO seat_holds_hold_id_fkey;
+ALTER TABLE seat_claims RENAME CONSTRAINT seat_claims_pkey TO seat_holds_pkey;
+ALTER TABLE seat_claims RENAME TO seat_holds;
+CREATE INDEX seat_holds_hold_id ON seat_holds (hold_id);
+CREATE INDEX seat_holds_expires_at ON seat_holds (expires_at);
