@@ -137,7 +137,11 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	if feed != nil {
 		events, streamFeed = feed, feed
 	}
-	bookings := reservation.NewService(store, locker, reservation.Config{LockTTL: cfg.LockTTL, SealBooked: cfg.FastPath,
+	var repo reservation.Repository = store
+	if o.wrapStore != nil {
+		repo = o.wrapStore(store)
+	}
+	bookings := reservation.NewService(repo, locker, reservation.Config{LockTTL: cfg.LockTTL, SealBooked: cfg.FastPath,
 		HoldTTL: cfg.HoldTTL, MaxHoldsPerUser: cfg.MaxHoldsPerUser, Events: events}, logger)
 	if a.jobs, err = newJobs(locker, store, keys, bookings, locks.pruner, logger, o.jobNamespace); err != nil {
 		return nil, err
@@ -223,6 +227,7 @@ type options struct {
 	noJobs       bool
 	jobNamespace string
 	accessLog    io.Writer
+	wrapStore    func(reservation.Repository) reservation.Repository
 }
 
 // WithAccessLog writes the request log to w directly, as JSON lines in the
@@ -240,6 +245,13 @@ func WithJobNamespace(ns string) Option { return func(o *options) { o.jobNamespa
 // (other instances run them: each job runs on one instance per period
 // anyway). Tests use it to see the service without its clean-ups.
 func WithoutJobs() Option { return func(o *options) { o.noJobs = true } }
+
+// WithStoreWrapper puts wrap's Repository between the use cases and the
+// PostgreSQL store. Tests use it to stop an instance at a chosen point of
+// a write, such as right after a COMMIT.
+func WithStoreWrapper(wrap func(reservation.Repository) reservation.Repository) Option {
+	return func(o *options) { o.wrapStore = wrap }
+}
 
 // closeFirst registers f to run before everything registered so far (a
 // lock backend closes before the pool it uses).
