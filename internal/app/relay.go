@@ -9,6 +9,7 @@ import (
 
 	"github.com/seatlock/seatlock/internal/config"
 	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/backend"
 	"github.com/seatlock/seatlock/internal/lock/periodic"
 	"github.com/seatlock/seatlock/internal/postgres"
 	"github.com/seatlock/seatlock/internal/seatfeed"
@@ -25,7 +26,11 @@ const relayJobName = "relay-seat-changes"
 // what keeps the outbox under SEAT_CHANGES_MAX_BACKLOG. Without a feed (no
 // REDIS_URL) there is no live seat map and nothing to relay to: the
 // changes are discarded by the same job instead.
-func (a *App) openRelay(cfg config.Config, pool *pgxpool.Pool, locker lock.Locker, feed *seatfeed.Feed,
+//
+// The relay's lock is taken through a lock client of its own on the same
+// store, without the lock metrics: a standing-by instance asks for it
+// every second, which is no seat lock's contention.
+func (a *App) openRelay(cfg config.Config, pool *pgxpool.Pool, locks backend.Backend, feed *seatfeed.Feed,
 	registry prometheus.Registerer, logger *slog.Logger, namespace string) (outboxBound, error) {
 	outbox := postgres.NewSeatChanges(pool)
 	metrics, err := seatrelay.NewMetrics(registry, outbox, logger)
@@ -35,6 +40,8 @@ func (a *App) openRelay(cfg config.Config, pool *pgxpool.Pool, locker lock.Locke
 	if feed == nil {
 		return discardOutbox{outbox}, nil
 	}
+	locker := lock.New(locks, lock.Config{MaxWait: seatrelay.DefaultStandby, Logger: logger})
+	a.closeFirst(locker.Close)
 	a.relay = seatrelay.New(locker, outbox, feed, seatrelay.Config{
 		Key:        periodic.Key(namespace + relayJobName),
 		Interval:   cfg.SeatRelayInterval,
