@@ -28,6 +28,7 @@ import (
 	"github.com/seatlock/seatlock/internal/redisconn"
 	"github.com/seatlock/seatlock/internal/reservation"
 	"github.com/seatlock/seatlock/internal/seatfeed"
+	"github.com/seatlock/seatlock/internal/seatrelay"
 )
 
 // A request may wait LOCK_MAX_WAIT for a seat and then needs time for its
@@ -40,9 +41,12 @@ const (
 
 // App is one running instance of the service.
 type App struct {
-	log          *slog.Logger
-	handler      http.Handler
-	jobs         *periodic.Runner
+	log     *slog.Logger
+	handler http.Handler
+	jobs    *periodic.Runner
+	// relay relays the seat_changes outbox to the live seat map; nil
+	// without one.
+	relay        *seatrelay.Relay
 	writeTimeout time.Duration
 	// metricsAddr, when set, is the operations listener's address
 	// (metrics and profiles); the public one then does not serve metrics.
@@ -132,18 +136,24 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	if err != nil {
 		return nil, err
 	}
-	var events reservation.SeatEvents
 	var streamFeed seatstream.Feed
 	if feed != nil {
-		events, streamFeed = feed, feed
+		streamFeed = feed
+	}
+	// The use cases publish nothing themselves: every seat change is
+	// written to the seat_changes outbox in its own transaction, and the
+	// relay streams it from there.
+	bound, err := a.openRelay(cfg, pool, locks.backend, feed, registry, logger, o.jobNamespace)
+	if err != nil {
+		return nil, err
 	}
 	var repo reservation.Repository = store
 	if o.wrapStore != nil {
 		repo = o.wrapStore(store)
 	}
 	bookings := reservation.NewService(repo, locker, reservation.Config{LockTTL: cfg.LockTTL, SealBooked: cfg.FastPath,
-		HoldTTL: cfg.HoldTTL, MaxHoldsPerUser: cfg.MaxHoldsPerUser, Events: events}, logger)
-	if a.jobs, err = newJobs(locker, store, keys, bookings, locks.pruner, logger, o.jobNamespace); err != nil {
+		HoldTTL: cfg.HoldTTL, MaxHoldsPerUser: cfg.MaxHoldsPerUser}, logger)
+	if a.jobs, err = newJobs(locker, store, keys, bookings, locks.pruner, bound, logger, o.jobNamespace); err != nil {
 		return nil, err
 	}
 	a.handler = httpapi.NewHandler(httpapi.Options{
@@ -241,7 +251,8 @@ func WithAccessLog(w io.Writer) Option { return func(o *options) { o.accessLog =
 // has its own. Tests, which give every test a database of its own, use it.
 func WithJobNamespace(ns string) Option { return func(o *options) { o.jobNamespace = ns } }
 
-// WithoutJobs serves without running the periodic jobs on this instance
+// WithoutJobs serves without running the periodic jobs (nor the seat change
+// relay, which runs under a job lock too) on this instance
 // (other instances run them: each job runs on one instance per period
 // anyway). Tests use it to see the service without its clean-ups.
 func WithoutJobs() Option { return func(o *options) { o.noJobs = true } }

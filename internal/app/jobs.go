@@ -35,6 +35,12 @@ type holdExpirer interface {
 	ExpireHolds(ctx context.Context) (int, error)
 }
 
+// outboxBound keeps the seat_changes outbox under its bound
+// (seatrelay.Relay.EnforceBound), returning how many changes it dropped.
+type outboxBound interface {
+	EnforceBound(ctx context.Context) (int64, error)
+}
+
 // job is one periodic clean-up: how often it runs, how long its lock is
 // held at most and at least, and what it does, returning how many things
 // it changed (named by changed in the log).
@@ -48,12 +54,13 @@ type job struct {
 // newJobs returns the service's periodic jobs. Every instance runs the
 // Runner; each job executes on one instance per period (ShedLock-style).
 // pruner is nil when the lock store keeps nothing to prune (Redis expires
-// its keys by itself); expirer is nil when holds are off.
+// its keys by itself); expirer is nil when holds are off; bound is nil in
+// tests that do not need it.
 //
 // One logging rule for all of them: a run that changed something logs the
 // count at info; a failed run is logged by the Runner.
 func newJobs(locker lock.Locker, store *postgres.Store, keys idempotency.Store, expirer holdExpirer, pruner lockPruner,
-	logger *slog.Logger, namespace string) (*periodic.Runner, error) {
+	bound outboxBound, logger *slog.Logger, namespace string) (*periodic.Runner, error) {
 	table := []job{
 		{"prune-seat-fences", time.Hour, 10 * time.Minute, time.Minute, "seat fences",
 			func(ctx context.Context) (int64, error) {
@@ -74,6 +81,12 @@ func newJobs(locker lock.Locker, store *postgres.Store, keys idempotency.Store, 
 				n, err := expirer.ExpireHolds(ctx)
 				return int64(n), err
 			}})
+	}
+	if bound != nil {
+		// A relay stopped for long must not fill the disk: past the
+		// bound the oldest seat changes go (logged as errors by bound).
+		table = append(table, job{"bound-seat-changes", 10 * time.Second, 2 * time.Minute, 5 * time.Second,
+			"seat changes dropped", bound.EnforceBound})
 	}
 	if pruner != nil {
 		table = append(table, job{"prune-lock-rows", time.Hour, 10 * time.Minute, time.Minute, "lock rows",

@@ -32,7 +32,7 @@ func TestLockRowPruningJob(t *testing.T) {
 	locker := lock.New(memlock.New(), lock.Config{})
 	logger := slog.New(slog.DiscardHandler)
 
-	withoutPruner, err := newJobs(locker, nil, nil, nil, nil, logger, "")
+	withoutPruner, err := newJobs(locker, nil, nil, nil, nil, nil, logger, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestLockRowPruningJob(t *testing.T) {
 	}
 
 	pruner := &recordingPruner{}
-	jobs, err := newJobs(locker, nil, nil, nil, pruner, logger, "")
+	jobs, err := newJobs(locker, nil, nil, nil, pruner, nil, logger, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestIdempotencyKeyPurgeRunsOnceAcrossRunners(t *testing.T) {
 	events := make([]periodic.Event, 3)
 	var wg sync.WaitGroup
 	for i := range events {
-		runner, err := newJobs(lock.New(shared, lock.Config{}), store, keys, nil, nil, logger, "")
+		runner, err := newJobs(lock.New(shared, lock.Config{}), store, keys, nil, nil, nil, logger, "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,10 +29,11 @@ func (a *App) NewServer() *http.Server {
 	}
 }
 
-// Serve answers requests on ln and runs the periodic jobs until ctx is done.
+// Serve answers requests on ln and runs the periodic jobs and the seat
+// change relay until ctx is done.
 // Then, in this order, it stops accepting connections, ends the live seat
 // map streams and drains in-flight requests (as long as the longest request
-// may take), and only then stops the jobs and waits for them: a request
+// may take), and only then stops the jobs and the relay and waits for them: a request
 // still draining may rely on a job (expired holds are freed by one). It
 // returns nil after a clean shutdown.
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
@@ -51,6 +52,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	} else {
 		go func() { jobsDone <- a.jobs.Run(jobsCtx) }()
 	}
+	relayDone := a.runRelay(jobsCtx)
 	a.log.Info("serving", slog.String("addr", ln.Addr().String()))
 
 	var serveErr error
@@ -63,6 +65,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	a.log.Info("shutting down: stopping jobs")
 	stopJobs()
 	jobsErr := <-jobsDone
+	<-relayDone
 	if serveErr != nil {
 		return serveErr
 	}

@@ -51,6 +51,13 @@ type Config struct {
 	// bookings may be in flight at once, each; calls that find them all
 	// busy go together in the next (0: every call alone).
 	BatchLanes int `env:"BATCH_LANES" envDefault:"2"`
+	// SeatChangesMaxBacklog bounds the seat_changes outbox: past it, the
+	// oldest changes not yet relayed to the live seat map are dropped (0
+	// in a Config built by hand: the default).
+	SeatChangesMaxBacklog int64 `env:"SEAT_CHANGES_MAX_BACKLOG" envDefault:"1000000"`
+	// SeatRelayInterval is how long the idle relay waits before it looks
+	// for new seat changes again (0 in a Config built by hand: 15ms).
+	SeatRelayInterval time.Duration `env:"SEAT_RELAY_INTERVAL" envDefault:"15ms"`
 }
 
 // Lock backends.
@@ -105,6 +112,12 @@ func Load(environ map[string]string) (Config, error) {
 	}
 	if cfg.BatchLanes < 0 || cfg.BatchLanes > 64 {
 		problems = append(problems, errors.New("BATCH_LANES must be between 0 (no batching) and 64"))
+	}
+	if cfg.SeatChangesMaxBacklog < 1000 || cfg.SeatChangesMaxBacklog > 1_000_000_000 {
+		problems = append(problems, errors.New("SEAT_CHANGES_MAX_BACKLOG must be between 1000 and 1000000000"))
+	}
+	if cfg.SeatRelayInterval < time.Millisecond || cfg.SeatRelayInterval > time.Second {
+		problems = append(problems, errors.New("SEAT_RELAY_INTERVAL must be between 1ms and 1s"))
 	}
 	if cfg.LockMaxWait < 0 || cfg.LockMaxWait > time.Minute {
 		problems = append(problems, errors.New("LOCK_MAX_WAIT must be between 0 and 1m"))

@@ -24,7 +24,7 @@ func TestLoadDefaults(t *testing.T) {
 		t.Fatalf("Load: %v", err)
 	}
 	if cfg.HTTPAddr != "127.0.0.1:8080" || cfg.LockTTL != 5*time.Second || cfg.LockMaxWait != 10*time.Second ||
-		cfg.HoldTTL != 10*time.Minute {
+		cfg.HoldTTL != 10*time.Minute || cfg.SeatChangesMaxBacklog != 1_000_000 || cfg.SeatRelayInterval != 15*time.Millisecond {
 		t.Errorf("defaults = %+v", cfg)
 	}
 }
@@ -35,12 +35,14 @@ func TestLoadOverrides(t *testing.T) {
 	env["LOCK_TTL"] = "750ms"
 	env["LOCK_MAX_WAIT"] = "2s"
 	env["HOLD_TTL"] = "90s"
+	env["SEAT_CHANGES_MAX_BACKLOG"] = "5000"
+	env["SEAT_RELAY_INTERVAL"] = "50ms"
 	cfg, err := config.Load(env)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
 	if cfg.HTTPAddr != ":9000" || cfg.LockTTL != 750*time.Millisecond || cfg.LockMaxWait != 2*time.Second ||
-		cfg.HoldTTL != 90*time.Second {
+		cfg.HoldTTL != 90*time.Second || cfg.SeatChangesMaxBacklog != 5000 || cfg.SeatRelayInterval != 50*time.Millisecond {
 		t.Errorf("cfg = %+v", cfg)
 	}
 }
@@ -60,6 +62,9 @@ func TestLoadRejects(t *testing.T) {
 		{"short hold", "HOLD_TTL", "9s", "HOLD_TTL must be between 10s and 1h0m0s"},
 		{"long hold", "HOLD_TTL", "61m", "HOLD_TTL must be between"},
 		{"bad hold", "HOLD_TTL", "ten minutes", "HOLD_TTL"},
+		{"small backlog bound", "SEAT_CHANGES_MAX_BACKLOG", "999", "SEAT_CHANGES_MAX_BACKLOG must be between"},
+		{"bad backlog bound", "SEAT_CHANGES_MAX_BACKLOG", "many", "SEAT_CHANGES_MAX_BACKLOG"},
+		{"slow relay", "SEAT_RELAY_INTERVAL", "2s", "SEAT_RELAY_INTERVAL must be between"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

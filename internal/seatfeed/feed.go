@@ -80,6 +80,9 @@ type Event struct {
 	ID     string
 	SeatID int
 	Status reservation.SeatStatus
+	// Pos is the change's commit position (see Change), zero for an entry
+	// written without one (by SeatsChanged).
+	Pos int64
 	// JSON is {"seatId":N,"status":"..."}, rendered once for every
 	// subscriber: a thousand streams share it.
 	JSON []byte
@@ -241,7 +244,9 @@ func toEvents(entries []redis.XMessage) []Event {
 		if seat < 1 {
 			continue
 		}
-		events = append(events, Event{ID: e.ID, SeatID: seat, Status: reservation.SeatStatus(status), JSON: changeJSON(seat, status)})
+		pos, _ := strconv.ParseInt(fmt.Sprint(e.Values["pos"]), 10, 64)
+		events = append(events, Event{ID: e.ID, SeatID: seat, Status: reservation.SeatStatus(status), Pos: pos,
+			JSON: changeJSON(seat, status)})
 	}
 	return events
 }

@@ -1,0 +1,71 @@
+package postgres_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/seatlock/seatlock/internal/postgres"
+)
+
+// The outbox hands out the oldest changes in id order, forgets what was
+// deleted, measures its backlog, and trims to a bound from the oldest.
+func TestSeatChangesOutbox(t *testing.T) {
+	t.Parallel()
+	store, pool := newStore(t)
+	outbox := postgres.NewSeatChanges(pool)
+	ctx := testContext(t)
+	if rows, age, err := outbox.Backlog(ctx); err != nil || rows != 0 || age != 0 {
+		t.Fatalf("empty Backlog = %d, %s, %v", rows, age, err)
+	}
+	s := mustSchedule(t, store, 10)
+	for seat := 1; seat <= 5; seat++ {
+		mustReserve(t, store, s.ID(), seat, "alice")
+	}
+
+	pending, err := outbox.Pending(ctx, 3)
+	if err != nil || len(pending) != 3 {
+		t.Fatalf("Pending(3) = %d rows, %v", len(pending), err)
+	}
+	for i, c := range pending {
+		if c.ScheduleID != s.ID() || c.SeatID != i+1 || c.Status != "reserved" || c.CreatedAt.IsZero() {
+			t.Errorf("change %d = %+v", i, c)
+		}
+		if i > 0 && c.ID <= pending[i-1].ID {
+			t.Errorf("ids out of order: %d after %d", c.ID, pending[i-1].ID)
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	rows, age, err := outbox.Backlog(ctx)
+	if err != nil || rows != 5 || age < 20*time.Millisecond || age > time.Minute {
+		t.Fatalf("Backlog = %d, %s, %v; want 5 rows at least 20ms old", rows, age, err)
+	}
+
+	if err := outbox.Delete(ctx, []int64{pending[0].ID, pending[1].ID}); err != nil {
+		t.Fatal(err)
+	}
+	if err := outbox.Delete(ctx, []int64{pending[0].ID}); err != nil { // again: nothing left to delete
+		t.Fatal(err)
+	}
+	rest, err := outbox.Pending(ctx, 10)
+	if err != nil || len(rest) != 3 || rest[0].ID != pending[2].ID {
+		t.Fatalf("after Delete, Pending = %+v, %v", rest, err)
+	}
+
+	// Bound of 2: the oldest of the 3 goes.
+	if dropped, err := outbox.Trim(ctx, 2); err != nil || dropped != 1 {
+		t.Fatalf("Trim(2) = %d, %v; want 1", dropped, err)
+	}
+	if dropped, err := outbox.Trim(ctx, 2); err != nil || dropped != 0 {
+		t.Fatalf("Trim(2) again = %d, %v; want 0", dropped, err)
+	}
+	kept, err := outbox.Pending(ctx, 10)
+	if err != nil || len(kept) != 2 || kept[0].SeatID != 4 || kept[1].SeatID != 5 {
+		t.Fatalf("after Trim, Pending = %+v, %v; want seats 4 and 5", kept, err)
+	}
+	if dropped, err := outbox.Trim(ctx, 0); err != nil || dropped != 2 {
+		t.Fatalf("Trim(0) = %d, %v; want 2", dropped, err)
+	}
+	if rows, age, err := outbox.Backlog(ctx); err != nil || rows != 0 || age != 0 {
+		t.Fatalf("Backlog after Trim(0) = %d, %s, %v", rows, age, err)
+	}
+}
