@@ -101,6 +101,13 @@ func SealedWith(note string) string {
 	return SealValue + ":" + note
 }
 
+// IsSeal reports whether a lock key's value is a seal (SealValue, or
+// SealValue, ':' and a note) rather than a holder's token: what the
+// scripts' is_seal decides.
+func IsSeal(value string) bool {
+	return value == SealValue || strings.HasPrefix(value, SealValue+":")
+}
+
 // sealNote is the note of a seal's value (SealedWith's inverse).
 func sealNote(value string) string {
 	if note, noted := strings.CutPrefix(value, SealValue+":"); noted {

@@ -58,6 +58,15 @@ func TestSealValues(t *testing.T) {
 		_ = lifted.Release(ctx)
 	}
 
+	for value, want := range map[string]bool{
+		"sealed": true, "sealed:": true, "sealed:a1b2": true,
+		"sealedbysomeone": false, "0123456789abcdef0123456789abcdef": false, "": false,
+	} {
+		if got := redislock.IsSeal(value); got != want {
+			t.Errorf("IsSeal(%q) = %v, want %v", value, got, want)
+		}
+	}
+
 	key = "lock:{schedule:" + lockenv.Name("") + "}:seat:3"
 	client.Set(ctx, key, "sealedbysomeone", time.Minute)
 	for _, unseal := range []bool{false, true} {
