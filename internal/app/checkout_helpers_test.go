@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seatlock/seatlock/internal/lock/redislock"
 	"github.com/seatlock/seatlock/internal/reservation"
 )
 
@@ -65,7 +66,7 @@ func (h *harness) lockedSeats(schedule int64, seatCount int) []int {
 	var locked []int
 	for seat := 1; seat <= seatCount; seat++ {
 		v, err := h.redis.Get(context.Background(), reservation.SeatLockKey(schedule, seat)).Result()
-		if err == nil && v != "sealed" {
+		if err == nil && !redislock.IsSeal(v) {
 			locked = append(locked, seat)
 		}
 	}

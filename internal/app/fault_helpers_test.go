@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seatlock/seatlock/internal/config"
+	"github.com/seatlock/seatlock/internal/lock/redislock"
 	"github.com/seatlock/seatlock/internal/reservation"
 	"github.com/seatlock/seatlock/internal/testenv"
 )
@@ -183,7 +184,7 @@ func lockedSeatsIn(t *testing.T, rdb redis.UniversalClient, schedule int64, seat
 		case err == redis.Nil:
 		case err != nil:
 			t.Fatalf("read lock key of seat %d: %v", seat, err)
-		case v != "sealed":
+		case !redislock.IsSeal(v):
 			locked = append(locked, seat)
 		}
 	}

@@ -34,9 +34,9 @@ func TestMetricsForOperators(t *testing.T) {
 	t.Parallel()
 	h := newHarnessWith(t, 1, func(*config.Config) {}, app.WithoutJobs())
 	schedule := h.createSchedule(2)
-	alice := h.token("alice", "")
-	for range 2 {
-		h.postJSON("/reservations", alice, map[string]any{"scheduleId": schedule, "seatId": 1})
+	// Two users: the owner's own retry would be answered 200.
+	for _, user := range []string{"alice", "bob"} {
+		h.postJSON("/reservations", h.token(user, ""), map[string]any{"scheduleId": schedule, "seatId": 1})
 	}
 	h.do(request{method: http.MethodGet, path: fmt.Sprintf("/schedules/%d/seats", schedule)})
 	h.do(request{method: http.MethodGet, path: "/no/such/path/42"})

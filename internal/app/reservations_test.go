@@ -32,10 +32,11 @@ func TestReserveSeat(t *testing.T) {
 		t.Errorf("rows = %d, want 1", n)
 	}
 	// The lock was given up after the booking, sealed (FAST_PATH): the
-	// key holds the seal, never a token, and expires.
+	// key holds the seal with its owner's note, never a token, and
+	// expires.
 	key := reservation.SeatLockKey(schedule, 2)
-	if v := h.redis.Get(context.Background(), key).Val(); v != redislock.SealValue {
-		t.Errorf("seat key holds %q after a finished booking, want the seal %q", v, redislock.SealValue)
+	if v, want := h.redis.Get(context.Background(), key).Val(), redislock.SealedWith(reservation.OwnerNote("alice")); v != want {
+		t.Errorf("seat key holds %q after a finished booking, want the seal %q", v, want)
 	}
 	if ttl := h.redis.PTTL(context.Background(), key).Val(); ttl <= 0 || ttl > reservation.DefaultSealTTL {
 		t.Errorf("seal TTL = %v, want in (0, %v]", ttl, reservation.DefaultSealTTL)

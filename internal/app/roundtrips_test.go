@@ -120,8 +120,8 @@ func wantTrips(t *testing.T, what string, counts *roundTrips, redisWant, pgWant 
 // The round trips of each path, counted: a fresh booking is 2 Redis calls
 // (acquire with fence, seal) and 1 PostgreSQL statement; a booked seat is 1
 // Redis call and no PostgreSQL at all, and none while the instance
-// remembers the seal (lock.SealMemory); a lost seal costs one statement and
-// is rebuilt.
+// remembers the seal (lock.SealMemory); the owner's retry adds one look-up;
+// a lost seal costs one statement and is rebuilt.
 func TestRoundTripsPerBooking(t *testing.T) {
 	t.Parallel()
 	svc, counts, rdb := countedService(t, true)
@@ -130,12 +130,15 @@ func TestRoundTripsPerBooking(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Warm-up: the schedule cache, the scripts (EVALSHA, then EVAL once),
-	// the prepared statements.
+	// the prepared statements (the owner's retry's look-up among them).
 	if err := book(t, svc, schedule.ID(), 1, "warm"); err != nil {
 		t.Fatal(err)
 	}
-	if err := book(t, svc, schedule.ID(), 1, "warm"); !errors.Is(err, reservation.ErrSeatTaken) {
+	if err := book(t, svc, schedule.ID(), 1, "warm-other"); !errors.Is(err, reservation.ErrSeatTaken) {
 		t.Fatalf("warm-up on a booked seat: %v", err)
+	}
+	if err := book(t, svc, schedule.ID(), 1, "warm"); err != nil {
+		t.Fatalf("warm-up of the owner's retry: %v", err)
 	}
 	counts.reset()
 
@@ -151,6 +154,12 @@ func TestRoundTripsPerBooking(t *testing.T) {
 		}
 		wantTrips(t, "booked seat, seal remembered", counts, 0, 0)
 	}
+	// The owner's retry: its reservation, for one look-up, and no Redis
+	// call while the seal is remembered.
+	if err := book(t, svc, schedule.ID(), 2, "alice"); err != nil {
+		t.Fatalf("the owner's retry: %v, want its reservation", err)
+	}
+	wantTrips(t, "the owner's retry, seal remembered", counts, 0, 1)
 	// Once the memory expires: one Redis call, then remembered again.
 	time.Sleep(lock.SealMemory)
 	for i := range 3 {
@@ -174,8 +183,8 @@ func TestRoundTripsPerBooking(t *testing.T) {
 		t.Fatalf("booked seat without its seal: %v, want ErrSeatTaken", err)
 	}
 	wantTrips(t, "booked seat whose seal was lost", counts, 2, 1)
-	if v := rdb.Get(context.Background(), key).Val(); v != redislock.SealValue {
-		t.Errorf("seat key after the refusal = %q, want the seal rebuilt", v)
+	if v, want := rdb.Get(context.Background(), key).Val(), redislock.SealedWith(reservation.OwnerNote("alice")); v != want {
+		t.Errorf("seat key after the refusal = %q, want the seal rebuilt with its owner's note, %q", v, want)
 	}
 	time.Sleep(lock.SealMemory)
 	counts.reset()

@@ -128,9 +128,11 @@ func (c *Client) acquireTarget(ctx context.Context, t target, opts Options) (*le
 		return nil, fmt.Errorf("lock: acquire %q: %w", t.name(), err)
 	}
 	start := time.Now()
-	if c.seals != nil && t.multi == nil && !opts.Unseal && c.seals.sealed(t.key, start) {
-		c.observer.Acquired(OutcomeSealed, 0)
-		return nil, &SealedError{Key: t.key}
+	if c.seals != nil && t.multi == nil && !opts.Unseal {
+		if note, sealed := c.seals.sealed(t.key, start); sealed {
+			c.observer.Acquired(OutcomeSealed, 0)
+			return nil, &SealedError{Key: t.key, Note: note}
+		}
 	}
 	l, err := c.acquire(ctx, t, ttl, min(opts.Wait, c.maxWait), opts.Unseal)
 	if err == nil && l.liftedSeal {
@@ -279,10 +281,10 @@ func (c *Client) try(ctx context.Context, t target, ttl time.Duration, unseal bo
 	a, err := t.tryAcquire(ctx, token, ttl, unseal)
 	switch {
 	case errors.Is(err, ErrSealed):
-		if c.seals != nil {
-			c.seals.remember(t.key, requested)
+		if sealed := (*SealedError)(nil); c.seals != nil && errors.As(err, &sealed) {
+			c.seals.remember(t.key, sealed.Note, requested)
 		}
-		return nil, nil, &SealedError{Key: t.name()}
+		return nil, nil, err
 	case err != nil:
 		c.forget(t, token, requested.Add(ttl))
 		return nil, nil, err

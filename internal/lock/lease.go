@@ -258,15 +258,20 @@ func (l *lease) Release(ctx context.Context) error {
 	return l.end(ctx, giveUp{})
 }
 
-// Seal implements Lease.
+// Seal implements Sealer.
 func (l *lease) Seal(ctx context.Context, ttl time.Duration) error {
+	return l.SealWithNote(ctx, ttl, "")
+}
+
+// SealWithNote implements NoteSealer.
+func (l *lease) SealWithNote(ctx context.Context, ttl time.Duration, note string) error {
 	if err := validateTTL(ttl); err != nil {
 		return err
 	}
 	if already, _ := l.markReleased(); already {
 		return ErrNotHeld
 	}
-	return l.end(ctx, giveUp{seal: ttl})
+	return l.end(ctx, giveUp{seal: ttl, note: note})
 }
 
 // markReleased ends the lease's local life: no more expiry timer or
@@ -297,9 +302,10 @@ func (l *lease) markReleased() (already, lost bool) {
 }
 
 // giveUp is how a lease ends in the store: deleted (the zero value),
-// sealed for seal, or kept owner-held for keep (ReleaseAfter).
+// sealed for seal (with note), or kept owner-held for keep (ReleaseAfter).
 type giveUp struct {
 	seal time.Duration
+	note string
 	keep time.Duration
 }
 
@@ -319,12 +325,12 @@ func (l *lease) end(ctx context.Context, how giveUp) error {
 	case how.keep > 0:
 		ok, err = l.target.extend(ctx, l.token, how.keep)
 	case how.seal > 0:
-		ok, err = l.target.seal(ctx, l.token, how.seal)
+		ok, err = l.target.seal(ctx, l.token, how.seal, how.note)
 	default:
 		ok, err = l.target.release(ctx, l.token)
 	}
 	if how.seal > 0 && ok && err == nil && l.client.seals != nil && l.target.multi == nil && l.client.canSeal() {
-		l.client.seals.remember(l.target.key, sent)
+		l.client.seals.remember(l.target.key, l.client.keptNote(how.note), sent)
 	}
 	l.mu.Lock()
 	if l.cancel != nil {

@@ -133,6 +133,25 @@ type Sealer interface {
 	Seal(ctx context.Context, ttl time.Duration) error
 }
 
+// NoteSealer is the optional capability of a Lease whose seal can carry a
+// note: a few bytes chosen by the sealer that every Acquire refused by the
+// seal gets back in SealedError.Note, in the same store call. It is a
+// capability of its own, next to Sealer rather than a change to it, so
+// that every Sealer written so far (fakes included) still is one, and a
+// caller that has no note keeps calling Seal. The leases of a Client
+// implement it.
+type NoteSealer interface {
+	Sealer
+	// SealWithNote is Seal whose seal keeps note (Seal is SealWithNote
+	// with an empty note). The note is stored as it is, readable by anyone
+	// who can read the store: make it short (a few dozen bytes at most)
+	// and never a secret nor personal data as such (a digest of it, say).
+	// A store that seals but keeps no note (its backend is a
+	// backend.Sealer but not a backend.NoteSealer) seals without it, and
+	// refused Acquires then see an empty Note.
+	SealWithNote(ctx context.Context, ttl time.Duration, note string) error
+}
+
 // MultiLease is a claim on several keys taken together by AcquireAll. It
 // behaves as a Lease on all of them at once: one Context, one local expiry,
 // Extend and Release each one call to the store, and losing any key loses
@@ -216,6 +235,10 @@ type KeyHeld struct {
 // (errors.Is(err, ErrSealed)).
 type SealedError struct {
 	Key string
+	// Note is the note the seal was made with (NoteSealer.SealWithNote);
+	// empty for a seal made by Seal, by a store that keeps no note, or by
+	// an older writer that knew no notes.
+	Note string
 }
 
 func (e *SealedError) Error() string { return fmt.Sprintf("lock: %q is sealed", e.Key) }

@@ -25,44 +25,63 @@ const SealMemory = 250 * time.Millisecond
 // of fresh bookings, as expired keys leave only when pushed out.)
 const sealMemorySize = 1 << 12
 
-// sealMemory remembers sealed keys, each until the instant its memory
-// expires. The instant counts from before the store call that saw or made
-// the seal, so it never outlasts SealMemory after the seal was in place.
+// sealMemory remembers sealed keys with their seal's note, each until the
+// instant its memory expires. The instant counts from before the store
+// call that saw or made the seal, so it never outlasts SealMemory after the
+// seal was in place.
 type sealMemory struct {
-	until *lru.Cache[string, time.Time]
+	seals *lru.Cache[string, rememberedSeal]
+}
+
+// rememberedSeal is what an Acquire answered from memory needs: until when
+// to answer, and the note the store would have given.
+type rememberedSeal struct {
+	until time.Time
+	note  string
 }
 
 func newSealMemory() *sealMemory {
-	c, err := lru.New[string, time.Time](sealMemorySize)
+	c, err := lru.New[string, rememberedSeal](sealMemorySize)
 	if err != nil {
 		panic(err) // only a size below 1 fails
 	}
-	return &sealMemory{until: c}
+	return &sealMemory{seals: c}
 }
 
-// sealed reports whether key is remembered sealed at now.
-func (m *sealMemory) sealed(key string, now time.Time) bool {
-	until, ok := m.until.Get(key)
+// sealed reports whether key is remembered sealed at now, and its note.
+func (m *sealMemory) sealed(key string, now time.Time) (note string, ok bool) {
+	seal, ok := m.seals.Get(key)
 	if !ok {
-		return false
+		return "", false
 	}
-	if !now.Before(until) {
-		m.until.Remove(key)
-		return false
+	if !now.Before(seal.until) {
+		m.seals.Remove(key)
+		return "", false
 	}
-	return true
+	return seal.note, true
 }
 
-// remember notes that the store had key sealed at asked (or later).
-func (m *sealMemory) remember(key string, asked time.Time) {
-	m.until.Add(key, asked.Add(SealMemory))
+// remember notes that the store had key sealed with note at asked (or
+// later).
+func (m *sealMemory) remember(key, note string, asked time.Time) {
+	m.seals.Add(key, rememberedSeal{until: asked.Add(SealMemory), note: note})
 }
 
-func (m *sealMemory) forget(key string) { m.until.Remove(key) }
+func (m *sealMemory) forget(key string) { m.seals.Remove(key) }
 
 // canSeal reports whether the Client's backend seals (a backend that
 // cannot releases instead, and there is nothing to remember).
 func (c *Client) canSeal() bool {
 	_, ok := c.backend.(backend.Sealer)
 	return ok
+}
+
+// keptNote is the note the Client's backend keeps of a seal made with
+// note: none when it seals without notes, so that an answer from memory
+// says what the store would.
+func (c *Client) keptNote(note string) string {
+	if _, ok := c.backend.(backend.NoteSealer); ok {
+		return note
+	}
+	return ""
 }

@@ -67,8 +67,8 @@ type attempt struct {
 }
 
 // tryAcquire takes every key or none. held is set when another owner holds
-// some key; the error is ErrSealed when the (single) key is sealed, unless
-// unseal asks to take it anyway.
+// some key; the error is a *SealedError, with the seal's note, when the
+// (single) key is sealed, unless unseal asks to take it anyway.
 func (t target) tryAcquire(ctx context.Context, token string, ttl time.Duration, unseal bool) (attempt, error) {
 	if t.multi == nil {
 		var (
@@ -87,7 +87,7 @@ func (t target) tryAcquire(ctx context.Context, token string, ttl time.Duration,
 		case g.Acquired:
 			return attempt{acquired: true, fence: g.Fence, liftedSeal: g.Sealed}, nil
 		case g.Sealed:
-			return attempt{}, ErrSealed
+			return attempt{}, &SealedError{Key: t.key, Note: g.Note}
 		}
 		return attempt{held: []KeyHeld{{Key: t.key, Remaining: g.Remaining}}}, nil
 	}
@@ -130,10 +130,18 @@ func (t target) release(ctx context.Context, token string) (all bool, err error)
 	return n == len(t.keys), err
 }
 
-// seal seals the key token holds; a backend that cannot seal, and a set of
-// keys, are released instead (a seal only ever saves work).
-func (t target) seal(ctx context.Context, token string, ttl time.Duration) (bool, error) {
-	if sealer, ok := t.backend.(backend.Sealer); ok && t.multi == nil {
+// seal seals the key token holds, with note where the backend keeps one
+// (a backend.Sealer that is no backend.NoteSealer seals without it); a
+// backend that cannot seal, and a set of keys, are released instead (a
+// seal only ever saves work).
+func (t target) seal(ctx context.Context, token string, ttl time.Duration, note string) (bool, error) {
+	if t.multi != nil {
+		return t.release(ctx, token)
+	}
+	if noted, ok := t.backend.(backend.NoteSealer); ok && note != "" {
+		return noted.SealWithNote(ctx, t.key, token, ttl, note)
+	}
+	if sealer, ok := t.backend.(backend.Sealer); ok {
 		return sealer.Seal(ctx, t.key, token, ttl)
 	}
 	return t.release(ctx, token)

@@ -151,7 +151,10 @@ func TestGroupCommitGivesEachBookingItsOwnOutcome(t *testing.T) {
 		ok   func(outcome) bool
 	}{
 		{"booked for alice", func(o outcome) bool { return o.err == nil && o.r.SeatID() == 4 && o.r.UserID() == "alice" }},
-		{"ErrSeatTaken", func(o outcome) bool { return errors.Is(o.err, reservation.ErrSeatTaken) }},
+		{"ErrSeatTaken naming carol", func(o outcome) bool {
+			var taken *reservation.SeatTakenError
+			return errors.Is(o.err, reservation.ErrSeatTaken) && errors.As(o.err, &taken) && taken.Owner == "carol"
+		}},
 		{"a *UnavailableSeat with time left", func(o outcome) bool {
 			return errors.As(o.err, &held) && held.RetryAfter > 50*time.Second
 		}},

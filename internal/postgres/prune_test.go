@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -47,7 +48,7 @@ func TestPruneSeatFencesOfStartedShows(t *testing.T) {
 		t.Errorf("fences of the future show = %d (%v), want 1 kept", left, err)
 	}
 	// The bookings themselves stay, and still refuse a second booking.
-	if _, err := store.InsertReservation(ctx, reservation.NewReservation{ScheduleID: past, SeatID: 3, UserID: "v", Fence: 2}); err != reservation.ErrSeatTaken {
+	if _, err := store.InsertReservation(ctx, reservation.NewReservation{ScheduleID: past, SeatID: 3, UserID: "v", Fence: 2}); !errors.Is(err, reservation.ErrSeatTaken) {
 		t.Errorf("booking a booked seat after pruning: %v, want ErrSeatTaken", err)
 	}
 }

@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -96,7 +97,7 @@ func TestBookingYourOwnSeatAgainReturnsYourReservation(t *testing.T) {
 			if err != nil || again.ID() != first.ID() || !again.CreatedAt().Equal(first.CreatedAt()) {
 				t.Errorf("alice again = %+v, %v; want her reservation %s", again, err, first.ID())
 			}
-			if _, err := insert(ctx, store, s.ID(), 7, "bob", nextFence()); err != reservation.ErrSeatTaken {
+			if _, err := insert(ctx, store, s.ID(), 7, "bob", nextFence()); !errors.Is(err, reservation.ErrSeatTaken) {
 				t.Errorf("bob: %v, want ErrSeatTaken", err)
 			}
 			if n := countReservations(t, pool, s.ID()); n != 1 {

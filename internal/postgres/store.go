@@ -258,7 +258,8 @@ func claimArg(claim uuid.UUID) pgtype.UUID {
 // outcome is a booking's answer from its row. A stale fence is reported
 // before a booked seat, and a booked seat before a held one; a seat
 // already booked by the same user is that user's reservation (the owner's
-// retry of a booking whose answer it never saw). A free, unheld seat with
+// retry of a booking whose answer it never saw), and one booked by another
+// user is a *reservation.SeatTakenError naming them. A free, unheld seat with
 // a fresh fence that was not inserted lost the claim row to a hold or the
 // unique index to a concurrent booking (bookSeats skips it; bookSeat
 // raises the violation instead): seatConflict settles it.
@@ -270,9 +271,13 @@ func (s *Store) outcome(ctx context.Context, nr reservation.NewReservation, row 
 		return reservation.Reservation{}, s.missingSeat(ctx, nr.ScheduleID)
 	}
 	if err := refusal(nr.Fence, row.bookedFence, row.freedFence); err != nil {
-		if errors.Is(err, reservation.ErrSeatTaken) && row.bookedBy != nil && *row.bookedBy == nr.UserID &&
-			row.bookedID != nil && row.bookedAt != nil {
-			return reservation.RestoreReservation(*row.bookedID, nr.ScheduleID, nr.SeatID, nr.UserID, *row.bookedAt), nil
+		if errors.Is(err, reservation.ErrSeatTaken) && row.bookedBy != nil {
+			if *row.bookedBy == nr.UserID && row.bookedID != nil && row.bookedAt != nil {
+				return reservation.RestoreReservation(*row.bookedID, nr.ScheduleID, nr.SeatID, nr.UserID, *row.bookedAt), nil
+			}
+			// The owner lets the refused booking seal the seat with
+			// the owner's note.
+			return reservation.Reservation{}, &reservation.SeatTakenError{Owner: *row.bookedBy}
 		}
 		return reservation.Reservation{}, err
 	}

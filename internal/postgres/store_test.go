@@ -123,6 +123,12 @@ func TestInsertReservationThenSameSeatIsTaken(t *testing.T) {
 	if errors.Is(err, reservation.ErrUnavailable) {
 		t.Errorf("second InsertReservation error = %v: a conflict is not an outage", err)
 	}
+	// The refusal names the seat's owner, whose note the seat is sealed
+	// with.
+	var taken *reservation.SeatTakenError
+	if !errors.As(err, &taken) || taken.Owner != "alice" {
+		t.Errorf("second InsertReservation error = %v, want a *SeatTakenError naming alice", err)
+	}
 	if n := countReservations(t, pool, s.ID()); n != 1 {
 		t.Errorf("reservations = %d, want 1", n)
 	}

@@ -39,7 +39,7 @@ func TestChangesArePublishedUnderTheSeatLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		acquired(3), "InsertReservation", fmt.Sprintf("Published %d/3 reserved", scheduleID), fmt.Sprintf("Seal lock:{schedule:%d}:seat:3", scheduleID),
+		acquired(3), "InsertReservation", fmt.Sprintf("Published %d/3 reserved", scheduleID), sealed(3, "alice"),
 		"Reservation", acquired(3), "CancelReservation", fmt.Sprintf("Published %d/3 available", scheduleID), released(3),
 	}
 	got := j.list()

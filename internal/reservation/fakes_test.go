@@ -230,6 +230,17 @@ func (f *fakeRepo) reservedLocked(scheduleID int64, seatID int) bool {
 	return false
 }
 
+// ownerLocked is the user of the seat's active reservation; callers hold
+// mu and know there is one.
+func (f *fakeRepo) ownerLocked(scheduleID int64, seatID int) string {
+	for _, r := range f.res {
+		if r.ScheduleID() == scheduleID && r.SeatID() == seatID && !r.Cancelled() {
+			return r.UserID()
+		}
+	}
+	return ""
+}
+
 // CancelReservation marks the reservation cancelled and raises the seat's
 // fence, as the PostgreSQL adapter does.
 func (f *fakeRepo) CancelReservation(ctx context.Context, id uuid.UUID, fence int64) (reservation.Reservation, error) {
@@ -287,7 +298,8 @@ func (f *fakeRepo) store(nr reservation.NewReservation) (reservation.Reservation
 	case nr.Fence <= f.fences[key]:
 		return reservation.Reservation{}, reservation.ErrStaleFence
 	case f.reservedLocked(nr.ScheduleID, nr.SeatID):
-		return reservation.Reservation{}, reservation.ErrSeatTaken
+		// Like PostgreSQL, the refusal names the seat's owner.
+		return reservation.Reservation{}, &reservation.SeatTakenError{Owner: f.ownerLocked(nr.ScheduleID, nr.SeatID)}
 	}
 	f.fences[key] = nr.Fence
 	r := reservation.RestoreReservation(uuid.New(), nr.ScheduleID, nr.SeatID, nr.UserID, createdAt)
@@ -473,6 +485,18 @@ func (l *fakeLease) Seal(context.Context, time.Duration) error {
 	l.cancel(lock.ErrReleased)
 	return l.err
 }
+
+// SealWithNote is Seal, journalled with its note.
+func (l *fakeLease) SealWithNote(_ context.Context, _ time.Duration, note string) error {
+	l.j.add("Seal %s note %s", l.key, note)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.released++
+	l.cancel(lock.ErrReleased)
+	return l.err
+}
+
+var _ lock.NoteSealer = (*fakeLease)(nil)
 
 func (l *fakeLease) releaseCount() int {
 	l.mu.Lock()

@@ -41,7 +41,7 @@ func (s *Service) settleUnknownInsert(ctx context.Context, cmd ReserveCommand, i
 			slog.String("reservation", r.ID().String()), slog.Any("error", insertErr))
 		return r, nil
 	case err == nil:
-		return Reservation{}, fmt.Errorf("%w (the insert failed: %v)", ErrSeatTaken, insertErr)
+		return Reservation{}, fmt.Errorf("%w (the insert failed: %v)", &SeatTakenError{Owner: r.UserID()}, insertErr)
 	case errors.Is(err, ErrReservationNotFound):
 		return Reservation{}, insertErr
 	default:

@@ -33,6 +33,8 @@ type Repository interface {
 	// which is enough: a booked seat refuses every later write anyway). It
 	// returns ErrSeatTaken when the seat already has another user's
 	// reservation (the UNIQUE constraint decides, whatever the lock did),
+	// as a *SeatTakenError naming that user when it can (the seat is then
+	// sealed with their note),
 	// the reservation itself when it is r.UserID's (the owner's retry), an
 	// *UnavailableSeat with ReasonHeld when an active hold claims the seat
 	// (a hold and a booking of one seat take the same claim row, so the

@@ -26,10 +26,14 @@ type ReserveCommand struct {
 //
 // Round trips: the schedule comes from memory (see scheduleCache), the
 // booking is one statement. With Config.SealBooked, a seat known to be
-// booked (this booking committed, or PostgreSQL refused it as taken) has its
-// lock key sealed instead of released, so every later request for it is
-// answered ErrSeatTaken by the lock store alone: one call, no query. A seal
-// that the store lost costs one query, and the refusal seals it again.
+// booked (this booking committed, or PostgreSQL refused it as taken by an
+// owner it named, a *SeatTakenError) has its lock key sealed instead of
+// released, with the owner's note (OwnerNote), so every later request for
+// it is answered ErrSeatTaken by the lock store alone: one call, no query.
+// A seal that the store lost costs one query, and the refusal seals it
+// again. The owner's own retry is the exception (see owner.go): a seal
+// with the requester's note is answered with their reservation, looked up
+// in one query.
 //
 // The insert runs under the request's context (so still within the
 // request's deadline), not the lease's: once it is on its way, PostgreSQL
@@ -43,6 +47,9 @@ type ReserveCommand struct {
 // request's context ended or the store stopped answering after the
 // statement was sent), the seat's reservation is looked up with a short
 // context of its own (see settleUnknownInsert).
+//
+// A seat already booked by cmd.UserID is not an error: the answer is that
+// reservation, whichever way it is found.
 //
 // Errors: ErrScheduleNotFound, ErrSeatNotFound, an *UnavailableSeat that
 // is ErrSeatLocked (another request holds the seat, or a newer holder
@@ -67,6 +74,9 @@ func (s *Service) Reserve(ctx context.Context, cmd ReserveCommand) (Reservation,
 	lease, err := s.locker.Acquire(ctx, SeatLockKey(cmd.ScheduleID, cmd.SeatID),
 		lock.Options{TTL: s.lockTTL, Wait: cmd.Wait})
 	if err != nil {
+		if sealedForUser(err, cmd.UserID) {
+			return s.ownersRetry(ctx, cmd)
+		}
 		return Reservation{}, lockError(err)
 	}
 	r, err := s.book(ctx, cmd, lease)
@@ -75,9 +85,10 @@ func (s *Service) Reserve(ctx context.Context, cmd ReserveCommand) (Reservation,
 		// of its changes.
 		s.publish(ctx, cmd.ScheduleID, SeatReserved, cmd.SeatID)
 	}
-	// A seat known booked is sealed, if seals are on; a held seat is not:
-	// the hold may yet expire.
-	s.endLease(ctx, lease, s.sealBooked && (err == nil || errors.Is(err, ErrSeatTaken)))
+	// A seat known booked by a known owner is sealed with the owner's
+	// note, if seals are on; a held seat is not: the hold may yet expire.
+	note, seal := bookedSeal(cmd, err)
+	s.endLeaseWithNote(ctx, lease, s.sealBooked && seal, note)
 	return r, err
 }
 

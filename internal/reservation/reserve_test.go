@@ -29,8 +29,9 @@ func released(seat int) string {
 	return fmt.Sprintf("Release lock:{schedule:%d}:seat:%d", scheduleID, seat)
 }
 
-func sealed(seat int) string {
-	return fmt.Sprintf("Seal lock:{schedule:%d}:seat:%d", scheduleID, seat)
+// sealed is the journal's line of a seal of seat with owner's note.
+func sealed(seat int, owner string) string {
+	return fmt.Sprintf("Seal lock:{schedule:%d}:seat:%d note %s", scheduleID, seat, reservation.OwnerNote(owner))
 }
 
 // wantBooked checks a successful Reserve of seat for alice.
@@ -376,18 +377,82 @@ func TestReserve(t *testing.T) {
 			cmd:   cmd,
 			seal:  true,
 			check: wantBooked(seat),
-			calls: []string{"Schedule", acquired(seat), "InsertReservation", sealed(seat)},
+			calls: []string{"Schedule", acquired(seat), "InsertReservation", sealed(seat, "alice")},
 			rows:  1,
 		},
 		{
-			name: "a seat found taken is sealed again",
+			name: "a seat found taken is sealed again, with its owner's note",
 			cmd:  cmd,
 			seal: true,
 			setup: func(repo *fakeRepo, _ *fakeLocker, _ context.CancelFunc) {
 				repo.addReservation(scheduleID, seat, "bob")
 			},
 			check: wantErr(reservation.ErrSeatTaken),
-			calls: []string{"Schedule", acquired(seat), "InsertReservation", sealed(seat)},
+			calls: []string{"Schedule", acquired(seat), "InsertReservation", sealed(seat, "bob")},
+			rows:  1,
+		},
+		{
+			name: "a seat found taken by an owner nobody named is released, not sealed",
+			cmd:  cmd,
+			seal: true,
+			setup: func(repo *fakeRepo, _ *fakeLocker, _ context.CancelFunc) {
+				repo.fail["InsertReservation"] = reservation.ErrSeatTaken
+			},
+			check: wantErr(reservation.ErrSeatTaken),
+			calls: allCalls,
+		},
+		{
+			name: "a seat sealed with the user's note is their retry: their reservation, one look-up",
+			cmd:  cmd,
+			setup: func(repo *fakeRepo, locker *fakeLocker, _ context.CancelFunc) {
+				repo.addReservation(scheduleID, seat, "alice")
+				locker.acquireErr = &lock.SealedError{Key: "k", Note: reservation.OwnerNote("alice")}
+			},
+			check: wantBooked(seat),
+			calls: []string{"Schedule", acquired(seat), "SeatReservation"},
+			rows:  1,
+		},
+		{
+			name: "a seat sealed with another user's note is taken, without a query",
+			cmd:  cmd,
+			setup: func(repo *fakeRepo, locker *fakeLocker, _ context.CancelFunc) {
+				repo.addReservation(scheduleID, seat, "bob")
+				locker.acquireErr = &lock.SealedError{Key: "k", Note: reservation.OwnerNote("bob")}
+			},
+			check: wantErr(reservation.ErrSeatTaken, reservation.ErrUnavailable),
+			calls: []string{"Schedule", acquired(seat)},
+			rows:  1,
+		},
+		{
+			name: "the user's note on a seat booked by someone else (a digest collision) is taken",
+			cmd:  cmd,
+			setup: func(repo *fakeRepo, locker *fakeLocker, _ context.CancelFunc) {
+				repo.addReservation(scheduleID, seat, "bob")
+				locker.acquireErr = &lock.SealedError{Key: "k", Note: reservation.OwnerNote("alice")}
+			},
+			check: wantErr(reservation.ErrSeatTaken, reservation.ErrUnavailable),
+			calls: []string{"Schedule", acquired(seat), "SeatReservation"},
+			rows:  1,
+		},
+		{
+			name: "the user's note on a seat without a reservation is taken",
+			cmd:  cmd,
+			setup: func(_ *fakeRepo, locker *fakeLocker, _ context.CancelFunc) {
+				locker.acquireErr = &lock.SealedError{Key: "k", Note: reservation.OwnerNote("alice")}
+			},
+			check: wantErr(reservation.ErrSeatTaken, reservation.ErrUnavailable),
+			calls: []string{"Schedule", acquired(seat), "SeatReservation"},
+		},
+		{
+			name: "the owner's retry when PostgreSQL cannot be reached is unavailable, not taken",
+			cmd:  cmd,
+			setup: func(repo *fakeRepo, locker *fakeLocker, _ context.CancelFunc) {
+				repo.addReservation(scheduleID, seat, "alice")
+				repo.fail["SeatReservation"] = errDBDown
+				locker.acquireErr = &lock.SealedError{Key: "k", Note: reservation.OwnerNote("alice")}
+			},
+			check: wantErr(reservation.ErrUnavailable, reservation.ErrSeatTaken),
+			calls: []string{"Schedule", acquired(seat), "SeatReservation"},
 			rows:  1,
 		},
 		{

@@ -101,10 +101,21 @@ type releaser interface {
 // warning: the work outlived it, the fences kept the data right, but
 // LOCK_TTL is too short for this load.
 func (s *Service) endLease(ctx context.Context, lease releaser, seal bool) {
+	s.endLeaseWithNote(ctx, lease, seal, "")
+}
+
+// endLeaseWithNote is endLease whose seal carries note where the lease can
+// keep one (lock.NoteSealer; a plain lock.Sealer seals without it).
+func (s *Service) endLeaseWithNote(ctx context.Context, lease releaser, seal bool, note string) {
 	var err error
-	if sealer, ok := lease.(lock.Sealer); ok && seal {
+	noted, canNote := lease.(lock.NoteSealer)
+	sealer, canSeal := lease.(lock.Sealer)
+	switch {
+	case seal && canNote && note != "":
+		err = noted.SealWithNote(ctx, s.sealTTL, note)
+	case seal && canSeal:
 		err = sealer.Seal(ctx, s.sealTTL)
-	} else {
+	default:
 		err = lease.Release(ctx)
 	}
 	if err == nil {

@@ -50,6 +50,9 @@ type Grant struct {
 	// TryAcquire; with Acquired from Sealer.TryAcquireSealed, the seal it
 	// lifted.
 	Sealed bool
+	// Note is the sealed key's note (NoteSealer) when Sealed and not
+	// Acquired; empty for a seal made without one.
+	Note string
 }
 
 // Sealer is implemented by backends that can seal a key (see lock.Sealer):
@@ -63,6 +66,16 @@ type Sealer interface {
 	// TryAcquireSealed is TryAcquire that also takes a sealed key, as if
 	// it were free, reporting Grant.Sealed (with Acquired) when it did.
 	TryAcquireSealed(ctx context.Context, key, token string, ttl time.Duration) (Grant, error)
+}
+
+// NoteSealer is implemented by Sealers whose seal can keep a short note
+// (see lock.NoteSealer), which TryAcquire then reports in Grant.Note in
+// the same atomic step that finds the key sealed.
+type NoteSealer interface {
+	Sealer
+	// SealWithNote is Seal whose seal keeps note; Seal is SealWithNote
+	// with an empty note.
+	SealWithNote(ctx context.Context, key, token string, ttl time.Duration, note string) (bool, error)
 }
 
 // Subscription delivers release notifications of one key.

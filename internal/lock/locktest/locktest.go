@@ -59,6 +59,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		"Unseal":                          testUnseal,
 		"SealByOwnerOnly":                 testSealByOwnerOnly,
 		"SealExpires":                     testSealExpires,
+		"SealNoteRoundTrips":              testSealNote,
 	}
 	for name, test := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -18,6 +18,12 @@ func canSeal(h Harness) bool {
 	return ok
 }
 
+// keepsNotes reports whether a seal of h's backend keeps its note.
+func keepsNotes(h Harness) bool {
+	_, ok := h.Backend.(backend.NoteSealer)
+	return ok
+}
+
 func expectSealed(t *testing.T, err error) {
 	t.Helper()
 	var sealed *lock.SealedError
@@ -157,6 +163,77 @@ func testSealExpires(t *testing.T, h Harness) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// A seal's note comes back with every Acquire it refuses: from the store,
+// and from a Client's memory of the seal (Config.RememberSeals), for the
+// Client that sealed and for one that only saw the seal. A seal made by
+// Seal has an empty note. A noted seal is lifted by Options.Unseal like any
+// other. A backend that seals without notes gives an empty Note; one that
+// cannot seal releases the key.
+func testSealNote(t *testing.T, h Harness) {
+	const note = "0123456789abcdef"
+	sealer, key := client(t, h.Backend), newKey()
+	l := mustAcquire(t, sealer, key, lock.Options{TTL: 5 * time.Second})
+	noted, ok := l.(lock.NoteSealer)
+	if !ok {
+		t.Fatalf("%T does not implement lock.NoteSealer", l)
+	}
+	if err := noted.SealWithNote(context.Background(), sealTTL, note); err != nil {
+		t.Fatalf("SealWithNote: %v", err)
+	}
+	if err := noted.SealWithNote(context.Background(), sealTTL, note); !errors.Is(err, lock.ErrNotHeld) {
+		t.Errorf("second SealWithNote: %v, want ErrNotHeld", err)
+	}
+	if !canSeal(h) {
+		free := mustAcquire(t, sealer, key, lock.Options{TTL: time.Second})
+		_ = free.Release(context.Background())
+		return
+	}
+	want := note
+	if !keepsNotes(h) {
+		want = ""
+	}
+	remembering := lock.New(h.Backend, lock.Config{RememberSeals: true})
+	t.Cleanup(remembering.Close)
+	for _, ask := range []struct {
+		name   string
+		client *lock.Client
+	}{
+		{"store", sealer},
+		{"store, remembered next", remembering},
+		{"memory", remembering},
+	} {
+		_, err := ask.client.Acquire(context.Background(), key, lock.Options{TTL: time.Second, Wait: time.Second})
+		expectSealed(t, err)
+		var sealed *lock.SealedError
+		errors.As(err, &sealed)
+		if sealed.Note != want || sealed.Key != key {
+			t.Errorf("%s: SealedError{Key: %q, Note: %q}, want {%q, %q}", ask.name, sealed.Key, sealed.Note, key, want)
+		}
+	}
+
+	// A seal without a note says so, from the store and from the memory
+	// of the Client that made it.
+	plainKey := newKey()
+	plain := mustAcquire(t, remembering, plainKey, lock.Options{TTL: 5 * time.Second})
+	if err := sealOf(t, plain).Seal(context.Background(), sealTTL); err != nil {
+		t.Fatalf("Seal: %v", err)
+	}
+	for _, c := range []*lock.Client{remembering, sealer} {
+		_, err := c.Acquire(context.Background(), plainKey, lock.Options{TTL: time.Second})
+		expectSealed(t, err)
+		if sealed := (*lock.SealedError)(nil); errors.As(err, &sealed) && sealed.Note != "" {
+			t.Errorf("seal made by Seal: Note %q, want none", sealed.Note)
+		}
+	}
+
+	unsealed := mustAcquire(t, sealer, key, lock.Options{TTL: 5 * time.Second, Unseal: true})
+	if err := unsealed.Release(context.Background()); err != nil {
+		t.Fatalf("Release after lifting a noted seal: %v", err)
+	}
+	free := mustAcquire(t, sealer, key, lock.Options{TTL: time.Second})
+	_ = free.Release(context.Background())
 }
 
 // sealOf is l's Sealer: every lease of a Client can seal (a backend that

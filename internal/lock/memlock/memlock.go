@@ -25,6 +25,7 @@ type entry struct {
 	fence   int64
 	expires time.Time
 	sealed  bool
+	note    string // the seal's note
 }
 
 var (
@@ -32,6 +33,7 @@ var (
 	_ backend.Inspector    = (*Backend)(nil)
 	_ backend.MultiBackend = (*Backend)(nil)
 	_ backend.Sealer       = (*Backend)(nil)
+	_ backend.NoteSealer   = (*Backend)(nil)
 )
 
 // New returns an empty Backend.
@@ -83,7 +85,7 @@ func (b *Backend) TryAcquire(_ context.Context, key, token string, ttl time.Dura
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if e, held := b.holder(key); held && e.sealed {
-		return backend.Grant{Sealed: true}, nil
+		return backend.Grant{Sealed: true, Note: e.note}, nil
 	}
 	if remaining, held := b.foreign(key, token); held {
 		return backend.Grant{Remaining: remaining}, nil
@@ -107,11 +109,16 @@ func (b *Backend) TryAcquireSealed(_ context.Context, key, token string, ttl tim
 }
 
 // Seal implements backend.Sealer.
-func (b *Backend) Seal(_ context.Context, key, token string, ttl time.Duration) (bool, error) {
+func (b *Backend) Seal(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
+	return b.SealWithNote(ctx, key, token, ttl, "")
+}
+
+// SealWithNote implements backend.NoteSealer.
+func (b *Backend) SealWithNote(_ context.Context, key, token string, ttl time.Duration, note string) (bool, error) {
 	b.mu.Lock()
 	_, ok := b.owned(key, token)
 	if ok {
-		b.locks[key] = entry{sealed: true, expires: b.now().Add(ttl)}
+		b.locks[key] = entry{sealed: true, note: note, expires: b.now().Add(ttl)}
 	}
 	b.mu.Unlock()
 	if ok {

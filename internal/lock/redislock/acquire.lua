@@ -1,18 +1,19 @@
 -- KEYS[1]: lock key. KEYS[2]: its fence counter (same hash tag).
 -- ARGV[1]: owner token. ARGV[2]: TTL in milliseconds. ARGV[3]: the fence
 -- counter's TTL in milliseconds.
--- Returns one integer: the fence (> 0) when the lock was taken; 0 when the
--- key is sealed ('sealed', written by seal.lua); -2 - the holder's PTTL
--- (< 0) when held by another owner, so -1 stands for a key without expiry.
--- (One integer, not an array: the cheapest reply to read.)
+-- Returns one integer: the fence (> 0) when the lock was taken; -2 - the
+-- holder's PTTL (< 0) when held by another owner, so -1 stands for a key
+-- without expiry. When the key is sealed (is_seal, written by seal.lua) it
+-- returns the seal itself, a string, so that the seal's note comes back in
+-- the same call. (One value, not an array: the cheapest reply to read.)
 -- Re-running it with the token that holds the key (a retry whose first reply
 -- was lost) renews the TTL and returns the tag's current fence: the one
 -- first minted for it unless another key of the tag was taken since, and in
 -- order either way (above every earlier holder's, below every later one's).
 local holder = redis.call('GET', KEYS[1])
-if holder == 'sealed' then
+if is_seal(holder) then
   -- The hammered path of a booked seat: one read, one answer.
-  return 0
+  return holder
 elseif holder == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   local fence = redis.call('GET', KEYS[2])

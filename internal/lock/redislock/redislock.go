@@ -51,6 +51,8 @@ import (
 var (
 	//go:embed fence.lua
 	fenceSource string
+	//go:embed sealed.lua
+	isSealSource string
 	//go:embed acquire.lua
 	acquireSource string
 	//go:embed unseal.lua
@@ -60,8 +62,8 @@ var (
 	//go:embed release.lua
 	releaseSource string
 
-	acquireScript = redis.NewScript(fenceSource + acquireSource)
-	unsealScript  = redis.NewScript(fenceSource + unsealSource)
+	acquireScript = redis.NewScript(isSealSource + fenceSource + acquireSource)
+	unsealScript  = redis.NewScript(isSealSource + fenceSource + unsealSource)
 	//go:embed acquire_all.lua
 	acquireAllSource string
 	//go:embed extend_all.lua
@@ -82,10 +84,37 @@ var (
 	sealScript       = redis.NewScript(sealSource)
 )
 
-// SealValue is what a sealed key holds (backend.Sealer): never a token,
-// which is 32 hexadecimal digits. An operator can read it with GET and
-// lift the seal with DEL.
+// SealValue is what a key sealed without a note holds (backend.Sealer):
+// never a token, which is 32 hexadecimal digits. A seal with a note
+// (backend.NoteSealer) holds SealValue, ':' and the note (SealedWith).
+// Every value that is SealValue or starts with SealValue+":" is a seal,
+// including the plain SealValue of instances that knew no notes. An
+// operator can read it with GET and lift the seal with DEL.
 const SealValue = "sealed"
+
+// SealedWith is the value of a key sealed with note: SealValue alone for
+// an empty note, else "sealed:<note>".
+func SealedWith(note string) string {
+	if note == "" {
+		return SealValue
+	}
+	return SealValue + ":" + note
+}
+
+// IsSeal reports whether a lock key's value is a seal (SealValue, or
+// SealValue, ':' and a note) rather than a holder's token: what the
+// scripts' is_seal decides.
+func IsSeal(value string) bool {
+	return value == SealValue || strings.HasPrefix(value, SealValue+":")
+}
+
+// sealNote is the note of a seal's value (SealedWith's inverse).
+func sealNote(value string) string {
+	if note, noted := strings.CutPrefix(value, SealValue+":"); noted {
+		return note
+	}
+	return "" // the plain SealValue
+}
 
 // Client is what the backend needs of go-redis: *redis.Client and
 // *redis.ClusterClient both are one.
@@ -103,8 +132,9 @@ type Backend struct {
 }
 
 var (
-	_ backend.Backend = (*Backend)(nil)
-	_ backend.Sealer  = (*Backend)(nil)
+	_ backend.Backend    = (*Backend)(nil)
+	_ backend.Sealer     = (*Backend)(nil)
+	_ backend.NoteSealer = (*Backend)(nil)
 )
 
 // Option tunes New.
@@ -188,24 +218,28 @@ func fenceCounterTTL(ttl time.Duration) int64 { return (FenceCounterTTL + ttl).M
 
 // TryAcquire implements backend.Backend in one round trip. Re-running it with
 // the token that holds key succeeds (see acquire.lua for its fence). A
-// sealed key is
-// reported as backend.Grant.Sealed.
+// sealed key is reported as backend.Grant.Sealed, with the seal's note, in
+// the same round trip.
 func (b *Backend) TryAcquire(ctx context.Context, key, token string, ttl time.Duration) (backend.Grant, error) {
 	stored := storageKey(key)
 	args := b.ttlArgs(ttl)
 	reply, err := b.run(ctx, acquireScript, []string{stored, FenceKey(key)},
-		token, args.ms, args.fenceCounterMs).Int64()
-	switch {
-	case err != nil:
+		token, args.ms, args.fenceCounterMs).Result()
+	if err != nil {
 		return backend.Grant{}, classify("acquire", err)
-	case reply > 0:
-		return backend.Grant{Acquired: true, Fence: reply}, nil
-	case reply == 0:
-		return backend.Grant{Sealed: true}, nil
 	}
-	// -2 - PTTL; a PTTL of -1 means a key without expiry (set by hand):
-	// unknown.
-	return backend.Grant{Remaining: time.Duration(max(-reply-2, 0)) * time.Millisecond}, nil
+	switch reply := reply.(type) {
+	case string:
+		return backend.Grant{Sealed: true, Note: sealNote(reply)}, nil
+	case int64:
+		if reply > 0 {
+			return backend.Grant{Acquired: true, Fence: reply}, nil
+		}
+		// -2 - PTTL; a PTTL of -1 means a key without expiry (set by
+		// hand): unknown.
+		return backend.Grant{Remaining: time.Duration(max(-reply-2, 0)) * time.Millisecond}, nil
+	}
+	return backend.Grant{}, fmt.Errorf("redislock: acquire: unexpected reply %v", reply)
 }
 
 // TryAcquireSealed implements backend.Sealer: TryAcquire that also takes a
@@ -228,7 +262,13 @@ func (b *Backend) TryAcquireSealed(ctx context.Context, key, token string, ttl t
 
 // Seal implements backend.Sealer: the key's value becomes SealValue for ttl.
 func (b *Backend) Seal(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
-	n, err := b.run(ctx, sealScript, []string{storageKey(key)}, token, ttl.Milliseconds()).Int64()
+	return b.SealWithNote(ctx, key, token, ttl, "")
+}
+
+// SealWithNote implements backend.NoteSealer: the key's value becomes
+// SealedWith(note) for ttl.
+func (b *Backend) SealWithNote(ctx context.Context, key, token string, ttl time.Duration, note string) (bool, error) {
+	n, err := b.run(ctx, sealScript, []string{storageKey(key)}, token, ttl.Milliseconds(), SealedWith(note)).Int64()
 	if err != nil {
 		return false, classify("seal", err)
 	}

@@ -12,9 +12,9 @@ if holder == ARGV[1] then
   if fence then
     return {1, tonumber(fence), 0}
   end
-elseif holder and holder ~= 'sealed' then
+elseif holder and not is_seal(holder) then
   return {0, redis.call('PTTL', KEYS[1])}
 else
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 end
-return {1, mint_fence(KEYS[2], ARGV[3]), holder == 'sealed' and 1 or 0}
+return {1, mint_fence(KEYS[2], ARGV[3]), is_seal(holder) and 1 or 0}
