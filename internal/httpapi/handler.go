@@ -208,7 +208,7 @@ func NewHandler(opts Options) http.Handler {
 			r.With(requireAdmin).Post("/schedules", handle(h.createSchedule))
 			r.With(idempotent).Post("/reservations", handle(h.reserve))
 			r.Get("/reservations/{id}", handle(h.getReservation))
-			r.Delete("/reservations/{id}", handle(h.cancelReservation))
+			r.With(idempotent).Delete("/reservations/{id}", handle(h.cancelReservation))
 			r.With(idempotent).Post("/holds", handle(h.createHold))
 			r.Get("/holds/{id}", handle(h.getHold))
 			r.With(idempotent).Post("/holds/{id}/confirm", handle(h.confirmHold))

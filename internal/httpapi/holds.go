@@ -7,6 +7,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
+	"github.com/seatlock/seatlock/internal/idempotency"
 	"github.com/seatlock/seatlock/internal/reservation"
 )
 
@@ -43,7 +44,9 @@ func (h *handler) createHold(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
-	cmd := reservation.HoldCommand{ScheduleID: value(req.ScheduleID), SeatIDs: req.SeatIDs, UserID: principalFrom(r.Context()).UserID}
+	claim, _ := idempotency.ClaimFrom(r.Context())
+	cmd := reservation.HoldCommand{ScheduleID: value(req.ScheduleID), SeatIDs: req.SeatIDs, UserID: principalFrom(r.Context()).UserID,
+		Claim: claim.ID, Resumed: claim.Resumed}
 	if err := validate(h.validate, &req, cmd.Validate()); err != nil {
 		return err
 	}

@@ -24,10 +24,20 @@ type fakeKeys struct {
 	mu        sync.Mutex
 	finished  []idempotency.Response
 	abandoned int
+	released  int
+	// resumed makes Begin hand out resumed claims.
+	resumed bool
 }
 
 func (f *fakeKeys) Begin(_ context.Context, k idempotency.Key, _ []byte, _ time.Duration) (idempotency.Claim, *idempotency.Response, error) {
-	return idempotency.Claim{Key: k, ID: uuid.New()}, nil, nil
+	return idempotency.Claim{Key: k, ID: uuid.New(), Resumed: f.resumed}, nil, nil
+}
+
+func (f *fakeKeys) Release(context.Context, idempotency.Claim) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.released++
+	return nil
 }
 
 func (f *fakeKeys) Finish(_ context.Context, _ idempotency.Claim, resp idempotency.Response) error {
@@ -67,7 +77,7 @@ func serveWithKey(t *testing.T, keys *fakeKeys, reserve func(ctx context.Context
 }
 
 // Answers a retry should see again are stored; a 5xx (and a panic) is not:
-// the key is forgotten so that the retry runs.
+// the key is released, keeping its claim, so that the retry resumes it.
 func TestIdempotencyStoresFinalAnswersOnly(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
@@ -99,15 +109,44 @@ func TestIdempotencyStoresFinalAnswersOnly(t *testing.T) {
 			t.Errorf("%s: status %d, want %d", tt.name, rec.Code, tt.status)
 		}
 		if tt.finished {
-			if len(keys.finished) != 1 || keys.abandoned != 0 || keys.finished[0].Status != tt.status ||
+			if len(keys.finished) != 1 || keys.abandoned != 0 || keys.released != 0 || keys.finished[0].Status != tt.status ||
 				string(keys.finished[0].Body) != rec.Body.String() {
 				t.Errorf("%s: finished %+v, abandoned %d; want the answer stored", tt.name, keys.finished, keys.abandoned)
 			}
 			if got, want := keys.finished[0].Header.Get("Retry-After"), rec.Header().Get("Retry-After"); got != want {
 				t.Errorf("%s: stored Retry-After %q, sent %q", tt.name, got, want)
 			}
-		} else if len(keys.finished) != 0 || keys.abandoned != 1 {
-			t.Errorf("%s: finished %d, abandoned %d; want the key forgotten", tt.name, len(keys.finished), keys.abandoned)
+		} else if len(keys.finished) != 0 || keys.abandoned != 0 || keys.released != 1 {
+			t.Errorf("%s: finished %d, abandoned %d, released %d; want the key released", tt.name, len(keys.finished), keys.abandoned, keys.released)
+		}
+	}
+}
+
+// The request runs with its claim in its context; an answer the use case
+// recovered for a resumed claim goes out, and is stored, marked
+// Idempotent-Replayed: true; a fresh one is not marked.
+func TestIdempotencyClaimReachesTheUseCase(t *testing.T) {
+	t.Parallel()
+	for _, resumed := range []bool{false, true} {
+		keys := &fakeKeys{resumed: resumed}
+		var got idempotency.Claim
+		rec := serveWithKey(t, keys, func(ctx context.Context) (reservation.Reservation, error) {
+			got, _ = idempotency.ClaimFrom(ctx)
+			idempotency.MarkRecovered(ctx) // does nothing for a fresh claim
+			return reservation.RestoreReservation(uuid.New(), 1, 1, "alice", time.Now()), nil
+		})
+		if rec.Code != http.StatusOK || got.ID == uuid.Nil || got.Key.Key != "k-1" || got.UserID != "alice" || got.Resumed != resumed {
+			t.Errorf("resumed=%v: %d, claim in the use case's context %+v", resumed, rec.Code, got)
+		}
+		want := ""
+		if resumed {
+			want = "true"
+		}
+		if replayed := rec.Header().Get("Idempotent-Replayed"); replayed != want {
+			t.Errorf("resumed=%v: Idempotent-Replayed %q, want %q", resumed, replayed, want)
+		}
+		if len(keys.finished) != 1 || keys.finished[0].Status != http.StatusOK {
+			t.Errorf("resumed=%v: finished %+v, want the answer stored", resumed, keys.finished)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/seatlock/seatlock/internal/httpapi/problem"
+	"github.com/seatlock/seatlock/internal/idempotency"
 	"github.com/seatlock/seatlock/internal/reservation"
 )
 
@@ -94,11 +95,16 @@ func (h *handler) reserve(w http.ResponseWriter, r *http.Request) error {
 		wait = min(wait, h.maxWait)
 		w.Header().Set("Preference-Applied", "wait="+strconv.Itoa(int(wait/time.Second)))
 	}
+	// The Idempotency-Key's claim, if the request sent one: stored with
+	// the reservation, looked up first when resumed.
+	claim, _ := idempotency.ClaimFrom(r.Context())
 	res, err := h.bookings.Reserve(r.Context(), reservation.ReserveCommand{
 		ScheduleID: *req.ScheduleID,
 		SeatID:     *req.SeatID,
 		UserID:     principalFrom(r.Context()).UserID,
 		Wait:       wait,
+		Claim:      claim.ID,
+		Resumed:    claim.Resumed,
 	})
 	if err != nil {
 		return err

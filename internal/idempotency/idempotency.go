@@ -35,10 +35,19 @@ type Key struct {
 	Key    string
 }
 
-// Claim is a key won by one request: Finish or Abandon it.
+// Claim is a key won by one request: Finish, Release or Abandon it.
+//
+// The claim's ID is stored with the business rows the request writes (in
+// their own statement or transaction), so that a retry can find what the
+// request made when its answer was lost.
 type Claim struct {
 	Key
 	ID uuid.UUID
+	// Resumed reports a claim taken over from an earlier request with the
+	// same key and fingerprint that ended without an answer (Release, or
+	// it outlived its running time): the ID is that request's, and its
+	// work may have committed. The use cases look it up before they work.
+	Resumed bool
 }
 
 // Response is an answer kept for replay.
@@ -57,11 +66,19 @@ type Store interface {
 	// its fingerprint matches, Begin returns its answer instead (and no
 	// claim). ErrKeyInUse while another request holds the claim,
 	// ErrKeyReused when the fingerprint differs. An expired key counts as
-	// new.
+	// new. A key whose request ended without an answer (Release, or past
+	// runningFor) is taken over with its claim's ID kept: the Claim is
+	// Resumed.
 	Begin(ctx context.Context, k Key, fingerprint []byte, runningFor time.Duration) (Claim, *Response, error)
 	// Finish stores the claim's answer for replay until the key expires.
 	Finish(ctx context.Context, c Claim, resp Response) error
-	// Abandon forgets the claim's key, so that a retry runs again.
+	// Release ends the claim's request without an answer, for an outcome
+	// the client could not see (5xx, the client gone): the key keeps its
+	// claim's ID and can be claimed at once, and the retry resumes the
+	// claim (its work may have committed under that ID).
+	Release(ctx context.Context, c Claim) error
+	// Abandon forgets the claim's key, so that a retry runs anew with a
+	// new claim: for a request refused before it did any work (429).
 	Abandon(ctx context.Context, c Claim) error
 	// Purge deletes every expired key and returns how many.
 	Purge(ctx context.Context) (int64, error)

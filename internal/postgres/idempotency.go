@@ -25,19 +25,26 @@ var _ idempotency.Store = (*IdempotencyStore)(nil)
 // NewIdempotencyStore returns a store on pool; the schema must be migrated.
 func NewIdempotencyStore(pool *pgxpool.Pool) *IdempotencyStore { return &IdempotencyStore{pool: pool} }
 
-// claimKey inserts a key, or takes over a row that expired, or one whose
-// request stopped running (past locked_until) with the same fingerprint;
-// it returns a row only when this request now owns the key.
+// claimKey inserts a key, or takes over a row that expired (with a new
+// claim), or one whose request ended without an answer (released, or past
+// locked_until) with the same fingerprint: that one keeps its claim, under
+// which the request's work may have committed. It returns a row only when
+// this request now owns the key, with the claim it owns and whether that
+// claim was resumed.
 const claimKey = `
 INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, locked_until, expires_at)
 VALUES ($1, $2, $3, $4, now() + $5 * interval '1 millisecond', now() + $6 * interval '1 millisecond')
 ON CONFLICT (user_id, key) DO UPDATE
-	SET fingerprint = EXCLUDED.fingerprint, claim = EXCLUDED.claim, status = NULL, header = NULL, body = NULL,
-		created_at = now(), locked_until = EXCLUDED.locked_until, expires_at = EXCLUDED.expires_at
+	SET fingerprint = EXCLUDED.fingerprint,
+		claim = CASE WHEN idempotency_keys.expires_at <= now() THEN EXCLUDED.claim ELSE idempotency_keys.claim END,
+		status = NULL, header = NULL, body = NULL,
+		created_at = CASE WHEN idempotency_keys.expires_at <= now() THEN now() ELSE idempotency_keys.created_at END,
+		locked_until = EXCLUDED.locked_until,
+		expires_at = CASE WHEN idempotency_keys.expires_at <= now() THEN EXCLUDED.expires_at ELSE idempotency_keys.expires_at END
 	WHERE idempotency_keys.expires_at <= now()
 		OR (idempotency_keys.status IS NULL AND idempotency_keys.locked_until <= now()
 			AND idempotency_keys.fingerprint = EXCLUDED.fingerprint)
-RETURNING claim`
+RETURNING claim, claim <> $4`
 
 // beginAttempts bounds Begin's loop: a key that is neither claimable nor
 // readable was deleted (abandoned or purged) between the two statements,
@@ -47,10 +54,9 @@ const beginAttempts = 3
 // Begin implements idempotency.Store.
 func (s *IdempotencyStore) Begin(ctx context.Context, k idempotency.Key, fingerprint []byte, runningFor time.Duration) (idempotency.Claim, *idempotency.Response, error) {
 	for range beginAttempts {
-		claim := idempotency.Claim{Key: k, ID: uuid.New()}
-		var got uuid.UUID
-		err := s.pool.QueryRow(ctx, claimKey, k.UserID, k.Key, fingerprint, claim.ID,
-			runningFor.Milliseconds(), idempotency.Retention.Milliseconds()).Scan(&got)
+		claim := idempotency.Claim{Key: k}
+		err := s.pool.QueryRow(ctx, claimKey, k.UserID, k.Key, fingerprint, uuid.New(),
+			runningFor.Milliseconds(), idempotency.Retention.Milliseconds()).Scan(&claim.ID, &claim.Resumed)
 		if err == nil {
 			return claim, nil, nil
 		}
@@ -99,6 +105,18 @@ func (s *IdempotencyStore) Finish(ctx context.Context, c idempotency.Claim, resp
 		c.UserID, c.Key.Key, c.ID, resp.Status, header, resp.Body)
 	if err != nil {
 		return wrap("store idempotent answer", err)
+	}
+	return nil
+}
+
+// Release implements idempotency.Store: the key stays unsettled, with its
+// claim, and is claimable at once.
+func (s *IdempotencyStore) Release(ctx context.Context, c idempotency.Claim) error {
+	_, err := s.pool.Exec(ctx,
+		`UPDATE idempotency_keys SET locked_until = now() WHERE user_id = $1 AND key = $2 AND claim = $3 AND status IS NULL`,
+		c.UserID, c.Key.Key, c.ID)
+	if err != nil {
+		return wrap("release idempotency key", err)
 	}
 	return nil
 }

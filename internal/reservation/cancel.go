@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/seatlock/seatlock/internal/idempotency"
 	"github.com/seatlock/seatlock/internal/lock"
 )
 
@@ -16,7 +17,9 @@ import (
 const cancelWait = 5 * time.Second
 
 // CancelReservation cancels the user's reservation; cancelling a cancelled
-// one succeeds again. Anyone else gets ErrReservationNotFound.
+// one succeeds again (so a retry whose first answer was lost gets the same
+// answer: for a resumed idempotency claim it is marked recovered). Anyone
+// else gets ErrReservationNotFound.
 //
 // The seat's lock is taken for the change, lifting a seal (Options.Unseal)
 // that marks the seat booked, and released afterwards: with the seal
@@ -33,6 +36,7 @@ func (s *Service) CancelReservation(ctx context.Context, id uuid.UUID, userID st
 		return err
 	}
 	if r.Cancelled() {
+		idempotency.MarkRecovered(ctx)
 		return nil
 	}
 	lease, err := s.locker.Acquire(ctx, SeatLockKey(r.ScheduleID(), r.SeatID()),

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/seatlock/seatlock/internal/idempotency"
 	"github.com/seatlock/seatlock/internal/lock"
 )
 
@@ -19,12 +20,27 @@ import (
 // released, always: from then on the hold itself keeps the seats, in
 // PostgreSQL, until it is confirmed, released or expires.
 //
+// A resumed idempotency claim (cmd.Resumed) is looked up first: when the
+// earlier request with the claim made a hold, that hold is the answer (as
+// it is now), without a lock or a write, and the context's claim is marked
+// recovered (idempotency.MarkRecovered); otherwise the hold is made.
+//
 // Errors: *InvalidError (seat list), ErrScheduleNotFound, ErrSeatNotFound,
 // *SeatsUnavailableError (every seat that is locked, held or taken),
 // ErrUnavailable, or ctx's error.
 func (s *Service) Hold(ctx context.Context, cmd HoldCommand) (Hold, error) {
 	if err := cmd.Validate(); err != nil {
 		return Hold{}, err
+	}
+	if cmd.Resumed && cmd.Claim != uuid.Nil {
+		h, err := s.repo.HoldByClaim(ctx, cmd.Claim)
+		switch {
+		case err == nil && h.OwnedBy(cmd.UserID):
+			idempotency.MarkRecovered(ctx)
+			return h, nil
+		case err != nil && !errors.Is(err, ErrHoldNotFound):
+			return Hold{}, fmt.Errorf("look up the claim's hold: %w", err)
+		}
 	}
 	seats := slices.Sorted(slices.Values(cmd.SeatIDs))
 	schedule, err := s.schedules.schedule(ctx, cmd.ScheduleID)
@@ -64,7 +80,7 @@ func (s *Service) Hold(ctx context.Context, cmd HoldCommand) (Hold, error) {
 	defer cancel()
 	h, err := s.repo.InsertHold(write, NewHold{
 		ScheduleID: cmd.ScheduleID, SeatIDs: seats, Fences: fences, UserID: cmd.UserID, TTL: s.holdTTL,
-		MaxLive: s.maxHolds,
+		MaxLive: s.maxHolds, Claim: cmd.Claim,
 	})
 	if err != nil {
 		return Hold{}, fmt.Errorf("insert hold: %w", err)
@@ -142,7 +158,9 @@ func seatLockKeys(scheduleID int64, seats []int) []string {
 }
 
 // Confirm books every seat of the user's hold at once and returns the
-// reservations; confirming a confirmed hold returns the same ones. The
+// reservations; confirming a confirmed hold returns the same ones (so a
+// retry whose first answer was lost gets the same answer again: for a
+// resumed idempotency claim it is marked recovered). The
 // hold's claims keep every other booking off its seats and the UNIQUE
 // constraint has the last word; the seats' locks are taken all the same,
 // so that the "reserved" events follow every earlier change of the seats.
@@ -169,6 +187,8 @@ func (s *Service) Confirm(ctx context.Context, id uuid.UUID, userID string) ([]R
 	}
 	if h.Status() == HoldActive {
 		s.publish(ctx, h.scheduleID, SeatReserved, h.seatIDs...)
+	} else {
+		idempotency.MarkRecovered(ctx)
 	}
 	return rs, nil
 }

@@ -77,6 +77,8 @@ type fakeHoldRepo struct {
 	insertErr     error
 	unavailable   []reservation.UnavailableSeat
 	inserted      []reservation.NewHold
+	made          []reservation.Hold // what InsertHold stored, in order
+	claimReads    int
 }
 
 func (r *fakeHoldRepo) Schedule(_ context.Context, id int64) (reservation.Schedule, error) {
@@ -92,8 +94,20 @@ func (r *fakeHoldRepo) InsertHold(_ context.Context, h reservation.NewHold) (res
 	if r.insertErr != nil {
 		return reservation.Hold{}, r.insertErr
 	}
-	return reservation.RestoreHold(uuid.New(), h.ScheduleID, h.SeatIDs, h.UserID, createdAt, createdAt.Add(h.TTL),
-		reservation.HoldActive), nil
+	made := reservation.RestoreHold(uuid.New(), h.ScheduleID, h.SeatIDs, h.UserID, createdAt, createdAt.Add(h.TTL),
+		reservation.HoldActive)
+	r.made = append(r.made, made)
+	return made, nil
+}
+
+func (r *fakeHoldRepo) HoldByClaim(_ context.Context, claim uuid.UUID) (reservation.Hold, error) {
+	r.claimReads++
+	for i, h := range r.inserted {
+		if h.Claim == claim && claim != uuid.Nil && i < len(r.made) {
+			return r.made[i], nil
+		}
+	}
+	return reservation.Hold{}, reservation.ErrHoldNotFound
 }
 
 func (r *fakeHoldRepo) UnavailableSeats(context.Context, int64, []int) ([]reservation.UnavailableSeat, error) {

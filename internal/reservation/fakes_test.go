@@ -56,6 +56,7 @@ type fakeRepo struct {
 	nextID    int64
 	sched     map[int64]reservation.Schedule
 	res       map[uuid.UUID]reservation.Reservation
+	byClaim   map[uuid.UUID]uuid.UUID // idempotency claim → reservation
 	fences    map[seatKey]int64
 	inserted  []reservation.NewReservation
 	ctxs      map[string][]context.Context
@@ -74,15 +75,16 @@ var _ reservation.Repository = (*fakeRepo)(nil)
 
 func newFakeRepo(j *journal) *fakeRepo {
 	return &fakeRepo{
-		j:      j,
-		nextID: 100,
-		sched:  map[int64]reservation.Schedule{},
-		res:    map[uuid.UUID]reservation.Reservation{},
-		fences: map[seatKey]int64{},
-		ctxs:   map[string][]context.Context{},
-		fail:   map[string]error{},
-		before: map[string]func(){},
-		after:  map[string]func(){},
+		j:       j,
+		nextID:  100,
+		sched:   map[int64]reservation.Schedule{},
+		res:     map[uuid.UUID]reservation.Reservation{},
+		byClaim: map[uuid.UUID]uuid.UUID{},
+		fences:  map[seatKey]int64{},
+		ctxs:    map[string][]context.Context{},
+		fail:    map[string]error{},
+		before:  map[string]func(){},
+		after:   map[string]func(){},
 	}
 }
 
@@ -304,7 +306,24 @@ func (f *fakeRepo) store(nr reservation.NewReservation) (reservation.Reservation
 	f.fences[key] = nr.Fence
 	r := reservation.RestoreReservation(uuid.New(), nr.ScheduleID, nr.SeatID, nr.UserID, createdAt)
 	f.res[r.ID()] = r
+	if nr.Claim != uuid.Nil {
+		f.byClaim[nr.Claim] = r.ID()
+	}
 	return r, nil
+}
+
+func (f *fakeRepo) ReservationByClaim(ctx context.Context, claim uuid.UUID) (reservation.Reservation, error) {
+	if err := f.enter(ctx, "ReservationByClaim"); err != nil {
+		return reservation.Reservation{}, err
+	}
+	defer f.leave("ReservationByClaim")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id, ok := f.byClaim[claim]
+	if !ok {
+		return reservation.Reservation{}, reservation.ErrReservationNotFound
+	}
+	return f.res[id], nil
 }
 
 func (f *fakeRepo) SeatReservation(ctx context.Context, scheduleID int64, seatID int) (reservation.Reservation, error) {

@@ -72,6 +72,12 @@ type HoldCommand struct {
 	ScheduleID int64
 	SeatIDs    []int
 	UserID     string
+	// Claim is the request's idempotency claim (uuid.Nil: none), stored
+	// with the hold.
+	Claim uuid.UUID
+	// Resumed: Claim is an earlier request's, whose answer was lost; if
+	// that request made a hold, the hold is the answer.
+	Resumed bool
 }
 
 // Validate reports, as *InvalidError values joined in one error, every

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/seatlock/seatlock/internal/idempotency"
 	"github.com/seatlock/seatlock/internal/lock"
 )
 
@@ -17,6 +20,12 @@ type ReserveCommand struct {
 	// Wait is how long to wait for a seat locked by another request; zero
 	// answers ErrSeatLocked at once. The lock port caps it (LOCK_MAX_WAIT).
 	Wait time.Duration
+	// Claim is the request's idempotency claim (uuid.Nil: none), stored
+	// with the reservation in the same statement.
+	Claim uuid.UUID
+	// Resumed: Claim is an earlier request's, whose answer was lost; if
+	// that request booked, its reservation is the answer.
+	Resumed bool
 }
 
 // Reserve books a seat: it takes the seat's lock, inserts the reservation
@@ -51,6 +60,11 @@ type ReserveCommand struct {
 // A seat already booked by cmd.UserID is not an error: the answer is that
 // reservation, whichever way it is found.
 //
+// A resumed idempotency claim (cmd.Resumed) is looked up first: when the
+// earlier request with the claim booked, its reservation is the answer,
+// without a lock or a write, and the context's claim is marked recovered
+// (idempotency.MarkRecovered); when it booked nothing, the booking runs.
+//
 // Errors: ErrScheduleNotFound, ErrSeatNotFound, an *UnavailableSeat that
 // is ErrSeatLocked (another request holds the seat, or a newer holder
 // wrote first) or ErrSeatHeld (an active hold claims the seat; the lock is
@@ -60,6 +74,16 @@ type ReserveCommand struct {
 func (s *Service) Reserve(ctx context.Context, cmd ReserveCommand) (Reservation, error) {
 	if cmd.UserID == "" {
 		return Reservation{}, &InvalidError{Field: "userId", Detail: "is required"}
+	}
+	if cmd.Resumed && cmd.Claim != uuid.Nil {
+		r, err := s.repo.ReservationByClaim(ctx, cmd.Claim)
+		switch {
+		case err == nil && r.OwnedBy(cmd.UserID):
+			idempotency.MarkRecovered(ctx)
+			return r, nil
+		case err != nil && !errors.Is(err, ErrReservationNotFound):
+			return Reservation{}, fmt.Errorf("look up the claim's reservation: %w", err)
+		}
 	}
 	// Unknown schedules and seats are refused before touching Redis, so no
 	// lock key is ever created for a seat that does not exist.
@@ -102,7 +126,7 @@ func (s *Service) book(ctx context.Context, cmd ReserveCommand, lease lock.Lease
 	write, cancel := storeWrite(ctx)
 	defer cancel()
 	r, err := s.repo.InsertReservation(write, NewReservation{
-		ScheduleID: cmd.ScheduleID, SeatID: cmd.SeatID, UserID: cmd.UserID, Fence: lease.Fence(),
+		ScheduleID: cmd.ScheduleID, SeatID: cmd.SeatID, UserID: cmd.UserID, Fence: lease.Fence(), Claim: cmd.Claim,
 	})
 	if err != nil {
 		err = fmt.Errorf("insert reservation: %w", err)

@@ -39,16 +39,27 @@ var (
 // replayedHeaders are the response headers kept with an answer.
 var replayedHeaders = []string{"Content-Type", "Retry-After", "Location", "Preference-Applied"}
 
-// Middleware makes a POST safe to retry with an Idempotency-Key: the first
-// request with a key (per user) runs and its answer is stored; the same
-// key with the same method, path and body replays that answer, marked
-// Idempotent-Replayed: true; with another request it is refused (422),
-// and while the first still runs it is refused too (409, Retry-After).
-// Answers that a retry should not see again are not stored: 429 and 5xx.
-// A request without the header runs as before. The key is the
-// authenticated user's (problem.Scope's principal); running is how long a
-// key's first request is presumed running, and maxBody the largest body
-// read (a larger one is refused by the handler after).
+// Middleware makes a POST (or a DELETE) safe to retry with an
+// Idempotency-Key: the first request with a key (per user) runs and its
+// answer is stored; the same key with the same method, path and body
+// replays that answer, marked Idempotent-Replayed: true; with another
+// request it is refused (422), and while the first still runs it is
+// refused too (409, Retry-After). A request without the header runs as
+// before, at no cost.
+//
+// The request runs with its claim in its context (idempotency.WithClaim):
+// the handlers pass the claim's ID to the use cases, which store it with
+// the rows they write, in the same statement or transaction. Answers a
+// retry should not see again are not stored: after a 5xx or a client gone
+// (499) the work may have committed although nobody saw the answer, so the
+// key is released with its claim (idempotency.Store.Release) and the retry
+// resumes it: the use case finds what the claim made and answers with it
+// (the answer is then marked Idempotent-Replayed: true, see
+// idempotency.MarkRecovered), or runs afresh when it made nothing. A 429
+// did no work: its key is forgotten. The key is the authenticated user's
+// (problem.Scope's principal); running is how long a key's first request
+// is presumed running, and maxBody the largest body read (a larger one is
+// refused by the handler after).
 func Middleware(store idempotency.Store, running time.Duration, maxBody int64) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		if store == nil {
@@ -100,31 +111,40 @@ func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	r = r.WithContext(idempotency.WithClaim(r.Context(), claim))
 	rec := &recorder{header: http.Header{}}
 	settled := false
 	defer func() {
-		// A panic is answered 500 further out: forget the key, as
-		// for any 5xx, so that a retry runs again.
+		// A panic is answered 500 further out: release the key, as for
+		// any 5xx, so that a retry resumes it.
 		if !settled {
 			m.settle(r.Context(), claim, &recorder{status: http.StatusInternalServerError})
 		}
 	}()
 	m.next.ServeHTTP(rec, r)
+	if idempotency.Recovered(r.Context()) {
+		// The answer is the lost one of the claim's earlier request.
+		rec.header.Set("Idempotent-Replayed", "true")
+	}
 	m.settle(r.Context(), claim, rec)
 	settled = true
 	rec.writeTo(w)
 }
 
-// settle stores the answer, or forgets the key when the answer is not one
-// to replay.
+// settle stores the answer; when the answer is not one to replay, it
+// releases the key for a retry to resume (the work may have committed), or
+// forgets it after a 429 (no work was done).
 func (m *middleware) settle(ctx context.Context, claim idempotency.Claim, rec *recorder) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), idempotencyFinishTimeout)
 	defer cancel()
 	status := rec.statusOr200()
 	var err error
-	if status == http.StatusTooManyRequests || status == problem.StatusClientClosedRequest || status >= 500 {
+	switch {
+	case status == http.StatusTooManyRequests:
 		err = m.store.Abandon(ctx, claim)
-	} else {
+	case status == problem.StatusClientClosedRequest || status >= 500:
+		err = m.store.Release(ctx, claim)
+	default:
 		kept := http.Header{}
 		for _, name := range replayedHeaders {
 			if v := rec.header.Values(name); len(v) > 0 {
@@ -135,7 +155,7 @@ func (m *middleware) settle(ctx context.Context, claim idempotency.Claim, rec *r
 	}
 	if err != nil {
 		// The answer still goes out; a retry finds the key running until
-		// its claim lapses, then runs again.
+		// its claim lapses, then resumes it.
 		scope := problem.ScopeFrom(ctx)
 		if scope.Log != nil {
 			scope.Log.WarnContext(ctx, "could not settle an idempotency key",
