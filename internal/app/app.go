@@ -143,7 +143,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	// The use cases publish nothing themselves: every seat change is
 	// written to the seat_changes outbox in its own transaction, and the
 	// relay streams it from there.
-	bound, err := a.openRelay(cfg, pool, locks.backend, feed, registry, logger, o.jobNamespace)
+	bound, err := a.openRelay(ctx, cfg, pool, locks.backend, feed, registry, logger, o.jobNamespace)
 	if err != nil {
 		return nil, err
 	}

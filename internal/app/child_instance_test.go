@@ -17,6 +17,7 @@ import (
 
 	"github.com/seatlock/seatlock/internal/app"
 	"github.com/seatlock/seatlock/internal/config"
+	"github.com/seatlock/seatlock/internal/reservation"
 )
 
 // childInstanceEnv, when set, makes this test binary serve as one API
@@ -48,7 +49,13 @@ func serveChildInstance(ns string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	a, err := app.New(ctx, cfg, logger, app.WithJobNamespace(ns))
+	opts := []app.Option{app.WithJobNamespace(ns)}
+	if os.Getenv(killAfterCommitEnv) != "" {
+		opts = append(opts, app.WithoutJobs(), app.WithStoreWrapper(func(r reservation.Repository) reservation.Repository {
+			return killAfterCommit{r}
+		}))
+	}
+	a, err := app.New(ctx, cfg, logger, opts...)
 	if err != nil {
 		logger.Error("start", slog.Any("err", err))
 		return 1

@@ -27,10 +27,14 @@ const relayJobName = "relay-seat-changes"
 // REDIS_URL) there is no live seat map and nothing to relay to: the
 // changes are discarded by the same job instead.
 //
+// The relay reads and deletes through a pool of its own (2 connections): a
+// relay held up by a slow PostgreSQL never takes a connection a request
+// needs.
+//
 // The relay's lock is taken through a lock client of its own on the same
 // store, without the lock metrics: a standing-by instance asks for it
 // every second, which is no seat lock's contention.
-func (a *App) openRelay(cfg config.Config, pool *pgxpool.Pool, locks backend.Backend, feed *seatfeed.Feed,
+func (a *App) openRelay(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, locks backend.Backend, feed *seatfeed.Feed,
 	registry prometheus.Registerer, logger *slog.Logger, namespace string) (outboxBound, error) {
 	outbox := postgres.NewSeatChanges(pool)
 	metrics, err := seatrelay.NewMetrics(registry, outbox, logger)
@@ -40,9 +44,14 @@ func (a *App) openRelay(cfg config.Config, pool *pgxpool.Pool, locks backend.Bac
 	if feed == nil {
 		return discardOutbox{outbox}, nil
 	}
+	relayPool, err := postgres.Open(ctx, cfg.DatabaseURL, postgres.WithMaxConns(relayConns))
+	if err != nil {
+		return nil, err
+	}
+	a.closeLast(relayPool.Close)
 	locker := lock.New(locks, lock.Config{MaxWait: seatrelay.DefaultStandby, Logger: logger})
 	a.closeFirst(locker.Close)
-	a.relay = seatrelay.New(locker, outbox, feed, seatrelay.Config{
+	a.relay = seatrelay.New(locker, postgres.NewSeatChanges(relayPool), feed, seatrelay.Config{
 		Key:        periodic.Key(namespace + relayJobName),
 		Interval:   cfg.SeatRelayInterval,
 		MaxBacklog: cfg.SeatChangesMaxBacklog,
@@ -51,6 +60,10 @@ func (a *App) openRelay(cfg config.Config, pool *pgxpool.Pool, locks backend.Bac
 	})
 	return a.relay, nil
 }
+
+// relayConns is the size of the relay's own pool: one reads and deletes,
+// one spare for a connection being replaced.
+const relayConns = 2
 
 // runRelay runs the relay until ctx ends; the channel is closed when it
 // has stopped (at once when there is none, or no jobs on this instance).

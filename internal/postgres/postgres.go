@@ -26,7 +26,7 @@ const DefaultMaxConns = 8
 
 // Open returns a pool for url (a pgx connection string). It does not wait
 // for the server: the first query, or Ping, does.
-func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
+func Open(ctx context.Context, url string, opts ...PoolOption) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// pgx puts the URL, password included, into parse errors.
@@ -38,9 +38,21 @@ func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	if !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = DefaultMaxConns
 	}
+	for _, o := range opts {
+		o(cfg)
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open pool: %w", err)
 	}
 	return pool, nil
+}
+
+// PoolOption tunes a pool that Open makes.
+type PoolOption func(*pgxpool.Config)
+
+// WithMaxConns caps the pool at n connections, whatever DATABASE_URL says:
+// for a background worker that must never take the requests' connections.
+func WithMaxConns(n int32) PoolOption {
+	return func(c *pgxpool.Config) { c.MaxConns, c.MinConns = n, 0 }
 }
