@@ -310,6 +310,7 @@ func (a *api) reserve(ctx context.Context, target string, u user, seat seatRef) 
 		var r reservationOut
 		err := json.Unmarshal(data, &r)
 		o.BadSuccess = err != nil || r.ID == "" || r.ScheduleID != seat.Schedule || r.SeatID != seat.Seat || r.UserID != u.id
+		o.Reservation = r.ID
 		return o
 	}
 	o.Code = problemCode(data)

@@ -15,8 +15,11 @@ type outcome struct {
 	Code       string // the problem's code, if any
 	Err        string // transport error text
 	BadSuccess bool   // a 200 whose body names another schedule, seat or user
-	Latency    time.Duration
-	At         time.Time // when the answer arrived
+	// Reservation is a 200's reservation id: a user who asks again for a
+	// seat that is already theirs is answered with the same one.
+	Reservation string
+	Latency     time.Duration
+	At          time.Time // when the answer arrived
 }
 
 // Histogram keys with a meaning of their own.

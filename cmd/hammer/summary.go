@@ -53,9 +53,12 @@ type seatTotals struct {
 
 type seatReport struct {
 	seatRef
-	Requests int    `json:"requests"`
-	OK       int    `json:"ok"`
-	Map      string `json:"mapStatus"` // statuses the targets reported, "/"-joined if they differ
+	Requests int `json:"requests"`
+	// OK counts the seat's distinct reservations answered 200; a 200 that
+	// repeats one (its owner asking again) counts in OwnersRetries.
+	OK            int    `json:"ok"`
+	OwnersRetries int    `json:"ownersRetries"`
+	Map           string `json:"mapStatus"` // statuses the targets reported, "/"-joined if they differ
 }
 
 // maxPerSeat bounds the per-seat list of a report: a fresh-seats run books
@@ -95,6 +98,11 @@ func summarize(cfg config, runID string, w *workload, res fired, views []seatMap
 	for _, s := range w.fixed {
 		seatOf(s)
 	}
+	type wonReservation struct {
+		seat seatRef
+		id   string
+	}
+	answered := map[wonReservation]bool{}
 	for _, o := range res.outcomes {
 		k := o.key()
 		r.Responses[k]++
@@ -105,7 +113,13 @@ func summarize(cfg config, runID string, w *workload, res fired, views []seatMap
 		s := seatOf(o.Seat)
 		s.Requests++
 		if k == keyOK {
-			s.OK++
+			won := wonReservation{o.Seat, o.Reservation}
+			if answered[won] {
+				s.OwnersRetries++
+			} else {
+				answered[won] = true
+				s.OK++
+			}
 		}
 		if k == keyTransportError && len(r.TransportErrs) < maxErrorSamples && !slices.Contains(r.TransportErrs, o.Err) {
 			r.TransportErrs = append(r.TransportErrs, o.Err)

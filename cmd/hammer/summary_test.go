@@ -62,3 +62,27 @@ func TestSummarize(t *testing.T) {
 		}
 	}
 }
+
+// A seat's 200s that carry one reservation are one win: its owner asked
+// again and was answered with it. Two reservations are two wins, and fail.
+func TestSummarizeCountsReservationsNotAnswers(t *testing.T) {
+	cfg := config{Scenario: scenarioContended, Targets: []string{"http://a"}, N: 4, C: 2, Users: 2, Seats: 2}
+	one, two := seatRef{Schedule: 9, Seat: 1}, seatRef{Schedule: 9, Seat: 2}
+	w := &workload{fixed: []seatRef{one, two}}
+	outcomes := []outcome{
+		{Seat: one, Sent: true, Status: 200, Reservation: "r1"},
+		{Seat: one, Sent: true, Status: 200, Reservation: "r1"},
+		{Seat: two, Sent: true, Status: 200, Reservation: "r2"},
+		{Seat: two, Sent: true, Status: 200, Reservation: "r3"},
+	}
+	r := summarize(cfg, "run", w, fired{outcomes: outcomes, latency: newLatencyHistogram(), wall: time.Second}, nil)
+	if got := r.PerSeat[0]; got.OK != 1 || got.OwnersRetries != 1 {
+		t.Errorf("seat 1: %d won, %d owner's retries; want 1 and 1", got.OK, got.OwnersRetries)
+	}
+	if got := r.PerSeat[1]; got.OK != 2 || got.OwnersRetries != 0 {
+		t.Errorf("seat 2: %d won, %d owner's retries; want 2 and 0", got.OK, got.OwnersRetries)
+	}
+	if v := judge(r, nil); v.Pass {
+		t.Error("a seat with two reservations passed the verdict")
+	}
+}
