@@ -87,7 +87,9 @@ serve() { # name port command...
 }
 serve service 18080 bin/api serve
 serve service-no-fast-path 18081 FAST_PATH=false bin/api serve
-[ -n "$before" ] && serve service-before 18082 "$work/api-before" serve
+# A database of its own: the build before may know fewer migrations than
+# the one being measured has applied.
+[ -n "$before" ] && serve service-before 18082 DATABASE_URL="$(database service_before)" "$work/api-before" serve
 serve naive 18090 CONTENDER=naive DATABASE_URL="$(database contender_naive)" bin/contender
 serve static 18091 CONTENDER=static bin/contender
 serve insertonly 18092 CONTENDER=insertonly DATABASE_URL="$(database contender_insert)" bin/contender
