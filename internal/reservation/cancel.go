@@ -50,6 +50,5 @@ func (s *Service) CancelReservation(ctx context.Context, id uuid.UUID, userID st
 	if _, err := s.repo.CancelReservation(write, id, lease.Fence()); err != nil {
 		return fmt.Errorf("cancel reservation: %w", err)
 	}
-	s.publish(ctx, r.ScheduleID(), SeatAvailable, r.SeatID())
 	return nil
 }

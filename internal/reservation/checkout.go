@@ -85,7 +85,6 @@ func (s *Service) Hold(ctx context.Context, cmd HoldCommand) (Hold, error) {
 	if err != nil {
 		return Hold{}, fmt.Errorf("insert hold: %w", err)
 	}
-	s.publish(ctx, cmd.ScheduleID, SeatHeld, seats...)
 	return h, nil
 }
 
@@ -139,7 +138,9 @@ func (s *Service) HoldByID(ctx context.Context, id uuid.UUID, userID string) (Ho
 const holdLockWait = 5 * time.Second
 
 // lockHoldSeats takes the locks of an active hold's seats, so that the
-// change and its events are ordered with every other change of the seats.
+// change waits for a booking attempt in flight on them. The order of the
+// seats' events no longer depends on it: each change is recorded in
+// PostgreSQL's order, in its own transaction (seat_changes).
 func (s *Service) lockHoldSeats(ctx context.Context, h Hold) (lock.MultiLease, error) {
 	lease, err := s.locker.AcquireAll(ctx, seatLockKeys(h.scheduleID, h.seatIDs), lock.Options{TTL: s.lockTTL, Wait: holdLockWait})
 	if err != nil {
@@ -162,8 +163,8 @@ func seatLockKeys(scheduleID int64, seats []int) []string {
 // retry whose first answer was lost gets the same answer again: for a
 // resumed idempotency claim it is marked recovered). The
 // hold's claims keep every other booking off its seats and the UNIQUE
-// constraint has the last word; the seats' locks are taken all the same,
-// so that the "reserved" events follow every earlier change of the seats.
+// constraint has the last word; the seats' locks are taken all the same
+// (lockHoldSeats).
 //
 // Errors: ErrHoldNotFound, ErrHoldExpired, ErrHoldReleased,
 // *SeatsUnavailableError, *UnavailableSeat (locked), ErrUnavailable.
@@ -185,9 +186,7 @@ func (s *Service) Confirm(ctx context.Context, id uuid.UUID, userID string) ([]R
 	if err != nil {
 		return nil, fmt.Errorf("confirm hold: %w", err)
 	}
-	if h.Status() == HoldActive {
-		s.publish(ctx, h.scheduleID, SeatReserved, h.seatIDs...)
-	} else {
+	if h.Status() != HoldActive {
 		idempotency.MarkRecovered(ctx)
 	}
 	return rs, nil
@@ -210,24 +209,22 @@ func (s *Service) Release(ctx context.Context, id uuid.UUID, userID string) erro
 	}
 	write, cancel := storeWrite(ctx)
 	defer cancel()
-	freed, err := s.repo.ReleaseHold(write, id, userID)
-	if err != nil {
+	if _, err := s.repo.ReleaseHold(write, id, userID); err != nil {
 		return fmt.Errorf("release hold: %w", err)
 	}
-	s.publish(ctx, h.scheduleID, SeatAvailable, freed...)
 	return nil
 }
 
 // expireBatch bounds one ExpireHolds run.
 const expireBatch = 500
 
-// ExpireHolds clears the claims of expired holds and announces their
-// seats available. Expiry itself needs no clean-up (every read decides it
-// by the clock); this is for the live seat map, and for the table's size.
-// Each seat is cleared under its lock, so its "available" event cannot
-// overtake a later change; a seat whose lock is busy waits for the next
-// run, and one that is sealed (booked since) loses its claim silently. It
-// returns how many seats it announced.
+// ExpireHolds clears the claims of expired holds; each freed seat's
+// "available" change is recorded with the clearing (seat_changes), for the
+// live seat map. Expiry itself needs no clean-up (every read decides it by
+// the clock); this is for the live seat map, and for the table's size.
+// Each seat is cleared under its lock; a seat whose lock is busy waits for
+// the next run, and one that is sealed (booked since) loses its claim
+// silently. It returns how many seats it freed.
 func (s *Service) ExpireHolds(ctx context.Context) (int, error) {
 	seats, err := s.repo.ExpiredClaims(ctx, expireBatch)
 	if err != nil {
@@ -249,7 +246,6 @@ func (s *Service) ExpireHolds(ctx context.Context) (int, error) {
 		}
 		freed, err := s.repo.DropExpiredClaim(ctx, seat)
 		if err == nil && freed {
-			s.publish(ctx, seat.ScheduleID, SeatAvailable, seat.SeatID)
 			announced++
 		}
 		s.endLease(ctx, lease, false)

@@ -104,11 +104,6 @@ func (s *Service) Reserve(ctx context.Context, cmd ReserveCommand) (Reservation,
 		return Reservation{}, lockError(err)
 	}
 	r, err := s.book(ctx, cmd, lease)
-	if err == nil {
-		// Still under the seat's lock: the seat's events keep the order
-		// of its changes.
-		s.publish(ctx, cmd.ScheduleID, SeatReserved, cmd.SeatID)
-	}
 	// A seat known booked by a known owner is sealed with the owner's
 	// note, if seals are on; a held seat is not: the hold may yet expire.
 	note, seal := bookedSeal(cmd, err)

@@ -38,8 +38,6 @@ type Config struct {
 	HoldTTL time.Duration
 	// MaxHoldsPerUser caps a user's live holds (MAX_HOLDS_PER_USER).
 	MaxHoldsPerUser int
-	// Events is told of every seat change; nil tells nobody.
-	Events SeatEvents
 }
 
 // SeatLocker takes one seat's lock or several at once: what the use cases
@@ -60,7 +58,6 @@ type Service struct {
 	sealTTL    time.Duration
 	holdTTL    time.Duration
 	maxHolds   int
-	events     SeatEvents
 	log        *slog.Logger
 }
 
@@ -70,10 +67,7 @@ func NewService(repo Repository, locker SeatLocker, cfg Config, logger *slog.Log
 		repo: repo, schedules: newScheduleCache(repo), locker: locker,
 		lockTTL: orDefault(cfg.LockTTL, DefaultLockTTL), sealBooked: cfg.SealBooked,
 		sealTTL: orDefault(cfg.SealTTL, DefaultSealTTL), holdTTL: orDefault(cfg.HoldTTL, DefaultHoldTTL),
-		maxHolds: orDefault(cfg.MaxHoldsPerUser, DefaultMaxHoldsPerUser), events: cfg.Events, log: logger,
-	}
-	if s.events == nil {
-		s.events = noEvents{}
+		maxHolds: orDefault(cfg.MaxHoldsPerUser, DefaultMaxHoldsPerUser), log: logger,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

@@ -108,8 +108,6 @@ func (f *Feed) interval() time.Duration {
 	return max(f.cfg.Interval, time.Duration(f.subscribers.Load())*time.Second/time.Duration(f.cfg.MaxDeliveries))
 }
 
-var _ reservation.SeatEvents = (*Feed)(nil)
-
 // New returns a Feed on rdb. Close stops its readers. Every failure to
 // reach Redis wraps reservation.ErrUnavailable.
 func New(rdb redis.UniversalClient, cfg Config) *Feed {
@@ -142,9 +140,11 @@ func StreamKey(scheduleID int64) string {
 	return "seatmap:{schedule:" + strconv.FormatInt(scheduleID, 10) + "}"
 }
 
-// SeatsChanged implements reservation.SeatEvents: one stream entry per
-// seat, and the stream's expiry pushed back, all in one round trip (shared
-// with concurrent bookings' changes when the feed is busy).
+// SeatsChanged appends changes that have no outbox position: one stream
+// entry per seat, and the stream's expiry pushed back, all in one round
+// trip (shared with concurrent calls when the feed is busy). The service
+// streams through the relay (Append); this writes a stream directly, as
+// tests and tools do.
 func (f *Feed) SeatsChanged(ctx context.Context, scheduleID int64, seats []reservation.Seat) error {
 	key := StreamKey(scheduleID)
 	cmds := make([]redisbatch.Command, 0, len(seats)+1)
