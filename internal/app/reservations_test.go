@@ -54,7 +54,10 @@ func TestReserveSeat(t *testing.T) {
 	})
 	t.Run("seat map shows it reserved", func(t *testing.T) {
 		got := h.do(request{method: http.MethodGet, path: fmt.Sprintf("/schedules/%d/seats", schedule)})
-		want := fmt.Sprintf(`{"scheduleId":%d,"seats":[{"seatId":1,"status":"available"},{"seatId":2,"status":"reserved"},{"seatId":3,"status":"available"}]}`+"\n", schedule)
+		want := fmt.Sprintf(`{"scheduleId":%d,"seats":[`+
+			`{"seatId":1,"status":"available","label":"A1","row":"A","number":1,"category":"standard"},`+
+			`{"seatId":2,"status":"reserved","label":"A2","row":"A","number":2,"category":"standard"},`+
+			`{"seatId":3,"status":"available","label":"A3","row":"A","number":3,"category":"standard"}]}`+"\n", schedule)
 		if got.status != http.StatusOK || got.raw != want {
 			t.Fatalf("seat map: %d %s, want %s", got.status, got.raw, want)
 		}

@@ -75,7 +75,7 @@ func TestSeatEventsResume(t *testing.T) {
 	var ids []string
 	for seat := 1; seat <= 3; seat++ {
 		ev := resumed.next(5 * time.Second)
-		if ev.name != "seat" || ev.data != fmt.Sprintf(`{"seatId":%d,"status":"reserved"}`, seat) {
+		if ev.name != "seat" || ev.data != fmt.Sprintf(`{"seatId":%d,"status":"reserved","label":"A%d","row":"A","number":%d,"category":"standard"}`, seat, seat, seat) {
 			t.Fatalf("resumed event %d = %+v, want seat %d reserved", seat, ev, seat)
 		}
 		ids = append(ids, ev.id)

@@ -39,15 +39,15 @@ func storable(s string) bool {
 
 type fuzzBookings struct{}
 
-func (fuzzBookings) CreateSchedule(_ context.Context, title string, startsAt time.Time, seatCount int) (reservation.Schedule, error) {
-	s, err := reservation.NewSchedule(title, startsAt, seatCount)
+func (fuzzBookings) CreateLaidOutSchedule(_ context.Context, title string, startsAt time.Time, layout reservation.Layout) (reservation.Schedule, error) {
+	s, err := reservation.NewLaidOutSchedule(title, startsAt, layout.Rows())
 	if err != nil {
 		return reservation.Schedule{}, err
 	}
 	if !storable(s.Title()) {
 		return reservation.Schedule{}, errBroken
 	}
-	return reservation.RestoreSchedule(fuzzSchedule, s.Title(), s.StartsAt(), s.SeatCount()), nil
+	return reservation.RestoreLaidOutSchedule(fuzzSchedule, s.Title(), s.StartsAt(), s.Layout()), nil
 }
 
 func (fuzzBookings) Schedules(context.Context, int64, int) (reservation.SchedulePage, error) {
@@ -84,6 +84,18 @@ func (fuzzBookings) CancelReservation(context.Context, uuid.UUID, string) error 
 }
 
 type fuzzCheckout struct{}
+
+func (fuzzCheckout) HoldBest(_ context.Context, cmd reservation.BestHoldCommand) (reservation.Hold, int, error) {
+	if !storable(cmd.UserID) || cmd.ScheduleID < 1 || cmd.Quantity < 1 || cmd.Quantity > reservation.MaxHoldSeats || !storable(cmd.Category) {
+		return reservation.Hold{}, 1, errBroken
+	}
+	seats := make([]int, cmd.Quantity)
+	for i := range seats {
+		seats[i] = i + 1
+	}
+	now := time.Now()
+	return reservation.RestoreHold(uuid.New(), cmd.ScheduleID, seats, cmd.UserID, now, now.Add(time.Minute), reservation.HoldActive), 1, nil
+}
 
 func (fuzzCheckout) Hold(_ context.Context, cmd reservation.HoldCommand) (reservation.Hold, error) {
 	seats := slices.Clone(cmd.SeatIDs)

@@ -27,7 +27,7 @@ import (
 
 // Bookings is what the HTTP edge needs of the booking use cases.
 type Bookings interface {
-	CreateSchedule(ctx context.Context, title string, startsAt time.Time, seatCount int) (reservation.Schedule, error)
+	CreateLaidOutSchedule(ctx context.Context, title string, startsAt time.Time, layout reservation.Layout) (reservation.Schedule, error)
 	Schedules(ctx context.Context, after int64, limit int) (reservation.SchedulePage, error)
 	Schedule(ctx context.Context, id int64) (reservation.Schedule, error)
 	SeatMap(ctx context.Context, scheduleID int64) ([]reservation.Seat, error)
@@ -39,6 +39,7 @@ type Bookings interface {
 // Checkout is what the HTTP edge needs of the hold use cases.
 type Checkout interface {
 	Hold(ctx context.Context, cmd reservation.HoldCommand) (reservation.Hold, error)
+	HoldBest(ctx context.Context, cmd reservation.BestHoldCommand) (reservation.Hold, int, error)
 	HoldByID(ctx context.Context, id uuid.UUID, userID string) (reservation.Hold, error)
 	Confirm(ctx context.Context, id uuid.UUID, userID string) ([]reservation.Reservation, error)
 	Release(ctx context.Context, id uuid.UUID, userID string) error
@@ -159,9 +160,12 @@ func NewHandler(opts Options) http.Handler {
 		cmp.Or(max(opts.IdempotencyRunning, 0), timeout+idempotencyRunningMargin), maxBodyBytes)
 	stream := seatstream.New(seatstream.Options{
 		Feed: opts.Feed,
-		Schedule: func(ctx context.Context, id int64) error {
-			_, err := h.bookings.Schedule(ctx, id)
-			return err
+		Schedule: func(ctx context.Context, id int64) (seatstream.SeatPlaces, error) {
+			s, err := h.bookings.Schedule(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			return seatPlacesJSON(s.Layout()), nil
 		},
 		SeatMap:    h.seatMapJSON,
 		MaxStreams: opts.MaxStreams,

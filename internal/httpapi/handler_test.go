@@ -25,7 +25,7 @@ type fakeBookings struct {
 	reserve func(ctx context.Context) (reservation.Reservation, error)
 }
 
-func (f fakeBookings) CreateSchedule(context.Context, string, time.Time, int) (reservation.Schedule, error) {
+func (f fakeBookings) CreateLaidOutSchedule(context.Context, string, time.Time, reservation.Layout) (reservation.Schedule, error) {
 	return reservation.Schedule{}, errors.New("not used")
 }
 func (f fakeBookings) SeatMap(context.Context, int64) ([]reservation.Seat, error) {

@@ -1,7 +1,10 @@
 package httpapi
 
 import (
+	"context"
+	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -11,26 +14,45 @@ import (
 	"github.com/seatlock/seatlock/internal/reservation"
 )
 
+// holdRequest names its seats (seatIds) or asks for the best available
+// (quantity, with category and adjacent), never both.
 type holdRequest struct {
-	ScheduleID *int64 `json:"scheduleId" validate:"required,min=1"`
-	SeatIDs    []int  `json:"seatIds" validate:"required"`
+	ScheduleID *int64  `json:"scheduleId" validate:"required,min=1"`
+	SeatIDs    []int   `json:"seatIds" validate:"required_without=Quantity,excluded_with=Quantity"`
+	Quantity   *int    `json:"quantity"`
+	Category   *string `json:"category" validate:"omitempty,nocontrol"`
+	Adjacent   *bool   `json:"adjacent"`
 }
 
 type holdResponse struct {
 	ID         uuid.UUID `json:"id"`
 	ScheduleID int64     `json:"scheduleId"`
 	SeatIDs    []int     `json:"seatIds"`
+	// SeatLabels are the seats' labels ("C7"), in the order of SeatIDs.
+	SeatLabels []string  `json:"seatLabels,omitempty"`
 	UserID     string    `json:"userId"`
 	Status     string    `json:"status"`
 	CreatedAt  time.Time `json:"createdAt"`
 	ExpiresAt  time.Time `json:"expiresAt"`
 }
 
-func toHoldResponse(h reservation.Hold) holdResponse {
-	return holdResponse{
-		ID: h.ID(), ScheduleID: h.ScheduleID(), SeatIDs: h.SeatIDs(), UserID: h.UserID(), Status: string(h.Status()),
-		CreatedAt: h.CreatedAt().UTC(), ExpiresAt: h.ExpiresAt().UTC(),
+// holdResponse is the hold's JSON, its seats labelled from the schedule's
+// layout (kept in memory once read; a schedule that cannot be read just
+// leaves the labels out: the ids say everything).
+func (h *handler) holdResponse(ctx context.Context, hold reservation.Hold) holdResponse {
+	resp := holdResponse{
+		ID: hold.ID(), ScheduleID: hold.ScheduleID(), SeatIDs: hold.SeatIDs(), UserID: hold.UserID(), Status: string(hold.Status()),
+		CreatedAt: hold.CreatedAt().UTC(), ExpiresAt: hold.ExpiresAt().UTC(),
 	}
+	if schedule, err := h.bookings.Schedule(ctx, hold.ScheduleID()); err == nil {
+		layout := schedule.Layout()
+		resp.SeatLabels = make([]string, len(resp.SeatIDs))
+		for i, seat := range resp.SeatIDs {
+			place, _ := layout.Place(seat)
+			resp.SeatLabels[i] = place.Label
+		}
+	}
+	return resp
 }
 
 type confirmResponse struct {
@@ -44,6 +66,9 @@ func (h *handler) createHold(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
+	if req.Quantity != nil || req.Category != nil || req.Adjacent != nil {
+		return h.holdBest(w, r, req)
+	}
 	claim, _ := idempotency.ClaimFrom(r.Context())
 	cmd := reservation.HoldCommand{ScheduleID: value(req.ScheduleID), SeatIDs: req.SeatIDs, UserID: principalFrom(r.Context()).UserID,
 		Claim: claim.ID, Resumed: claim.Resumed}
@@ -55,7 +80,36 @@ func (h *handler) createHold(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("Location", "/holds/"+hold.ID().String())
-	return ok(w, http.StatusCreated, toHoldResponse(hold))
+	return ok(w, http.StatusCreated, h.holdResponse(r.Context(), hold))
+}
+
+// holdAttemptsHeader tells how many choices of seats a best-available
+// hold tried before one was held (or it gave up).
+const holdAttemptsHeader = "Hold-Attempts"
+
+// holdBest answers 201 with the best available seats held for the user
+// (reservation.Service.HoldBest), all of them or none.
+func (h *handler) holdBest(w http.ResponseWriter, r *http.Request, req holdRequest) error {
+	claim, _ := idempotency.ClaimFrom(r.Context())
+	cmd := reservation.BestHoldCommand{ScheduleID: value(req.ScheduleID), Quantity: value(req.Quantity),
+		Category: value(req.Category), Adjacent: req.Adjacent == nil || *req.Adjacent,
+		UserID: principalFrom(r.Context()).UserID, Claim: claim.ID, Resumed: claim.Resumed}
+	invalid := cmd.Validate()
+	if req.Quantity == nil && req.SeatIDs == nil {
+		invalid = errors.Join(invalid, &reservation.InvalidError{Field: "quantity", Detail: "is required with category or adjacent"})
+	}
+	if err := validate(h.validate, &req, invalid); err != nil {
+		return err
+	}
+	hold, attempts, err := h.checkout.HoldBest(r.Context(), cmd)
+	if attempts > 0 {
+		w.Header().Set(holdAttemptsHeader, strconv.Itoa(attempts))
+	}
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/holds/"+hold.ID().String())
+	return ok(w, http.StatusCreated, h.holdResponse(r.Context(), hold))
 }
 
 // holdID reads the {id} of a hold path; a malformed id names no hold.
@@ -72,7 +126,7 @@ func (h *handler) getHold(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return ok(w, http.StatusOK, toHoldResponse(hold))
+	return ok(w, http.StatusOK, h.holdResponse(r.Context(), hold))
 }
 
 func (h *handler) confirmHold(w http.ResponseWriter, r *http.Request) error {

@@ -13,20 +13,48 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/seatlock/seatlock/internal/httpapi/problem"
+	"github.com/seatlock/seatlock/internal/httpapi/seatstream"
 	"github.com/seatlock/seatlock/internal/reservation"
 )
 
+// createScheduleRequest names its seats by seatCount (one row "A") or by
+// layout, never both.
 type createScheduleRequest struct {
-	Title     *string `json:"title" validate:"required,nocontrol"`
-	StartsAt  *string `json:"startsAt" validate:"required,rfc3339"`
-	SeatCount *int    `json:"seatCount" validate:"required"`
+	Title     *string        `json:"title" validate:"required,nocontrol"`
+	StartsAt  *string        `json:"startsAt" validate:"required,rfc3339"`
+	SeatCount *int           `json:"seatCount" validate:"required_without=Layout,excluded_with=Layout"`
+	Layout    *layoutRequest `json:"layout"`
+}
+
+type layoutRequest struct {
+	Rows []rowRequest `json:"rows" validate:"required,dive"`
+}
+
+type rowRequest struct {
+	Label    *string `json:"label" validate:"required,nocontrol"`
+	Seats    *int    `json:"seats" validate:"required"`
+	Category string  `json:"category" validate:"nocontrol"`
 }
 
 type scheduleResponse struct {
-	ID        int64     `json:"id"`
-	Title     string    `json:"title"`
-	StartsAt  time.Time `json:"startsAt"`
-	SeatCount int       `json:"seatCount"`
+	ID        int64          `json:"id"`
+	Title     string         `json:"title"`
+	StartsAt  time.Time      `json:"startsAt"`
+	SeatCount int            `json:"seatCount"`
+	Layout    layoutResponse `json:"layout"`
+}
+
+type layoutResponse struct {
+	Rows []rowResponse `json:"rows"`
+}
+
+type rowResponse struct {
+	Label    string `json:"label"`
+	Seats    int    `json:"seats"`
+	Category string `json:"category"`
+	// FirstSeatID is the id of the row's first seat; the row's seats are
+	// FirstSeatID..FirstSeatID+Seats-1.
+	FirstSeatID int `json:"firstSeatId"`
 }
 
 func (h *handler) createSchedule(w http.ResponseWriter, r *http.Request) error {
@@ -34,13 +62,21 @@ func (h *handler) createSchedule(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
-	title, seatCount := value(req.Title), value(req.SeatCount)
+	title := value(req.Title)
 	startsAt, _ := time.Parse(time.RFC3339Nano, value(req.StartsAt)) // zero when it does not parse: validate names it
-	_, invalid := reservation.NewSchedule(title, startsAt, seatCount)
+	var (
+		draft   reservation.Schedule
+		invalid error
+	)
+	if req.Layout != nil {
+		draft, invalid = reservation.NewLaidOutSchedule(title, startsAt, req.Layout.rows())
+	} else {
+		draft, invalid = reservation.NewSchedule(title, startsAt, value(req.SeatCount))
+	}
 	if err := validate(h.validate, &req, invalid); err != nil {
 		return err
 	}
-	s, err := h.bookings.CreateSchedule(r.Context(), title, startsAt, seatCount)
+	s, err := h.bookings.CreateLaidOutSchedule(r.Context(), draft.Title(), draft.StartsAt(), draft.Layout())
 	if err != nil {
 		return err
 	}
@@ -48,8 +84,23 @@ func (h *handler) createSchedule(w http.ResponseWriter, r *http.Request) error {
 	return ok(w, http.StatusCreated, toScheduleResponse(s))
 }
 
+func (l *layoutRequest) rows() []reservation.Row {
+	rows := make([]reservation.Row, len(l.Rows))
+	for i, r := range l.Rows {
+		rows[i] = reservation.Row{Label: value(r.Label), Seats: value(r.Seats), Category: r.Category}
+	}
+	return rows
+}
+
 func toScheduleResponse(s reservation.Schedule) scheduleResponse {
-	return scheduleResponse{ID: s.ID(), Title: s.Title(), StartsAt: s.StartsAt().UTC(), SeatCount: s.SeatCount()}
+	layout := s.Layout()
+	rows := layout.Rows()
+	resp := scheduleResponse{ID: s.ID(), Title: s.Title(), StartsAt: s.StartsAt().UTC(), SeatCount: s.SeatCount(),
+		Layout: layoutResponse{Rows: make([]rowResponse, len(rows))}}
+	for i, r := range rows {
+		resp.Layout.Rows[i] = rowResponse{Label: r.Label, Seats: r.Seats, Category: r.Category, FirstSeatID: layout.FirstSeat(i)}
+	}
+	return resp
 }
 
 type scheduleListResponse struct {
@@ -104,8 +155,12 @@ func (h *handler) getSchedule(w http.ResponseWriter, r *http.Request) error {
 }
 
 type seatResponse struct {
-	SeatID int    `json:"seatId"`
-	Status string `json:"status"`
+	SeatID   int    `json:"seatId"`
+	Status   string `json:"status"`
+	Label    string `json:"label"`
+	Row      string `json:"row"`
+	Number   int    `json:"number"`
+	Category string `json:"category"`
 }
 
 type seatMapResponse struct {
@@ -148,9 +203,35 @@ func (h *handler) seatMapJSON(ctx context.Context, id int64) ([]byte, error) {
 	}
 	resp := seatMapResponse{ScheduleID: id, Seats: make([]seatResponse, len(seats))}
 	for i, s := range seats {
-		resp.Seats[i] = seatResponse{SeatID: s.ID, Status: string(s.Status)}
+		resp.Seats[i] = seatResponse{SeatID: s.ID, Status: string(s.Status),
+			Label: s.Place.Label, Row: s.Place.RowLabel, Number: s.Place.Number, Category: s.Place.Category}
 	}
 	return json.Marshal(resp)
+}
+
+// seatPlacesJSON renders where each seat of layout is, as the members a
+// seat event carries after its seatId and status (the seat map's).
+func seatPlacesJSON(layout reservation.Layout) seatstream.SeatPlaces {
+	return func(seat int) []byte {
+		p, ok := layout.Place(seat)
+		if !ok {
+			return nil
+		}
+		// Labels and categories are letters, digits, '-' and '_': they
+		// need no escaping, but are encoded as JSON strings all the same.
+		label, _ := json.Marshal(p.Label)
+		row, _ := json.Marshal(p.RowLabel)
+		category, _ := json.Marshal(p.Category)
+		b := make([]byte, 0, 64)
+		b = append(b, `"label":`...)
+		b = append(b, label...)
+		b = append(b, `,"row":`...)
+		b = append(b, row...)
+		b = append(b, `,"number":`...)
+		b = strconv.AppendInt(b, int64(p.Number), 10)
+		b = append(b, `,"category":`...)
+		return append(b, category...)
+	}
 }
 
 // etagMatches applies If-None-Match (RFC 9110 13.1.2): "*" or any listed

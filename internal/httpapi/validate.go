@@ -59,7 +59,7 @@ func validate(v *validator.Validate, dst any, invalid ...error) error {
 			panic(fmt.Sprintf("httpapi: validating %T: %v", dst, err)) // a programming error
 		}
 		for _, f := range failures {
-			fields = append(fields, problem.FieldError{Field: f.Field(), Detail: describe(f)})
+			fields = append(fields, problem.FieldError{Field: fieldPath(f), Detail: describe(f)})
 		}
 	}
 	refused := len(fields)
@@ -81,14 +81,30 @@ func validate(v *validator.Validate, dst any, invalid ...error) error {
 // member is the request member a field error is about: seatIds for
 // seatIds[2].
 func member(field string) string {
-	name, _, _ := strings.Cut(field, "[")
-	return name
+	if i := strings.IndexAny(field, "[."); i >= 0 {
+		return field[:i]
+	}
+	return field
+}
+
+// fieldPath names a failed field by its JSON path from the body's top
+// ("layout.rows[2].label"): the namespace without the struct's name.
+func fieldPath(f validator.FieldError) string {
+	_, path, _ := strings.Cut(f.Namespace(), ".")
+	if path == "" {
+		return f.Field()
+	}
+	return path
 }
 
 func describe(f validator.FieldError) string {
 	switch f.Tag() {
 	case "required":
 		return "is required"
+	case "required_without":
+		return "is required unless " + jsonName(f.Param()) + " is given"
+	case "excluded_with":
+		return "must not be given with " + jsonName(f.Param())
 	case "nocontrol":
 		return "must not contain control characters (NUL, tab, newline and the like)"
 	case "rfc3339":
@@ -98,4 +114,13 @@ func describe(f validator.FieldError) string {
 	default:
 		return "is invalid"
 	}
+}
+
+// jsonName is the JSON name of a Go field named in a validate tag's
+// parameter ("Layout" is "layout").
+func jsonName(goName string) string {
+	if goName == "" {
+		return goName
+	}
+	return strings.ToLower(goName[:1]) + goName[1:]
 }

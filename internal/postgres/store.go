@@ -56,15 +56,19 @@ func (s *Store) CreateSchedule(ctx context.Context, sc reservation.Schedule) (re
 		id       int64
 		startsAt time.Time
 	)
+	layout, err := layoutJSON(sc.Layout())
+	if err != nil {
+		return reservation.Schedule{}, err
+	}
 	// RETURNING the stored time: PostgreSQL keeps microseconds, and the
 	// answer must match what a later read returns.
-	err := s.pool.QueryRow(ctx,
-		`INSERT INTO schedules (title, starts_at, seat_count) VALUES ($1, $2, $3) RETURNING id, starts_at`,
-		sc.Title(), sc.StartsAt(), sc.SeatCount()).Scan(&id, &startsAt)
+	err = s.pool.QueryRow(ctx,
+		`INSERT INTO schedules (title, starts_at, seat_count, layout) VALUES ($1, $2, $3, $4) RETURNING id, starts_at`,
+		sc.Title(), sc.StartsAt(), sc.SeatCount(), layout).Scan(&id, &startsAt)
 	if err != nil {
 		return reservation.Schedule{}, wrapText("insert schedule", "title", err)
 	}
-	return reservation.RestoreSchedule(id, sc.Title(), startsAt, sc.SeatCount()), nil
+	return reservation.RestoreLaidOutSchedule(id, sc.Title(), startsAt, sc.Layout()), nil
 }
 
 // Schedule implements reservation.Repository.
@@ -73,17 +77,18 @@ func (s *Store) Schedule(ctx context.Context, id int64) (reservation.Schedule, e
 		title     string
 		startsAt  time.Time
 		seatCount int
+		layout    []byte
 	)
 	err := s.pool.QueryRow(ctx,
-		`SELECT title, starts_at, seat_count FROM schedules WHERE id = $1`, id).
-		Scan(&title, &startsAt, &seatCount)
+		`SELECT title, starts_at, seat_count, layout FROM schedules WHERE id = $1`, id).
+		Scan(&title, &startsAt, &seatCount, &layout)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return reservation.Schedule{}, reservation.ErrScheduleNotFound
 	}
 	if err != nil {
 		return reservation.Schedule{}, wrap("select schedule", err)
 	}
-	return reservation.RestoreSchedule(id, title, startsAt, seatCount), nil
+	return restoreSchedule(id, title, startsAt, seatCount, layout)
 }
 
 // ListSchedules implements reservation.Repository.
@@ -92,7 +97,7 @@ func (s *Store) ListSchedules(ctx context.Context, before int64, limit int) ([]r
 		before = math.MaxInt64
 	}
 	rows, err := s.pool.Query(ctx,
-		`SELECT id, title, starts_at, seat_count FROM schedules WHERE id < $1 ORDER BY id DESC LIMIT $2`, before, limit)
+		`SELECT id, title, starts_at, seat_count, layout FROM schedules WHERE id < $1 ORDER BY id DESC LIMIT $2`, before, limit)
 	if err != nil {
 		return nil, wrap("list schedules", err)
 	}
@@ -102,9 +107,12 @@ func (s *Store) ListSchedules(ctx context.Context, before int64, limit int) ([]r
 			title     string
 			startsAt  time.Time
 			seatCount int
+			layout    []byte
 		)
-		err := row.Scan(&id, &title, &startsAt, &seatCount)
-		return reservation.RestoreSchedule(id, title, startsAt, seatCount), err
+		if err := row.Scan(&id, &title, &startsAt, &seatCount, &layout); err != nil {
+			return reservation.Schedule{}, err
+		}
+		return restoreSchedule(id, title, startsAt, seatCount, layout)
 	})
 	if err != nil {
 		return nil, wrap("read schedules", err)

@@ -32,15 +32,8 @@ func (s *Service) Hold(ctx context.Context, cmd HoldCommand) (Hold, error) {
 	if err := cmd.Validate(); err != nil {
 		return Hold{}, err
 	}
-	if cmd.Resumed && cmd.Claim != uuid.Nil {
-		h, err := s.repo.HoldByClaim(ctx, cmd.Claim)
-		switch {
-		case err == nil && h.OwnedBy(cmd.UserID):
-			idempotency.MarkRecovered(ctx)
-			return h, nil
-		case err != nil && !errors.Is(err, ErrHoldNotFound):
-			return Hold{}, fmt.Errorf("look up the claim's hold: %w", err)
-		}
+	if h, found, err := s.resumedHold(ctx, cmd.Claim, cmd.Resumed, cmd.UserID); found || err != nil {
+		return h, err
 	}
 	seats := slices.Sorted(slices.Values(cmd.SeatIDs))
 	schedule, err := s.schedules.schedule(ctx, cmd.ScheduleID)
@@ -52,17 +45,51 @@ func (s *Service) Hold(ctx context.Context, cmd HoldCommand) (Hold, error) {
 			return Hold{}, ErrSeatNotFound
 		}
 	}
+	h, err := s.holdSeats(ctx, cmd, seats)
+	var held *lock.HeldError
+	if errors.As(err, &held) {
+		keySeat := make(map[string]int, len(seats))
+		for _, seat := range seats {
+			keySeat[SeatLockKey(cmd.ScheduleID, seat)] = seat
+		}
+		return Hold{}, s.unavailable(ctx, cmd.ScheduleID, seats, held, keySeat)
+	}
+	return h, err
+}
+
+// resumedHold is the hold a resumed idempotency claim made, if any: then
+// it is the answer (as it is now), without a lock or a write, and the
+// context's claim is marked recovered.
+func (s *Service) resumedHold(ctx context.Context, claim uuid.UUID, resumed bool, userID string) (Hold, bool, error) {
+	if !resumed || claim == uuid.Nil {
+		return Hold{}, false, nil
+	}
+	h, err := s.repo.HoldByClaim(ctx, claim)
+	switch {
+	case err == nil && h.OwnedBy(userID):
+		idempotency.MarkRecovered(ctx)
+		return h, true, nil
+	case err != nil && !errors.Is(err, ErrHoldNotFound):
+		return Hold{}, false, fmt.Errorf("look up the claim's hold: %w", err)
+	}
+	return Hold{}, false, nil
+}
+
+// holdSeats takes the locks of seats (sorted, of cmd's schedule) in one
+// call and stores the hold under them. A lock some other request holds is
+// returned as the lock port's *lock.HeldError, as it is; other failures of
+// the lock store as lockError makes them.
+func (s *Service) holdSeats(ctx context.Context, cmd HoldCommand, seats []int) (Hold, error) {
 	keys := seatLockKeys(cmd.ScheduleID, seats)
 	keySeat := make(map[string]int, len(seats))
 	for i, key := range keys {
 		keySeat[key] = seats[i]
 	}
-
 	lease, err := s.locker.AcquireAll(ctx, keys, lock.Options{TTL: s.lockTTL})
 	if err != nil {
 		var held *lock.HeldError
 		if errors.As(err, &held) {
-			return Hold{}, s.unavailable(ctx, cmd.ScheduleID, seats, held, keySeat)
+			return Hold{}, held
 		}
 		return Hold{}, lockError(err)
 	}

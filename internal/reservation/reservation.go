@@ -65,4 +65,7 @@ const (
 type Seat struct {
 	ID     int
 	Status SeatStatus
+	// Place is where the seat is in its schedule's layout (set by
+	// Service.SeatMap).
+	Place Place
 }

@@ -16,18 +16,45 @@ const (
 	MaxTitleRunes = 200
 )
 
-// Schedule is one showing with seats numbered 1..SeatCount.
+// Schedule is one showing with seats numbered 1..SeatCount, laid out in
+// rows (Layout).
 type Schedule struct {
-	id        int64
-	title     string
-	startsAt  time.Time
-	seatCount int
+	id       int64
+	title    string
+	startsAt time.Time
+	layout   Layout
 }
 
 // NewSchedule returns a schedule that is not stored yet (ID 0), or every
 // field that breaks an invariant, as *InvalidError values joined in one
 // error.
 func NewSchedule(title string, startsAt time.Time, seatCount int) (Schedule, error) {
+	errs := checkSchedule(title, startsAt)
+	if seatCount < 1 || seatCount > MaxSeatCount {
+		errs = append(errs, &InvalidError{Field: "seatCount", Detail: fmt.Sprintf("must be between 1 and %d", MaxSeatCount)})
+	}
+	if len(errs) > 0 {
+		return Schedule{}, errors.Join(errs...)
+	}
+	return Schedule{title: strings.TrimSpace(title), startsAt: startsAt, layout: SingleRowLayout(seatCount)}, nil
+}
+
+// NewLaidOutSchedule is NewSchedule for a venue of rows (NewLayout checks
+// them).
+func NewLaidOutSchedule(title string, startsAt time.Time, rows []Row) (Schedule, error) {
+	errs := checkSchedule(title, startsAt)
+	layout, err := NewLayout(rows)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return Schedule{}, errors.Join(errs...)
+	}
+	return Schedule{title: strings.TrimSpace(title), startsAt: startsAt, layout: layout}, nil
+}
+
+// checkSchedule lists what is wrong with a schedule's title and start.
+func checkSchedule(title string, startsAt time.Time) []error {
 	title = strings.TrimSpace(title)
 	var errs []error
 	switch {
@@ -39,25 +66,25 @@ func NewSchedule(title string, startsAt time.Time, seatCount int) (Schedule, err
 	if startsAt.IsZero() {
 		errs = append(errs, &InvalidError{Field: "startsAt", Detail: "is required"})
 	}
-	if seatCount < 1 || seatCount > MaxSeatCount {
-		errs = append(errs, &InvalidError{Field: "seatCount", Detail: fmt.Sprintf("must be between 1 and %d", MaxSeatCount)})
-	}
-	if len(errs) > 0 {
-		return Schedule{}, errors.Join(errs...)
-	}
-	return Schedule{title: title, startsAt: startsAt, seatCount: seatCount}, nil
+	return errs
 }
 
 // RestoreSchedule rebuilds a stored schedule. Only repositories call it: the
 // values were validated when the schedule was created.
 func RestoreSchedule(id int64, title string, startsAt time.Time, seatCount int) Schedule {
-	return Schedule{id: id, title: title, startsAt: startsAt, seatCount: seatCount}
+	return Schedule{id: id, title: title, startsAt: startsAt, layout: SingleRowLayout(seatCount)}
+}
+
+// RestoreLaidOutSchedule rebuilds a stored schedule with its layout.
+func RestoreLaidOutSchedule(id int64, title string, startsAt time.Time, layout Layout) Schedule {
+	return Schedule{id: id, title: title, startsAt: startsAt, layout: layout}
 }
 
 func (s Schedule) ID() int64           { return s.id }
 func (s Schedule) Title() string       { return s.title }
 func (s Schedule) StartsAt() time.Time { return s.startsAt }
-func (s Schedule) SeatCount() int      { return s.seatCount }
+func (s Schedule) SeatCount() int      { return s.layout.SeatCount() }
+func (s Schedule) Layout() Layout      { return s.layout }
 
 // HasSeat reports whether seatID names one of the schedule's seats.
-func (s Schedule) HasSeat(seatID int) bool { return seatID >= 1 && seatID <= s.seatCount }
+func (s Schedule) HasSeat(seatID int) bool { return seatID >= 1 && seatID <= s.layout.SeatCount() }

@@ -14,6 +14,19 @@ func (s *Service) CreateSchedule(ctx context.Context, title string, startsAt tim
 	if err != nil {
 		return Schedule{}, err
 	}
+	return s.storeSchedule(ctx, schedule)
+}
+
+// CreateLaidOutSchedule is CreateSchedule for a venue of rows.
+func (s *Service) CreateLaidOutSchedule(ctx context.Context, title string, startsAt time.Time, layout Layout) (Schedule, error) {
+	schedule, err := NewLaidOutSchedule(title, startsAt, layout.Rows())
+	if err != nil {
+		return Schedule{}, err
+	}
+	return s.storeSchedule(ctx, schedule)
+}
+
+func (s *Service) storeSchedule(ctx context.Context, schedule Schedule) (Schedule, error) {
 	stored, err := s.repo.CreateSchedule(ctx, schedule)
 	if err != nil {
 		return Schedule{}, fmt.Errorf("create schedule: %w", err)
@@ -33,9 +46,11 @@ func (s *Service) SeatMap(ctx context.Context, scheduleID int64) ([]Seat, error)
 	if err != nil {
 		return nil, fmt.Errorf("list occupied seats: %w", err)
 	}
+	layout := schedule.Layout()
 	seats := make([]Seat, schedule.SeatCount())
 	for i := range seats {
-		seats[i] = Seat{ID: i + 1, Status: SeatAvailable}
+		place, _ := layout.Place(i + 1)
+		seats[i] = Seat{ID: i + 1, Status: SeatAvailable, Place: place}
 	}
 	for _, o := range occupied {
 		if schedule.HasSeat(o.ID) {

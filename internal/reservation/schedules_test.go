@@ -3,6 +3,7 @@ package reservation_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -53,7 +54,7 @@ func TestCreateScheduleRejectsInvalid(t *testing.T) {
 			if invalid.Detail == "" || !strings.Contains(err.Error(), tt.field) {
 				t.Errorf("error %q: want a detail that names %s", err, tt.field)
 			}
-			if s != (reservation.Schedule{}) {
+			if s.ID() != 0 || s.Title() != "" || s.SeatCount() != 0 {
 				t.Errorf("CreateSchedule returned %+v with an error", s)
 			}
 			if calls := j.list(); len(calls) != 0 {
@@ -92,7 +93,7 @@ func TestCreateScheduleStores(t *testing.T) {
 					s.ID(), s.Title(), s.StartsAt(), s.SeatCount(), tt.wantTitle, startsAt, tt.seatCount)
 			}
 			stored, err := repo.Schedule(context.Background(), s.ID())
-			if err != nil || stored != s {
+			if err != nil || !reflect.DeepEqual(stored, s) {
 				t.Errorf("repository holds %+v (%v), want %+v", stored, err, s)
 			}
 		})
@@ -126,11 +127,11 @@ func TestSeatMap(t *testing.T) {
 		t.Fatalf("SeatMap: %v", err)
 	}
 	want := []reservation.Seat{
-		{ID: 1, Status: reservation.SeatAvailable},
-		{ID: 2, Status: reservation.SeatReserved},
-		{ID: 3, Status: reservation.SeatAvailable},
-		{ID: 4, Status: reservation.SeatAvailable},
-		{ID: 5, Status: reservation.SeatReserved},
+		rowASeat(1, reservation.SeatAvailable),
+		rowASeat(2, reservation.SeatReserved),
+		rowASeat(3, reservation.SeatAvailable),
+		rowASeat(4, reservation.SeatAvailable),
+		rowASeat(5, reservation.SeatReserved),
 	}
 	if !slices.Equal(seats, want) {
 		t.Errorf("SeatMap =\n %v\nwant\n %v", seats, want)
@@ -148,10 +149,17 @@ func TestSeatMapIgnoresSeatsOutsideTheSchedule(t *testing.T) {
 	if err != nil {
 		t.Fatalf("SeatMap: %v", err)
 	}
-	want := []reservation.Seat{{ID: 1, Status: reservation.SeatAvailable}, {ID: 2, Status: reservation.SeatAvailable}}
+	want := []reservation.Seat{rowASeat(1, reservation.SeatAvailable), rowASeat(2, reservation.SeatAvailable)}
 	if !slices.Equal(seats, want) {
 		t.Errorf("SeatMap = %v, want %v", seats, want)
 	}
+}
+
+// rowASeat is seat id of a schedule made from a seat count (one row A),
+// with its place.
+func rowASeat(id int, status reservation.SeatStatus) reservation.Seat {
+	return reservation.Seat{ID: id, Status: status, Place: reservation.Place{
+		SeatID: id, RowLabel: "A", Number: id, Label: reservation.SeatLabel("A", id), Category: reservation.DefaultCategory}}
 }
 
 func TestSeatMapErrors(t *testing.T) {

@@ -59,6 +59,9 @@ type Service struct {
 	holdTTL    time.Duration
 	maxHolds   int
 	log        *slog.Logger
+	// availability is this instance's view of free seats, for choices of
+	// best seats.
+	availability *seatAvailability
 }
 
 // NewService wires the use cases to their ports. A nil logger discards.
@@ -68,6 +71,7 @@ func NewService(repo Repository, locker SeatLocker, cfg Config, logger *slog.Log
 		lockTTL: orDefault(cfg.LockTTL, DefaultLockTTL), sealBooked: cfg.SealBooked,
 		sealTTL: orDefault(cfg.SealTTL, DefaultSealTTL), holdTTL: orDefault(cfg.HoldTTL, DefaultHoldTTL),
 		maxHolds: orDefault(cfg.MaxHoldsPerUser, DefaultMaxHoldsPerUser), log: logger,
+		availability: newSeatAvailability(repo),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

@@ -31,6 +31,7 @@ type Error struct {
 	Fields     []FieldError  // validation_failed: every bad field
 	Seats      []SeatReason  // seats_unavailable: every refused seat
 	Checks     map[string]string
+	Available  *int // not_enough_seats: how many seats of the category are free
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Detail }
@@ -59,6 +60,7 @@ type body struct {
 	Seats     []SeatReason      `json:"seats,omitempty"`
 	RequestID string            `json:"requestId,omitempty"`
 	Checks    map[string]string `json:"checks,omitempty"`
+	Available *int              `json:"available,omitempty"`
 }
 
 // unavailableRetryAfter is what a 503 tells clients: long enough for a
@@ -93,6 +95,11 @@ var errorTable = []struct {
 		Detail: "The hold was released; its seats are free again."}},
 	{reservation.ErrHoldConfirmed, Error{Status: http.StatusConflict, Code: "hold_confirmed", Title: "Hold confirmed",
 		Detail: "The hold was confirmed; cancel its reservations instead."}},
+	{reservation.ErrNotEnoughSeats, Error{Status: http.StatusConflict, Code: "not_enough_seats", Title: "Not enough seats",
+		Detail: "No choice of seats gives the quantity asked for (together, of the category) right now; available says how many seats of the category are free. Nothing was held."}},
+	{reservation.ErrSeatsContended, Error{Status: http.StatusConflict, Code: "seats_contended", Title: "Seats contended",
+		Detail:     "Other buyers took each choice of seats first; seats remain, retry after the time in Retry-After. Nothing was held.",
+		RetryAfter: time.Second}},
 	{reservation.ErrTooManyHolds, Error{Status: http.StatusConflict, Code: "too_many_holds", Title: "Too many holds",
 		Detail: "You have as many live holds as allowed; confirm or release one first."}},
 	{reservation.ErrUnavailable, Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Title: "Service unavailable",
@@ -166,7 +173,7 @@ func Write(w http.ResponseWriter, r *http.Request, err error) {
 		h["Retry-After"] = []string{strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds())))}
 	}
 	b, _ := json.Marshal(body{Type: "urn:seatlock:problem:" + e.Code, Title: e.Title, Status: e.Status, Detail: e.Detail,
-		Code: e.Code, Errors: e.Fields, Seats: e.Seats, RequestID: scope.ID, Checks: e.Checks})
+		Code: e.Code, Errors: e.Fields, Seats: e.Seats, RequestID: scope.ID, Checks: e.Checks, Available: e.Available})
 	h["Cache-Control"] = NoStore // whatever the handler had set for a success
 	WriteBody(w, contentTypeProblem, e.Status, append(b, '\n'))
 }
@@ -209,10 +216,15 @@ func fromError(err error) *Error {
 			continue
 		}
 		var (
-			seat    *reservation.UnavailableSeat
-			refused *reservation.SeatsUnavailableError
+			seat      *reservation.UnavailableSeat
+			refused   *reservation.SeatsUnavailableError
+			notEnough *reservation.NotEnoughSeatsError
 		)
 		switch {
+		case errors.As(err, &notEnough):
+			e := row.Error
+			e.Available = &notEnough.Available
+			return &e
 		case errors.As(err, &seat):
 			e := row.Error
 			// Retry-After only when waiting can help: not for a taken seat.

@@ -49,8 +49,9 @@ type Options struct {
 	// Feed delivers the changes; nil answers every stream 503.
 	Feed Feed
 	// Schedule answers whether a schedule exists (an error, written as a
-	// problem, when not), before a stream is opened for it.
-	Schedule func(ctx context.Context, scheduleID int64) error
+	// problem, when not), before a stream is opened for it, and where its
+	// seats are, for the seat events.
+	Schedule func(ctx context.Context, scheduleID int64) (SeatPlaces, error)
 	// SeatMap renders a schedule's seat map as JSON, the stream's first
 	// event.
 	SeatMap func(ctx context.Context, scheduleID int64) ([]byte, error)
@@ -67,6 +68,13 @@ type Options struct {
 	// changes.
 	Streams func(open int64)
 }
+
+// SeatPlaces gives the JSON members that say where a seat is
+// (`"label":"C7","row":"C","number":7,"category":"standard"`), which every
+// seat event carries after its seatId and status; nil for none. A
+// schedule's SeatPlaces must always answer the same for a seat: a batch of
+// events is encoded once for every stream of the schedule.
+type SeatPlaces func(seat int) []byte
 
 // Handler serves the live seat maps of one instance.
 type Handler struct {
@@ -111,7 +119,8 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, id int64) {
 		return
 	}
 	ctx := r.Context()
-	if err := h.opts.Schedule(ctx, id); err != nil {
+	places, err := h.opts.Schedule(ctx, id)
+	if err != nil {
 		problem.Write(w, r, err)
 		return
 	}
@@ -129,8 +138,8 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, id int64) {
 		return
 	}
 	defer sub.Close()
-	out := &eventWriter{w: w, rc: http.NewResponseController(w)}
-	last, first, err := h.streamStart(ctx, id, r.Header.Get("Last-Event-ID"))
+	out := &eventWriter{w: w, rc: http.NewResponseController(w), places: places}
+	last, first, err := h.streamStart(ctx, id, r.Header.Get("Last-Event-ID"), places)
 	if err != nil {
 		problem.Write(w, r, err)
 		return
@@ -195,7 +204,7 @@ type sseEvent struct {
 // streamStart says where a stream begins: the changes after Last-Event-ID
 // when the feed still has them all, else a snapshot of the map with the id
 // of the last change before it was read.
-func (h *Handler) streamStart(ctx context.Context, scheduleID int64, lastEventID string) (string, []sseEvent, error) {
+func (h *Handler) streamStart(ctx context.Context, scheduleID int64, lastEventID string, places SeatPlaces) (string, []sseEvent, error) {
 	if lastEventID != "" {
 		missed, ok, err := h.opts.Feed.Since(ctx, scheduleID, lastEventID)
 		if err != nil {
@@ -205,7 +214,7 @@ func (h *Handler) streamStart(ctx context.Context, scheduleID int64, lastEventID
 			events := make([]sseEvent, len(missed))
 			last := lastEventID
 			for i, ev := range missed {
-				events[i] = sseEvent{id: ev.ID, name: "seat", data: ev.JSON}
+				events[i] = sseEvent{id: ev.ID, name: "seat", data: placed(ev, places)}
 				last = ev.ID
 			}
 			return last, events, nil
@@ -226,9 +235,10 @@ func (h *Handler) streamStart(ctx context.Context, scheduleID int64, lastEventID
 
 // eventWriter writes the text/event-stream format.
 type eventWriter struct {
-	w   http.ResponseWriter
-	rc  *http.ResponseController
-	buf bytes.Buffer
+	w      http.ResponseWriter
+	rc     *http.ResponseController
+	buf    bytes.Buffer
+	places SeatPlaces
 }
 
 // event appends one event; it allocates nothing once the buffer has grown.
@@ -252,14 +262,14 @@ func (e *eventWriter) event(id, name string, data []byte) {
 func (e *eventWriter) changes(batch *seatfeed.Batch, last string) string {
 	events := batch.Events
 	if seatfeed.After(events[0].ID, last) {
-		e.buf.Write(batch.Encoded(encodeSeatEvents))
+		e.buf.Write(batch.Encoded(func(events []seatfeed.Event) []byte { return encodeSeatEvents(events, e.places) }))
 		return events[len(events)-1].ID
 	}
 	// The stream began after some of these: its snapshot or catch-up has
 	// them.
 	for _, ev := range events {
 		if seatfeed.After(ev.ID, last) {
-			e.event(ev.ID, "seat", ev.JSON)
+			e.event(ev.ID, "seat", placed(ev, e.places))
 			last = ev.ID
 		}
 	}
@@ -267,12 +277,28 @@ func (e *eventWriter) changes(batch *seatfeed.Batch, last string) string {
 }
 
 // encodeSeatEvents renders changes as `seat` events.
-func encodeSeatEvents(events []seatfeed.Event) []byte {
+func encodeSeatEvents(events []seatfeed.Event, places SeatPlaces) []byte {
 	var e eventWriter
 	for _, ev := range events {
-		e.event(ev.ID, "seat", ev.JSON)
+		e.event(ev.ID, "seat", placed(ev, places))
 	}
 	return e.buf.Bytes()
+}
+
+// placed is the change's JSON with its seat's place members added.
+func placed(ev seatfeed.Event, places SeatPlaces) []byte {
+	if places == nil {
+		return ev.JSON
+	}
+	members := places(ev.SeatID)
+	if len(members) == 0 || len(ev.JSON) < 2 {
+		return ev.JSON
+	}
+	out := make([]byte, 0, len(ev.JSON)+1+len(members))
+	out = append(out, ev.JSON[:len(ev.JSON)-1]...) // without its closing brace
+	out = append(out, ',')
+	out = append(out, members...)
+	return append(out, '}')
 }
 
 func (e *eventWriter) comment(text string) { e.buf.WriteString(": " + text + "\n\n") }

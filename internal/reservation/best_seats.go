@@ -1,0 +1,185 @@
+package reservation
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// "Best available": which seats a hold of a quantity gets.
+//
+// A seat's quality is its distance from the venue's best point: the
+// centre of the row two-thirds of the way from the front to the back
+// (where sight lines and sound are best in most halls), with a row counted
+// as deep as two seats are wide. A block of seats is as good as the mean of
+// its seats. Blocks fall into tiers of one seat width of distance; within a
+// tier, a block that leaves no single free seat stranded (alone between
+// taken seats or a row's end) comes first, then the closer one. So a
+// stranded seat is only ever left when no block of the same quality avoids
+// it, and the quantity-one buyers who come later fill such seats.
+
+// rowDepth is how many seat widths one row is deep.
+const rowDepth = 2.0
+
+// tierWidth is the width of a tier of quality, in seat widths.
+const tierWidth = 1.0
+
+// Block is one choice of seats for a hold: their ids in ascending order,
+// their mean distance from the venue's best point (in seat widths) and how
+// many single free seats taking them would strand.
+type Block struct {
+	Seats    []int
+	Distance float64
+	Strands  int
+}
+
+// seatDistance is a seat's distance from l's best point, in seat widths
+// (Layout.distance keeps them, by seat).
+func (l Layout) seatDistance(row, number int) float64 {
+	bestRow := float64(len(l.rows)-1) * 2 / 3
+	centre := float64(l.rows[row].Seats+1) / 2
+	dy := (float64(row) - bestRow) * rowDepth
+	dx := float64(number) - centre
+	return math.Hypot(dx, dy)
+}
+
+// BestBlocks lists the blocks of quantity seats of category ("" for any)
+// that free allows, best first, no two sharing a seat, at most limit of
+// them. With adjacent, a block is consecutive seats of one row; without,
+// it is the quantity best free seats wherever they are (and the next
+// blocks are the next best seats). None when no block fits.
+func BestBlocks(l Layout, free func(seat int) bool, quantity int, category string, adjacent bool, limit int) []Block {
+	if quantity < 1 || limit < 1 {
+		return nil
+	}
+	if !adjacent {
+		return scatteredBlocks(l, free, quantity, category, limit)
+	}
+	// A window is a block before its seats are listed: its first seat,
+	// its quality and strands. Thousands are weighed for each choice, so
+	// they are small values, and distances are summed as the window
+	// slides.
+	type window struct {
+		first    int
+		distance float64
+		strands  int
+	}
+	var all []window
+	for row, r := range l.rows {
+		if category != "" && r.Category != category {
+			continue
+		}
+		first := l.first[row]
+		for start := 1; start <= r.Seats; {
+			if !free(first + start - 1) {
+				start++
+				continue
+			}
+			end := start
+			for end < r.Seats && free(first+end) {
+				end++
+			}
+			// The run of free seats is numbers start..end of the row.
+			if end-start+1 >= quantity {
+				sum := 0.0
+				for n := start; n < start+quantity; n++ {
+					sum += l.distance[first+n-2]
+				}
+				for a := start; ; a++ {
+					b := a + quantity - 1
+					w := window{first: first + a - 1, distance: sum / float64(quantity)}
+					if a-start == 1 {
+						w.strands++
+					}
+					if end-b == 1 {
+						w.strands++
+					}
+					all = append(all, w)
+					if b == end {
+						break
+					}
+					sum += l.distance[first+b-1] - l.distance[first+a-2]
+				}
+			}
+			start = end + 1
+		}
+	}
+	tier := func(d float64) int { return int(d / tierWidth) }
+	slices.SortFunc(all, func(a, b window) int {
+		return cmp.Or(cmp.Compare(tier(a.distance), tier(b.distance)), cmp.Compare(a.strands, b.strands),
+			cmp.Compare(a.distance, b.distance), cmp.Compare(a.first, b.first))
+	})
+	taken := make(map[int]bool)
+	var out []Block
+	for _, w := range all {
+		blk := Block{Seats: make([]int, quantity), Distance: w.distance, Strands: w.strands}
+		overlaps := false
+		for i := range quantity {
+			blk.Seats[i] = w.first + i
+			overlaps = overlaps || taken[w.first+i]
+		}
+		if overlaps {
+			continue
+		}
+		for _, seat := range blk.Seats {
+			taken[seat] = true
+		}
+		out = append(out, blk)
+		if len(out) == limit {
+			break
+		}
+	}
+	return out
+}
+
+// scatteredBlocks is BestBlocks without adjacency: the free seats of
+// category by distance, quantity at a time.
+func scatteredBlocks(l Layout, free func(seat int) bool, quantity int, category string, limit int) []Block {
+	type scored struct {
+		seat     int
+		distance float64
+	}
+	var seats []scored
+	for row, r := range l.rows {
+		if category != "" && r.Category != category {
+			continue
+		}
+		for n := 1; n <= r.Seats; n++ {
+			if id := l.first[row] + n - 1; free(id) {
+				seats = append(seats, scored{id, l.distance[id-1]})
+			}
+		}
+	}
+	slices.SortFunc(seats, func(a, b scored) int {
+		return cmp.Or(cmp.Compare(a.distance, b.distance), cmp.Compare(a.seat, b.seat))
+	})
+	var out []Block
+	for i := 0; i+quantity <= len(seats) && len(out) < limit; i += quantity {
+		blk := Block{Seats: make([]int, quantity)}
+		sum := 0.0
+		for j, s := range seats[i : i+quantity] {
+			blk.Seats[j] = s.seat
+			sum += s.distance
+		}
+		slices.Sort(blk.Seats)
+		blk.Distance = sum / float64(quantity)
+		out = append(out, blk)
+	}
+	return out
+}
+
+// FreeSeats counts the seats of category ("" for any) that free allows.
+func FreeSeats(l Layout, free func(seat int) bool, category string) int {
+	n := 0
+	for row, r := range l.rows {
+		if category != "" && r.Category != category {
+			continue
+		}
+		for id := l.first[row]; id < l.first[row]+r.Seats; id++ {
+			if free(id) {
+				n++
+			}
+		}
+	}
+	return n
+}

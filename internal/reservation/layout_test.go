@@ -1,0 +1,86 @@
+package reservation_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seatlock/seatlock/internal/reservation"
+)
+
+func TestLayoutNumbersSeatsRowByRow(t *testing.T) {
+	l := mustLayout(t,
+		reservation.Row{Label: "A", Seats: 3, Category: "vip"},
+		reservation.Row{Label: "B", Seats: 4},
+		reservation.Row{Label: "10", Seats: 2})
+	if l.SeatCount() != 9 {
+		t.Fatalf("SeatCount = %d, want 9", l.SeatCount())
+	}
+	for _, tt := range []struct {
+		seat                 int
+		row, label, category string
+		number, rowIndex     int
+	}{
+		{1, "A", "A1", "vip", 1, 0},
+		{3, "A", "A3", "vip", 3, 0},
+		{4, "B", "B1", reservation.DefaultCategory, 1, 1},
+		{7, "B", "B4", reservation.DefaultCategory, 4, 1},
+		{8, "10", "10-1", reservation.DefaultCategory, 1, 2},
+		{9, "10", "10-2", reservation.DefaultCategory, 2, 2},
+	} {
+		p, ok := l.Place(tt.seat)
+		if !ok || p.RowLabel != tt.row || p.Label != tt.label || p.Category != tt.category || p.Number != tt.number || p.Row != tt.rowIndex || p.SeatID != tt.seat {
+			t.Errorf("Place(%d) = %+v, %v; want row %s, label %s, number %d, category %s", tt.seat, p, ok, tt.row, tt.label, tt.number, tt.category)
+		}
+	}
+	for _, seat := range []int{0, 10, -1} {
+		if _, ok := l.Place(seat); ok {
+			t.Errorf("Place(%d) found a seat outside the layout", seat)
+		}
+	}
+	if !l.HasCategory("vip") || l.HasCategory("balcony") {
+		t.Errorf("HasCategory: vip %v, balcony %v; want true, false", l.HasCategory("vip"), l.HasCategory("balcony"))
+	}
+}
+
+func TestNewLayoutRefusesBadRows(t *testing.T) {
+	many := make([]reservation.Row, reservation.MaxRows+1)
+	for i := range many {
+		many[i] = reservation.Row{Label: reservation.SeatLabel("R", i), Seats: 1}
+	}
+	for _, tt := range []struct {
+		name  string
+		rows  []reservation.Row
+		field string
+	}{
+		{"no rows", nil, "layout.rows"},
+		{"too many rows", many, "layout.rows"},
+		{"blank label", []reservation.Row{{Label: " ", Seats: 2}}, "layout.rows[0].label"},
+		{"long label", []reservation.Row{{Label: "ABCDEFGHI", Seats: 2}}, "layout.rows[0].label"},
+		{"label with a space", []reservation.Row{{Label: "A B", Seats: 2}}, "layout.rows[0].label"},
+		{"repeated label", []reservation.Row{{Label: "A", Seats: 2}, {Label: "a", Seats: 2}}, "layout.rows[1].label"},
+		{"no seats", []reservation.Row{{Label: "A", Seats: 0}}, "layout.rows[0].seats"},
+		{"too many seats", []reservation.Row{{Label: "A", Seats: 1500}, {Label: "B", Seats: 501}}, "layout.rows"},
+		{"bad category", []reservation.Row{{Label: "A", Seats: 2, Category: "v i p"}}, "layout.rows[0].category"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := reservation.NewLayout(tt.rows)
+			var invalid *reservation.InvalidError
+			if !errors.As(err, &invalid) || invalid.Field != tt.field || !strings.Contains(err.Error(), tt.field) {
+				t.Fatalf("NewLayout error = %v, want an *InvalidError for %s", err, tt.field)
+			}
+		})
+	}
+}
+
+func TestSingleRowLayoutIsRowA(t *testing.T) {
+	s, err := reservation.NewSchedule("Show", time.Now(), 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := s.Layout().Rows()
+	if len(rows) != 1 || rows[0] != (reservation.Row{Label: "A", Seats: 5, Category: reservation.DefaultCategory}) {
+		t.Errorf("layout of a seat count = %+v, want one row A of 5 standard seats", rows)
+	}
+}
