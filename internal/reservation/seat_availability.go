@@ -71,6 +71,12 @@ func (a *seatAvailability) view(ctx context.Context, schedule Schedule) (*seatVi
 		return v, nil
 	}
 	ch := a.loading.DoChan(strconv.FormatInt(schedule.ID(), 10), func() (any, error) {
+		// A load that finished between this caller's miss and its flight
+		// made the view already: a second view would not know the first
+		// one's marks, and its requests would pick the same seats.
+		if v, ok := a.views.Get(schedule.ID()); ok {
+			return v, nil
+		}
 		v := &seatView{marks: map[int]time.Time{}}
 		if err := a.load(context.WithoutCancel(ctx), schedule, v); err != nil {
 			return nil, err
