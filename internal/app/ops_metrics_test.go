@@ -40,6 +40,10 @@ func TestMetricsForOperators(t *testing.T) {
 	}
 	h.do(request{method: http.MethodGet, path: fmt.Sprintf("/schedules/%d/seats", schedule)})
 	h.do(request{method: http.MethodGet, path: "/no/such/path/42"})
+	// Holds: one best available (seat 2), then one that finds none.
+	for _, user := range []string{"carol", "dave"} {
+		h.postJSON("/holds", h.token(user, ""), map[string]any{"scheduleId": schedule, "quantity": 1})
+	}
 	stream := h.stream(0, schedule, "")
 	if ev := stream.next(5 * time.Second); ev.name != "snapshot" {
 		t.Fatalf("first event %+v, want the snapshot", ev)
@@ -53,6 +57,10 @@ func TestMetricsForOperators(t *testing.T) {
 		`seatlock_http_request_duration_seconds_count{method="GET",route="unmatched",status="404"} 1`,
 		`seatlock_booking_outcomes_total{outcome="booked"} 1`,
 		`seatlock_booking_outcomes_total{outcome="seat_taken"} 1`,
+		`seatlock_hold_outcomes_total{outcome="held"} 1`,
+		`seatlock_hold_outcomes_total{outcome="not_enough_seats"} 1`,
+		`seatlock_best_available_attempts_bucket{outcome="held",le="1"} 1`,
+		`seatlock_best_available_attempts_count{outcome="held"} 1`,
 		`seatlock_sse_streams_open 1`,
 		`seatlock_pg_pool_max_conns `,
 		`seatlock_pg_pool_acquires_total `,

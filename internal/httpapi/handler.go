@@ -120,6 +120,9 @@ type Observer interface {
 	// RateLimited is called for each request refused by the named limit
 	// ("user" or "ip").
 	RateLimited(limit string)
+	// BestAvailable is called for each best-available hold that tried
+	// seats: how many choices it tried, and whether it held one.
+	BestAvailable(attempts int, held bool)
 }
 
 type noObserver struct{}
@@ -127,6 +130,7 @@ type noObserver struct{}
 func (noObserver) Request(string, string, int, string, time.Duration) {}
 func (noObserver) Streams(int64)                                      {}
 func (noObserver) RateLimited(string)                                 {}
+func (noObserver) BestAvailable(int, bool)                            {}
 
 type handler struct {
 	bookings Bookings

@@ -104,6 +104,7 @@ func (h *handler) holdBest(w http.ResponseWriter, r *http.Request, req holdReque
 	hold, attempts, err := h.checkout.HoldBest(r.Context(), cmd)
 	if attempts > 0 {
 		w.Header().Set(holdAttemptsHeader, strconv.Itoa(attempts))
+		h.observer.BestAvailable(attempts, err == nil)
 	}
 	if err != nil {
 		return err

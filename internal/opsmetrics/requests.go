@@ -16,12 +16,17 @@ import (
 type Requests struct {
 	duration *prometheus.HistogramVec
 	bookings *prometheus.CounterVec
+	holds    *prometheus.CounterVec
+	attempts *prometheus.HistogramVec
 	streams  prometheus.Gauge
 	limited  *prometheus.CounterVec
 }
 
-// bookingRoute is the route whose answers are booking outcomes.
-const bookingRoute = "/reservations"
+// The routes whose answers are booking and hold outcomes.
+const (
+	bookingRoute = "/reservations"
+	holdRoute    = "/holds"
+)
 
 // NewRequests registers the request metrics with reg.
 func NewRequests(reg prometheus.Registerer) (*Requests, error) {
@@ -37,6 +42,15 @@ func NewRequests(reg prometheus.Registerer) (*Requests, error) {
 			Name: "seatlock_booking_outcomes_total",
 			Help: `Answers to POST /reservations by outcome: "booked", or the problem code (seat_taken, seat_locked, ...).`,
 		}, []string{"outcome"}),
+		holds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "seatlock_hold_outcomes_total",
+			Help: `Answers to POST /holds (named seats or best available) by outcome: "held", or the problem code (seats_unavailable, not_enough_seats, seats_contended, ...).`,
+		}, []string{"outcome"}),
+		attempts: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "seatlock_best_available_attempts",
+			Help:    `Choices of seats a best-available hold tried, by outcome ("held" or "refused": seats_contended, or an error after some attempts).`,
+			Buckets: []float64{1, 2, 3, 4, 5},
+		}, []string{"outcome"}),
 		streams: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "seatlock_sse_streams_open",
 			Help: "Live seat-map streams open on this instance.",
@@ -46,7 +60,7 @@ func NewRequests(reg prometheus.Registerer) (*Requests, error) {
 			Help: `Requests refused with 429 rate_limited, by the limit that refused them ("user" or "ip").`,
 		}, []string{"limit"}),
 	}
-	for _, c := range []prometheus.Collector{m.duration, m.bookings, m.streams, m.limited} {
+	for _, c := range []prometheus.Collector{m.duration, m.bookings, m.holds, m.attempts, m.streams, m.limited} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -67,7 +81,11 @@ func (m *Requests) Request(method, route string, status int, code string, elapse
 		route = "unmatched"
 	}
 	m.duration.WithLabelValues(method, route, statusText(status)).Observe(elapsed.Seconds())
-	if method == http.MethodPost && route == bookingRoute {
+	if method != http.MethodPost {
+		return
+	}
+	switch route {
+	case bookingRoute:
 		outcome := code
 		if status == http.StatusOK {
 			outcome = "booked"
@@ -75,7 +93,24 @@ func (m *Requests) Request(method, route string, status int, code string, elapse
 		if outcome != "" {
 			m.bookings.WithLabelValues(outcome).Inc()
 		}
+	case holdRoute:
+		outcome := code
+		if status == http.StatusCreated {
+			outcome = "held"
+		}
+		if outcome != "" {
+			m.holds.WithLabelValues(outcome).Inc()
+		}
 	}
+}
+
+// BestAvailable records the choices a best-available hold tried.
+func (m *Requests) BestAvailable(attempts int, held bool) {
+	outcome := "refused"
+	if held {
+		outcome = "held"
+	}
+	m.attempts.WithLabelValues(outcome).Observe(float64(attempts))
 }
 
 // Streams records how many live seat-map streams are open.

@@ -83,8 +83,8 @@ var ErrNotEnoughSeats = errors.New("reservation: not enough seats")
 var ErrSeatsContended = errors.New("reservation: the chosen seats were taken by concurrent requests")
 
 // HoldBest holds the best available seats for cmd (best_seats.go says
-// what best means), all of them or none, and says how many attempts it
-// took. Each attempt picks among the near-equal best choices at random, so
+// what best means), all of them or none, and says how many choices it
+// tried (0 when none could be made). Each attempt picks among the near-equal best choices at random, so
 // that concurrent requests spread over different seats, and takes the
 // choice's locks in one call and its hold in one transaction, as Hold
 // does; a choice found locked, held or taken is followed by the next, up
@@ -114,8 +114,8 @@ func (s *Service) HoldBest(ctx context.Context, cmd BestHoldCommand) (Hold, int,
 	}
 	for attempt := 1; attempt <= MaxBestAttempts; attempt++ {
 		seats, available := pickBest(view, layout, cmd)
-		if seats == nil {
-			return Hold{}, attempt, &NotEnoughSeatsError{Quantity: cmd.Quantity, Category: cmd.Category, Adjacent: cmd.Adjacent, Available: available}
+		if seats == nil { // no choice left to try: attempt-1 were tried
+			return Hold{}, attempt - 1, &NotEnoughSeatsError{Quantity: cmd.Quantity, Category: cmd.Category, Adjacent: cmd.Adjacent, Available: available}
 		}
 		h, err := s.holdSeats(ctx, HoldCommand{ScheduleID: cmd.ScheduleID, SeatIDs: seats, UserID: cmd.UserID, Claim: cmd.Claim}, seats)
 		var (
