@@ -93,6 +93,8 @@ var errorTable = []struct {
 		Detail: "The hold was released; its seats are free again."}},
 	{reservation.ErrHoldConfirmed, Error{Status: http.StatusConflict, Code: "hold_confirmed", Title: "Hold confirmed",
 		Detail: "The hold was confirmed; cancel its reservations instead."}},
+	{reservation.ErrHoldLifetimeExceeded, Error{Status: http.StatusConflict, Code: "hold_lifetime_exceeded", Title: "Hold lifetime exceeded",
+		Detail: "The hold already lives as long after it was made as a hold may; it cannot be extended again. Confirm it before it expires."}},
 	{reservation.ErrTooManyHolds, Error{Status: http.StatusConflict, Code: "too_many_holds", Title: "Too many holds",
 		Detail: "You have as many live holds as allowed; confirm or release one first."}},
 	{reservation.ErrUnavailable, Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Title: "Service unavailable",
