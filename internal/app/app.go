@@ -152,7 +152,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		repo = o.wrapStore(store)
 	}
 	bookings := reservation.NewService(repo, locker, reservation.Config{LockTTL: cfg.LockTTL, SealBooked: cfg.FastPath,
-		HoldTTL: cfg.HoldTTL, MaxHoldsPerUser: cfg.MaxHoldsPerUser}, logger)
+		HoldTTL: cfg.HoldTTL, MaxHoldsPerUser: cfg.MaxHoldsPerUser, HoldMaxLifetime: cfg.HoldMaxLifetime}, logger)
 	if a.jobs, err = newJobs(locker, store, keys, bookings, locks.pruner, bound, logger, o.jobNamespace); err != nil {
 		return nil, err
 	}

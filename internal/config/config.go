@@ -45,6 +45,9 @@ type Config struct {
 	MaxHoldsPerUser int `env:"MAX_HOLDS_PER_USER" envDefault:"20"`
 	// HoldTTL is how long a seat hold lives before it expires.
 	HoldTTL time.Duration `env:"HOLD_TTL" envDefault:"10m"`
+	// HoldMaxLifetime caps how long after its making a hold may live,
+	// extensions included; unset, 30m (or HOLD_TTL when that is longer).
+	HoldMaxLifetime time.Duration `env:"HOLD_MAX_LIFETIME"`
 	// MaxStreams caps the live seat-map streams one instance serves.
 	MaxStreams int `env:"MAX_STREAMS" envDefault:"5000"`
 	// BatchLanes is how many batches of lock calls, of seat events and of
@@ -91,6 +94,12 @@ func Load(environ map[string]string) (Config, error) {
 	}
 	if cfg.HoldTTL < reservation.MinHoldTTL || cfg.HoldTTL > reservation.MaxHoldTTL {
 		problems = append(problems, fmt.Errorf("HOLD_TTL must be between %s and %s", reservation.MinHoldTTL, reservation.MaxHoldTTL))
+	}
+	if environ["HOLD_MAX_LIFETIME"] == "" {
+		cfg.HoldMaxLifetime = max(reservation.DefaultHoldMaxLifetime, cfg.HoldTTL)
+	}
+	if cfg.HoldMaxLifetime < cfg.HoldTTL || cfg.HoldMaxLifetime > reservation.MaxHoldMaxLifetime {
+		problems = append(problems, fmt.Errorf("HOLD_MAX_LIFETIME must be between HOLD_TTL (%s) and %s", cfg.HoldTTL, reservation.MaxHoldMaxLifetime))
 	}
 	if cfg.MaxStreams < 1 || cfg.MaxStreams > 1_000_000 {
 		problems = append(problems, errors.New("MAX_STREAMS must be between 1 and 1000000"))

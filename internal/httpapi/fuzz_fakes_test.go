@@ -120,6 +120,17 @@ func (fuzzCheckout) Release(context.Context, uuid.UUID, string) error {
 	return reservation.ErrHoldNotFound
 }
 
+// fuzzHoldID is the one hold the fakes extend.
+const fuzzHoldID = "0b7a5d4e-7a53-4c39-9d38-3c2f5b1f3a10"
+
+func (fuzzCheckout) Extend(_ context.Context, id uuid.UUID, userID string) (reservation.Hold, error) {
+	if id.String() != fuzzHoldID || !storable(userID) {
+		return reservation.Hold{}, reservation.ErrHoldNotFound
+	}
+	now := time.Now()
+	return reservation.RestoreHold(id, fuzzSchedule, []int{1}, userID, now, now.Add(time.Minute), reservation.HoldActive), nil
+}
+
 // grantingKeys is an idempotency store that grants every claim and keeps
 // nothing: a fuzz run sends millions of keys.
 type grantingKeys struct{}

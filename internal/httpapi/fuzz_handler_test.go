@@ -22,14 +22,16 @@ func FuzzRequestBodies(f *testing.F) {
 		`{"scheduleId":7,"seatIds":[1,2]}`, `{"scheduleId":7,"seatIds":[1,1]}`, `{"scheduleId":7,"seatIds":[]}`,
 		`{"title":"Dune","startsAt":"2030-01-01T20:00:00Z","seatCount":3}`, `{"title":"Du\u0000ne","startsAt":"2030-01-01T20:00:00Z","seatCount":3}`,
 		`{"scheduleId":1e3,"seatId":-1}`, `{"scheduleId":99999999999999999999,"seatId":1}`, `null`, ``, `{`, `{"a":{"b":[{"c":{}}]}}`,
+		`{}`, ` {} `, `[]`, `{"":1}`, `{"a":1,"a":2}`,
 	} {
-		for route := range uint8(3) {
+		for route := range uint8(4) {
 			f.Add(route, jsonType, []byte(body))
 		}
 	}
 	f.Add(uint8(0), "application/json; charset=latin1", []byte(`{"scheduleId":7,"seatId":1}`))
 	api := newFuzzAPI(f)
-	routes := []struct{ path, token string }{{"/reservations", api.user}, {"/holds", api.user}, {"/schedules", api.admin}}
+	routes := []struct{ path, token string }{{"/reservations", api.user}, {"/holds", api.user}, {"/schedules", api.admin},
+		{"/holds/" + fuzzHoldID + "/extend", api.user}}
 	f.Fuzz(func(t *testing.T, route uint8, contentType string, body []byte) {
 		r := routes[int(route)%len(routes)]
 		req := httptest.NewRequest(http.MethodPost, r.path, bytes.NewReader(body))

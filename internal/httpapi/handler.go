@@ -43,6 +43,7 @@ type Checkout interface {
 	HoldByID(ctx context.Context, id uuid.UUID, userID string) (reservation.Hold, error)
 	Confirm(ctx context.Context, id uuid.UUID, userID string) ([]reservation.Reservation, error)
 	Release(ctx context.Context, id uuid.UUID, userID string) error
+	Extend(ctx context.Context, id uuid.UUID, userID string) (reservation.Hold, error)
 }
 
 // Check is one readiness probe: a dependency that must answer Ping.
@@ -220,6 +221,7 @@ func NewHandler(opts Options) http.Handler {
 			r.With(idempotent).Post("/holds", handle(h.createHold))
 			r.Get("/holds/{id}", handle(h.getHold))
 			r.With(idempotent).Post("/holds/{id}/confirm", handle(h.confirmHold))
+			r.With(idempotent).Post("/holds/{id}/extend", handle(h.extendHold))
 			r.Delete("/holds/{id}", handle(h.releaseHold))
 		})
 	})

@@ -45,6 +45,10 @@ var (
 	// ErrHoldConfirmed reports a hold that was confirmed: its seats are
 	// reservations now, to be cancelled one by one.
 	ErrHoldConfirmed = errors.New("reservation: hold confirmed")
+	// ErrHoldLifetimeExceeded reports an extension refused because the
+	// hold has reached its longest life (HOLD_MAX_LIFETIME after it was
+	// made): it can be confirmed or released, no longer extended.
+	ErrHoldLifetimeExceeded = errors.New("reservation: hold lifetime exceeded")
 	// ErrTooManyHolds reports a user who has as many live holds as allowed:
 	// confirm or release one first.
 	ErrTooManyHolds = errors.New("reservation: too many live holds")

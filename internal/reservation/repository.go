@@ -85,6 +85,13 @@ type Repository interface {
 	// seats it freed (none for a released or expired hold, which it leaves
 	// as they are). ErrHoldNotFound, ErrHoldConfirmed.
 	ReleaseHold(ctx context.Context, id uuid.UUID, userID string) ([]int, error)
+	// ExtendHold moves the expiry of userID's active hold, and of every
+	// claim of its seats with it, in one transaction decided by the
+	// store's clock: see HoldExtension. ErrHoldNotFound (no such hold of
+	// userID's), ErrHoldExpired (also when a claim was lost to expiry
+	// before the extension could lock it; nothing changes then),
+	// ErrHoldReleased, ErrHoldConfirmed, ErrHoldLifetimeExceeded.
+	ExtendHold(ctx context.Context, ext HoldExtension) (Hold, error)
 	// ExpiredClaims lists up to limit seats whose hold has expired but
 	// whose claim is still stored.
 	ExpiredClaims(ctx context.Context, limit int) ([]SeatRef, error)

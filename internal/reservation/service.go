@@ -38,6 +38,10 @@ type Config struct {
 	HoldTTL time.Duration
 	// MaxHoldsPerUser caps a user's live holds (MAX_HOLDS_PER_USER).
 	MaxHoldsPerUser int
+	// HoldMaxLifetime caps how long after its making an extended hold may
+	// live (HOLD_MAX_LIFETIME); zero: DefaultHoldMaxLifetime, or HoldTTL
+	// when that is longer.
+	HoldMaxLifetime time.Duration
 }
 
 // SeatLocker takes one seat's lock or several at once: what the use cases
@@ -58,6 +62,7 @@ type Service struct {
 	sealTTL    time.Duration
 	holdTTL    time.Duration
 	maxHolds   int
+	holdLife   time.Duration
 	log        *slog.Logger
 	// availability is this instance's view of free seats, for choices of
 	// best seats.
@@ -73,6 +78,7 @@ func NewService(repo Repository, locker SeatLocker, cfg Config, logger *slog.Log
 		maxHolds: orDefault(cfg.MaxHoldsPerUser, DefaultMaxHoldsPerUser), log: logger,
 		availability: newSeatAvailability(repo),
 	}
+	s.holdLife = orDefault(cfg.HoldMaxLifetime, max(DefaultHoldMaxLifetime, s.holdTTL))
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

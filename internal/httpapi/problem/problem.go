@@ -100,6 +100,8 @@ var errorTable = []struct {
 	{reservation.ErrSeatsContended, Error{Status: http.StatusConflict, Code: "seats_contended", Title: "Seats contended",
 		Detail:     "Other buyers took each choice of seats first; seats remain, retry after the time in Retry-After. Nothing was held.",
 		RetryAfter: time.Second}},
+	{reservation.ErrHoldLifetimeExceeded, Error{Status: http.StatusConflict, Code: "hold_lifetime_exceeded", Title: "Hold lifetime exceeded",
+		Detail: "The hold already lives as long after it was made as a hold may; it cannot be extended again. Confirm it before it expires."}},
 	{reservation.ErrTooManyHolds, Error{Status: http.StatusConflict, Code: "too_many_holds", Title: "Too many holds",
 		Detail: "You have as many live holds as allowed; confirm or release one first."}},
 	{reservation.ErrUnavailable, Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Title: "Service unavailable",
