@@ -1,35 +1,44 @@
 // The live seat map: a schedule's seats from GET /schedules/{id}/seats/events
 // (Server-Sent Events; the browser reconnects with Last-Event-ID by itself),
-// and the checkout calls of the API for the seats the user clicks.
+// drawn row by row as the layout lays them out, and the checkout calls of
+// the API: the seats the user clicks, or the best available ones.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
 const state = {
   scheduleId: null,
   seats: new Map(),       // seatId -> status
+  places: new Map(),      // seatId -> {label, category}
   buttons: new Map(),     // seatId -> button
+  categories: [],         // the layout's categories, in order of first row
   selected: new Set(),
   hold: null,             // the user's current hold
   source: null,
   events: 0,
   pending: new Map(),     // seat changes not yet drawn
   frame: 0,
+  busy: false,            // a best-available booking is under way
 };
 
 function token() { return $("token").value.trim(); }
 
 function say(text) { $("message").textContent = text; }
 
+// api calls the API; a problem answer throws an Error saying its detail,
+// with the problem itself in error.problem.
 async function api(method, path, body) {
   const headers = { "Authorization": "Bearer " + token() };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (method === "POST") headers["Idempotency-Key"] = crypto.randomUUID();
   const resp = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await resp.text();
-  const data = text ? JSON.parse(text) : null;
+  let data = null;
+  try { data = text ? JSON.parse(text) : null; } catch { data = null; }
   if (!resp.ok) {
-    const seats = data && data.seats ? " (" + data.seats.map((s) => "seat " + s.seatId + " " + s.reason).join(", ") + ")" : "";
-    throw new Error((data && data.detail ? data.detail : resp.status + " " + resp.statusText) + seats);
+    const seats = data && data.seats ? " (" + data.seats.map((s) => name(s.seatId) + " " + s.reason).join(", ") + ")" : "";
+    const err = new Error((data && data.detail ? data.detail : resp.status + " " + resp.statusText) + seats);
+    err.problem = data;
+    throw err;
   }
   return data;
 }
@@ -61,6 +70,7 @@ function open(scheduleId) {
   state.scheduleId = scheduleId;
   state.selected.clear();
   state.seats.clear();
+  state.places.clear();
   state.pending.clear();
   $("seats").replaceChildren();
   state.buttons.clear();
@@ -84,30 +94,110 @@ function open(scheduleId) {
     open(scheduleId);
   });
   document.body.dataset.schedule = scheduleId;
+  selection();
 }
 
-function label(id, status) { return "Seat " + id + ", " + status; }
+// name is a seat's label ("C7"), or its id where the map has none.
+function name(id) {
+  const p = state.places.get(id);
+  return p && p.label ? p.label : "seat " + id;
+}
 
+function names(ids) { return ids.map(name).join(", "); }
+
+function describe(b, id, status) {
+  const p = state.places.get(id);
+  const category = p && p.category ? p.category : "";
+  b.title = [name(id), category, status].filter(Boolean).join(" · ");
+  b.setAttribute("aria-label", ["Seat " + name(id), category, status].filter(Boolean).join(", "));
+}
+
+// categoryClass gives each category its look: standard a neutral one,
+// the others a colour each, in the order of their first row.
+function categoryClass(category) {
+  if (!category || category === "standard") return "cat-standard";
+  const others = state.categories.filter((c) => c !== "standard");
+  return "cat-" + (others.indexOf(category) % 7);
+}
+
+// drawAll draws the snapshot: one line per row of the layout (a long row
+// wraps), its label first, each seat a button showing its number.
 function drawAll(seats) {
-  const frag = document.createDocumentFragment();
   state.buttons.clear();
   state.seats.clear();
+  state.places.clear();
+  state.categories = [];
   for (const s of seats) {
+    state.places.set(s.seatId, { label: s.label, category: s.category });
+    if (s.category && !state.categories.includes(s.category)) state.categories.push(s.category);
+  }
+  const frag = document.createDocumentFragment();
+  let rowKey, rowSeats;
+  for (const s of seats) {
+    const key = s.row === undefined ? "" : s.row;
+    if (!rowSeats || key !== rowKey) {
+      rowKey = key;
+      const row = document.createElement("div");
+      row.className = "row " + categoryClass(s.category);
+      row.dataset.row = key;
+      row.setAttribute("role", "group");
+      row.setAttribute("aria-label", key === "" ? "Seats" : "Row " + key + (s.category ? ", " + s.category : ""));
+      const label = document.createElement("span");
+      label.className = "row-label";
+      label.textContent = key;
+      label.title = key === "" ? "" : "Row " + key + (s.category ? " · " + s.category : "");
+      label.setAttribute("aria-hidden", "true");
+      rowSeats = document.createElement("div");
+      rowSeats.className = "row-seats";
+      row.append(label, rowSeats);
+      frag.appendChild(row);
+    }
     const b = document.createElement("button");
     b.type = "button";
     b.className = "seat " + s.status;
-    b.textContent = s.seatId;
+    b.textContent = s.number === undefined ? s.seatId : s.number;
     b.dataset.seat = s.seatId;
     b.dataset.status = s.status;
-    b.setAttribute("aria-label", label(s.seatId, s.status));
+    describe(b, s.seatId, s.status);
     b.setAttribute("aria-pressed", state.selected.has(s.seatId) ? "true" : "false");
-    b.addEventListener("click", () => toggle(s.seatId));
-    frag.appendChild(b);
+    rowSeats.appendChild(b);
     state.buttons.set(s.seatId, b);
     state.seats.set(s.seatId, s.status);
   }
   $("seats").replaceChildren(frag);
+  for (const id of state.selected) if (state.seats.get(id) !== "available") state.selected.delete(id);
+  legend();
   counts();
+  selection();
+}
+
+// legend lists the categories with their look, and fills the category
+// choice of the best-available control (keeping the one chosen).
+function legend() {
+  $("categories").replaceChildren(...state.categories.map((c) => {
+    const li = document.createElement("li");
+    li.className = categoryClass(c);
+    li.dataset.category = c;
+    const swatch = document.createElement("span");
+    swatch.className = "swatch cat";
+    swatch.setAttribute("aria-hidden", "true");
+    const free = document.createElement("span");
+    free.className = "free";
+    li.append(swatch, c + " ", free);
+    return li;
+  }));
+  const select = $("best-category");
+  const chosen = select.value;
+  const any = document.createElement("option");
+  any.value = "";
+  any.textContent = "any";
+  select.replaceChildren(any, ...state.categories.map((c) => {
+    const o = document.createElement("option");
+    o.value = c;
+    o.textContent = c;
+    return o;
+  }));
+  select.value = state.categories.includes(chosen) ? chosen : "";
 }
 
 // flush draws the changes of one animation frame: thousands of events a
@@ -120,7 +210,7 @@ function flush() {
     if (!b) continue;
     b.className = "seat " + status;
     b.dataset.status = status;
-    b.setAttribute("aria-label", label(id, status));
+    describe(b, id, status);
     if (status !== "available" && state.selected.delete(id)) b.setAttribute("aria-pressed", "false");
   }
   state.pending.clear();
@@ -130,15 +220,26 @@ function flush() {
 
 function counts() {
   const n = { available: 0, held: 0, reserved: 0 };
-  for (const status of state.seats.values()) n[status] = (n[status] || 0) + 1;
+  const free = new Map(), all = new Map();
+  for (const [id, status] of state.seats) {
+    n[status] = (n[status] || 0) + 1;
+    const c = state.places.get(id)?.category;
+    if (c === undefined) continue;
+    all.set(c, (all.get(c) || 0) + 1);
+    if (status === "available") free.set(c, (free.get(c) || 0) + 1);
+  }
   $("count-available").textContent = n.available;
   $("count-held").textContent = n.held;
   $("count-reserved").textContent = n.reserved;
+  for (const li of $("categories").children) {
+    const c = li.dataset.category;
+    li.querySelector(".free").textContent = (free.get(c) || 0) + " of " + (all.get(c) || 0) + " free";
+  }
 }
 
 function toggle(id) {
   if (state.seats.get(id) !== "available" && !state.selected.has(id)) {
-    say("Seat " + id + " is " + state.seats.get(id) + ".");
+    say(name(id) + " is " + state.seats.get(id) + ".");
     return;
   }
   if (state.selected.has(id)) state.selected.delete(id);
@@ -150,21 +251,63 @@ function toggle(id) {
 
 function selection() {
   const ids = [...state.selected].sort((a, b) => a - b);
-  $("selection").textContent = ids.length ? "Selected: seat " + ids.join(", ") + "." : "No seat selected. Click available seats to select them (up to 10).";
+  $("selection").textContent = ids.length ? "Selected: " + names(ids) + "." : "No seat selected. Click available seats to select them (up to 10).";
   $("hold").disabled = ids.length === 0;
   $("book").disabled = ids.length !== 1;
   const active = state.hold && state.hold.status === "active";
   $("confirm").disabled = !active;
   $("release").disabled = !active;
+  $("best").disabled = state.busy || state.scheduleId === null;
+  const held = state.hold && (state.hold.seatLabels && state.hold.seatLabels.length ? state.hold.seatLabels.join(", ") : names(state.hold.seatIds));
   $("hold-state").textContent = state.hold
-    ? "Your hold of seat " + state.hold.seatIds.join(", ") + " is " + state.hold.status +
+    ? "Your hold of " + held + " is " + state.hold.status +
       (state.hold.status === "active" ? " until " + new Date(state.hold.expiresAt).toLocaleTimeString() : "") + "."
     : "";
 }
 
-async function act(name, fn) {
+function quantity() { return Number($("best-quantity").value); }
+
+function bestLabel() {
+  const q = quantity();
+  $("best").textContent = Number.isInteger(q) && q > 1 ? "Book " + q + " together" : "Book the best seat";
+}
+
+// bookBest holds the best available seats (POST /holds with a quantity)
+// and books them at once (POST /holds/{id}/confirm).
+async function bookBest() {
+  const q = quantity();
+  if (!Number.isInteger(q) || q < 1 || q > 10) throw new Error("choose 1 to 10 seats.");
+  const category = $("best-category").value;
+  const body = { scheduleId: Number(state.scheduleId), quantity: q };
+  if (category) body.category = category;
+  const what = q + (category ? " " + category : "") + (q === 1 ? " seat" : " seats");
+  say("Finding the best " + what + "…");
+  let hold;
+  try {
+    hold = await api("POST", "/holds", body);
+  } catch (e) {
+    const p = e.problem;
+    if (p && p.code === "not_enough_seats" && typeof p.available === "number") {
+      const free = p.available === 0 ? "no " + (category ? category + " " : "") + "seat is" :
+        p.available + (category ? " " + category : "") + (p.available === 1 ? " seat is" : " seats are");
+      throw new Error(free + " available, not " + q + (q > 1 ? " together" : "") + ". " + p.detail);
+    }
+    throw e;
+  }
+  state.hold = hold;
+  const labels = hold.seatLabels && hold.seatLabels.length ? hold.seatLabels.join(", ") : names(hold.seatIds);
+  try {
+    await api("POST", "/holds/" + hold.id + "/confirm");
+  } catch (e) {
+    throw new Error("held " + labels + " but could not book them: " + e.message + " Confirm or release the hold.");
+  }
+  state.hold = { ...hold, status: "confirmed" };
+  return "Booked " + (q > 1 ? q + " together" : "the best seat") + ": " + labels + ".";
+}
+
+async function act(action, fn) {
   if (!token()) { say("Paste a bearer token first."); $("token").focus(); return; }
-  try { say(await fn()); } catch (e) { say(name + " failed: " + e.message); }
+  try { say(await fn()); } catch (e) { say(action + " failed: " + e.message); }
   selection();
 }
 
@@ -172,31 +315,45 @@ function wire() {
   $("token").value = localStorage.getItem("seatlock.token") || "";
   $("token").addEventListener("change", () => localStorage.setItem("seatlock.token", token()));
   $("schedule").addEventListener("change", (e) => open(e.target.value));
+  // One listener for every seat, however many.
+  $("seats").addEventListener("click", (e) => {
+    const b = e.target.closest("button.seat");
+    if (b) toggle(Number(b.dataset.seat));
+  });
   $("hold").addEventListener("click", () => act("Hold", async () => {
     const seatIds = [...state.selected].sort((a, b) => a - b);
     state.hold = await api("POST", "/holds", { scheduleId: Number(state.scheduleId), seatIds });
     state.selected.clear();
     for (const b of state.buttons.values()) b.setAttribute("aria-pressed", "false");
-    return "Held seat " + seatIds.join(", ") + ".";
+    return "Held " + names(seatIds) + ".";
   }));
   $("book").addEventListener("click", () => act("Booking", async () => {
     const [seatId] = state.selected;
     const r = await api("POST", "/reservations", { scheduleId: Number(state.scheduleId), seatId });
     state.selected.clear();
     state.buttons.get(seatId)?.setAttribute("aria-pressed", "false");
-    return "Booked seat " + r.seatId + ".";
+    return "Booked " + name(r.seatId) + ".";
   }));
   $("confirm").addEventListener("click", () => act("Confirm", async () => {
     const r = await api("POST", "/holds/" + state.hold.id + "/confirm");
     state.hold = { ...state.hold, status: "confirmed" };
-    return "Booked seat " + r.reservations.map((x) => x.seatId).join(", ") + ".";
+    return "Booked " + names(r.reservations.map((x) => x.seatId)) + ".";
   }));
   $("release").addEventListener("click", () => act("Release", async () => {
     await api("DELETE", "/holds/" + state.hold.id);
     state.hold = { ...state.hold, status: "released" };
     return "Released the hold.";
   }));
+  $("best-quantity").addEventListener("input", bestLabel);
+  $("best").addEventListener("click", () => {
+    if (state.busy) return;
+    const label = $("best").textContent;
+    state.busy = true;
+    selection();
+    act(label, bookBest).finally(() => { state.busy = false; selection(); });
+  });
   setInterval(() => { $("rate").textContent = state.events; state.events = 0; }, 1000);
+  bestLabel();
   selection();
   loadSchedules();
 }
