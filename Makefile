@@ -33,7 +33,8 @@ smoke:
 bench:
 	@bash scripts/devenv.sh test $(GO) test -count=1 -v ./internal/lock/redislock/bench -args -table
 
-# Load test against `make run`: `make hammer ARGS='-scenario hot-seat -duration 10s'`;
+# Load test against `make run`: `make hammer ARGS='-scenario hot-seat -duration 10s'`,
+# or a venue sold to parties of 1-6: `make hammer ARGS='-scenario best-available -users 2000'`;
 # HAMMER_* variables work too, and the target follows HTTP_ADDR.
 hammer:
 	@test -f "$(RUN_DIR)/env" || { echo "start the service first: make run"; exit 1; }

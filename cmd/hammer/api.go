@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -155,11 +156,18 @@ func (e *apiError) Error() string {
 // at once when ctx has ended, and returns the status and a copy of the
 // (capped) body. latency covers sending the request and reading the body.
 func (a *api) send(ctx context.Context, method, url, token string, body []byte) (status int, data []byte, latency time.Duration, err error) {
+	status, data, _, latency, err = a.sendReading(ctx, method, url, token, body, "")
+	return status, data, latency, err
+}
+
+// sendReading is send that also returns the value of the response header
+// named header ("" reads none).
+func (a *api) sendReading(ctx context.Context, method, url, token string, body []byte, header string) (status int, data []byte, value string, latency time.Duration, err error) {
 	if err := ctx.Err(); err != nil {
-		return 0, nil, 0, err
+		return 0, nil, "", 0, err
 	}
 	if a.std != nil {
-		return a.sendStd(ctx, method, url, token, body)
+		return a.sendStd(ctx, method, url, token, body, header)
 	}
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
@@ -180,16 +188,19 @@ func (a *api) send(ctx context.Context, method, url, token string, body []byte) 
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			err = fmt.Errorf("%w (%v)", ctxErr, err)
 		}
-		return 0, nil, latency, err
+		return 0, nil, "", latency, err
 	}
-	return resp.StatusCode(), append([]byte(nil), resp.Body()...), latency, nil
+	if header != "" {
+		value = string(resp.Header.Peek(header))
+	}
+	return resp.StatusCode(), append([]byte(nil), resp.Body()...), value, latency, nil
 }
 
-// sendStd is send on net/http.
-func (a *api) sendStd(ctx context.Context, method, url, token string, body []byte) (status int, data []byte, latency time.Duration, err error) {
+// sendStd is sendReading on net/http.
+func (a *api) sendStd(ctx context.Context, method, url, token string, body []byte, header string) (status int, data []byte, value string, latency time.Duration, err error) {
 	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
-		return 0, nil, 0, err
+		return 0, nil, "", 0, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -200,15 +211,18 @@ func (a *api) sendStd(ctx context.Context, method, url, token string, body []byt
 	start := time.Now()
 	resp, err := a.std.Do(req)
 	if err != nil {
-		return 0, nil, time.Since(start), err
+		return 0, nil, "", time.Since(start), err
 	}
 	defer resp.Body.Close()
 	data, err = io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	latency = time.Since(start)
 	if err != nil {
-		return 0, nil, latency, err
+		return 0, nil, "", latency, err
 	}
-	return resp.StatusCode, data, latency, nil
+	if header != "" {
+		value = resp.Header.Get(header)
+	}
+	return resp.StatusCode, data, value, latency, nil
 }
 
 // call sends in as JSON (nil: no body) and decodes the answer into out when
@@ -351,3 +365,214 @@ var knownCodes = func() []struct {
 	}
 	return codes
 }()
+
+// venue is a schedule with its layout, as POST /schedules and GET
+// /schedules/{id} describe it.
+type venue struct {
+	ID        int64 `json:"id"`
+	SeatCount int   `json:"seatCount"`
+	Layout    struct {
+		Rows []venueRow `json:"rows"`
+	} `json:"layout"`
+}
+
+// venueRow is one row of a venue: its seats are FirstSeat..FirstSeat+Seats-1.
+type venueRow struct {
+	Label     string `json:"label"`
+	Seats     int    `json:"seats"`
+	Category  string `json:"category"`
+	FirstSeat int    `json:"firstSeatId"`
+}
+
+type layoutScheduleIn struct {
+	Title    string `json:"title"`
+	StartsAt string `json:"startsAt"`
+	Layout   struct {
+		Rows []layoutRowIn `json:"rows"`
+	} `json:"layout"`
+}
+
+type layoutRowIn struct {
+	Label    string `json:"label"`
+	Seats    int    `json:"seats"`
+	Category string `json:"category,omitempty"`
+}
+
+// createVenue creates a schedule a day ahead laid out in rows and returns
+// it as the service answered, rows numbered.
+func (a *api) createVenue(ctx context.Context, target, adminToken, title string, rows []layoutRowIn) (venue, error) {
+	in := layoutScheduleIn{Title: title, StartsAt: time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)}
+	in.Layout.Rows = rows
+	var out venue
+	if err := a.call(ctx, "create schedule", http.MethodPost, target+"/schedules", adminToken, in, &out, http.StatusCreated); err != nil {
+		return venue{}, err
+	}
+	if err := out.check(len(rows)); err != nil {
+		return venue{}, fmt.Errorf("create schedule: %w", err)
+	}
+	return out, nil
+}
+
+// venue reads a schedule and its layout.
+func (a *api) venue(ctx context.Context, target string, scheduleID int64) (venue, error) {
+	var out venue
+	url := target + "/schedules/" + strconv.FormatInt(scheduleID, 10)
+	if err := a.call(ctx, "get schedule", http.MethodGet, url, "", nil, &out, http.StatusOK); err != nil {
+		return venue{}, err
+	}
+	if out.ID != scheduleID {
+		return venue{}, fmt.Errorf("get schedule: answer is for schedule %d, want %d", out.ID, scheduleID)
+	}
+	if err := out.check(0); err != nil {
+		return venue{}, fmt.Errorf("get schedule: %w", err)
+	}
+	return out, nil
+}
+
+// check makes sure the layout numbers seats 1..SeatCount row by row, as
+// the API promises (and, when rows > 0, has that many rows).
+func (v venue) check(rows int) error {
+	if v.ID <= 0 || rows > 0 && len(v.Layout.Rows) != rows {
+		return fmt.Errorf("answer has id %d and %d rows, want a positive id and %d", v.ID, len(v.Layout.Rows), rows)
+	}
+	next := 1
+	for _, r := range v.Layout.Rows {
+		if r.FirstSeat != next || r.Seats < 1 {
+			return fmt.Errorf("row %q starts at seat %d with %d seats, want seat %d and at least one", r.Label, r.FirstSeat, r.Seats, next)
+		}
+		next += r.Seats
+	}
+	if next-1 != v.SeatCount {
+		return fmt.Errorf("rows have %d seats, seatCount says %d", next-1, v.SeatCount)
+	}
+	return nil
+}
+
+// holdAttemptsHeader says how many choices a best-available hold tried.
+const holdAttemptsHeader = "Hold-Attempts"
+
+// holdOut is the part of a 201 hold the hammer checks.
+type holdOut struct {
+	ID         string `json:"id"`
+	ScheduleID int64  `json:"scheduleId"`
+	SeatIDs    []int  `json:"seatIds"`
+	UserID     string `json:"userId"`
+	Status     string `json:"status"`
+}
+
+// holdOutcome is what one POST /holds produced: outcome's status, code,
+// error and latency, and the hold's seats.
+type holdOutcome struct {
+	outcome
+	Quantity int
+	Asked    []int // explicit seats: the seats asked for
+	Seats    []int // a 201's seats, ascending
+	Hold     string
+	// Attempts is a best-available 201's Hold-Attempts (0 when absent or
+	// not a number).
+	Attempts int
+	// Available is not_enough_seats's count of free seats (-1 without).
+	Available int
+}
+
+// Histogram keys of holds.
+const (
+	keyHeld          = "201"
+	keyBadHold       = "201 unexpected body"
+	keyNotEnough     = "409 not_enough_seats"
+	keyContended     = "409 seats_contended"
+	keyRateLimited   = "429 rate_limited"
+	keyTooManyHolds  = "409 too_many_holds"
+	keySeatsRefused  = "409 seats_unavailable"
+	codeNotEnough    = "not_enough_seats"
+	codeTooManyHolds = "too_many_holds"
+)
+
+func (o holdOutcome) key() string {
+	if o.Sent && !o.Canceled && o.Status == http.StatusCreated && o.BadSuccess {
+		return keyBadHold
+	}
+	return o.outcome.key()
+}
+
+// granted reports whether the service answered 201: the seats it names
+// are held, even when the body is not as it should be (keyBadHold).
+func (o holdOutcome) granted() bool {
+	return o.Sent && !o.Canceled && o.Status == http.StatusCreated
+}
+
+// holdBest sends one best-available POST /holds as u.
+func (a *api) holdBest(ctx context.Context, target string, u user, schedule int64, quantity int, category string, adjacent bool) holdOutcome {
+	body := fmt.Appendf(nil, `{"scheduleId":%d,"quantity":%d`, schedule, quantity)
+	if category != "" {
+		body = fmt.Appendf(body, `,"category":%q`, category)
+	}
+	if !adjacent {
+		body = append(body, `,"adjacent":false`...)
+	}
+	body = append(body, '}')
+	o := a.hold(ctx, target, u, schedule, body)
+	o.Quantity = quantity
+	if o.Status == http.StatusCreated {
+		o.BadSuccess = o.BadSuccess || len(o.Seats) != quantity || o.Attempts < 1
+	}
+	return o
+}
+
+// holdSeats sends one POST /holds for seats as u.
+func (a *api) holdSeats(ctx context.Context, target string, u user, schedule int64, seats []int) holdOutcome {
+	body, _ := json.Marshal(struct {
+		ScheduleID int64 `json:"scheduleId"`
+		SeatIDs    []int `json:"seatIds"`
+	}{schedule, seats}) // ints do not fail to marshal
+	o := a.hold(ctx, target, u, schedule, body)
+	o.Quantity, o.Asked = len(seats), seats
+	if o.Status == http.StatusCreated {
+		o.BadSuccess = o.BadSuccess || !slices.Equal(o.Seats, seats)
+	}
+	return o
+}
+
+// hold sends one POST /holds and classifies the answer; a 201 whose body
+// is no live hold of schedule for u, seats ascending, is a BadSuccess.
+func (a *api) hold(ctx context.Context, target string, u user, schedule int64, body []byte) holdOutcome {
+	o := holdOutcome{outcome: outcome{Seat: seatRef{Schedule: schedule}, Sent: true}, Available: -1}
+	status, data, attempts, latency, err := a.sendReading(ctx, http.MethodPost, target+"/holds", u.token, body, holdAttemptsHeader)
+	o.Latency, o.At = latency, time.Now()
+	if err != nil {
+		o.Canceled = ctx.Err() != nil
+		o.Err = err.Error()
+		return o
+	}
+	o.Status = status
+	if status == http.StatusCreated {
+		var h holdOut
+		err := json.Unmarshal(data, &h)
+		o.Seats, o.Hold = h.SeatIDs, h.ID
+		o.Attempts, _ = strconv.Atoi(attempts)
+		o.BadSuccess = err != nil || h.ID == "" || h.ScheduleID != schedule || h.UserID != u.id || h.Status != "active" ||
+			len(h.SeatIDs) == 0 || !ascending(h.SeatIDs)
+		return o
+	}
+	var p struct {
+		Code      string `json:"code"`
+		Available *int   `json:"available"`
+	}
+	if json.Unmarshal(data, &p) == nil {
+		o.Code = p.Code
+		if p.Available != nil {
+			o.Available = *p.Available
+		}
+	}
+	return o
+}
+
+// ascending reports whether seats rise strictly: sorted, none repeated.
+func ascending(seats []int) bool {
+	for i := 1; i < len(seats); i++ {
+		if seats[i] <= seats[i-1] {
+			return false
+		}
+	}
+	return true
+}

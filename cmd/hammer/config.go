@@ -37,6 +37,19 @@ const (
 	// scenarioContended: K seats, each raced by its share of the requests;
 	// exactly one wins each.
 	scenarioContended scenario = "contended"
+	// scenarioBestAvailable: best-available holds of random quantities on
+	// a fresh venue layout until it is sold out, then explicit-seat holds
+	// of the same quantities on another (best.go).
+	scenarioBestAvailable scenario = "best-available"
+)
+
+// Defaults of -scenario best-available: make compare's venue of 2,000
+// seats, 40 rows of 50, and parties of one to six.
+const (
+	defaultRows      = 40
+	defaultRowSeats  = 50
+	defaultQuantity  = "1-6"
+	defaultPhaseTime = 2 * time.Minute
 )
 
 // config is one run, fully validated.
@@ -65,7 +78,27 @@ type config struct {
 	// Streams extra live seat-map clients per hammered schedule only read
 	// their stream, as browsers would (the load a watched sale adds).
 	Streams int
+	// Best is -scenario best-available's venue and requests.
+	Best bestConfig
 }
+
+// bestConfig is what -scenario best-available hammers: a fresh layout of
+// Rows rows of RowSeats seats (of Category, when given), and requests for
+// a quantity drawn from MinQuantity..MaxQuantity by a generator seeded
+// with Seed. With -duration, Duration bounds each phase instead of
+// defaultPhaseTime.
+type bestConfig struct {
+	Rows        int    `json:"rows"`
+	RowSeats    int    `json:"rowSeats"`
+	Category    string `json:"category,omitempty"`
+	MinQuantity int    `json:"minQuantity"`
+	MaxQuantity int    `json:"maxQuantity"`
+	Adjacent    bool   `json:"adjacent"`
+	Seed        uint64 `json:"seed"`
+}
+
+// capacity is the layout's number of seats.
+func (b bestConfig) capacity() int { return b.Rows * b.RowSeats }
 
 // usageError is a bad flag or environment value: exit status 2.
 type usageError struct {
@@ -86,9 +119,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	env := envDefaults{getenv: getenv}
 
 	scen := fs.String("scenario", env.str("HAMMER_SCENARIO", string(scenarioContended)),
-		"hot-seat, fresh-seats or contended (env HAMMER_SCENARIO)")
+		"hot-seat, fresh-seats, contended or best-available (env HAMMER_SCENARIO)")
 	n := fs.Int("n", env.int("HAMMER_N", 0), "total requests; default 1000, or -seats x -per-seat (env HAMMER_N)")
-	dur := fs.Duration("duration", env.duration("HAMMER_DURATION", 0), "run this long instead of -n requests (env HAMMER_DURATION)")
+	dur := fs.Duration("duration", env.duration("HAMMER_DURATION", 0),
+		"run this long instead of -n requests; best-available: the most each phase may last, default "+defaultPhaseTime.String()+" (env HAMMER_DURATION)")
 	c := fs.Int("c", env.int("HAMMER_C", 64), "concurrent workers, one connection each (env HAMMER_C)")
 	users := fs.Int("users", env.int("HAMMER_USERS", 0), "distinct users (tokens); default one per worker, at least 100 (env HAMMER_USERS)")
 	urls := fs.String("url", env.str("HAMMER_URL", defaultURL(getenv)),
@@ -112,6 +146,16 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		"open this many more live seat-map clients per hammered schedule on the -watch-url instance, reading only (env HAMMER_STREAMS)")
 	watchURL := fs.String("watch-url", env.str("HAMMER_WATCH_URL", ""),
 		"the instance whose stream -watch follows; default the last -url (env HAMMER_WATCH_URL)")
+	rows := fs.Int("rows", env.int("HAMMER_ROWS", defaultRows), "best-available: rows of the fresh layout (env HAMMER_ROWS)")
+	rowSeats := fs.Int("row-seats", env.int("HAMMER_ROW_SEATS", defaultRowSeats), "best-available: seats in each row (env HAMMER_ROW_SEATS)")
+	quantity := fs.String("quantity", env.str("HAMMER_QUANTITY", defaultQuantity),
+		"best-available: seats each request asks for, N or MIN-MAX within 1..10, drawn at random (env HAMMER_QUANTITY)")
+	category := fs.String("category", env.str("HAMMER_CATEGORY", ""),
+		"best-available: the category of the layout's rows, asked for by every request; default none asked (rows standard) (env HAMMER_CATEGORY)")
+	adjacent := fs.Bool("adjacent", env.bool("HAMMER_ADJACENT", true),
+		"best-available: ask for consecutive seats of one row (env HAMMER_ADJACENT)")
+	seed := fs.Uint64("seed", env.uint64("HAMMER_SEED", 1),
+		"best-available: seed of the quantities and of the explicit phase's blocks (env HAMMER_SEED)")
 
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -134,8 +178,25 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	bad := func(format string, a ...any) (config, error) { return config{}, usagef(format, a...) }
 	switch cfg.Scenario {
 	case scenarioHotSeat, scenarioFreshSeats, scenarioContended:
+	case scenarioBestAvailable:
+		best, err := parseBest(*rows, *rowSeats, *quantity, *category, *adjacent, *seed)
+		if err != nil {
+			return config{}, err
+		}
+		cfg.Best = best
 	default:
-		return bad("-scenario must be hot-seat, fresh-seats or contended")
+		return bad("-scenario must be hot-seat, fresh-seats, contended or best-available")
+	}
+	if cfg.Scenario != scenarioBestAvailable {
+		var set []string
+		fs.Visit(func(f *flag.Flag) {
+			if bestFlags[f.Name] {
+				set = append(set, "-"+f.Name)
+			}
+		})
+		if len(set) > 0 {
+			return bad("%s: for -scenario best-available", strings.Join(set, ", "))
+		}
 	}
 	if *perSeat < 0 {
 		return bad("-per-seat must be positive")
@@ -152,6 +213,17 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	switch {
 	case cfg.N > 0 && cfg.Duration > 0:
 		return bad("-n and -duration exclude each other")
+	case cfg.Scenario == scenarioBestAvailable:
+		switch {
+		case cfg.N > 0:
+			return bad("-n is not for best-available: each phase runs until its venue is sold out (-duration bounds it)")
+		case cfg.Seats != 1 || cfg.ScheduleID != 0 || cfg.Seat != 0:
+			return bad("-seats, -schedule and -seat are not for best-available: it makes its own layouts (-rows, -row-seats)")
+		case *watch || *streams != 0:
+			return bad("-watch and -streams are not for best-available")
+		case cfg.Duration == 0:
+			cfg.Duration = defaultPhaseTime
+		}
 	case cfg.N == 0 && cfg.Duration == 0:
 		cfg.N = 1000
 	}
@@ -198,6 +270,13 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		// limit (RATE_LIMIT_USER, 1000 a second by default) does not
 		// throttle a run of tens of thousands of requests a second.
 		cfg.Users = max(cfg.C, defaultUsers)
+		if cfg.Scenario == scenarioBestAvailable {
+			// Holds stay live to the end of the run, and a user may
+			// have MAX_HOLDS_PER_USER (20 by default) of them: at most
+			// 10 per user in each of the two phases, even when every
+			// hold is of the least quantity.
+			cfg.Users = max(cfg.Users, (cfg.Best.capacity()/cfg.Best.MinQuantity+9)/10)
+		}
 	}
 
 	targets, err := parseTargets(*urls)
@@ -220,6 +299,46 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		}
 	}
 	return cfg, nil
+}
+
+// bestFlags are the flags only -scenario best-available reads.
+var bestFlags = map[string]bool{"rows": true, "row-seats": true, "quantity": true, "category": true, "adjacent": true, "seed": true}
+
+// parseBest checks best-available's flags: a layout the API accepts
+// (reservation.NewLayout's rules) and a quantity range within 1..10 that
+// an adjacent hold can have in one row.
+func parseBest(rows, rowSeats int, quantity, category string, adjacent bool, seed uint64) (bestConfig, error) {
+	b := bestConfig{Rows: rows, RowSeats: rowSeats, Category: category, Adjacent: adjacent, Seed: seed}
+	switch {
+	case rows < 1 || rows > reservation.MaxRows:
+		return b, usagef("-rows must be 1..%d", reservation.MaxRows)
+	case rowSeats < 1 || rowSeats > maxSeats:
+		return b, usagef("-row-seats must be 1..%d", maxSeats)
+	case rows*rowSeats > maxSeats:
+		return b, usagef("-rows × -row-seats must be at most %d seats, not %d", maxSeats, rows*rowSeats)
+	}
+	lo, hi, ok := strings.Cut(quantity, "-")
+	if !ok {
+		hi = lo
+	}
+	var errLo, errHi error
+	b.MinQuantity, errLo = strconv.Atoi(strings.TrimSpace(lo))
+	b.MaxQuantity, errHi = strconv.Atoi(strings.TrimSpace(hi))
+	switch {
+	case errLo != nil || errHi != nil || b.MinQuantity < 1 || b.MaxQuantity > reservation.MaxHoldSeats || b.MinQuantity > b.MaxQuantity:
+		return b, usagef("-quantity must be N or MIN-MAX with 1 <= MIN <= MAX <= %d, not %q", reservation.MaxHoldSeats, quantity)
+	case adjacent && b.MaxQuantity > rowSeats:
+		return b, usagef("-quantity: %d adjacent seats do not fit in a row of %d (-row-seats)", b.MaxQuantity, rowSeats)
+	}
+	rowsIn := b.layout()
+	checked := make([]reservation.Row, len(rowsIn))
+	for i, r := range rowsIn {
+		checked[i] = reservation.Row{Label: r.Label, Seats: r.Seats, Category: r.Category}
+	}
+	if _, err := reservation.NewLayout(checked); err != nil {
+		return b, usagef("-category %q: %v", category, err)
+	}
+	return b, nil
 }
 
 // defaultURL follows the service's own HTTP_ADDR.
@@ -267,6 +386,11 @@ func (e *envDefaults) str(name, def string) string {
 
 func (e *envDefaults) int(name string, def int) int {
 	e.lookup(name, func(v string) (err error) { def, err = strconv.Atoi(v); return err })
+	return def
+}
+
+func (e *envDefaults) uint64(name string, def uint64) uint64 {
+	e.lookup(name, func(v string) (err error) { def, err = strconv.ParseUint(v, 10, 64); return err })
 	return def
 }
 

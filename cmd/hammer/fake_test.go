@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,6 +29,9 @@ type fakeAPI struct {
 	unavailableEvery int           // every k-th reservation answers 503
 	dropEvery        int           // every k-th reservation loses its connection
 	noSeatMap        bool          // no GET /schedules/{id}/seats, like the plain baseline
+	holdTwice        bool          // best available: the first seat held is offered again, once
+	scatter          bool          // best available: a hold of several seats takes one per row
+	contendAll       bool          // best available: every request answers seats_contended
 	stall            chan struct{} // reservations block until closed or cancelled
 	arrived          chan struct{} // receives once per stalled reservation
 
@@ -41,6 +46,11 @@ type fakeSchedule struct {
 	seats    int
 	locked   map[int]bool
 	reserved map[int]int
+	rows     []venueRow
+	held     map[int]int // holds per seat
+	holds    int
+	// offered is set once holdTwice has offered a held seat again.
+	offered bool
 }
 
 func newFakeAPI(tb testing.TB) *fakeAPI {
@@ -89,6 +99,8 @@ func (f *fakeAPI) handler() http.Handler {
 	mux.HandleFunc("POST /schedules", f.createSchedule)
 	mux.HandleFunc("POST /reservations", f.reserve)
 	mux.HandleFunc("GET /schedules/{id}/seats", f.seatMap)
+	mux.HandleFunc("GET /schedules/{id}", f.getSchedule)
+	mux.HandleFunc("POST /holds", f.createHold)
 	return mux
 }
 
@@ -101,10 +113,24 @@ func (f *fakeAPI) createSchedule(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusForbidden, "forbidden")
 		return
 	}
-	var in scheduleIn
+	var in struct {
+		scheduleIn
+		Layout *struct {
+			Rows []layoutRowIn `json:"rows"`
+		} `json:"layout"`
+	}
 	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
 		writeProblem(w, http.StatusBadRequest, "malformed_json")
 		return
+	}
+	var rows []venueRow
+	if in.Layout != nil {
+		for _, row := range in.Layout.Rows {
+			rows = append(rows, venueRow{Label: row.Label, Seats: row.Seats, Category: cmp.Or(row.Category, "standard"), FirstSeat: in.SeatCount + 1})
+			in.SeatCount += row.Seats
+		}
+	} else {
+		rows = []venueRow{{Label: "A", Seats: in.SeatCount, Category: "standard", FirstSeat: 1}}
 	}
 	if _, err := time.Parse(time.RFC3339, in.StartsAt); err != nil || in.Title == "" || in.SeatCount < 1 || in.SeatCount > maxSeats {
 		writeProblem(w, http.StatusUnprocessableEntity, "validation_failed")
@@ -113,9 +139,149 @@ func (f *fakeAPI) createSchedule(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.nextID++
 	id := f.nextID
-	f.schedules[id] = &fakeSchedule{seats: in.SeatCount, locked: map[int]bool{}, reserved: map[int]int{}}
+	s := &fakeSchedule{seats: in.SeatCount, locked: map[int]bool{}, reserved: map[int]int{}, rows: rows, held: map[int]int{}}
+	f.schedules[id] = s
 	f.mu.Unlock()
-	writeJSONBody(w, http.StatusCreated, map[string]any{"id": id, "title": in.Title, "startsAt": in.StartsAt, "seatCount": in.SeatCount})
+	writeJSONBody(w, http.StatusCreated, s.describe(id, in.Title, in.StartsAt))
+}
+
+func (s *fakeSchedule) describe(id int64, title, startsAt string) map[string]any {
+	return map[string]any{"id": id, "title": title, "startsAt": startsAt, "seatCount": s.seats, "layout": map[string]any{"rows": s.rows}}
+}
+
+func (f *fakeAPI) getSchedule(w http.ResponseWriter, r *http.Request) {
+	id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := f.schedules[id]
+	if s == nil {
+		writeProblem(w, http.StatusNotFound, "schedule_not_found")
+		return
+	}
+	writeJSONBody(w, http.StatusOK, s.describe(id, "fake", "2030-01-01T00:00:00Z"))
+}
+
+// createHold holds seats named or the first free ones, front row first: a
+// chooser without contention, so every 201 takes one attempt.
+func (f *fakeAPI) createHold(w http.ResponseWriter, r *http.Request) {
+	p, ok := f.auth(w, r)
+	if !ok {
+		return
+	}
+	var in struct {
+		ScheduleID int64  `json:"scheduleId"`
+		SeatIDs    []int  `json:"seatIds"`
+		Quantity   int    `json:"quantity"`
+		Category   string `json:"category"`
+		Adjacent   *bool  `json:"adjacent"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		writeProblem(w, http.StatusBadRequest, "malformed_json")
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := f.schedules[in.ScheduleID]
+	if s == nil {
+		writeProblem(w, http.StatusNotFound, "schedule_not_found")
+		return
+	}
+	free := func(seat int) bool { return s.held[seat] == 0 && s.reserved[seat] == 0 }
+	seats := in.SeatIDs
+	if seats == nil && f.contendAll {
+		w.Header().Set("Retry-After", "1")
+		writeProblem(w, http.StatusConflict, "seats_contended")
+		return
+	}
+	if seats == nil {
+		seats = s.choose(in.Quantity, in.Category, in.Adjacent == nil || *in.Adjacent, f.scatter, free)
+		if f.holdTwice && !s.offered && len(seats) > 0 && s.holds > 0 {
+			// The bug under test: the first seat ever held is offered
+			// again, as if free.
+			seats[0], s.offered = s.rows[0].FirstSeat, true
+			slices.Sort(seats)
+			seats = slices.Compact(seats)
+		}
+		if seats == nil {
+			available := 0
+			for seat := 1; seat <= s.seats; seat++ {
+				if free(seat) {
+					available++
+				}
+			}
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(http.StatusConflict)
+			_ = json.NewEncoder(w).Encode(map[string]any{"status": 409, "code": "not_enough_seats", "available": available})
+			return
+		}
+		w.Header().Set(holdAttemptsHeader, "1")
+	} else {
+		for _, seat := range seats {
+			if seat < 1 || seat > s.seats || !free(seat) {
+				writeProblem(w, http.StatusConflict, "seats_unavailable")
+				return
+			}
+		}
+	}
+	for _, seat := range seats {
+		s.held[seat]++
+	}
+	s.holds++
+	writeJSONBody(w, http.StatusCreated, map[string]any{
+		"id": fmt.Sprintf("00000000-0000-4000-9000-%012d", s.holds), "scheduleId": in.ScheduleID, "seatIds": seats,
+		"userId": p.UserID, "status": "active",
+	})
+}
+
+// choose is the fake's best available: the first quantity free seats of
+// category, consecutive in a row when adjacent; with scatter, a hold of
+// several seats takes the first free seat of as many rows.
+func (s *fakeSchedule) choose(quantity int, category string, adjacent, scatter bool, free func(int) bool) []int {
+	var seats []int
+	if scatter && quantity > 1 {
+		for _, r := range s.rows {
+			for seat := r.FirstSeat; seat < r.FirstSeat+r.Seats; seat++ {
+				if free(seat) {
+					seats = append(seats, seat)
+					break
+				}
+			}
+			if len(seats) == quantity {
+				return seats
+			}
+		}
+		seats = nil
+	}
+	for _, r := range s.rows {
+		if category != "" && r.Category != category {
+			continue
+		}
+		if !adjacent {
+			for seat := r.FirstSeat; seat < r.FirstSeat+r.Seats && len(seats) < quantity; seat++ {
+				if free(seat) {
+					seats = append(seats, seat)
+				}
+			}
+			if len(seats) == quantity {
+				return seats
+			}
+			continue
+		}
+		run := 0
+		for seat := r.FirstSeat; seat < r.FirstSeat+r.Seats; seat++ {
+			if run = run + 1; !free(seat) {
+				run = 0
+			}
+			if run == quantity {
+				out := make([]int, quantity)
+				for k := range out {
+					out[k] = seat - quantity + 1 + k
+				}
+				return out
+			}
+		}
+	}
+	return nil
 }
 
 func (f *fakeAPI) reserve(w http.ResponseWriter, r *http.Request) {
@@ -231,6 +397,8 @@ func (f *fakeAPI) seatMap(w http.ResponseWriter, r *http.Request) {
 		st := "available"
 		if s.reserved[i] > 0 {
 			st = "reserved"
+		} else if s.held[i] > 0 {
+			st = "held"
 		}
 		seats = append(seats, seat{i, st})
 	}
@@ -263,7 +431,7 @@ func (f *fakeAPI) addSchedule(seats int, reserved ...int) int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.nextID++
-	s := &fakeSchedule{seats: seats, locked: map[int]bool{}, reserved: map[int]int{}}
+	s := &fakeSchedule{seats: seats, locked: map[int]bool{}, reserved: map[int]int{}, held: map[int]int{}}
 	for _, r := range reserved {
 		s.reserved[r] = 1
 	}

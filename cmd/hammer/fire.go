@@ -22,6 +22,12 @@ func newLatencyHistogram() *hdrhistogram.Histogram {
 	return hdrhistogram.New(minLatencyMicros, maxLatencyMicros, latencyDigits)
 }
 
+// recordLatency adds d to h, in microseconds (at least the histogram's
+// least value).
+func recordLatency(h *hdrhistogram.Histogram, d time.Duration) {
+	_ = h.RecordValue(max(d.Microseconds(), minLatencyMicros))
+}
+
 // fired is the timed phase's result.
 type fired struct {
 	outcomes []outcome
@@ -44,58 +50,88 @@ func fire(ctx context.Context, a *api, cfg config, w *workload, users []user, on
 		outcomes = make([]outcome, cfg.N)
 	}
 	var (
+		mu  sync.Mutex // guards res when workers hand in their share
+		res = fired{latency: newLatencyHistogram()}
+	)
+	res.wall = drive(ctx, a, cfg.Targets, cfg.C, onTick, func() (stepFunc, func()) {
+		hist := newLatencyHistogram()
+		var mine []outcome // duration mode
+		step := func(runCtx context.Context, i int, elapsed time.Duration) bool {
+			if cfg.N > 0 && i >= cfg.N || cfg.Duration > 0 && elapsed >= cfg.Duration {
+				return false
+			}
+			seat, err := w.seat(runCtx, i)
+			if err != nil {
+				mu.Lock()
+				if res.err == nil && ctx.Err() == nil {
+					res.err = err
+				}
+				mu.Unlock()
+				return false
+			}
+			o := a.reserve(ctx, cfg.Targets[w.target(i, len(cfg.Targets))], users[userOf(i, len(users))], seat)
+			recordLatency(hist, o.Latency)
+			if cfg.N > 0 {
+				outcomes[i] = o
+			} else {
+				mine = append(mine, o)
+			}
+			return true
+		}
+		finish := func() {
+			mu.Lock()
+			defer mu.Unlock()
+			res.latency.Merge(hist)
+			if cfg.N == 0 {
+				outcomes = append(outcomes, mine...)
+			}
+		}
+		return step, finish
+	})
+	res.outcomes = outcomes
+	return res
+}
+
+// stepFunc makes request number i of a timed phase, elapsed after its start,
+// and reports whether the phase goes on: false stops every worker (the
+// requests they have in flight finish). runCtx ends when the phase is
+// stopped or ctx is cancelled.
+type stepFunc func(runCtx context.Context, i int, elapsed time.Duration) bool
+
+// drive is the machinery of a timed phase: c workers, one connection each,
+// each made by newWorker (its step and the finish it runs when it ends),
+// open their connections to every target before the clock starts, then
+// start together and take request numbers 0, 1, 2, ... in turn until a
+// step says stop or ctx is cancelled. onTick, if not nil, is called every
+// 200 ms with the steps done. drive returns the phase's wall time.
+func drive(ctx context.Context, a *api, targets []string, c int, onTick tick, newWorker func() (stepFunc, func())) time.Duration {
+	var (
 		next, done   atomic.Int64
 		ready, ended sync.WaitGroup
-		mu           sync.Mutex // guards res when workers hand in their share
-		res          = fired{latency: newLatencyHistogram()}
 	)
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	start := make(chan struct{})
 	var began time.Time
-	for range cfg.C {
+	for range c {
 		ready.Add(1)
 		ended.Add(1)
+		step, finish := newWorker()
 		go func() {
 			defer ended.Done()
-			hist := newLatencyHistogram()
-			var mine []outcome // duration mode
-			defer func() {
-				mu.Lock()
-				res.latency.Merge(hist)
-				if cfg.N == 0 {
-					outcomes = append(outcomes, mine...)
-				}
-				mu.Unlock()
-			}()
+			defer finish()
 			// Each worker opens its connections before the clock starts,
 			// so the timed phase measures requests, not TCP handshakes.
-			for _, target := range cfg.Targets {
+			for _, target := range targets {
 				_, _, _, _ = a.send(ctx, http.MethodGet, target+"/readyz", "", nil)
 			}
 			ready.Done()
 			<-start
 			for runCtx.Err() == nil {
 				i := int(next.Add(1) - 1)
-				if cfg.N > 0 && i >= cfg.N || cfg.Duration > 0 && time.Since(began) >= cfg.Duration {
-					return
-				}
-				seat, err := w.seat(runCtx, i)
-				if err != nil {
-					mu.Lock()
-					if res.err == nil && ctx.Err() == nil {
-						res.err = err
-					}
-					mu.Unlock()
+				if !step(runCtx, i, time.Since(began)) {
 					stop()
 					return
-				}
-				o := a.reserve(ctx, cfg.Targets[w.target(i, len(cfg.Targets))], users[userOf(i, len(users))], seat)
-				_ = hist.RecordValue(max(o.Latency.Microseconds(), minLatencyMicros))
-				if cfg.N > 0 {
-					outcomes[i] = o
-				} else {
-					mine = append(mine, o)
 				}
 				done.Add(1)
 			}
@@ -122,9 +158,7 @@ func fire(ctx context.Context, a *api, cfg config, w *workload, users []user, on
 		}()
 	}
 	ended.Wait()
-	res.wall = time.Since(began)
-	res.outcomes = outcomes
-	return res
+	return time.Since(began)
 }
 
 // userOf is the user who sends request i: every user in turn, and on each

@@ -25,6 +25,9 @@ type seatMapView struct {
 // out at all; a failed verdict is in the report. progressOut, if not nil,
 // gets a progress bar on runs longer than a couple of seconds.
 func hammer(ctx context.Context, cfg config, progressOut io.Writer) (*report, error) {
+	if cfg.Scenario == scenarioBestAvailable {
+		return hammerBest(ctx, cfg, progressOut)
+	}
 	runID := newRunID()
 	a := newAPI(cfg.C, len(cfg.Targets), cfg.Timeout, cfg.Client)
 	defer a.close()

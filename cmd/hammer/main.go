@@ -1,7 +1,9 @@
 // Command hammer load-tests the seat-booking API with the three loads it
 // must win: one booked seat hammered by everybody (-scenario hot-seat), a
 // fresh seat for every request (fresh-seats), and K seats raced by M
-// requests each (contended, the default). Requests go out from -c workers
+// requests each (contended, the default); and with a sale of a venue to
+// parties who let the service choose their seats (best-available: best.go
+// says how it runs and what it reports). Requests go out from -c workers
 // (one connection each) as -users distinct users, round-robin over the
 // comma-separated -url targets (several stateless instances can be raced
 // against each other), for -n requests or for -duration.
@@ -23,11 +25,16 @@
 //	       [-c 64] [-users U] [-url http://127.0.0.1:8080[,...]]
 //	       [-seats K [-per-seat M]] [-schedule ID -seat N]
 //	       [-secret S] [-timeout 15s] [-json] [-verify=false]
+//	hammer -scenario best-available [-rows 40 -row-seats 50] [-quantity 1-6]
+//	       [-category C] [-adjacent=false] [-seed 1] [-duration 2m]
+//	       [-c 64] [-users U] [-url ...] [-json]
 //
 // Every flag falls back to an environment variable: HAMMER_SCENARIO,
 // HAMMER_N, HAMMER_DURATION, HAMMER_C, HAMMER_USERS, HAMMER_URL (else
 // http://$HTTP_ADDR), HAMMER_SEATS, HAMMER_PER_SEAT, HAMMER_SCHEDULE,
-// HAMMER_SEAT, AUTH_SECRET, HAMMER_TIMEOUT, HAMMER_JSON, HAMMER_VERIFY.
+// HAMMER_SEAT, AUTH_SECRET, HAMMER_TIMEOUT, HAMMER_JSON, HAMMER_VERIFY,
+// HAMMER_ROWS, HAMMER_ROW_SEATS, HAMMER_QUANTITY, HAMMER_CATEGORY,
+// HAMMER_ADJACENT, HAMMER_SEED.
 package main
 
 import (

@@ -15,29 +15,29 @@ const progressAfter = 2 * time.Second
 // progressAfter: requests done of cfg.N, or seconds of cfg.Duration. finish
 // clears it.
 func progress(out io.Writer, cfg config) (onTick tick, finish func()) {
+	if cfg.N > 0 {
+		return progressBar(out, int64(cfg.N), "requests", func(done int64, _ time.Duration) int64 { return done })
+	}
+	return progressBar(out, int64(cfg.Duration/time.Second), "seconds",
+		func(_ int64, elapsed time.Duration) int64 { return int64(elapsed / time.Second) })
+}
+
+// progressBar returns a tick that draws a bar of total, described by
+// description, on out once the run has lasted progressAfter, at what value
+// makes of the tick's figures. finish clears it.
+func progressBar(out io.Writer, total int64, description string, value func(done int64, elapsed time.Duration) int64) (onTick tick, finish func()) {
 	var bar *progressbar.ProgressBar
 	onTick = func(done int64, elapsed time.Duration) {
 		if elapsed < progressAfter {
 			return
 		}
 		if bar == nil {
-			opts := []progressbar.Option{
+			bar = progressbar.NewOptions64(total,
 				progressbar.OptionSetWriter(out), progressbar.OptionSetWidth(30),
-				progressbar.OptionShowCount(), progressbar.OptionThrottle(200 * time.Millisecond),
-				progressbar.OptionClearOnFinish(),
-			}
-			if cfg.N > 0 {
-				bar = progressbar.NewOptions64(int64(cfg.N), append(opts, progressbar.OptionSetDescription("requests"))...)
-			} else {
-				bar = progressbar.NewOptions64(int64(cfg.Duration/time.Second),
-					append(opts, progressbar.OptionSetDescription("seconds"))...)
-			}
+				progressbar.OptionShowCount(), progressbar.OptionThrottle(200*time.Millisecond),
+				progressbar.OptionClearOnFinish(), progressbar.OptionSetDescription(description))
 		}
-		if cfg.N > 0 {
-			_ = bar.Set64(done)
-		} else {
-			_ = bar.Set64(int64(elapsed / time.Second))
-		}
+		_ = bar.Set64(value(done, elapsed))
 	}
 	finish = func() {
 		if bar != nil {

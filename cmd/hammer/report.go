@@ -21,6 +21,9 @@ func writeJSON(w io.Writer, r *report) error {
 
 // writeText prints r for a human, verdict last.
 func writeText(w io.Writer, r *report) error {
+	if r.Best != nil {
+		return writeBestText(w, r)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	p := func(format string, a ...any) { fmt.Fprintf(tw, format+"\n", a...) }
 

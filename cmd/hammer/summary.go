@@ -25,11 +25,12 @@ type report struct {
 	Throughput     float64        `json:"throughputPerSec"`
 	Responses      map[string]int `json:"responses"`
 	Latency        latency        `json:"latencyMs"`
-	Seats          seatTotals     `json:"seats"`
+	Seats          seatTotals     `json:"seats,omitzero"`
 	PerSeat        []seatReport   `json:"perSeat,omitempty"`
 	SeatMapChecked bool           `json:"seatMapChecked"`
 	TransportErrs  []string       `json:"transportErrorSamples,omitempty"`
 	Watch          *watchReport   `json:"watch,omitempty"`
+	Best           *bestReport    `json:"bestAvailable,omitempty"`
 	Verdict        verdict        `json:"verdict"`
 
 	allSeats []seatReport // PerSeat, never cut short: what judge reads

@@ -41,7 +41,8 @@ func mintUsers(secret []byte, runID string, n int, ttl time.Duration) ([]user, e
 }
 
 // tokenTTL outlives the longest possible run: setup, the timed phase with
-// every request timing out, and verification against every target.
+// every request timing out (best-available: its two phases), and
+// verification against every target.
 func tokenTTL(cfg config) time.Duration {
 	const maxTTL = 30 * 24 * time.Hour
 	rounds := len(cfg.Targets) + 3
@@ -51,5 +52,10 @@ func tokenTTL(cfg config) time.Duration {
 	if cfg.Timeout > maxTTL/time.Duration(rounds) {
 		return maxTTL
 	}
-	return time.Hour + cfg.Duration + time.Duration(rounds)*cfg.Timeout
+	timed := cfg.Duration
+	if cfg.Scenario == scenarioBestAvailable {
+		timed *= 2
+		rounds *= 2
+	}
+	return time.Hour + timed + time.Duration(rounds)*cfg.Timeout
 }

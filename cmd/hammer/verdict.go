@@ -47,28 +47,8 @@ func judge(r *report, views []seatMapView) verdict {
 			fail("%d reading-only streams ended before the run did", wr.Dropped)
 		}
 	}
-	var serverErrors, unexpected []string
-	var nServer, nUnexpected int
-	for _, k := range sortedKeys(r.Responses) {
-		n := r.Responses[k]
-		switch status := statusOf(k); {
-		case expected(r.Scenario, k), k == keyNotSent, k == keyCanceled:
-		case k == keyTransportError:
-			fail("%d transport errors (e.g. %s)", n, strings.Join(r.TransportErrs, "; "))
-		case status >= 500:
-			nServer += n
-			serverErrors = append(serverErrors, fmt.Sprintf("%s ×%d", k, n))
-		default:
-			nUnexpected += n
-			unexpected = append(unexpected, fmt.Sprintf("%s ×%d", k, n))
-		}
-	}
-	if nServer > 0 {
-		fail("%d 5xx responses: %s", nServer, strings.Join(serverErrors, ", "))
-	}
-	if nUnexpected > 0 {
-		fail("%d unexpected responses for %s: %s", nUnexpected, r.Scenario, strings.Join(unexpected, ", "))
-	}
+	judgeResponses(r.Responses, func(k string) bool { return expected(r.Scenario, k) || k == keyNotSent || k == keyCanceled },
+		string(r.Scenario), r.TransportErrs, fail)
 	if r.SeatMapChecked && len(views) == 0 && interrupted == 0 {
 		fail("seat map was not read back")
 	}
@@ -90,11 +70,45 @@ func judge(r *report, views []seatMapView) verdict {
 		}
 	}
 
+	return verdict{Pass: len(reasons) == 0, Reasons: capReasons(reasons)}
+}
+
+// capReasons keeps the first maxReasons reasons and says how many more
+// there were.
+func capReasons(reasons []string) []string {
 	if len(reasons) > maxReasons {
 		more := len(reasons) - maxReasons
 		reasons = append(reasons[:maxReasons], fmt.Sprintf("... and %d more", more))
 	}
-	return verdict{Pass: len(reasons) == 0, Reasons: reasons}
+	return reasons
+}
+
+// judgeResponses fails the answers of the status histogram responses that
+// allowed does not allow, for what (a scenario or a phase): transport
+// errors (samples says some), 5xx responses, and any other.
+func judgeResponses(responses map[string]int, allowed func(key string) bool, what string, samples []string, fail func(string, ...any)) {
+	var serverErrors, unexpected []string
+	var nServer, nUnexpected int
+	for _, k := range sortedKeys(responses) {
+		n := responses[k]
+		switch status := statusOf(k); {
+		case allowed(k):
+		case k == keyTransportError:
+			fail("%d transport errors (e.g. %s)", n, strings.Join(samples, "; "))
+		case status >= 500:
+			nServer += n
+			serverErrors = append(serverErrors, fmt.Sprintf("%s ×%d", k, n))
+		default:
+			nUnexpected += n
+			unexpected = append(unexpected, fmt.Sprintf("%s ×%d", k, n))
+		}
+	}
+	if nServer > 0 {
+		fail("%d 5xx responses: %s", nServer, strings.Join(serverErrors, ", "))
+	}
+	if nUnexpected > 0 {
+		fail("%d unexpected responses for %s: %s", nUnexpected, what, strings.Join(unexpected, ", "))
+	}
 }
 
 // wantWins is how many requests of the run must win each hammered seat.

@@ -173,7 +173,7 @@ func pickBest(view *seatView, layout Layout, cmd BestHoldCommand) (seats []int, 
 	}
 	chosen := near[rand.IntN(len(near))].Seats
 	for _, seat := range chosen {
-		view.marks[seat] = now.Add(markTTL)
+		view.marks[seat-1] = now.Add(markTTL)
 	}
 	return chosen, 0
 }

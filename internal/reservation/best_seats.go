@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"sync"
 )
 
 // "Best available": which seats a hold of a quantity gets.
@@ -56,15 +57,14 @@ func BestBlocks(l Layout, free func(seat int) bool, quantity int, category strin
 		return scatteredBlocks(l, free, quantity, category, limit)
 	}
 	// A window is a block before its seats are listed: its first seat,
-	// its quality and strands. Thousands are weighed for each choice, so
-	// they are small values, and distances are summed as the window
-	// slides.
-	type window struct {
-		first    int
-		distance float64
-		strands  int
-	}
-	var all []window
+	// its tier, strands and quality. Thousands are weighed for each
+	// choice, so they are small values, distances are summed as the
+	// window slides, and they are ordered by tier with a counting sort,
+	// only the tiers the choice reaches then sorted in full.
+	buf := windowBuffers.Get().(*windowBuffer)
+	defer windowBuffers.Put(buf)
+	all := buf.all[:0]
+	minTier, maxTier := math.MaxInt, -1
 	for row, r := range l.rows {
 		if category != "" && r.Category != category {
 			continue
@@ -88,12 +88,14 @@ func BestBlocks(l Layout, free func(seat int) bool, quantity int, category strin
 				for a := start; ; a++ {
 					b := a + quantity - 1
 					w := window{first: first + a - 1, distance: sum / float64(quantity)}
+					w.tier = int(w.distance / tierWidth)
 					if a-start == 1 {
 						w.strands++
 					}
 					if end-b == 1 {
 						w.strands++
 					}
+					minTier, maxTier = min(minTier, w.tier), max(maxTier, w.tier)
 					all = append(all, w)
 					if b == end {
 						break
@@ -104,33 +106,69 @@ func BestBlocks(l Layout, free func(seat int) bool, quantity int, category strin
 			start = end + 1
 		}
 	}
-	tier := func(d float64) int { return int(d / tierWidth) }
-	slices.SortFunc(all, func(a, b window) int {
-		return cmp.Or(cmp.Compare(tier(a.distance), tier(b.distance)), cmp.Compare(a.strands, b.strands),
-			cmp.Compare(a.distance, b.distance), cmp.Compare(a.first, b.first))
-	})
-	taken := make(map[int]bool)
-	var out []Block
+	buf.all = all
+	if len(all) == 0 {
+		return nil
+	}
+	// Counting sort by tier: starts[t-minTier] is where tier t begins.
+	starts := slices.Grow(buf.starts[:0], maxTier-minTier+2)[:maxTier-minTier+2]
+	clear(starts)
 	for _, w := range all {
-		blk := Block{Seats: make([]int, quantity), Distance: w.distance, Strands: w.strands}
-		overlaps := false
-		for i := range quantity {
-			blk.Seats[i] = w.first + i
-			overlaps = overlaps || taken[w.first+i]
-		}
-		if overlaps {
-			continue
-		}
-		for _, seat := range blk.Seats {
-			taken[seat] = true
-		}
-		out = append(out, blk)
-		if len(out) == limit {
-			break
+		starts[w.tier-minTier+1]++
+	}
+	for t := 1; t < len(starts); t++ {
+		starts[t] += starts[t-1]
+	}
+	byTier := slices.Grow(buf.byTier[:0], len(all))[:len(all)]
+	next := slices.Grow(buf.next[:0], len(starts))[:len(starts)]
+	copy(next, starts)
+	for _, w := range all {
+		byTier[next[w.tier-minTier]] = w
+		next[w.tier-minTier]++
+	}
+	buf.starts, buf.byTier, buf.next = starts, byTier, next
+	var out []Block
+	for t := 0; t+1 < len(starts) && len(out) < limit; t++ {
+		tier := byTier[starts[t]:starts[t+1]]
+		slices.SortFunc(tier, func(a, b window) int {
+			return cmp.Or(cmp.Compare(a.strands, b.strands), cmp.Compare(a.distance, b.distance), cmp.Compare(a.first, b.first))
+		})
+		for _, w := range tier {
+			overlaps := false
+			for _, o := range out {
+				overlaps = overlaps || w.first < o.Seats[0]+quantity && o.Seats[0] < w.first+quantity
+			}
+			if overlaps {
+				continue
+			}
+			blk := Block{Seats: make([]int, quantity), Distance: w.distance, Strands: w.strands}
+			for i := range quantity {
+				blk.Seats[i] = w.first + i
+			}
+			out = append(out, blk)
+			if len(out) == limit {
+				break
+			}
 		}
 	}
 	return out
 }
+
+// window is a block of BestBlocks before its seats are listed.
+type window struct {
+	first    int
+	tier     int
+	strands  int
+	distance float64
+}
+
+// windowBuffer is BestBlocks' working memory, reused across choices.
+type windowBuffer struct {
+	all, byTier  []window
+	starts, next []int
+}
+
+var windowBuffers = sync.Pool{New: func() any { return new(windowBuffer) }}
 
 // scatteredBlocks is BestBlocks without adjacency: the free seats of
 // category by distance, quantity at a time.

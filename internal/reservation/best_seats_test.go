@@ -111,8 +111,8 @@ func TestBestBlocksNoneWhenNothingFits(t *testing.T) {
 }
 
 // BenchmarkBestBlocks weighs a choice of 4 together in the 2,000-seat
-// layout of the on-sale targets (40 rows of 50), half of it taken in
-// runs of 7.
+// layout of the on-sale targets (40 rows of 50): empty (the most windows
+// to weigh), and with a seat in 8 and in 13 taken.
 func BenchmarkBestBlocks(b *testing.B) {
 	rows := make([]reservation.Row, 40)
 	for i := range rows {
@@ -122,10 +122,20 @@ func BenchmarkBestBlocks(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	free := func(seat int) bool { return (seat/7)%2 == 0 } // runs of 7 free, 7 taken
-	for b.Loop() {
-		if len(reservation.BestBlocks(l, free, 4, "", true, 8)) == 0 {
-			b.Fatal("no block")
-		}
+	for _, bm := range []struct {
+		name string
+		free func(seat int) bool
+	}{
+		{"empty", func(int) bool { return true }},
+		{"gaps", func(seat int) bool { return seat%8 != 0 && seat%13 != 0 }},
+	} {
+		b.Run(bm.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if len(reservation.BestBlocks(l, bm.free, 4, "", true, 8)) != 8 {
+					b.Fatal("fewer than 8 blocks")
+				}
+			}
+		})
 	}
 }

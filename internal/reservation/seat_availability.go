@@ -49,7 +49,9 @@ type seatView struct {
 	mu       sync.Mutex
 	loadedAt time.Time
 	occupied []bool // occupied[id-1]: reserved or held, as last loaded
-	marks    map[int]time.Time
+	// marks[id-1] is when seat id's mark ends (zero: none): weighing a
+	// choice reads it for every seat, so it is a slice, not a map.
+	marks []time.Time
 	// reloading is set while a reload is under way.
 	reloading bool
 }
@@ -77,7 +79,7 @@ func (a *seatAvailability) view(ctx context.Context, schedule Schedule) (*seatVi
 		if v, ok := a.views.Get(schedule.ID()); ok {
 			return v, nil
 		}
-		v := &seatView{marks: map[int]time.Time{}}
+		v := &seatView{marks: make([]time.Time, schedule.SeatCount())}
 		if err := a.load(context.WithoutCancel(ctx), schedule, v); err != nil {
 			return nil, err
 		}
@@ -120,23 +122,13 @@ func (a *seatAvailability) load(ctx context.Context, schedule Schedule, v *seatV
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.occupied, v.loadedAt = occupied, started
-	now := time.Now()
-	for seat, until := range v.marks {
-		if !until.After(now) {
-			delete(v.marks, seat)
-		}
-	}
 	return nil
 }
 
 // free reports whether seat is free as far as v knows; v.mu must be held.
 func (v *seatView) free(now time.Time) func(seat int) bool {
 	return func(seat int) bool {
-		if v.occupied[seat-1] {
-			return false
-		}
-		until, marked := v.marks[seat]
-		return !marked || !until.After(now)
+		return !v.occupied[seat-1] && !v.marks[seat-1].After(now)
 	}
 }
 
@@ -145,8 +137,8 @@ func (v *seatView) mark(seats []int, until time.Time) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	for _, s := range seats {
-		if until.After(v.marks[s]) {
-			v.marks[s] = until
+		if s >= 1 && s <= len(v.marks) && until.After(v.marks[s-1]) {
+			v.marks[s-1] = until
 		}
 	}
 }
@@ -156,6 +148,8 @@ func (v *seatView) unmark(seats []int) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	for _, s := range seats {
-		delete(v.marks, s)
+		if s >= 1 && s <= len(v.marks) {
+			v.marks[s-1] = time.Time{}
+		}
 	}
 }

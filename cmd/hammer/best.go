@@ -1,0 +1,324 @@
+package main
+
+// -scenario best-available: a sale of a venue to buyers who ask for a
+// number of seats and let the service choose them.
+//
+//  1. Two fresh schedules of the same layout are made: -rows rows of
+//     -row-seats seats.
+//  2. The best-available phase: -c connections send POST /holds
+//     {quantity, category?, adjacent?}, request i for a quantity drawn
+//     from -quantity by a generator seeded with -seed and i, as user
+//     userOf(i), until the venue is sold out for the range: a request of
+//     the range's least quantity is refused not_enough_seats and the seat
+//     map then shows no room for that quantity (no run of that many
+//     available seats in a row; with -adjacent=false, fewer available
+//     seats than that). -duration bounds the phase.
+//  3. Its seat map and layout are read back and checked (verify.go).
+//  4. The explicit phase: the same connections and users hold the second
+//     venue with POST /holds {seatIds}: every row cut into consecutive
+//     blocks of quantities drawn from the same range, the blocks shuffled,
+//     so no two requests share a seat. Its holds/s is the yardstick of
+//     the best-available holds/s.
+//  5. Its seat map is read back and checked the same way.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/seatlock/seatlock/internal/auth"
+)
+
+// Why a phase ended.
+const (
+	stopSoldOut     = "sold out"
+	stopAllSent     = "every block sent"
+	stopTimeLimit   = "time limit"
+	stopMaxRequests = "request limit"
+	stopInterrupted = "interrupted"
+)
+
+// layout is the venue's rows: Rows rows of RowSeats seats, labelled A, B,
+// ..., Z, AA, AB, ... from the front, of Category (the service's default
+// category when "").
+func (b bestConfig) layout() []layoutRowIn {
+	rows := make([]layoutRowIn, b.Rows)
+	for i := range rows {
+		rows[i] = layoutRowIn{Label: rowLabel(i), Seats: b.RowSeats, Category: b.Category}
+	}
+	return rows
+}
+
+// rowLabel labels row i (from 0) as a spreadsheet labels its columns.
+func rowLabel(i int) string {
+	label := ""
+	for i++; i > 0; i = (i - 1) / 26 {
+		label = string(rune('A'+(i-1)%26)) + label
+	}
+	return label
+}
+
+// quantityOf is the quantity request i asks for: drawn from the range by a
+// generator of Seed and i, so that a run asks for the same quantities in
+// the same order whichever worker takes which request.
+func (b bestConfig) quantityOf(i int) int {
+	span := uint64(b.MaxQuantity - b.MinQuantity + 1)
+	return b.MinQuantity + int(splitmix64(splitmix64(b.Seed)+uint64(i))%span)
+}
+
+// splitmix64 is SplitMix64's output function: a good 64-bit mix of x.
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// explicitBlocks cuts every row of v into consecutive blocks of quantities
+// drawn from the range (a row's last block takes the seats that are left)
+// and shuffles them: disjoint holds that cover the venue.
+func (b bestConfig) explicitBlocks(v venue) [][]int {
+	rng := rand.New(rand.NewPCG(b.Seed, 0x5ea7))
+	var blocks [][]int
+	for _, r := range v.Layout.Rows {
+		for n := 0; n < r.Seats; {
+			q := min(b.MinQuantity+rng.IntN(b.MaxQuantity-b.MinQuantity+1), r.Seats-n)
+			block := make([]int, q)
+			for k := range block {
+				block[k] = r.FirstSeat + n + k
+			}
+			blocks = append(blocks, block)
+			n += q
+		}
+	}
+	rng.Shuffle(len(blocks), func(i, j int) { blocks[i], blocks[j] = blocks[j], blocks[i] })
+	return blocks
+}
+
+// phaseRun is what one timed phase of holds produced.
+type phaseRun struct {
+	venue    venue
+	outcomes []holdOutcome // as the workers handed them in
+	all      *hdrhistogram.Histogram
+	held     *hdrhistogram.Histogram // the 201s
+	wall     time.Duration
+	// selling is the time from the start to the last 201's answer.
+	selling   time.Duration
+	stoppedBy string
+	probe     soldOutProbe
+}
+
+// soldOutProbe is how the best-available phase decided that its venue
+// was sold out: the seat-map reads after a refusal of the least quantity
+// (Checks), those that found room still (RoomSeen), and the errors of
+// those that failed.
+type soldOutProbe struct {
+	Checks   int      `json:"checks"`
+	RoomSeen int      `json:"roomSeen"`
+	Errors   []string `json:"errors,omitempty"`
+}
+
+// phase is what distinguishes the two phases: the request i makes (false:
+// the phase has no more) and, after each answer, whether the phase ends
+// (a reason, or "").
+type phase struct {
+	request func(ctx context.Context, target string, u user, i int) (holdOutcome, bool)
+	ended   func(o holdOutcome) string
+	// exhausted is why the phase ends when request has no more.
+	exhausted string
+	// probe, if not nil, is read when the phase has ended.
+	probe *soldOutProbe
+}
+
+// runPhase sends p's requests on v from cfg.C workers until p ends, the
+// time limit (cfg.Duration) or the request limit is reached, or ctx is
+// cancelled. progressOut, if not nil, shows the seats held of the venue.
+func runPhase(ctx context.Context, a *api, cfg config, users []user, v venue, p phase, desc string, progressOut io.Writer) phaseRun {
+	var (
+		mu      sync.Mutex
+		res     = phaseRun{venue: v, all: newLatencyHistogram(), held: newLatencyHistogram()}
+		seats   atomic.Int64
+		stopped = func(reason string) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			if res.stoppedBy == "" {
+				res.stoppedBy = reason
+			}
+			return false
+		}
+	)
+	var onTick tick
+	finish := func() {}
+	if progressOut != nil {
+		onTick, finish = progressBar(progressOut, int64(v.SeatCount), desc,
+			func(int64, time.Duration) int64 { return seats.Load() })
+	}
+	res.wall = drive(ctx, a, cfg.Targets, cfg.C, onTick, func() (stepFunc, func()) {
+		all, held := newLatencyHistogram(), newLatencyHistogram()
+		var mine []holdOutcome
+		var selling time.Duration
+		step := func(_ context.Context, i int, elapsed time.Duration) bool {
+			switch {
+			case elapsed >= cfg.Duration:
+				return stopped(stopTimeLimit)
+			case i >= maxRequests:
+				return stopped(stopMaxRequests)
+			}
+			o, ok := p.request(ctx, cfg.Targets[i%len(cfg.Targets)], users[userOf(i, len(users))], i)
+			if !ok {
+				return stopped(p.exhausted)
+			}
+			recordLatency(all, o.Latency)
+			if o.granted() {
+				recordLatency(held, o.Latency)
+				seats.Add(int64(len(o.Seats)))
+				selling = max(selling, elapsed+o.Latency)
+			}
+			mine = append(mine, o)
+			if o.Canceled {
+				return stopped(stopInterrupted)
+			}
+			if reason := p.ended(o); reason != "" {
+				return stopped(reason)
+			}
+			return true
+		}
+		finish := func() {
+			mu.Lock()
+			defer mu.Unlock()
+			res.all.Merge(all)
+			res.held.Merge(held)
+			res.outcomes = append(res.outcomes, mine...)
+			res.selling = max(res.selling, selling)
+		}
+		return step, finish
+	})
+	finish()
+	if ctx.Err() != nil {
+		res.stoppedBy = stopInterrupted
+	}
+	if p.probe != nil {
+		res.probe = *p.probe
+	}
+	return res
+}
+
+// bestPhase asks for the best available seats until the venue is sold out
+// for the range: see soldOut.
+func bestPhase(ctx context.Context, a *api, cfg config, v venue) phase {
+	b := cfg.Best
+	var checking sync.Mutex // one check at a time; it guards probe
+	probe := &soldOutProbe{}
+	return phase{
+		probe: probe,
+		request: func(ctx context.Context, target string, u user, i int) (holdOutcome, bool) {
+			return a.holdBest(ctx, target, u, v.ID, b.quantityOf(i), b.Category, b.Adjacent), true
+		},
+		ended: func(o holdOutcome) string {
+			if o.Code != codeNotEnough || o.Quantity != b.MinQuantity || !checking.TryLock() {
+				return ""
+			}
+			defer checking.Unlock()
+			statuses, err := a.seatMap(ctx, cfg.Targets[0], v.ID)
+			probe.Checks++
+			switch {
+			case err != nil:
+				if len(probe.Errors) < maxErrorSamples {
+					probe.Errors = append(probe.Errors, err.Error())
+				}
+				return ""
+			case room(v, statuses, b.MinQuantity, b.Category, b.Adjacent):
+				probe.RoomSeen++
+				return ""
+			}
+			return stopSoldOut
+		},
+	}
+}
+
+// explicitPhase holds the blocks, one request each, then ends.
+func explicitPhase(a *api, v venue, blocks [][]int) phase {
+	return phase{
+		request: func(ctx context.Context, target string, u user, i int) (holdOutcome, bool) {
+			if i >= len(blocks) {
+				return holdOutcome{}, false
+			}
+			return a.holdSeats(ctx, target, u, v.ID, blocks[i]), true
+		},
+		ended:     func(holdOutcome) string { return "" },
+		exhausted: stopAllSent,
+	}
+}
+
+// room reports whether statuses leave a hold of quantity seats of
+// category ("" for any) possible: that many available seats in a row, one
+// after another when adjacent.
+func room(v venue, statuses map[int]string, quantity int, category string, adjacent bool) bool {
+	free := 0
+	for _, r := range v.Layout.Rows {
+		if category != "" && r.Category != category {
+			continue
+		}
+		run := 0
+		for s := r.FirstSeat; s < r.FirstSeat+r.Seats; s++ {
+			if statuses[s] != "available" {
+				run = 0
+				continue
+			}
+			run++
+			free++
+			if adjacent && run >= quantity {
+				return true
+			}
+		}
+	}
+	return !adjacent && free >= quantity
+}
+
+// hammerBest runs -scenario best-available end to end: both venues made,
+// both phases run, each venue's seat map and layout read back and
+// checked, the targets weighed and the verdict given. An error means the
+// run could not be carried out at all.
+func hammerBest(ctx context.Context, cfg config, progressOut io.Writer) (*report, error) {
+	runID := newRunID()
+	a := newAPI(cfg.C, len(cfg.Targets), cfg.Timeout, cfg.Client)
+	defer a.close()
+	defer a.stopOnCancel(ctx)()
+	ttl := tokenTTL(cfg)
+	admin, err := auth.Mint(cfg.Secret, "hammer-"+runID+"-admin", auth.RoleAdmin, ttl)
+	if err != nil {
+		return nil, fmt.Errorf("mint admin token: %w", err)
+	}
+	b := cfg.Best
+	var venues [2]venue
+	for k, name := range []string{"best available", "explicit seats"} {
+		if venues[k], err = a.createVenue(ctx, cfg.Targets[0], admin, "hammer "+runID+" "+name, b.layout()); err != nil {
+			return nil, err
+		}
+	}
+	users, err := mintUsers(cfg.Secret, runID, cfg.Users, ttl)
+	if err != nil {
+		return nil, err
+	}
+
+	var runs [2]phaseRun
+	var checks [2]phaseCheck
+	runs[0] = runPhase(ctx, a, cfg, users, venues[0], bestPhase(ctx, a, cfg, venues[0]), "seats held, best available", progressOut)
+	if ctx.Err() == nil {
+		checks[0] = verifyPhase(ctx, a, cfg, runs[0], b.Adjacent, b.Category)
+		blocks := b.explicitBlocks(venues[1])
+		runs[1] = runPhase(ctx, a, cfg, users, venues[1], explicitPhase(a, venues[1], blocks), "seats held, explicit seats", progressOut)
+	}
+	if ctx.Err() == nil {
+		checks[1] = verifyPhase(ctx, a, cfg, runs[1], false, "")
+	}
+	r := summarizeBest(cfg, runID, runs, checks)
+	r.Verdict = judgeBest(r)
+	return r, nil
+}
