@@ -4,7 +4,7 @@ SHELL := /bin/bash
 RUN_DIR := $(CURDIR)/.data/run
 GO ?= go
 
-.PHONY: run test walkthrough fuzz smoke bench hammer compare soak stop token build vet fmt docker-config
+.PHONY: run cluster rolling-restart test walkthrough fuzz smoke bench hammer compare soak stop token build vet fmt docker-config
 
 run: build
 	@bash scripts/run.sh "$(RUN_DIR)"
@@ -26,6 +26,15 @@ fuzz:
 # api.http in httpyac against `make run`'s service, or one started for it.
 smoke:
 	@bash scripts/smoke.sh "$(RUN_DIR)"
+
+# Three instances behind HAProxy on HTTP_ADDR, beside make run's servers.
+cluster: build
+	@bash scripts/cluster.sh up "$(RUN_DIR)"
+
+# A rolling restart under a 2,000-user hammer, three times, on servers of
+# its own: no request may fail, no seat event may be lost.
+rolling-restart:
+	@bash scripts/rolling.sh "$(CURDIR)/.data/rolling"
 
 # The lock adapter against the raw go-redis floor, bsm/redislock and
 # go-redsync on one Redis: one table, medians of five rounds (about a

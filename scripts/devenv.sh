@@ -3,6 +3,7 @@
 #
 #   devenv.sh install                  install redis-server and PostgreSQL from the OS packages if missing
 #   devenv.sh browser                  install Chromium from the OS packages if missing (the browser test)
+#   devenv.sh haproxy                  install HAProxy from the OS packages if missing (make cluster)
 #   devenv.sh start DIR [RPORT PPORT]  start (or reuse) servers with their data under DIR; writes DIR/env
 #   devenv.sh stop DIR                 stop the servers of DIR
 #   devenv.sh test CMD...              throwaway servers on free ports, run CMD with TEST_* variables, tear down
@@ -57,6 +58,18 @@ install_browser() {
 	as_root apt-get update -qq
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null
 	command -v chromium >/dev/null || die "chromium not found after install"
+}
+
+# install_haproxy installs Debian's HAProxy for `make cluster` and its
+# rolling-restart check when it is missing (they fail, never skip, without it).
+install_haproxy() {
+	command -v haproxy >/dev/null && return 0
+	log "installing haproxy from the OS packages"
+	as_root apt-get update -qq
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends haproxy >/dev/null
+	command -v haproxy >/dev/null || die "haproxy not found after install"
+	# The package may start a system-wide HAProxy; ours runs on its own
+	# address, so that one is left alone.
 }
 
 # free_port prints a port nothing listens on, from 23000-29999: below the
@@ -417,8 +430,9 @@ trap on_exit EXIT
 case "${1:-}" in
 install) install_packages ;;
 browser) install_browser ;;
+haproxy) install_haproxy ;;
 start) shift; cmd_start "$(absolute "$1")" "${@:2}" ;;
 stop) shift; cmd_stop "$(absolute "$1")" say ;;
 test) shift; cmd_test "$@" ;;
-*) sed -n '2,21p' "$0" >&2; exit 2 ;;
+*) sed -n '2,22p' "$0" >&2; exit 2 ;;
 esac

@@ -60,6 +60,9 @@ func writeText(w io.Writer, r *report) error {
 		if wr.Streams > 0 {
 			p("  more clients:\t%d reading-only streams, %d ended early", wr.Streams, wr.Dropped)
 		}
+		if wr.Resumed > 0 {
+			p("  resumed:\t%d times the server ended the stream and it was reopened with Last-Event-ID", wr.Resumed)
+		}
 	}
 	if r.Verdict.Pass {
 		p("verdict:\tPASS")

@@ -25,7 +25,10 @@ type watcher struct {
 	extra   int // reading-only clients per schedule
 	client  *http.Client
 	drained atomic.Int64 // reading-only clients whose stream ended early
-	stopped atomic.Bool  // set by stop: a stream ending now is no failure
+	// resumed counts the streams the watcher reopened with Last-Event-ID
+	// after the server ended them (an instance shutting down).
+	resumed atomic.Int64
+	stopped atomic.Bool // set by stop: a stream ending now is no failure
 	wg      sync.WaitGroup
 
 	mu     sync.Mutex
@@ -117,16 +120,81 @@ func (w *watcher) open(ctx context.Context, schedule int64, drainOnly bool) erro
 			}
 			return
 		}
-		w.read(ctx, schedule, sc)
+		last := w.read(ctx, schedule, sc, "")
+		// A stream the server ended (its instance shutting down, behind a
+		// load balancer) is reopened with Last-Event-ID, as EventSource
+		// does: the changes after it, or a fresh snapshot, arrive then.
+		for !w.ended(ctx) {
+			body, sc, err := w.resume(ctx, schedule, last)
+			if err != nil {
+				if !w.ended(ctx) {
+					w.fail(err)
+				}
+				return
+			}
+			w.resumed.Add(1)
+			last = w.read(ctx, schedule, sc, last)
+			body.Close()
+		}
 	}()
 	return nil
 }
 
-func (w *watcher) read(ctx context.Context, schedule int64, sc *bufio.Scanner) {
+// resumeFor bounds the attempts to reopen an ended stream.
+const resumeFor = 10 * time.Second
+
+// resume reopens schedule's stream after the event id last, retrying for
+// resumeFor while the server refuses or cannot be reached.
+func (w *watcher) resume(ctx context.Context, schedule int64, last string) (io.ReadCloser, *bufio.Scanner, error) {
+	deadline := time.Now().Add(resumeFor)
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/schedules/%d/seats/events", w.target, schedule), nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		req.Header.Set("Accept", "text/event-stream")
+		if last != "" {
+			req.Header.Set("Last-Event-ID", last)
+		}
+		resp, err := w.client.Do(req)
+		if err == nil && resp.StatusCode == http.StatusOK {
+			w.mu.Lock()
+			stopped := w.stopped.Load()
+			if !stopped {
+				w.bodies = append(w.bodies, resp.Body)
+			}
+			w.mu.Unlock()
+			if stopped {
+				resp.Body.Close()
+				return nil, nil, fmt.Errorf("watch schedule %d: the watcher has stopped", schedule)
+			}
+			sc := bufio.NewScanner(resp.Body)
+			sc.Buffer(make([]byte, 1<<20), 1<<20)
+			return resp.Body, sc, nil
+		}
+		if err == nil {
+			resp.Body.Close()
+			err = fmt.Errorf("%s", resp.Status)
+		}
+		if time.Now().After(deadline) || w.ended(ctx) {
+			return nil, nil, fmt.Errorf("watch schedule %d: reopen after %s: %w", schedule, last, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// read follows one open stream until it ends, noting each seat's first
+// "reserved" (from a seat event, or from a snapshot sent on a reopen), and
+// returns the id of the last event read (last when none).
+func (w *watcher) read(ctx context.Context, schedule int64, sc *bufio.Scanner, last string) string {
 	var event string
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
+		case strings.HasPrefix(line, "id: "):
+			last = line[len("id: "):]
+		case strings.HasPrefix(line, "event: resync"):
+			w.fail(fmt.Errorf("schedule %d: the stream fell behind (resync)", schedule))
 		case strings.HasPrefix(line, "event: "):
 			event = line[len("event: "):]
 		case strings.HasPrefix(line, "data: ") && event == "seat":
@@ -145,13 +213,31 @@ func (w *watcher) read(ctx context.Context, schedule int64, sc *bufio.Scanner) {
 				w.seen[ref] = at
 			}
 			w.mu.Unlock()
-		case strings.HasPrefix(line, "event: resync"):
-			w.fail(fmt.Errorf("schedule %d: the stream fell behind (resync)", schedule))
+		case strings.HasPrefix(line, "data: ") && event == "snapshot":
+			at := time.Now()
+			var snap struct {
+				Seats []struct {
+					SeatID int    `json:"seatId"`
+					Status string `json:"status"`
+				} `json:"seats"`
+			}
+			if json.Unmarshal([]byte(line[len("data: "):]), &snap) != nil {
+				continue
+			}
+			w.mu.Lock()
+			for _, seat := range snap.Seats {
+				ref := seatRef{Schedule: schedule, Seat: seat.SeatID}
+				if _, dup := w.seen[ref]; !dup && seat.Status == "reserved" {
+					w.seen[ref] = at
+				}
+			}
+			w.mu.Unlock()
 		}
 	}
 	if err := sc.Err(); err != nil && !w.ended(ctx) {
 		w.fail(fmt.Errorf("schedule %d: stream: %w", schedule, err))
 	}
+	return last
 }
 
 func (w *watcher) fail(err error) {
@@ -174,8 +260,11 @@ type watchReport struct {
 	Delay latency `json:"delayMs"`
 	// Streams counts the reading-only clients; Dropped those whose stream
 	// ended before the run did.
-	Streams int    `json:"streams,omitempty"`
-	Dropped int64  `json:"dropped,omitempty"`
+	Streams int   `json:"streams,omitempty"`
+	Dropped int64 `json:"dropped,omitempty"`
+	// Resumed counts the watched streams reopened with Last-Event-ID after
+	// the server ended them.
+	Resumed int64  `json:"resumed,omitempty"`
 	Error   string `json:"error,omitempty"`
 }
 
@@ -194,7 +283,7 @@ func (w *watcher) finish(outcomes []outcome) *watchReport {
 	}
 	w.stop()
 
-	r := &watchReport{Target: w.target, Booked: len(booked), Dropped: w.drained.Load()}
+	r := &watchReport{Target: w.target, Booked: len(booked), Dropped: w.drained.Load(), Resumed: w.resumed.Load()}
 	hist := newLatencyHistogram()
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -56,3 +56,51 @@ func TestWatcherMatchesBookingsWithEvents(t *testing.T) {
 		t.Error("following an unknown schedule succeeded")
 	}
 }
+
+// A stream the server ends (its instance shutting down) is reopened with
+// Last-Event-ID: the changes after it are matched, and a reopen answered
+// with a snapshot (the id no longer known) counts its reserved seats.
+func TestWatcherResumesWithLastEventID(t *testing.T) {
+	t.Parallel()
+	var (
+		opens = make(chan string, 4)
+		n     int
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		n++
+		opens <- r.Header.Get("Last-Event-ID")
+		switch n {
+		case 1: // first stream: a snapshot and one change, then the server ends it
+			fmt.Fprint(w, "retry: 1000\n\nid: 0-0\nevent: snapshot\ndata: {\"scheduleId\":7,\"seats\":[]}\n\n")
+			fmt.Fprint(w, "id: 1-0\nevent: seat\ndata: {\"seatId\":1,\"status\":\"reserved\"}\n\n")
+		case 2: // resumed after 1-0: the change missed meanwhile, then ended again
+			fmt.Fprint(w, "retry: 1000\n\nid: 2-0\nevent: seat\ndata: {\"seatId\":2,\"status\":\"reserved\"}\n\n")
+		default: // 2-0 is no longer kept: a fresh snapshot
+			fmt.Fprint(w, "retry: 1000\n\nid: 3-0\nevent: snapshot\ndata: {\"scheduleId\":7,\"seats\":[{\"seatId\":3,\"status\":\"reserved\"}]}\n\n")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}
+	}))
+	defer srv.Close()
+
+	w := newWatcher(srv.URL, 0)
+	if err := w.follow(context.Background(), 7); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"", "1-0", "2-0"} {
+		select {
+		case got := <-opens:
+			if got != want {
+				t.Errorf("open %d: Last-Event-ID %q, want %q", i+1, got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("open %d never came", i+1)
+		}
+	}
+	at := time.Now().Add(-time.Second)
+	r := w.finish([]outcome{{Seat: seatRef{7, 1}, Status: 200, At: at}, {Seat: seatRef{7, 2}, Status: 200, At: at}, {Seat: seatRef{7, 3}, Status: 200, At: at}})
+	if r.Matched != 3 || len(r.Missing) != 0 || r.Resumed != 2 || r.Error != "" {
+		t.Fatalf("report = %+v, want all 3 bookings seen over 2 resumed streams", r)
+	}
+}

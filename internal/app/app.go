@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -56,8 +57,12 @@ type App struct {
 	// seat-map streams end then, instead of holding the shutdown up.
 	shutdown     chan struct{}
 	shutdownOnce sync.Once
-	noJobs       bool
-	closers      []func() // in the order they must run
+	// draining is set when a shutdown begins: /readyz then answers 503
+	// for shutdownDelay while requests are still served.
+	draining      atomic.Bool
+	shutdownDelay time.Duration
+	noJobs        bool
+	closers       []func() // in the order they must run
 }
 
 // New connects to PostgreSQL and the lock store, applies pending migrations
@@ -69,7 +74,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		opt(&o)
 	}
 	a := &App{log: logger, writeTimeout: cfg.LockMaxWait + workTimeout + writeSlack, metricsAddr: cfg.MetricsAddr,
-		shutdown: make(chan struct{}), noJobs: o.noJobs}
+		shutdown: make(chan struct{}), noJobs: o.noJobs, shutdownDelay: cfg.ShutdownDelay}
 	defer func() {
 		if err != nil {
 			a.Close()
@@ -167,7 +172,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		Metrics:     publicMetrics,
 		// A waiting request still gets its full work budget.
 		RequestTimeout: cfg.LockMaxWait + workTimeout,
-		Checks:         append([]httpapi.Check{{Name: "postgres", Ping: store.Ping}}, locks.checks...),
+		Checks: append([]httpapi.Check{{Name: "postgres", Ping: store.Ping}, {Name: "instance", Ping: a.notDraining}},
+			locks.checks...),
 		Feed:           streamFeed,
 		MaxStreams:     cfg.MaxStreams,
 		Shutdown:       a.shutdown,
@@ -283,3 +289,14 @@ func (a *App) Close() {
 }
 
 var errNoBackend = errors.New(`app: LOCK_BACKEND must be "redis" or "postgres"`)
+
+// errDraining fails the readiness check of an instance shutting down.
+var errDraining = errors.New("app: draining: shutting down")
+
+// notDraining is the readiness check of the instance itself.
+func (a *App) notDraining(context.Context) error {
+	if a.draining.Load() {
+		return errDraining
+	}
+	return nil
+}

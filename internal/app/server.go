@@ -78,6 +78,13 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 // drain stops accepting connections, ends the streams and waits for the
 // requests in flight.
 func (a *App) drain(ctx context.Context, srv *http.Server, served <-chan error) error {
+	a.draining.Store(true)
+	if a.shutdownDelay > 0 {
+		// Still serving, but not ready: the load balancer's health checks
+		// take the instance out of rotation before its port closes.
+		a.log.Info("shutting down: not ready; serving for SHUTDOWN_DELAY more", slog.Duration("delay", a.shutdownDelay))
+		time.Sleep(a.shutdownDelay)
+	}
 	a.log.Info("shutting down: no new connections; draining in-flight requests")
 	a.shutdownOnce.Do(func() { close(a.shutdown) })
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.writeTimeout)

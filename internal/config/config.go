@@ -48,6 +48,11 @@ type Config struct {
 	// HoldMaxLifetime caps how long after its making a hold may live,
 	// extensions included; unset, 30m (or HOLD_TTL when that is longer).
 	HoldMaxLifetime time.Duration `env:"HOLD_MAX_LIFETIME"`
+	// ShutdownDelay is how long, on SIGTERM, an instance keeps serving
+	// while /readyz answers 503 "draining", before it stops accepting
+	// connections: long enough for a load balancer's health checks to take
+	// it out of rotation, so that no new request meets a closed port.
+	ShutdownDelay time.Duration `env:"SHUTDOWN_DELAY" envDefault:"0s"`
 	// MaxStreams caps the live seat-map streams one instance serves.
 	MaxStreams int `env:"MAX_STREAMS" envDefault:"5000"`
 	// BatchLanes is how many batches of lock calls, of seat events and of
@@ -127,6 +132,9 @@ func Load(environ map[string]string) (Config, error) {
 	}
 	if cfg.SeatRelayInterval < time.Millisecond || cfg.SeatRelayInterval > time.Second {
 		problems = append(problems, errors.New("SEAT_RELAY_INTERVAL must be between 1ms and 1s"))
+	}
+	if cfg.ShutdownDelay < 0 || cfg.ShutdownDelay > time.Minute {
+		problems = append(problems, errors.New("SHUTDOWN_DELAY must be between 0s and 1m"))
 	}
 	if cfg.LockMaxWait < 0 || cfg.LockMaxWait > time.Minute {
 		problems = append(problems, errors.New("LOCK_MAX_WAIT must be between 0 and 1m"))

@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# Three API instances behind HAProxy, beside `make run`'s Redis and
+# PostgreSQL.
+#
+#   cluster.sh up DIR      `make cluster`: the servers (as make run), three
+#                          instances on free ports and HAProxy on HTTP_ADDR
+#                          (127.0.0.1:8080), health-checked through /readyz;
+#                          in the foreground until Ctrl-C, which stops the
+#                          instances and HAProxy (`make stop` stops the servers)
+#   cluster.sh roll DIR    a rolling restart of a running cluster: each
+#                          instance in turn gets SIGTERM, drains, is started
+#                          again and is ready before the next one goes
+#
+# Each instance runs with SHUTDOWN_DELAY (default 2s): on SIGTERM it keeps
+# serving while /readyz answers 503, HAProxy (a check every 500 ms, down at
+# the first failure) takes it out of rotation, and only then does its port
+# close; so a rolling restart fails no request. The cluster's state (ports,
+# pids, logs, haproxy.cfg) is under DIR/cluster.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here/.."
+cmd=$1 dir=$2
+state=$dir/cluster
+instances=3
+
+log() { printf 'cluster: %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+ready() { curl -fsS -o /dev/null --max-time 1 "http://$1/readyz" 2>/dev/null; }
+
+# start_instance N: starts instance N on its port, in the background.
+start_instance() {
+	local n=$1 port
+	port=$(cat "$state/api-$n.port")
+	(
+		set -a
+		# shellcheck disable=SC1091
+		. "$dir/env"
+		set +a
+		HTTP_ADDR=127.0.0.1:$port SHUTDOWN_DELAY=${SHUTDOWN_DELAY:-2s} LOG_FORMAT=json exec bin/api serve
+	) >>"$state/api-$n.log" 2>&1 &
+	echo $! >"$state/api-$n.pid"
+	for _ in $(seq 1 150); do
+		ready "127.0.0.1:$port" && return 0
+		kill -0 "$(cat "$state/api-$n.pid")" 2>/dev/null || die "instance $n ended at start; see $state/api-$n.log"
+		sleep 0.2
+	done
+	die "instance $n not ready within 30 s; see $state/api-$n.log"
+}
+
+# stop_instance N: SIGTERM, then waits for it to drain and exit.
+stop_instance() {
+	local pid
+	pid=$(cat "$state/api-$1.pid" 2>/dev/null) || return 0
+	kill -TERM "$pid" 2>/dev/null || return 0
+	for _ in $(seq 1 600); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	die "instance $1 (pid $pid) still running 60 s after SIGTERM"
+}
+
+haproxy_config() {
+	local addr=$1
+	cat <<CFG
+global
+    maxconn 8000
+    log stdout format raw local0 warning
+
+defaults
+    mode http
+    log global
+    timeout connect 2s
+    timeout client 70s
+    timeout server 70s
+    # Live seat-map streams stay open for as long as their clients watch.
+    timeout tunnel 1h
+    # A connection an instance refused (it is starting or just stopped) is
+    # tried again on another: the request never reached the first.
+    retries 3
+    option redispatch
+    retry-on conn-failure
+
+frontend api
+    bind $addr
+    default_backend instances
+
+backend instances
+    balance roundrobin
+    option httpchk GET /readyz
+    http-check expect status 200
+    # Down at the first failed check (an instance answers 503 for
+    # SHUTDOWN_DELAY before it closes), up after two good ones.
+    default-server inter 500ms fall 1 rise 2
+CFG
+	for n in $(seq 1 "$instances"); do
+		echo "    server api$n 127.0.0.1:$(cat "$state/api-$n.port") check"
+	done
+}
+
+down() {
+	for n in $(seq 1 "$instances"); do
+		stop_instance "$n" || true
+	done
+	if [ -f "$state/haproxy.pid" ]; then
+		kill "$(cat "$state/haproxy.pid")" 2>/dev/null || true
+		rm -f "$state/haproxy.pid"
+	fi
+}
+
+up() {
+	bash "$here/devenv.sh" haproxy
+	bash "$here/devenv.sh" start "$dir"
+	mkdir -p "$state" bin
+	go build -o bin/api ./cmd/api
+	local addr=${HTTP_ADDR:-127.0.0.1:8080}
+	ready "$addr" && die "something already serves on $addr; set HTTP_ADDR"
+	trap down EXIT
+	trap 'exit 0' INT TERM
+	for n in $(seq 1 "$instances"); do
+		python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' >"$state/api-$n.port"
+		: >"$state/api-$n.log"
+		start_instance "$n"
+	done
+	haproxy_config "$addr" >"$state/haproxy.cfg"
+	haproxy -c -q -f "$state/haproxy.cfg" || die "haproxy refused $state/haproxy.cfg"
+	haproxy -f "$state/haproxy.cfg" >"$state/haproxy.log" 2>&1 &
+	echo $! >"$state/haproxy.pid"
+	for _ in $(seq 1 50); do
+		ready "$addr" && break
+		sleep 0.2
+	done
+	ready "$addr" || die "HAProxy does not answer on $addr; see $state/haproxy.log"
+	bash "$here/tokens.sh" "$dir" "http://$addr"
+	cat <<MSG
+API        http://$addr   (HAProxy: $instances instances, health-checked through /readyz)
+instances  $(for n in $(seq 1 "$instances"); do printf '127.0.0.1:%s ' "$(cat "$state/api-$n.port")"; done)
+logs       $state/api-N.log, $state/haproxy.log
+tokens     . $dir/tokens.env   (API, ADMIN, ALICE, BOB)
+hammer     make hammer ARGS='-url http://$addr'; the page: http://$addr/
+rolling    bash scripts/cluster.sh roll $dir   (restarts the instances one by one)
+Ctrl-C stops the instances and HAProxy; 'make stop' stops Redis and PostgreSQL.
+MSG
+	while :; do
+		sleep 1 &
+		wait $! || true
+	done
+}
+
+roll() {
+	[ -f "$state/haproxy.pid" ] || die "no cluster runs under $dir: make cluster first"
+	for n in $(seq 1 "$instances"); do
+		local began=$SECONDS
+		stop_instance "$n"
+		start_instance "$n"
+		log "instance $n restarted and ready in $((SECONDS - began)) s"
+		# HAProxy puts it back after two good checks.
+		sleep 1.5
+	done
+}
+
+case $cmd in
+up) up ;;
+roll) roll ;;
+*) die "usage: cluster.sh up|roll DIR" ;;
+esac
