@@ -21,6 +21,11 @@ const watchGrace = 3 * time.Second
 // watcher follows the live seat maps of the hammered schedules on one
 // instance and notes when each seat's "reserved" event arrived.
 type watcher struct {
+	// life is the streams' context, ended by stop: not the caller's, which
+	// for a schedule made during a run is the run's own and ends with it,
+	// before the events of its last bookings have arrived.
+	life    context.Context
+	end     context.CancelFunc
 	target  string
 	extra   int // reading-only clients per schedule
 	client  *http.Client
@@ -39,13 +44,16 @@ type watcher struct {
 }
 
 func newWatcher(target string, extra int) *watcher {
-	return &watcher{target: target, extra: extra, client: &http.Client{}, seen: map[seatRef]time.Time{}}
+	life, end := context.WithCancel(context.Background())
+	return &watcher{life: life, end: end, target: target, extra: extra, client: &http.Client{}, seen: map[seatRef]time.Time{}}
 }
 
 // follow opens the schedule's stream, and the reading-only ones, and
 // returns once their snapshots have arrived: from then on no booking of it
-// is missed. The streams last until stop, or until ctx ends.
-func (w *watcher) follow(ctx context.Context, schedule int64) error {
+// is missed. The streams last until stop, whatever the caller's context
+// does (the run's ends before the last events arrive).
+func (w *watcher) follow(_ context.Context, schedule int64) error {
+	ctx := w.life
 	for range w.extra {
 		if err := w.open(ctx, schedule, true); err != nil {
 			return err
@@ -64,6 +72,7 @@ func (w *watcher) stop() {
 	for _, b := range bodies {
 		_ = b.Close()
 	}
+	w.end() // and any reopen in flight
 	w.wg.Wait()
 }
 
