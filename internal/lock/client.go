@@ -286,7 +286,7 @@ func (c *Client) try(ctx context.Context, t target, ttl time.Duration, unseal bo
 		}
 		return nil, nil, err
 	case err != nil:
-		c.forget(t, token, requested.Add(ttl))
+		c.forget(t, token, forgetUntil(err, requested, ttl))
 		return nil, nil, err
 	case !a.acquired:
 		return nil, a.held, nil

@@ -2,7 +2,10 @@ package lock
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"github.com/seatlock/seatlock/internal/lock/backend"
 )
 
 // Backoff of the background release after an acquire of unknown outcome.
@@ -21,7 +24,8 @@ const (
 // (sent on a connection the client gave up on, queued in a stalled server)
 // and run after the release did. So it keeps releasing, with backoff, until
 // a release deletes the key or the attempt's TTL has passed, when the store
-// drops the key by itself anyway.
+// drops the key by itself anyway (forgetUntil: counted from the latest
+// instant the store can still grant the attempt, when the backend knows it).
 func (c *Client) forget(t target, token string, expires time.Time) {
 	c.forgetting.Go(func() {
 		backoff := forgetFirstRetry
@@ -44,6 +48,21 @@ func (c *Client) forget(t target, token string, expires time.Time) {
 			backoff = min(2*backoff, forgetMaxRetry)
 		}
 	})
+}
+
+// forgetUntil is when the background release of a failed attempt, requested
+// at requested, may stop: once a grant would have expired. A backend that
+// reports the latest instant at which the store can still grant the attempt
+// (backend.UncertainError) makes that instant plus ttl, when later: the
+// store may run a delayed acquire up to then, and its key lives ttl from
+// there, not from the request.
+func forgetUntil(err error, requested time.Time, ttl time.Duration) time.Time {
+	until := requested.Add(ttl)
+	var uncertain *backend.UncertainError
+	if errors.As(err, &uncertain) && uncertain.By.Add(ttl).After(until) {
+		until = uncertain.By.Add(ttl)
+	}
+	return until
 }
 
 // Close stops the background releases of acquisitions whose outcome was

@@ -134,3 +134,21 @@ type KeyHeld struct {
 	// Remaining is the holder's remaining TTL; zero if unknown.
 	Remaining time.Duration
 }
+
+// UncertainError is a failed acquisition (TryAcquire, TryAcquireSealed,
+// TryAcquireAll) whose outcome is unknown, from a backend that knows the
+// latest instant, on the local clock, at which the store can still have
+// granted it: the store refuses an acquisition it runs later (Redis: a
+// deadline in the server's own clock, see redislock). lock.Client keeps
+// releasing the attempt's token in the background until By plus the TTL,
+// when a grant made at By would have expired, rather than until the
+// request plus the TTL. An error without one means the grant may come at
+// any time (a store stalled with the request queued); the client then
+// stops at the request plus the TTL.
+type UncertainError struct {
+	Err error
+	By  time.Time
+}
+
+func (e *UncertainError) Error() string { return e.Err.Error() }
+func (e *UncertainError) Unwrap() error { return e.Err }

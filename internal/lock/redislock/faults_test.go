@@ -3,6 +3,8 @@ package redislock_test
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -65,17 +67,29 @@ func privateRedis(t *testing.T, cfg lock.Config) (*lockenv.RedisProcess, *lock.C
 }
 
 // warmUp loads the scripts, so that under a fault the acquire script itself
-// runs (a lost reply to loading it would stop it from running). Its key is
+// runs (a lost reply to loading it would stop it from running; AcquireAll's
+// too), and, with a
+// deadline, has the backend measure the server's clock, so that under a
+// fault the acquire is sent, not that measurement. Its key is
 // the test's own: parallel tests warm up on the one shared Redis at the
 // same moment, and on a common key one of them found it held by the other.
 func warmUp(t *testing.T, locker *lock.Client) {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	key := "lock:{" + lockenv.Name("warm-up-") + "}:k"
-	l, err := locker.Acquire(context.Background(), key, lock.Options{TTL: time.Second})
+	l, err := locker.Acquire(ctx, key, lock.Options{TTL: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	all, err := locker.AcquireAll(ctx, []string{key, key + "2"}, lock.Options{TTL: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := all.Release(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -117,6 +131,7 @@ func TestStalledRedisDoesNotOrphanTheKey(t *testing.T) {
 	warmUp(t, locker)
 
 	const key = "lock:{schedule:1}:seat:1"
+	times := timeCalls(t, direct)
 	server.Pause()
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	_, err := locker.Acquire(ctx, key, lock.Options{TTL: 20 * time.Second})
@@ -127,9 +142,7 @@ func TestStalledRedisDoesNotOrphanTheKey(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	server.Resume()
 
-	if err := direct.Get(context.Background(), redislock.FenceKey(key)).Err(); err != nil {
-		t.Fatalf("fence counter: %v: the queued acquire never ran, the test proves nothing", err)
-	}
+	waitForQueuedAcquire(t, direct, key, times)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		n, err := direct.Exists(context.Background(), key).Result()
@@ -144,6 +157,114 @@ func TestStalledRedisDoesNotOrphanTheKey(t *testing.T) {
 				key, direct.PTTL(context.Background(), key).Val())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// timeCalls is how many times the server has run TIME, from scripts too:
+// the acquire scripts read the clock to check their deadline
+// (deadline.lua), and mint_fence to restart a lost counter.
+func timeCalls(t *testing.T, direct *redis.Client) int64 {
+	t.Helper()
+	info, err := direct.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, found := strings.Cut(info, "cmdstat_time:calls=")
+	if !found {
+		return 0
+	}
+	n, err := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
+	if err != nil {
+		t.Fatalf("commandstats: %v", err)
+	}
+	return n
+}
+
+// waitForQueuedAcquire waits until the acquire queued in a stalled server
+// has run: it read the server's clock (TIME, to check its deadline), or,
+// refusing no late acquire, minted key's fence. It fails the test after 3 s:
+// a test whose acquire never ran proves nothing.
+func waitForQueuedAcquire(t *testing.T, direct *redis.Client, key string, timesBefore int64) {
+	t.Helper()
+	give := time.Now().Add(3 * time.Second)
+	for timeCalls(t, direct) == timesBefore && direct.Exists(context.Background(), redislock.FenceKey(key)).Val() == 0 {
+		if time.Now().After(give) {
+			t.Fatal("the queued acquire never ran: the test proves nothing")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Redis stalls for twice the lock's TTL while an acquire is in flight; its
+// caller gives up long before. When Redis resumes and runs the queued
+// acquire, that acquire is past its caller's deadline (in Redis's clock)
+// and takes nothing: the key is free within a second of the resume, not
+// held by a token nobody will use until its TTL runs out. Once for
+// Acquire, once for AcquireAll.
+func TestAcquireQueuedPastItsDeadlineTakesNothing(t *testing.T) {
+	t.Parallel()
+	const (
+		ttl   = 2 * time.Second
+		stall = 2 * ttl
+	)
+	keys := []string{"lock:{schedule:1}:seat:1", "lock:{schedule:1}:seat:2"}
+	for _, tc := range []struct {
+		name    string
+		keys    []string
+		acquire func(context.Context, *lock.Client) error
+	}{
+		{"Acquire", keys[:1], func(ctx context.Context, l *lock.Client) error {
+			_, err := l.Acquire(ctx, keys[0], lock.Options{TTL: ttl})
+			return err
+		}},
+		{"AcquireAll", keys, func(ctx context.Context, l *lock.Client) error {
+			_, err := l.AcquireAll(ctx, keys, lock.Options{TTL: ttl})
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			server, locker, direct := privateRedis(t, lock.Config{})
+			warmUp(t, locker)
+			times := timeCalls(t, direct)
+
+			server.Pause()
+			paused := time.Now()
+			ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+			err := tc.acquire(ctx, locker)
+			cancel()
+			if err == nil || errors.Is(err, lock.ErrHeld) {
+				server.Resume()
+				t.Fatalf("acquire on a stalled Redis = %v, want an error", err)
+			}
+			time.Sleep(time.Until(paused.Add(stall)))
+			server.Resume()
+			resumed := time.Now()
+
+			waitForQueuedAcquire(t, direct, tc.keys[0], times)
+			// Free within a second of the resume, and free for good:
+			// not set and then released.
+			for time.Since(resumed) < time.Second {
+				n, err := direct.Exists(context.Background(), tc.keys...).Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n != 0 {
+					t.Fatalf("%d of %v held %v after Redis resumed from a %v stall (TTL %v, PTTL %v): the acquire queued past its caller's deadline took the lock",
+						n, tc.keys, time.Since(resumed).Round(time.Millisecond), stall, ttl,
+						direct.PTTL(context.Background(), tc.keys[0]).Val())
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if n := direct.Exists(context.Background(), redislock.FenceKey(tc.keys[0])).Val(); n != 0 {
+				t.Errorf("fence counter minted by the refused acquire")
+			}
+			l, err := locker.AcquireAll(context.Background(), tc.keys, lock.Options{TTL: ttl})
+			if err != nil {
+				t.Fatalf("acquire after the resume: %v", err)
+			}
+			_ = l.Release(context.Background())
+		})
 	}
 }
 

@@ -37,11 +37,17 @@ func (b *Backend) TryAcquireAll(ctx context.Context, keys []string, token string
 	for i, k := range keys {
 		scriptKeys[len(keys)+i] = FenceKey(k)
 	}
-	reply, err := acquireAllScript.Run(ctx, b.client, scriptKeys, token, ttl.Milliseconds(), fenceCounterTTL(ttl)).Int64Slice()
+	deadline, by, err := b.clock.deadline(ctx)
 	if err != nil {
-		return backend.MultiGrant{}, classify("acquire", err)
+		return backend.MultiGrant{}, classify("acquire: measure the server's clock", err)
+	}
+	reply, err := acquireAllScript.Run(ctx, b.client, scriptKeys, token, ttl.Milliseconds(), fenceCounterTTL(ttl), deadline).Int64Slice()
+	if err != nil {
+		return backend.MultiGrant{}, uncertain(classify("acquire", err), by)
 	}
 	switch {
+	case len(reply) == 1 && reply[0] == 2:
+		return backend.MultiGrant{}, uncertain(pastDeadline("acquire"), by)
 	case len(reply) == len(keys)+1 && reply[0] == 1:
 		return backend.MultiGrant{Acquired: true, Fences: reply[1:]}, nil
 	case len(reply) >= 3 && len(reply)%2 == 1 && reply[0] == 0:

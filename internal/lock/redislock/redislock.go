@@ -24,6 +24,13 @@
 // errors (redis.Options.MaxRetries) are therefore safe; a retried
 // release whose first run deleted the key answers "not held".
 //
+// An acquire carries its caller's context deadline converted to the
+// server's clock (clock.go) and takes nothing when Redis runs it past that
+// (deadline.lua): an acquire queued in a stalled server (a long fork,
+// SIGSTOP, a paused VM) that runs after its caller gave up leaves the key
+// free. Its failure is a backend.UncertainError saying by when it could
+// still have taken effect.
+//
 // Several keys are taken at once (backend.MultiBackend) by one script, all or
 // none; they must share one cluster slot, or ErrCrossSlot is returned before
 // Redis is asked, on a standalone server too.
@@ -61,9 +68,11 @@ var (
 	extendSource string
 	//go:embed release.lua
 	releaseSource string
+	//go:embed deadline.lua
+	deadlineSource string
 
-	acquireScript = redis.NewScript(isSealSource + fenceSource + acquireSource)
-	unsealScript  = redis.NewScript(isSealSource + fenceSource + unsealSource)
+	acquireScript = redis.NewScript(deadlineSource + isSealSource + fenceSource + acquireSource)
+	unsealScript  = redis.NewScript(deadlineSource + isSealSource + fenceSource + unsealSource)
 	//go:embed acquire_all.lua
 	acquireAllSource string
 	//go:embed extend_all.lua
@@ -75,7 +84,7 @@ var (
 	//go:embed seal.lua
 	sealSource string
 
-	acquireAllScript = redis.NewScript(fenceSource + acquireAllSource)
+	acquireAllScript = redis.NewScript(deadlineSource + fenceSource + acquireAllSource)
 	extendAllScript  = redis.NewScript(extendAllSource)
 	releaseAllScript = redis.NewScript(releaseAllSource)
 	holdsScript      = redis.NewScript(holdsSource)
@@ -128,6 +137,7 @@ type Backend struct {
 	client   Client
 	pipeline *redisbatch.Pipeline // nil: every call alone
 	notifier *notifier
+	clock    *clock
 	lastTTL  atomic.Pointer[scriptTTL]
 }
 
@@ -163,7 +173,7 @@ func New(client Client, opts ...Option) *Backend {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	b := &Backend{client: client, notifier: newNotifier(client)}
+	b := &Backend{client: client, notifier: newNotifier(client), clock: newClock(client)}
 	if pc, ok := client.(redisbatch.Client); ok && o.lanes > 0 {
 		b.pipeline = redisbatch.New(pc, o.lanes)
 	}
@@ -178,8 +188,12 @@ func (b *Backend) run(ctx context.Context, script *redis.Script, keys []string, 
 	return script.Run(ctx, b.client, keys, args...)
 }
 
-// Close ends the shared Pub/Sub connection used by waiters.
-func (b *Backend) Close() error { return b.notifier.close() }
+// Close ends the shared Pub/Sub connection used by waiters and a
+// measurement of the server's clock in progress.
+func (b *Backend) Close() error {
+	b.clock.close()
+	return b.notifier.close()
+}
 
 // storageKey gives a key without a hash tag one, so that its fence counter
 // and release channel can share its cluster slot.
@@ -221,17 +235,24 @@ func fenceCounterTTL(ttl time.Duration) int64 { return (FenceCounterTTL + ttl).M
 // sealed key is reported as backend.Grant.Sealed, with the seal's note, in
 // the same round trip.
 func (b *Backend) TryAcquire(ctx context.Context, key, token string, ttl time.Duration) (backend.Grant, error) {
+	deadline, by, err := b.clock.deadline(ctx)
+	if err != nil {
+		return backend.Grant{}, classify("acquire: measure the server's clock", err)
+	}
 	stored := storageKey(key)
 	args := b.ttlArgs(ttl)
 	reply, err := b.run(ctx, acquireScript, []string{stored, FenceKey(key)},
-		token, args.ms, args.fenceCounterMs).Result()
+		token, args.ms, args.fenceCounterMs, deadline).Result()
 	if err != nil {
-		return backend.Grant{}, classify("acquire", err)
+		return backend.Grant{}, uncertain(classify("acquire", err), by)
 	}
 	switch reply := reply.(type) {
 	case string:
 		return backend.Grant{Sealed: true, Note: sealNote(reply)}, nil
 	case int64:
+		if reply == 0 {
+			return backend.Grant{}, uncertain(pastDeadline("acquire"), by)
+		}
 		if reply > 0 {
 			return backend.Grant{Acquired: true, Fence: reply}, nil
 		}
@@ -245,13 +266,19 @@ func (b *Backend) TryAcquire(ctx context.Context, key, token string, ttl time.Du
 // TryAcquireSealed implements backend.Sealer: TryAcquire that also takes a
 // sealed key, reporting Sealed with Acquired when it lifted a seal.
 func (b *Backend) TryAcquireSealed(ctx context.Context, key, token string, ttl time.Duration) (backend.Grant, error) {
+	deadline, by, err := b.clock.deadline(ctx)
+	if err != nil {
+		return backend.Grant{}, classify("unseal: measure the server's clock", err)
+	}
 	stored := storageKey(key)
 	args := b.ttlArgs(ttl)
 	reply, err := b.run(ctx, unsealScript, []string{stored, FenceKey(key)},
-		token, args.ms, args.fenceCounterMs).Int64Slice()
+		token, args.ms, args.fenceCounterMs, deadline).Int64Slice()
 	switch {
 	case err != nil:
-		return backend.Grant{}, classify("unseal", err)
+		return backend.Grant{}, uncertain(classify("unseal", err), by)
+	case len(reply) == 1 && reply[0] == 2:
+		return backend.Grant{}, uncertain(pastDeadline("unseal"), by)
 	case len(reply) == 3 && reply[0] == 1:
 		return backend.Grant{Acquired: true, Fence: reply[1], Sealed: reply[2] == 1}, nil
 	case len(reply) == 2 && reply[0] == 0:
@@ -330,6 +357,26 @@ func classify(op string, err error) error {
 		return fmt.Errorf("redislock: %s: %w", op, err)
 	}
 	return fmt.Errorf("redislock: %s: %w: %w", op, backend.ErrUnavailable, err)
+}
+
+// uncertain marks the error of an acquire sent with a deadline: the store
+// took the lock by by or never (backend.UncertainError). Without a
+// deadline (by zero) the error stays as it is.
+func uncertain(err error, by time.Time) error {
+	if by.IsZero() {
+		return err
+	}
+	return &backend.UncertainError{Err: err, By: by}
+}
+
+// pastDeadline is the answer of an acquire script that Redis ran after its
+// caller's deadline: this run took nothing (an earlier run of the same
+// call, whose reply was lost before go-redis retried it, may have: so it
+// is still reported as uncertain). Its caller has given up (or is
+// about to: the deadline is late by the clocks' uncertainty), so it is an
+// unavailable store, as a timeout would have been.
+func pastDeadline(op string) error {
+	return fmt.Errorf("redislock: %s: %w: %w", op, backend.ErrUnavailable, errPastDeadline)
 }
 
 func isTransient(err error) bool {
