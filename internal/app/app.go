@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/seatlock/seatlock/internal/auth"
 	"github.com/seatlock/seatlock/internal/config"
@@ -63,6 +64,9 @@ type App struct {
 	shutdownDelay time.Duration
 	noJobs        bool
 	closers       []func() // in the order they must run
+	// flushTraces, when tracing is on with the SDK's provider, flushes
+	// and stops it: after every closer.
+	flushTraces func()
 }
 
 // New connects to PostgreSQL and the lock store, applies pending migrations
@@ -84,7 +88,11 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	if err != nil {
 		return nil, err
 	}
-	pool, err := postgres.Open(ctx, cfg.DatabaseURL)
+	traces, err := a.openTracing(ctx, cfg, o.tracerProvider)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := postgres.Open(ctx, cfg.DatabaseURL, traces.poolOptions()...)
 	if err != nil {
 		return nil, err
 	}
@@ -92,13 +100,18 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	if err := postgres.Migrate(pool); err != nil {
 		return nil, err
 	}
-	store := postgres.NewStore(pool, postgres.WithGroupWriters(cfg.BatchLanes))
+	store := postgres.NewStore(pool, append(traces.storeOptions(), postgres.WithGroupWriters(cfg.BatchLanes))...)
 
 	locks, err := openLockBackend(cfg, pool)
 	if err != nil {
 		return nil, err
 	}
 	a.closeFirst(locks.close)
+	if locks.redis != nil {
+		if err := traces.redis(locks.redis); err != nil {
+			return nil, err
+		}
+	}
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// The service's metrics are all named seatlock_..., the lock's too.
@@ -133,11 +146,11 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	a.closeFirst(locker.Close)
 
 	keys := postgres.NewIdempotencyStore(pool)
-	feed, err := a.openFeed(cfg, logger, registry)
+	feed, err := a.openFeed(cfg, logger, registry, traces)
 	if err != nil {
 		return nil, err
 	}
-	userLimiter, addressLimiter, err := a.openLimiters(cfg, registry)
+	userLimiter, addressLimiter, err := a.openLimiters(cfg, registry, traces)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +169,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	if o.wrapStore != nil {
 		repo = o.wrapStore(store)
 	}
-	bookings := reservation.NewService(repo, locker, reservation.Config{LockTTL: cfg.LockTTL, SealBooked: cfg.FastPath,
+	bookings := reservation.NewService(repo, traces.locker(locker), reservation.Config{LockTTL: cfg.LockTTL, SealBooked: cfg.FastPath,
 		HoldTTL: cfg.HoldTTL, MaxHoldsPerUser: cfg.MaxHoldsPerUser, HoldMaxLifetime: cfg.HoldMaxLifetime}, logger)
 	if a.jobs, err = newJobs(locker, store, keys, bookings, locks.pruner, bound, logger, o.jobNamespace); err != nil {
 		return nil, err
@@ -180,14 +193,16 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		Observer:       requests,
 		UserLimiter:    userLimiter,
 		AddressLimiter: addressLimiter,
+		Routed:         traces.routed(),
 	})
+	a.handler = traces.handler(a.handler)
 	return a, nil
 }
 
 // openFeed opens the live seat map's feed on its own Redis connections (a
 // blocking stream read holds a connection; the locks must not wait for
 // one). Without REDIS_URL (LOCK_BACKEND=postgres) there is no feed.
-func (a *App) openFeed(cfg config.Config, logger *slog.Logger, registry prometheus.Registerer) (*seatfeed.Feed, error) {
+func (a *App) openFeed(cfg config.Config, logger *slog.Logger, registry prometheus.Registerer, traces tracer) (*seatfeed.Feed, error) {
 	if cfg.RedisURL == "" {
 		return nil, nil
 	}
@@ -195,7 +210,7 @@ func (a *App) openFeed(cfg config.Config, logger *slog.Logger, registry promethe
 	if err != nil {
 		return nil, err
 	}
-	if err := opsmetrics.RegisterRedisPool(registry, "feed", client); err != nil {
+	if err := errors.Join(opsmetrics.RegisterRedisPool(registry, "feed", client), traces.redis(client)); err != nil {
 		_ = client.Close()
 		return nil, err
 	}
@@ -209,7 +224,7 @@ func (a *App) openFeed(cfg config.Config, logger *slog.Logger, registry promethe
 
 // openLimiters opens the rate limits RATE_LIMIT_USER and RATE_LIMIT_IP on
 // Redis connections of their own; without REDIS_URL there are none.
-func (a *App) openLimiters(cfg config.Config, registry prometheus.Registerer) (user, address httpapi.Limiter, err error) {
+func (a *App) openLimiters(cfg config.Config, registry prometheus.Registerer, traces tracer) (user, address httpapi.Limiter, err error) {
 	if cfg.RedisURL == "" || cfg.RateLimitUser == 0 && cfg.RateLimitIP == 0 {
 		return nil, nil, nil
 	}
@@ -218,7 +233,7 @@ func (a *App) openLimiters(cfg config.Config, registry prometheus.Registerer) (u
 		return nil, nil, err
 	}
 	a.closeFirst(func() { _ = client.Close() })
-	if err := opsmetrics.RegisterRedisPool(registry, "ratelimit", client); err != nil {
+	if err := errors.Join(opsmetrics.RegisterRedisPool(registry, "ratelimit", client), traces.redis(client)); err != nil {
 		return nil, nil, err
 	}
 	// Each limiter leaves the instances' registry when the app closes, so
@@ -244,6 +259,8 @@ type options struct {
 	jobNamespace string
 	accessLog    io.Writer
 	wrapStore    func(reservation.Repository) reservation.Repository
+	// tracerProvider, when set, turns tracing on with it.
+	tracerProvider trace.TracerProvider
 }
 
 // WithAccessLog writes the request log to w directly, as JSON lines in the
@@ -270,6 +287,13 @@ func WithStoreWrapper(wrap func(reservation.Repository) reservation.Repository) 
 	return func(o *options) { o.wrapStore = wrap }
 }
 
+// WithTracerProvider turns tracing on with tp, whatever the OTEL_*
+// variables say (cfg.Tracing): every request then makes a trace (see the
+// README, Operations, Traces). Tests use it with an in-memory exporter.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(o *options) { o.tracerProvider = tp }
+}
+
 // closeFirst registers f to run before everything registered so far (a
 // lock backend closes before the pool it uses).
 func (a *App) closeFirst(f func()) { a.closers = append([]func(){f}, a.closers...) }
@@ -286,6 +310,10 @@ func (a *App) Close() {
 		f()
 	}
 	a.closers = nil
+	if a.flushTraces != nil {
+		a.flushTraces()
+		a.flushTraces = nil
+	}
 }
 
 var errNoBackend = errors.New(`app: LOCK_BACKEND must be "redis" or "postgres"`)

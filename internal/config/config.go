@@ -66,6 +66,24 @@ type Config struct {
 	// SeatRelayInterval is how long the idle relay waits before it looks
 	// for new seat changes again (0 in a Config built by hand: 15ms).
 	SeatRelayInterval time.Duration `env:"SEAT_RELAY_INTERVAL" envDefault:"15ms"`
+	// Tracing is on when the standard OTEL_* variables ask for traces
+	// (TracingRequested); the SDK reads them itself (internal/tracing).
+	Tracing bool
+}
+
+// TracingRequested reports whether environ asks for OpenTelemetry traces:
+// OTEL_TRACES_EXPORTER set to anything but "none", or, without it, an OTLP
+// endpoint (OTEL_EXPORTER_OTLP_ENDPOINT or _TRACES_ENDPOINT: otlp is the
+// exporter's default); never with OTEL_SDK_DISABLED=true. Without any of
+// them tracing is off and costs nothing.
+func TracingRequested(environ map[string]string) bool {
+	if strings.EqualFold(strings.TrimSpace(environ["OTEL_SDK_DISABLED"]), "true") {
+		return false
+	}
+	if exporter := strings.TrimSpace(environ["OTEL_TRACES_EXPORTER"]); exporter != "" {
+		return exporter != "none"
+	}
+	return environ["OTEL_EXPORTER_OTLP_ENDPOINT"] != "" || environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] != ""
 }
 
 // Lock backends.
@@ -81,6 +99,7 @@ func Load(environ map[string]string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
+	cfg.Tracing = TracingRequested(environ)
 	var problems []error
 	switch cfg.LockBackend {
 	case BackendRedis:

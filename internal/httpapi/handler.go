@@ -106,6 +106,11 @@ type Options struct {
 	// limited.
 	UserLimiter    Limiter
 	AddressLimiter Limiter
+	// Routed, when set, is the first middleware of the router: it sees
+	// each request's matched route pattern (chi.RouteContext) once the
+	// request is answered (tracing.RouteNames names the request's span
+	// after it). Nil, as when tracing is off: nothing is added.
+	Routed func(http.Handler) http.Handler
 }
 
 // Observer is told what the API answered.
@@ -180,6 +185,9 @@ func NewHandler(opts Options) http.Handler {
 	})
 
 	r := chi.NewRouter()
+	if opts.Routed != nil {
+		r.Use(opts.Routed)
+	}
 	r.Use(withScope(h.log), logRequests(h.log, opts.AccessLog, observer), recoverPanics(h.log))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { problem.Write(w, r, problem.NotFound) })
 	r.MethodNotAllowed(methodNotAllowed(r))

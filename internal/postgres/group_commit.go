@@ -7,6 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/seatlock/seatlock/internal/lock/batch"
 	"github.com/seatlock/seatlock/internal/reservation"
@@ -120,12 +122,23 @@ func (s *Store) insertInGroup(ctx context.Context, nr reservation.NewReservation
 func (s *Store) writeGroup(group []*pendingBooking) {
 	if len(group) == 1 {
 		p := group[0]
-		r, err := s.insertOne(p.ctx, p.nr)
+		ctx := p.ctx
+		if s.tracer != nil {
+			var span trace.Span
+			ctx, span = s.groupSpan(ctx, group)
+			defer span.End()
+		}
+		r, err := s.insertOne(ctx, p.nr)
 		p.done <- bookingResult{r, err}
 		return
 	}
 	ctx, cancel := batch.Context(group, func(p *pendingBooking) context.Context { return p.ctx }, storeWriteLimit)
 	defer cancel()
+	if s.tracer != nil {
+		var span trace.Span
+		ctx, span = s.groupSpan(ctx, group)
+		defer span.End()
+	}
 	results, err := s.insertMany(ctx, group)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
@@ -145,6 +158,33 @@ func (s *Store) writeGroup(group []*pendingBooking) {
 		}
 		p.done <- results[i]
 	}
+}
+
+// The span of a group write and its attributes.
+const (
+	SpanGroupWrite    = "postgres.group_write"
+	AttrGroupSize     = attribute.Key("seatlock.group.size")
+	AttrGroupSeat     = attribute.Key("seatlock.seat")
+	AttrGroupSchedule = attribute.Key("seatlock.schedule")
+)
+
+// groupSpan starts the span of a group write under ctx (which carries the
+// write's deadline): a child of the first booking's span, linked to the
+// span of every other booking of the group, so that each booking's trace
+// leads to the statement that wrote it.
+func (s *Store) groupSpan(ctx context.Context, group []*pendingBooking) (context.Context, trace.Span) {
+	opts := []trace.SpanStartOption{trace.WithAttributes(AttrGroupSize.Int(len(group)))}
+	if len(group) == 1 {
+		opts = append(opts, trace.WithAttributes(AttrGroupSchedule.Int64(group[0].nr.ScheduleID),
+			AttrGroupSeat.Int(group[0].nr.SeatID)))
+	}
+	for _, p := range group[1:] {
+		if sc := trace.SpanContextFromContext(p.ctx); sc.IsValid() {
+			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
+		}
+	}
+	_, span := s.tracer.Start(group[0].ctx, SpanGroupWrite, opts...)
+	return trace.ContextWithSpan(ctx, span), span
 }
 
 // storeWriteLimit bounds a group's write when its callers set no

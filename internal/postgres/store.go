@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/seatlock/seatlock/internal/lock/batch"
 	"github.com/seatlock/seatlock/internal/reservation"
@@ -28,6 +29,8 @@ type Store struct {
 	pool    *pgxpool.Pool
 	writers int
 	group   *batch.Queue[*pendingBooking]
+	// tracer, when set, makes a span of each group write (WithTracer).
+	tracer trace.Tracer
 }
 
 var _ reservation.Repository = (*Store)(nil)
@@ -39,6 +42,10 @@ type StoreOption func(*Store)
 // (DefaultGroupWriters); 0 turns group commit off: every booking is then a
 // statement and a commit of its own.
 func WithGroupWriters(n int) StoreOption { return func(s *Store) { s.writers = n } }
+
+// WithTracer makes a span of each group write of bookings (see
+// group_commit.go); without it, none is made.
+func WithTracer(t trace.Tracer) StoreOption { return func(s *Store) { s.tracer = t } }
 
 // NewStore returns a Store on pool; the schema must be migrated.
 func NewStore(pool *pgxpool.Pool, opts ...StoreOption) *Store {

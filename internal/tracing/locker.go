@@ -1,0 +1,198 @@
+package tracing
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/seatlock/seatlock/internal/lock"
+)
+
+// Attributes of the lock spans.
+const (
+	AttrLockKey     = attribute.Key("seatlock.lock.key")
+	AttrLockKeys    = attribute.Key("seatlock.lock.keys")
+	AttrLockFence   = attribute.Key("seatlock.lock.fence")
+	AttrLockFences  = attribute.Key("seatlock.lock.fences")
+	AttrLockOutcome = attribute.Key("seatlock.lock.outcome")
+	// AttrLockWaitedMS is how long an Acquire allowed to wait (Prefer:
+	// wait) took, in milliseconds; 0 for a fail-fast Acquire.
+	AttrLockWaitedMS  = attribute.Key("seatlock.lock.waited_ms")
+	AttrLockMaxWaitMS = attribute.Key("seatlock.lock.max_wait_ms")
+	AttrLockTTLMS     = attribute.Key("seatlock.lock.ttl_ms")
+)
+
+// Span names of the lock port's calls.
+const (
+	SpanAcquire = "lock.acquire"
+	SpanSeal    = "lock.seal"
+	SpanRelease = "lock.release"
+)
+
+// SeatLocker is what the booking use cases take of the lock port
+// (reservation.SeatLocker).
+type SeatLocker interface {
+	lock.Locker
+	lock.MultiLocker
+}
+
+// Locker returns inner with a span for each acquisition (outcome acquired,
+// held, sealed or error; fence; how long it waited) and for each end of a
+// lease it granted (seal or release). Calls outside a trace (the periodic
+// jobs) make no span. The app wraps its lock client only when tracing is
+// on.
+func Locker(inner SeatLocker, tp trace.TracerProvider) SeatLocker {
+	return &tracedLocker{inner: inner, tracer: tp.Tracer(ScopeName)}
+}
+
+type tracedLocker struct {
+	inner  SeatLocker
+	tracer trace.Tracer
+}
+
+func (l *tracedLocker) Acquire(ctx context.Context, key string, opts lock.Options) (lock.Lease, error) {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return l.inner.Acquire(ctx, key, opts)
+	}
+	ctx, span := l.tracer.Start(ctx, SpanAcquire, trace.WithAttributes(AttrLockKey.String(key),
+		AttrLockTTLMS.Int64(opts.TTL.Milliseconds()), AttrLockMaxWaitMS.Int64(opts.Wait.Milliseconds())))
+	defer span.End()
+	start := time.Now()
+	lease, err := l.inner.Acquire(ctx, key, opts)
+	endAcquire(span, opts.Wait, time.Since(start), err)
+	if err != nil {
+		return nil, err
+	}
+	span.SetAttributes(AttrLockFence.Int64(lease.Fence()))
+	return wrapLease(lease, l.tracer), nil
+}
+
+func (l *tracedLocker) AcquireAll(ctx context.Context, keys []string, opts lock.Options) (lock.MultiLease, error) {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return l.inner.AcquireAll(ctx, keys, opts)
+	}
+	ctx, span := l.tracer.Start(ctx, SpanAcquire, trace.WithAttributes(AttrLockKeys.StringSlice(keys),
+		AttrLockTTLMS.Int64(opts.TTL.Milliseconds()), AttrLockMaxWaitMS.Int64(opts.Wait.Milliseconds())))
+	defer span.End()
+	start := time.Now()
+	lease, err := l.inner.AcquireAll(ctx, keys, opts)
+	endAcquire(span, opts.Wait, time.Since(start), err)
+	if err != nil {
+		return nil, err
+	}
+	span.SetAttributes(AttrLockFences.Int64Slice(lease.Fences()))
+	return &tracedMultiLease{MultiLease: lease, tracer: l.tracer}, nil
+}
+
+// endAcquire records an Acquire's outcome, as the lock metrics name it.
+// Held and sealed are answers, not failures: only an error marks the span.
+func endAcquire(span trace.Span, wait, took time.Duration, err error) {
+	var waited time.Duration
+	if wait > 0 {
+		waited = took
+	}
+	outcome := lock.OutcomeAcquired
+	switch {
+	case err == nil:
+	case errors.Is(err, lock.ErrSealed):
+		outcome = lock.OutcomeSealed
+	case errors.Is(err, lock.ErrHeld):
+		outcome = lock.OutcomeHeld
+	default:
+		outcome = lock.OutcomeError
+		span.RecordError(err)
+		span.SetStatus(codes.Error, "lock acquisition failed")
+	}
+	span.SetAttributes(AttrLockOutcome.String(string(outcome)),
+		AttrLockWaitedMS.Float64(float64(waited.Microseconds())/1000))
+}
+
+// wrapLease keeps the capabilities of lease (lock.NoteSealer,
+// lock.Sealer), which the use cases discover by type assertion.
+func wrapLease(lease lock.Lease, tracer trace.Tracer) lock.Lease {
+	base := tracedLease{Lease: lease, tracer: tracer}
+	switch l := lease.(type) {
+	case lock.NoteSealer:
+		return &tracedNoteSealingLease{tracedLease: base, sealer: l}
+	case lock.Sealer:
+		return &tracedSealingLease{tracedLease: base, sealer: l}
+	default:
+		return &base
+	}
+}
+
+type tracedLease struct {
+	lock.Lease
+	tracer trace.Tracer
+}
+
+func (l *tracedLease) Release(ctx context.Context) error {
+	ctx, span := l.tracer.Start(ctx, SpanRelease, l.attributes())
+	defer span.End()
+	return endLease(span, l.Lease.Release(ctx))
+}
+
+func (l *tracedLease) attributes() trace.SpanStartOption {
+	return trace.WithAttributes(AttrLockKey.String(l.Key()), AttrLockFence.Int64(l.Fence()))
+}
+
+func (l *tracedLease) seal(ctx context.Context, seal func(context.Context) error) error {
+	ctx, span := l.tracer.Start(ctx, SpanSeal, l.attributes())
+	defer span.End()
+	return endLease(span, seal(ctx))
+}
+
+type tracedSealingLease struct {
+	tracedLease
+	sealer lock.Sealer
+}
+
+func (l *tracedSealingLease) Seal(ctx context.Context, ttl time.Duration) error {
+	return l.seal(ctx, func(ctx context.Context) error { return l.sealer.Seal(ctx, ttl) })
+}
+
+type tracedNoteSealingLease struct {
+	tracedLease
+	sealer lock.NoteSealer
+}
+
+func (l *tracedNoteSealingLease) Seal(ctx context.Context, ttl time.Duration) error {
+	return l.seal(ctx, func(ctx context.Context) error { return l.sealer.Seal(ctx, ttl) })
+}
+
+func (l *tracedNoteSealingLease) SealWithNote(ctx context.Context, ttl time.Duration, note string) error {
+	return l.seal(ctx, func(ctx context.Context) error { return l.sealer.SealWithNote(ctx, ttl, note) })
+}
+
+type tracedMultiLease struct {
+	lock.MultiLease
+	tracer trace.Tracer
+}
+
+func (l *tracedMultiLease) Release(ctx context.Context) error {
+	ctx, span := l.tracer.Start(ctx, SpanRelease,
+		trace.WithAttributes(AttrLockKeys.StringSlice(l.Keys()), AttrLockFences.Int64Slice(l.Fences())))
+	defer span.End()
+	return endLease(span, l.MultiLease.Release(ctx))
+}
+
+// endLease records how a lease ended: "done", "not_held" (it had expired
+// or been taken: the work outlived its TTL) or "error".
+func endLease(span trace.Span, err error) error {
+	outcome := "done"
+	switch {
+	case err == nil:
+	case errors.Is(err, lock.ErrNotHeld):
+		outcome = "not_held"
+	default:
+		outcome = "error"
+		span.RecordError(err)
+		span.SetStatus(codes.Error, "ending the lease failed")
+	}
+	span.SetAttributes(AttrLockOutcome.String(outcome))
+	return err
+}

@@ -1,0 +1,44 @@
+package tracing
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// RouteNames is chi middleware that names the request's span (otelhttp's
+// server span, in the request's context) "METHOD /route/{pattern}" once
+// the request has been routed and answered: the route pattern is known
+// only then. An unmatched request keeps otelhttp's name, the method
+// alone. The span also gets http.route and the request's X-Request-Id,
+// which the request log carries too.
+func RouteNames(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r)
+		span := trace.SpanFromContext(r.Context())
+		if !span.IsRecording() {
+			return
+		}
+		if id := w.Header().Get("X-Request-Id"); id != "" {
+			span.SetAttributes(AttrRequestID.String(id))
+		}
+		rc := chi.RouteContext(r.Context())
+		if rc == nil {
+			return
+		}
+		if pattern := rc.RoutePattern(); pattern != "" {
+			span.SetName(r.Method + " " + pattern)
+			span.SetAttributes(attribute.String("http.route", pattern))
+		}
+	})
+}
+
+// AttrRequestID is the request's X-Request-Id (the request log's id).
+const AttrRequestID = attribute.Key("seatlock.request_id")
+
+// SpanName is otelhttp's span name for a request before routing: its
+// method (as OpenTelemetry's HTTP conventions name a span without a
+// route).
+func SpanName(_ string, r *http.Request) string { return r.Method }

@@ -1,0 +1,96 @@
+// Package tracing is the service's OpenTelemetry tracing: the SDK's tracer
+// provider configured by the standard OTEL_* variables (NewProvider), the
+// propagators of incoming trace context (Propagator), the lock port's spans
+// (Locker) and the naming of request spans after their route (RouteNames).
+//
+// Tracing is off unless the environment asks for it (config decides, with
+// the same rule as Enabled here). Off, nothing of this package is in the
+// way of a request: the app wraps neither its handler nor its pools, its
+// Redis clients nor its lock client, and the global tracer provider stays
+// OpenTelemetry's no-op one.
+package tracing
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/contrib/exporters/autoexport"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/embedded"
+)
+
+// ServiceName is the service.name of the spans unless OTEL_SERVICE_NAME
+// (or service.name in OTEL_RESOURCE_ATTRIBUTES) says otherwise.
+const ServiceName = "seatlock"
+
+// ScopeName is the instrumentation scope of the service's own spans.
+const ScopeName = "github.com/seatlock/seatlock"
+
+// ShutdownTimeout bounds the flush of the spans still buffered when the
+// service stops.
+const ShutdownTimeout = 5 * time.Second
+
+// NewProvider returns the SDK's tracer provider as the OTEL_* variables
+// configure it: the exporter by OTEL_TRACES_EXPORTER (otlp, the default;
+// console; none) and OTEL_EXPORTER_OTLP_* (autoexport), the sampler by
+// OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG (the SDK's default:
+// parentbased_always_on), the batching by OTEL_BSP_*, the resource by
+// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES. Shut it down to flush.
+func NewProvider(ctx context.Context) (*sdktrace.TracerProvider, error) {
+	exporter, err := autoexport.NewSpanExporter(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("tracing: exporter (OTEL_TRACES_EXPORTER, OTEL_EXPORTER_OTLP_*): %w", err)
+	}
+	fromEnv, err := resource.New(ctx, resource.WithTelemetrySDK(), resource.WithFromEnv())
+	if err != nil {
+		return nil, fmt.Errorf("tracing: resource (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES): %w", err)
+	}
+	res, err := resource.Merge(resource.NewSchemaless(attribute.String("service.name", ServiceName)), fromEnv)
+	if err != nil {
+		return nil, fmt.Errorf("tracing: resource: %w", err)
+	}
+	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res)), nil
+}
+
+// Propagator reads and writes W3C trace context (traceparent, tracestate)
+// and baggage.
+func Propagator() propagation.TextMapPropagator {
+	return propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+}
+
+// ChildrenOnly returns a provider whose tracers start spans only within a
+// trace already under way (a request's): a span started under a context
+// without one is the context's no-op span. It is for the instrumentation of
+// shared clients (otelpgx, redisotel), whose background work (the seat
+// change relay polling the outbox every few milliseconds, the periodic
+// jobs, the live seat map's stream reads, batches of many requests' calls)
+// would otherwise be a trace of its own each time.
+func ChildrenOnly(tp trace.TracerProvider) trace.TracerProvider {
+	return childrenOnlyProvider{tp: tp}
+}
+
+type childrenOnlyProvider struct {
+	embedded.TracerProvider
+	tp trace.TracerProvider
+}
+
+func (p childrenOnlyProvider) Tracer(name string, opts ...trace.TracerOption) trace.Tracer {
+	return childrenOnlyTracer{t: p.tp.Tracer(name, opts...)}
+}
+
+type childrenOnlyTracer struct {
+	embedded.Tracer
+	t trace.Tracer
+}
+
+func (t childrenOnlyTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return ctx, trace.SpanFromContext(ctx)
+	}
+	return t.t.Start(ctx, name, opts...)
+}
