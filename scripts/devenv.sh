@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Local Redis and PostgreSQL as plain processes, for `make run` and `make test`.
 #
-#   devenv.sh install                  install redis-server and PostgreSQL from the OS packages if missing
+#   devenv.sh install                  install redis-server, redis-sentinel and PostgreSQL from the OS packages if missing
 #   devenv.sh browser                  install Chromium from the OS packages if missing (the browser test)
 #   devenv.sh haproxy                  install HAProxy from the OS packages if missing (make cluster)
 #   devenv.sh start DIR [RPORT PPORT]  start (or reuse) servers with their data under DIR; writes DIR/env
@@ -40,6 +40,8 @@ install_packages() {
 	local want=()
 	command -v redis-server >/dev/null || want+=(redis-server)
 	command -v redis-cli >/dev/null || want+=(redis-tools)
+	# The Sentinel failover test starts redis-sentinel processes of its own.
+	command -v redis-sentinel >/dev/null || want+=(redis-sentinel)
 	pg_bindir >/dev/null || want+=(postgresql)
 	[ ${#want[@]} -eq 0 ] && return 0
 	log "installing ${want[*]} from the OS packages"

@@ -12,6 +12,7 @@ import (
 	"github.com/caarlos0/env/v11"
 
 	"github.com/seatlock/seatlock/internal/auth"
+	"github.com/seatlock/seatlock/internal/redisconn"
 	"github.com/seatlock/seatlock/internal/reservation"
 )
 
@@ -109,6 +110,16 @@ func Load(environ map[string]string) (Config, error) {
 	case BackendPostgres:
 	default:
 		problems = append(problems, errors.New(`LOCK_BACKEND must be "redis" or "postgres"`))
+	}
+	if cfg.RedisURL != "" {
+		if err := redisconn.Check(cfg.RedisURL); err != nil {
+			// The reason alone: the URL may carry a password.
+			var bad *redisconn.URLError
+			if errors.As(err, &bad) {
+				err = bad.Err
+			}
+			problems = append(problems, fmt.Errorf("REDIS_URL is invalid: %s", strings.TrimPrefix(err.Error(), "redisconn: ")))
+		}
 	}
 	if len(cfg.AuthSecret) < auth.MinSecretLen {
 		problems = append(problems, fmt.Errorf("AUTH_SECRET must be at least %d bytes", auth.MinSecretLen))

@@ -65,6 +65,12 @@ func TestLoadRejects(t *testing.T) {
 		{"small backlog bound", "SEAT_CHANGES_MAX_BACKLOG", "999", "SEAT_CHANGES_MAX_BACKLOG must be between"},
 		{"bad backlog bound", "SEAT_CHANGES_MAX_BACKLOG", "many", "SEAT_CHANGES_MAX_BACKLOG"},
 		{"slow relay", "SEAT_RELAY_INTERVAL", "2s", "SEAT_RELAY_INTERVAL must be between"},
+		{"sentinel without master", "REDIS_URL", "redis+sentinel://app:short-secret@s1:26379,s2:26379", "REDIS_URL is invalid: no Sentinel master name"},
+		{"sentinel without hosts", "REDIS_URL", "redis+sentinel://app:short-secret@/mymaster", "REDIS_URL is invalid: empty Sentinel address"},
+		{"sentinel bad port", "REDIS_URL", "redis+sentinel://app:short-secret@s1:26379,s2:99999/mymaster", "REDIS_URL is invalid: invalid port in Sentinel address"},
+		{"sentinel bad db", "REDIS_URL", "redis+sentinel://s1/mymaster/x", "REDIS_URL is invalid: invalid database number"},
+		{"redis bad db", "REDIS_URL", "redis://app:short-secret@cache:6379/x", "REDIS_URL is invalid"},
+		{"redis no scheme", "REDIS_URL", "app:short-secret@cache:6379", "REDIS_URL is invalid: Redis URL has no scheme"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,5 +110,33 @@ func TestPostgresBackendNeedsNoRedis(t *testing.T) {
 	}
 	if cfg, _ := config.Load(valid()); cfg.LockBackend != config.BackendRedis {
 		t.Errorf("default LOCK_BACKEND = %q, want redis", cfg.LockBackend)
+	}
+}
+
+func TestLoadSentinelURL(t *testing.T) {
+	env := valid()
+	env["REDIS_URL"] = "redis+sentinel://:pw@10.0.0.1:26379,10.0.0.2:26379,10.0.0.3:26379/mymaster/0"
+	cfg, err := config.Load(env)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if cfg.RedisURL != env["REDIS_URL"] {
+		t.Errorf("RedisURL = %q", cfg.RedisURL)
+	}
+}
+
+// The error about REDIS_URL names the variable and what is wrong, never the
+// URL: no host, no password.
+func TestLoadRedisURLErrorHidesTheURL(t *testing.T) {
+	env := valid()
+	env["REDIS_URL"] = "redis+sentinel://app:hunter2@sentinel-host:26379"
+	_, err := config.Load(env)
+	if err == nil {
+		t.Fatal("Load accepted a Sentinel URL without a master name")
+	}
+	for _, part := range []string{"hunter2", "sentinel-host", "app:"} {
+		if strings.Contains(err.Error(), part) {
+			t.Errorf("error %q contains %q", err, part)
+		}
 	}
 }

@@ -1,6 +1,6 @@
-// Package redisconn opens a go-redis client for a standalone Redis server or
-// a Redis Cluster from one URL, so that configuration (REDIS_URL) alone
-// chooses between them.
+// Package redisconn opens a go-redis client for a standalone Redis server, a
+// Redis Cluster or a master watched by Redis Sentinel from one URL, so that
+// configuration (REDIS_URL) alone chooses between them.
 //
 // Accepted URLs:
 //
@@ -25,9 +25,31 @@
 // is accepted as a cluster too; without addr parameters a redis:// URL is
 // always standalone, never a one-seed cluster.
 //
+//	redis+sentinel://[user:password@]host1:port1[,host2:port2,...]/master-name[/db][?option=value&...]
+//	rediss+sentinel://...                           the same over TLS
+//
+// is a master and its replicas watched by Redis Sentinel: the hosts are
+// Sentinels (a port left out defaults to 26379), master-name is the name
+// they monitor the master under (sentinel monitor <master-name> ...;
+// percent-encode '/', '?', '#' and '%' in it), db the database (default
+// 0). The client asks the Sentinels for the master's address, follows it
+// through a failover by itself (Sentinel's +switch-master announcement, and
+// a new question at every reconnection) and never sends a command to a
+// replica. The user name and password are the Redis servers' (master and
+// replicas); the Sentinels are asked without credentials.
+//
+// go-redis's own Sentinel form, a redis:// or rediss:// URL with a
+// master_name parameter ("redis://[user:password@]sentinel1:26379/0
+// ?master_name=mymaster&addr=sentinel2:26379"), is accepted as Sentinel
+// too, with go-redis's meaning: the user info is the Sentinels' user and
+// password, the username and password parameters the servers'. With
+// master_name, addr parameters name more Sentinels, not cluster nodes.
+//
 // Query options are go-redis's (dial_timeout, read_timeout, pool_size,
 // client_name, ...; for clusters also max_redirects, read_only,
-// route_by_latency, route_randomly). Unknown options are errors.
+// route_by_latency, route_randomly). Unknown options are errors. A
+// Sentinel client refuses the options that would read from replicas
+// (route_by_latency, route_randomly, replica_only): a lock is the master's.
 //
 // The clients speak RESP2 unless the URL says protocol=3: the service uses
 // no RESP3 feature, and on RESP3 go-redis looks for push notifications
@@ -42,6 +64,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -71,8 +94,10 @@ const (
 	Protocol = 2
 )
 
-// Open returns a *redis.Client for a standalone URL or a *redis.ClusterClient
-// for a cluster URL (see the package documentation). The client has
+// Open returns a *redis.Client for a standalone URL, a *redis.ClusterClient
+// for a cluster URL, or a *redis.Client of go-redis's failover kind
+// (redis.NewFailoverClient) for a Sentinel URL (see the package
+// documentation). The client has
 // ContextTimeoutEnabled, so that context deadlines bound every call, and the
 // timeouts above. Open does not connect: the first command does. Close the
 // client when done.
@@ -80,6 +105,13 @@ func Open(rawURL string) (redis.UniversalClient, error) {
 	u, err := split(rawURL)
 	if err != nil {
 		return nil, err
+	}
+	if u.sentinel {
+		opts, err := u.failoverOptions()
+		if err != nil {
+			return nil, err
+		}
+		return redis.NewFailoverClient(opts), nil
 	}
 	if u.cluster {
 		opts, err := u.clusterOptions()
@@ -102,6 +134,40 @@ func Open(rawURL string) (redis.UniversalClient, error) {
 	opts.MaxRetries = orDefaultInt(opts.MaxRetries, MaxRetries)
 	opts.Protocol = orDefaultInt(opts.Protocol, Protocol)
 	return redis.NewClient(opts), nil
+}
+
+// Check reports whether Open would accept rawURL, without making a client.
+// Its error, like Open's, never contains the password.
+func Check(rawURL string) error {
+	u, err := split(rawURL)
+	if err != nil {
+		return err
+	}
+	switch {
+	case u.sentinel:
+		_, err = u.failoverOptions()
+	case u.cluster:
+		_, err = u.clusterOptions()
+	default:
+		_, err = redis.ParseURL(u.withoutUserinfo())
+		if err != nil {
+			err = u.errorf("%w", err)
+		}
+	}
+	return err
+}
+
+// FailoverOptions returns the options Open gives go-redis's failover
+// client for a Sentinel URL (an error for any other kind of URL).
+func FailoverOptions(rawURL string) (*redis.FailoverOptions, error) {
+	u, err := split(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	if !u.sentinel {
+		return nil, u.errorf("not a Sentinel URL")
+	}
+	return u.failoverOptions()
 }
 
 // bound makes every call of a client bounded, for standalone and cluster
@@ -133,14 +199,18 @@ func orDefault(d, def time.Duration) time.Duration {
 // password.
 type parsedURL struct {
 	written  string // the scheme as written, for error messages
-	scheme   string // lower case, without "+cluster"
+	scheme   string // lower case, without "+cluster" or "+sentinel"
 	cluster  bool
-	hosts    string // the authority without user info: "h:p" or "h1:p1,h2:p2"
-	rest     string // path, query and fragment, as written
-	hasUser  bool   // user info given ("user@", "user:password@", ":password@")
-	hasPass  bool
-	username string
-	password string
+	sentinel bool // redis+sentinel:// (goRedisForm false) or go-redis's master_name form
+	// goRedisForm: go-redis's Sentinel form, whose user info is the
+	// Sentinels' credentials.
+	goRedisForm bool
+	hosts       string // the authority without user info: "h:p" or "h1:p1,h2:p2"
+	rest        string // path, query and fragment, as written
+	hasUser     bool   // user info given ("user@", "user:password@", ":password@")
+	hasPass     bool
+	username    string
+	password    string
 }
 
 func split(rawURL string) (*parsedURL, error) {
@@ -149,13 +219,19 @@ func split(rawURL string) (*parsedURL, error) {
 	}
 	scheme, after, ok := strings.Cut(rawURL, "://")
 	if !ok || !validScheme(scheme) {
-		return nil, errors.New("redisconn: Redis URL has no scheme: want redis://, rediss://, unix://, redis+cluster:// or rediss+cluster://")
+		return nil, errors.New("redisconn: Redis URL has no scheme: want redis://, rediss://, unix://, redis+cluster://, rediss+cluster://, redis+sentinel:// or rediss+sentinel://")
 	}
 	u := &parsedURL{written: scheme, scheme: strings.ToLower(scheme)}
 	if base, ok := strings.CutSuffix(u.scheme, "+cluster"); ok {
 		u.scheme, u.cluster = base, true
 		if base != "redis" && base != "rediss" {
 			return nil, fmt.Errorf("redisconn: invalid Redis URL scheme %q: want redis+cluster or rediss+cluster", scheme)
+		}
+	}
+	if base, ok := strings.CutSuffix(u.scheme, "+sentinel"); ok {
+		u.scheme, u.sentinel = base, true
+		if base != "redis" && base != "rediss" {
+			return nil, fmt.Errorf("redisconn: invalid Redis URL scheme %q: want redis+sentinel or rediss+sentinel", scheme)
 		}
 	}
 	// RFC 3986: the authority ends at the first '/', '?' or '#'; its user
@@ -185,12 +261,18 @@ func split(rawURL string) (*parsedURL, error) {
 	} else {
 		u.hosts = authority
 	}
-	if !u.cluster && (u.scheme == "redis" || u.scheme == "rediss") {
-		// go-redis's cluster form: redis://host:port?addr=host:port&...
+	if !u.cluster && !u.sentinel && (u.scheme == "redis" || u.scheme == "rediss") {
+		// go-redis's Sentinel form, redis://host:port?master_name=name&...,
+		// and its cluster form, redis://host:port?addr=host:port&...
 		if _, query, ok := strings.Cut(u.rest, "?"); ok {
 			query, _, _ = strings.Cut(query, "#")
-			if q, err := url.ParseQuery(query); err == nil && q.Has("addr") {
-				u.cluster = true
+			if q, err := url.ParseQuery(query); err == nil {
+				switch {
+				case q.Has("master_name"):
+					u.sentinel, u.goRedisForm = true, true
+				case q.Has("addr"):
+					u.cluster = true
+				}
 			}
 		}
 	}
@@ -221,12 +303,28 @@ func (u *parsedURL) redacted() string {
 		}
 		userinfo += "@"
 	}
-	return u.written + "://" + userinfo + u.hosts + u.rest
+	return u.written + "://" + userinfo + u.hosts + passwordOption.ReplaceAllString(u.rest, "${1}xxxxx")
 }
 
+// passwordOption matches the value of a query option that is a password
+// (go-redis's Sentinel form takes the servers' password as one).
+var passwordOption = regexp.MustCompile(`(?i)([?&][^=&#]*password=)[^&#]*`)
+
 func (u *parsedURL) errorf(format string, args ...any) error {
-	return fmt.Errorf("redisconn: Redis URL %s: "+format, append([]any{u.redacted()}, args...)...)
+	return &URLError{URL: u.redacted(), Err: fmt.Errorf(format, args...)}
 }
+
+// URLError is a Redis URL that Open or Check refused: the URL with its
+// password masked, and what is wrong with it. Err alone names no host nor
+// credentials, for messages that must not carry the URL (config).
+type URLError struct {
+	URL string // the URL as written, the password (if any) "xxxxx"
+	Err error
+}
+
+func (e *URLError) Error() string { return "redisconn: Redis URL " + e.URL + ": " + e.Err.Error() }
+
+func (e *URLError) Unwrap() error { return e.Err }
 
 func (u *parsedURL) withoutUserinfo() string { return u.scheme + "://" + u.hosts + u.rest }
 
@@ -284,23 +382,115 @@ func (u *parsedURL) clusterOptions() (*redis.ClusterOptions, error) {
 
 // nodeAddr checks one "host[:port]" of a cluster URL and adds the default
 // port when it is missing.
-func nodeAddr(h string) (string, error) {
+func nodeAddr(h string) (string, error) { return hostPort(h, "6379", "cluster node") }
+
+// hostPort checks one "host[:port]" of a cluster or Sentinel URL (what
+// names which) and adds defaultPort when the port is missing.
+func hostPort(h, defaultPort, what string) (string, error) {
 	if h == "" {
-		return "", errors.New("empty cluster node address")
+		return "", fmt.Errorf("empty %s address", what)
 	}
 	host, port, err := net.SplitHostPort(h)
 	if err != nil {
 		// No port: "host" or "[::1]".
-		host, port = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"), "6379"
+		host, port = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"), defaultPort
 		if strings.ContainsAny(host, "[]") || (strings.Contains(host, ":") && !strings.HasPrefix(h, "[")) {
-			return "", fmt.Errorf("invalid cluster node address %q", h)
+			return "", fmt.Errorf("invalid %s address %q", what, h)
 		}
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return "", fmt.Errorf("invalid port in cluster node address %q", h)
+		return "", fmt.Errorf("invalid port in %s address %q", what, h)
 	}
 	if host == "" {
-		return "", fmt.Errorf("no host in cluster node address %q", h)
+		return "", fmt.Errorf("no host in %s address %q", what, h)
 	}
 	return net.JoinHostPort(host, port), nil
+}
+
+// SentinelPort is the port of a Sentinel address that leaves it out.
+const SentinelPort = "26379"
+
+// failoverOptions converts a Sentinel URL, either form, to go-redis's
+// failover options with the package's defaults applied.
+func (u *parsedURL) failoverOptions() (*redis.FailoverOptions, error) {
+	var opts *redis.FailoverOptions
+	var err error
+	if u.goRedisForm {
+		opts, err = redis.ParseFailoverURL(u.withoutUserinfo())
+		if err != nil {
+			return nil, u.errorf("%w", err)
+		}
+		if u.hasUser {
+			opts.SentinelUsername, opts.SentinelPassword = u.username, u.password
+		}
+	} else if opts, err = u.sentinelFormOptions(); err != nil {
+		return nil, err
+	}
+	if opts.MasterName == "" {
+		return nil, u.errorf("no Sentinel master name")
+	}
+	switch {
+	case opts.RouteByLatency, opts.RouteRandomly, opts.ReplicaOnly, opts.UseDisconnectedReplicas:
+		return nil, u.errorf("route_by_latency, route_randomly, replica_only and use_disconnected_replicas read from replicas: locks need the master")
+	}
+	bound(&opts.ContextTimeoutEnabled, &opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout)
+	opts.MaxRetries = orDefaultInt(opts.MaxRetries, MaxRetries)
+	opts.Protocol = orDefaultInt(opts.Protocol, Protocol)
+	return opts, nil
+}
+
+// sentinelFormOptions parses redis+sentinel://[user:password@]h1,h2/master[/db]?...
+// by handing go-redis its own form of the same (first Sentinel as the
+// host, the others as addr parameters, the master as master_name).
+func (u *parsedURL) sentinelFormOptions() (*redis.FailoverOptions, error) {
+	var addrs []string
+	for _, h := range strings.Split(u.hosts, ",") {
+		addr, err := hostPort(h, SentinelPort, "Sentinel")
+		if err != nil {
+			return nil, u.errorf("%w", err)
+		}
+		addrs = append(addrs, addr)
+	}
+	pathEnd := strings.IndexAny(u.rest, "?#")
+	if pathEnd < 0 {
+		pathEnd = len(u.rest)
+	}
+	segments := strings.Split(strings.TrimPrefix(u.rest[:pathEnd], "/"), "/")
+	master, err := url.PathUnescape(segments[0])
+	switch {
+	case err != nil:
+		return nil, u.errorf("invalid percent-encoding in the Sentinel master name")
+	case master == "":
+		return nil, u.errorf("no Sentinel master name: want redis+sentinel://host:port,.../master-name[/db]")
+	case len(segments) > 2:
+		return nil, u.errorf("path has more than a master name and a database")
+	}
+	db := 0
+	if len(segments) == 2 && segments[1] != "" {
+		if db, err = strconv.Atoi(segments[1]); err != nil || db < 0 {
+			return nil, u.errorf("invalid database number %q", segments[1])
+		}
+	}
+	query, _, _ := strings.Cut(strings.TrimPrefix(u.rest[pathEnd:], "?"), "#")
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return nil, u.errorf("invalid query: %w", err)
+	}
+	for _, name := range []string{"master_name", "addr", "db", "username", "password"} {
+		if q.Has(name) {
+			return nil, u.errorf("option %s is not for redis+sentinel: the Sentinels, master name, database and credentials go before the query", name)
+		}
+	}
+	q.Set("master_name", master)
+	for _, a := range addrs[1:] {
+		q.Add("addr", a)
+	}
+	opts, err := redis.ParseFailoverURL(u.scheme + "://" + addrs[0] + "/" + strconv.Itoa(db) + "?" + q.Encode())
+	if err != nil {
+		return nil, u.errorf("%w", err)
+	}
+	if u.hasUser {
+		opts.Username, opts.Password = u.username, u.password
+	}
+	return opts, nil
 }

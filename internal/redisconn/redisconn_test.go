@@ -275,3 +275,184 @@ func TestOpenConnectsToTheTestRedis(t *testing.T) {
 		t.Fatalf("PING: %v", err)
 	}
 }
+
+// failover opens a Sentinel URL and returns the options go-redis's failover
+// client was built from (Open's client hides them).
+func failover(t *testing.T, url string) *redis.FailoverOptions {
+	t.Helper()
+	opts, err := redisconn.FailoverOptions(url)
+	if err != nil {
+		t.Fatalf("FailoverOptions(%q): %v", url, err)
+	}
+	if _, ok := open(t, url).(*redis.Client); !ok {
+		t.Fatalf("Open(%q) is not a *redis.Client (go-redis's failover client is one)", url)
+	}
+	return opts
+}
+
+func TestSentinelURLs(t *testing.T) {
+	tests := []struct {
+		url                            string
+		sentinels                      []string
+		master                         string
+		db                             int
+		user, password                 string
+		sentinelUser, sentinelPassword string
+		tls                            bool
+		check                          func(t *testing.T, o *redis.FailoverOptions)
+	}{
+		{
+			url:       "redis+sentinel://127.0.0.1:26379,127.0.0.1:26380,127.0.0.1:26381/mymaster",
+			sentinels: []string{"127.0.0.1:26379", "127.0.0.1:26380", "127.0.0.1:26381"}, master: "mymaster",
+		},
+		{url: "redis+sentinel://s1/mymaster/3", sentinels: []string{"s1:26379"}, master: "mymaster", db: 3},
+		{url: "redis+sentinel://s1,s2:26380/mymaster/", sentinels: []string{"s1:26379", "s2:26380"}, master: "mymaster"},
+		{url: "Redis+Sentinel://s1:5000/my%2Fmaster/0", sentinels: []string{"s1:5000"}, master: "my/master"},
+		{url: "redis+sentinel://[::1]:26379,[::1]/m", sentinels: []string{"[::1]:26379", "[::1]:26379"}, master: "m"},
+		{
+			url:       "redis+sentinel://app:p%40ss%2Cw@s1:26379,s2:26379/mymaster/1",
+			sentinels: []string{"s1:26379", "s2:26379"}, master: "mymaster", db: 1, user: "app", password: "p@ss,w",
+		},
+		{url: "redis+sentinel://:s3cret@s1/mymaster", sentinels: []string{"s1:26379"}, master: "mymaster", password: "s3cret"},
+		{url: "rediss+sentinel://s1.example/mymaster", sentinels: []string{"s1.example:26379"}, master: "mymaster", tls: true},
+		{
+			url:       "redis+sentinel://s1/mymaster?dial_timeout=3s&pool_size=7&max_retries=-1&client_name=seatlock",
+			sentinels: []string{"s1:26379"}, master: "mymaster",
+			check: func(t *testing.T, o *redis.FailoverOptions) {
+				if o.DialTimeout != 3*time.Second || o.PoolSize != 7 || o.MaxRetries != -1 || o.ClientName != "seatlock" {
+					t.Errorf("dial_timeout %v pool_size %d max_retries %d client_name %q, want 3s 7 -1 seatlock",
+						o.DialTimeout, o.PoolSize, o.MaxRetries, o.ClientName)
+				}
+			},
+		},
+		// go-redis's own form: the user info is the Sentinels', the
+		// username and password options the servers'.
+		{
+			url:       "redis://su:sp@s1:26379/2?master_name=mymaster&addr=s2:26380&password=srv",
+			sentinels: []string{"s1:26379", "s2:26380"}, master: "mymaster", db: 2,
+			password: "srv", sentinelUser: "su", sentinelPassword: "sp",
+		},
+		{url: "rediss://s1:26379?master_name=mymaster", sentinels: []string{"s1:26379"}, master: "mymaster", tls: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.url, func(t *testing.T) {
+			o := failover(t, tt.url)
+			if !slices.Equal(o.SentinelAddrs, tt.sentinels) || o.MasterName != tt.master || o.DB != tt.db {
+				t.Errorf("sentinels %q master %q db %d, want %q %q %d", o.SentinelAddrs, o.MasterName, o.DB, tt.sentinels, tt.master, tt.db)
+			}
+			if o.Username != tt.user || o.Password != tt.password {
+				t.Errorf("server credentials %q:%q, want %q:%q", o.Username, o.Password, tt.user, tt.password)
+			}
+			if o.SentinelUsername != tt.sentinelUser || o.SentinelPassword != tt.sentinelPassword {
+				t.Errorf("Sentinel credentials %q:%q, want %q:%q", o.SentinelUsername, o.SentinelPassword, tt.sentinelUser, tt.sentinelPassword)
+			}
+			if (o.TLSConfig != nil) != tt.tls {
+				t.Errorf("TLS config %v, want TLS %v", o.TLSConfig, tt.tls)
+			}
+			if o.Protocol != redisconn.Protocol {
+				t.Errorf("Protocol = %d, want RESP%d", o.Protocol, redisconn.Protocol)
+			}
+			if o.RouteByLatency || o.RouteRandomly || o.ReplicaOnly {
+				t.Error("a Sentinel client must send every command to the master")
+			}
+			if !o.ContextTimeoutEnabled || o.ReadTimeout != redisconn.ReadTimeout || o.WriteTimeout != redisconn.WriteTimeout {
+				t.Errorf("ContextTimeoutEnabled %v, read %v, write %v", o.ContextTimeoutEnabled, o.ReadTimeout, o.WriteTimeout)
+			}
+			if tt.check != nil {
+				tt.check(t, o)
+				return
+			}
+			if o.DialTimeout != redisconn.DialTimeout || o.MaxRetries != redisconn.MaxRetries {
+				t.Errorf("dial timeout %v, max retries %d; want %v %d", o.DialTimeout, o.MaxRetries, redisconn.DialTimeout, redisconn.MaxRetries)
+			}
+		})
+	}
+}
+
+func TestInvalidSentinelURLs(t *testing.T) {
+	const secret = "s3cr3t-PW"
+	tests := []struct{ url, want string }{
+		{"redis+sentinel://app:" + secret + "@s1:26379,s2:26379", "no Sentinel master name"},
+		{"redis+sentinel://app:" + secret + "@s1:26379/", "no Sentinel master name"},
+		{"redis+sentinel://app:" + secret + "@s1:26379//0", "no Sentinel master name"},
+		{"redis+sentinel://app:" + secret + "@s1:26379?master_name=m", "no Sentinel master name"},
+		{"redis+sentinel://app:" + secret + "@/mymaster", "empty Sentinel address"},
+		{"redis+sentinel://app:" + secret + "@s1:26379,,s2/mymaster", "empty Sentinel address"},
+		{"redis+sentinel://app:" + secret + "@:26379/mymaster", "no host in Sentinel address"},
+		{"redis+sentinel://app:" + secret + "@s1:notaport/mymaster", "invalid port in Sentinel address"},
+		{"redis+sentinel://app:" + secret + "@s1:0/mymaster", "invalid port in Sentinel address"},
+		{"redis+sentinel://app:" + secret + "@s1:65536/mymaster", "invalid port in Sentinel address"},
+		{"redis+sentinel://app:" + secret + "@s1/mymaster/x", "invalid database number"},
+		{"redis+sentinel://app:" + secret + "@s1/mymaster/-1", "invalid database number"},
+		{"redis+sentinel://app:" + secret + "@s1/mymaster/1/2", "more than a master name and a database"},
+		{"redis+sentinel://app:" + secret + "@s1/my%zzmaster", "percent-encoding"},
+		{"redis+sentinel://app:" + secret + "@s1/mymaster?bogus=1", "unexpected option: bogus"},
+		{"redis+sentinel://app:" + secret + "@s1/mymaster?read_timeout=soon", "read_timeout"},
+		{"redis+sentinel://app:" + secret + "@s1/mymaster?addr=s2:26379", "option addr"},
+		{"redis+sentinel://app@s1/mymaster?password=" + secret, "option password"},
+		{"redis+sentinel://app:" + secret + "@s1/mymaster?route_by_latency=true", "locks need the master"},
+		{"redis+sentinel://app:" + secret + "@s1/mymaster?replica_only=true", "locks need the master"},
+		{"memcached+sentinel://app:" + secret + "@s1/mymaster", "scheme"},
+		{"redis://app:" + secret + "@s1:26379?master_name=", "no Sentinel master name"},
+		{"redis://app:" + secret + "@s1:26379?master_name=m&route_randomly=true", "locks need the master"},
+		{"redis://app:" + secret + "@s1:26379?master_name=m&addr=s2", "addr"},
+		{"redis://s1:26379?master_name=m&password=" + secret + "&bogus=1", "unexpected option: bogus"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.url, func(t *testing.T) {
+			client, err := redisconn.Open(tt.url)
+			if err == nil {
+				_ = client.Close()
+				t.Fatalf("Open(%q) = %T, want an error", tt.url, client)
+			}
+			if err2 := redisconn.Check(tt.url); err2 == nil || err2.Error() != err.Error() {
+				t.Errorf("Check = %v, want Open's error %v", err2, err)
+			}
+			msg := err.Error()
+			if strings.Contains(strings.ToLower(msg), strings.ToLower(secret)) {
+				t.Errorf("error contains the password: %s", msg)
+			}
+			if !strings.Contains(msg, tt.want) {
+				t.Errorf("error %q does not mention %q", msg, tt.want)
+			}
+			t.Log(msg)
+		})
+	}
+}
+
+// Check accepts what Open accepts, of every kind.
+func TestCheckAcceptsEveryForm(t *testing.T) {
+	for _, url := range []string{
+		"redis://127.0.0.1:6379/0",
+		"unix:///run/redis.sock",
+		"redis+cluster://n1:7000,n2:7001",
+		"redis://n1:7000?addr=n2:7001",
+		"redis+sentinel://s1,s2,s3/mymaster/0",
+		"redis://s1:26379?master_name=mymaster",
+	} {
+		if err := redisconn.Check(url); err != nil {
+			t.Errorf("Check(%q): %v", url, err)
+		}
+	}
+}
+
+// A Sentinel URL opens a client of the master the Sentinels name, for
+// commands and Pub/Sub alike.
+func TestOpenConnectsThroughSentinel(t *testing.T) {
+	s := testenv.StartSentinel(t)
+	client := open(t, s.URL)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := client.Set(ctx, "sentinel-check", "written", 0).Err(); err != nil {
+		t.Fatalf("SET through Sentinel: %v", err)
+	}
+	primary := redis.NewClient(&redis.Options{Addr: s.Servers[0].Addr})
+	defer primary.Close()
+	if v := primary.Get(ctx, "sentinel-check").Val(); v != "written" {
+		t.Errorf("the primary has %q, want the value written through Sentinel", v)
+	}
+	info := client.Info(ctx, "replication").Val()
+	if !strings.Contains(info, "role:master") {
+		t.Errorf("the client speaks to a replica: %s", info)
+	}
+}

@@ -1,0 +1,331 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/seatlock/seatlock/internal/config"
+	"github.com/seatlock/seatlock/internal/redisconn"
+	"github.com/seatlock/seatlock/internal/testenv"
+)
+
+// sentinelRecoveryBound is how soon after the primary's death bookings must
+// succeed again: Sentinel needs down-after-milliseconds (1 s) to see the
+// primary gone, a vote and a promotion; the rest is margin for a busy
+// machine.
+const sentinelRecoveryBound = 30 * time.Second
+
+// sentinelOutcome is one request of the failover test's stream.
+type sentinelOutcome struct {
+	start, end time.Time
+	instance   int
+	hot        bool // the hot seat (else a fresh seat)
+	schedule   int64
+	seat       int
+	user       string
+	status     int // 0: no HTTP answer (transport error)
+	code       string
+}
+
+func (o sentinelOutcome) failed() bool { return o.status == 0 || o.status >= 500 }
+
+// Two instances reach Redis through Sentinel (REDIS_URL redis+sentinel://)
+// for the locks, the seat feed and the rate limits, under a stream of
+// bookings: workers on fresh seats, contenders on one hot seat (whose
+// winner cancels, so that it stays contended). The primary is SIGKILLed;
+// the Sentinels promote the replica; the instances follow it by themselves.
+// The test measures the first 503, the time until bookings succeed again
+// and the requests failed, and checks that no seat is booked twice, that
+// every 200 has its row, and that no lock is left once the TTLs pass.
+func TestFaultRedisSentinelFailover(t *testing.T) {
+	t.Parallel()
+	s := testenv.StartSentinel(t)
+	h := newHarnessWith(t, 0, func(cfg *config.Config) {
+		faultTuning(cfg)
+		cfg.RedisURL = s.URL
+		cfg.RateLimitUser = 1_000_000 // through Sentinel too, never refusing
+		cfg.RateLimitIP = 1_000_000
+	})
+	h.bases = append(h.bases, h.serve(h.cfg), h.serve(h.cfg))
+	rdb, err := redisconn.Open(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rdb.Close() })
+
+	const seatsPerSchedule = 2000
+	hotSchedule := h.createScheduleDirect(1)
+	var fresh []int64
+	for range 5 {
+		fresh = append(fresh, h.createScheduleDirect(seatsPerSchedule))
+	}
+	var nextFresh atomic.Int64
+	tokens := map[string]string{}
+	const freshWorkers, hotWorkers = 12, 4
+	for w := range freshWorkers {
+		user := fmt.Sprintf("fan-%d", w)
+		tokens[user] = h.token(user, "")
+	}
+	for w := range hotWorkers {
+		user := fmt.Sprintf("hot-%d", w)
+		tokens[user] = h.token(user, "")
+	}
+
+	var mu sync.Mutex
+	var outcomes []sentinelOutcome
+	var unexpected []string
+	send := func(instance int, method, path, user, body string) (int, string, map[string]any) {
+		req, err := http.NewRequest(method, h.bases[instance]+path, strings.NewReader(body))
+		if err != nil {
+			panic(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tokens[user])
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := h.client.Do(req)
+		if err != nil {
+			return 0, err.Error(), nil
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		code, _ := out["code"].(string)
+		return resp.StatusCode, code, out
+	}
+	book := func(instance int, user string, hot bool, schedule int64, seat int) (sentinelOutcome, string) {
+		o := sentinelOutcome{start: time.Now(), instance: instance, hot: hot, schedule: schedule, seat: seat, user: user}
+		var body map[string]any
+		o.status, o.code, body = send(instance, http.MethodPost, "/reservations", user,
+			fmt.Sprintf(`{"scheduleId":%d,"seatId":%d}`, schedule, seat))
+		o.end = time.Now()
+		id, _ := body["id"].(string)
+		ok := o.status == http.StatusOK ||
+			o.status == http.StatusServiceUnavailable && o.code == "unavailable" ||
+			hot && o.status == http.StatusConflict && (o.code == "seat_locked" || o.code == "seat_taken")
+		mu.Lock()
+		outcomes = append(outcomes, o)
+		if !ok {
+			unexpected = append(unexpected, fmt.Sprintf("seat %d/%d on instance %d: %d %s", schedule, seat, instance, o.status, o.code))
+		}
+		mu.Unlock()
+		return o, id
+	}
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range freshWorkers {
+		wg.Go(func() {
+			user := fmt.Sprintf("fan-%d", w)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				n := int(nextFresh.Add(1)) - 1
+				if n >= len(fresh)*seatsPerSchedule {
+					return
+				}
+				book(n%2, user, false, fresh[n/seatsPerSchedule], n%seatsPerSchedule+1)
+			}
+		})
+	}
+	for w := range hotWorkers {
+		wg.Go(func() {
+			user := fmt.Sprintf("hot-%d", w)
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				case <-time.After(5 * time.Millisecond):
+				}
+				o, id := book((w+i)%2, user, true, hotSchedule, 1)
+				if o.status != http.StatusOK {
+					continue
+				}
+				// The winner lets the seat go again, retrying through
+				// the failover, so the seat stays contended.
+				time.Sleep(20 * time.Millisecond)
+				for {
+					status, _, _ := send((w+i)%2, http.MethodDelete, "/reservations/"+id, user, "")
+					if status == http.StatusNoContent {
+						break
+					}
+					select {
+					case <-stop:
+						return
+					case <-time.After(50 * time.Millisecond):
+					}
+				}
+			}
+		})
+	}
+
+	// Bookings flow; then the master (whichever the Sentinels name now)
+	// dies.
+	time.Sleep(2 * time.Second)
+	ctx := context.Background()
+	oldMaster, err := s.MasterAddr(ctx)
+	if err != nil {
+		close(stop)
+		wg.Wait()
+		t.Fatal(err)
+	}
+	killedAt := time.Now()
+	s.Server(oldMaster).Kill()
+	promoted := make(chan time.Time, 1)
+	go func() {
+		defer close(promoted)
+		for time.Since(killedAt) < sentinelRecoveryBound+5*time.Second {
+			if addr, err := s.MasterAddr(ctx); err == nil && addr != oldMaster {
+				promoted <- time.Now()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+
+	// The stream goes on until every instance has booked again and then
+	// for 2 s more, or until the bound is past.
+	var first503, recovered time.Time
+	recoveredBy := map[int]time.Time{}
+	for {
+		time.Sleep(100 * time.Millisecond)
+		mu.Lock()
+		for _, o := range outcomes {
+			if o.end.After(killedAt) && o.status == http.StatusServiceUnavailable && (first503.IsZero() || o.end.Before(first503)) {
+				first503 = o.end
+			}
+		}
+		if !first503.IsZero() {
+			for _, o := range outcomes {
+				if !o.hot && o.status == http.StatusOK && o.start.After(first503) {
+					if at, ok := recoveredBy[o.instance]; !ok || o.end.Before(at) {
+						recoveredBy[o.instance] = o.end
+					}
+				}
+			}
+		}
+		mu.Unlock()
+		if len(recoveredBy) == 2 {
+			recovered = recoveredBy[0]
+			if recoveredBy[1].After(recovered) {
+				recovered = recoveredBy[1]
+			}
+			if time.Since(recovered) > 2*time.Second {
+				break
+			}
+		}
+		if time.Since(killedAt) > sentinelRecoveryBound+5*time.Second || nextFresh.Load() >= int64(len(fresh)*seatsPerSchedule) {
+			break
+		}
+	}
+	close(stop)
+	wg.Wait()
+	stoppedAt := time.Now()
+
+	promotedAt, wasPromoted := <-promoted
+	if !wasPromoted {
+		t.Fatalf("the Sentinels promoted no replica within %v\n%s", sentinelRecoveryBound+5*time.Second, s.Sentinels[0].Log(30))
+	}
+	newMaster, err := s.MasterAddr(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if newMaster == oldMaster {
+		t.Fatalf("the Sentinels still name the dead primary %s as master", oldMaster)
+	}
+	if first503.IsZero() {
+		t.Fatal("no request was answered 503 after the primary died: the fault did not happen")
+	}
+	if recovered.IsZero() {
+		t.Fatalf("bookings did not succeed again on both instances within %v of the primary's death (by instance: %v)\n%s",
+			sentinelRecoveryBound, recoveredBy, s.Sentinels[0].Log(30))
+	}
+	recovery := recovered.Sub(killedAt)
+	if recovery > sentinelRecoveryBound {
+		t.Errorf("bookings succeeded again %v after the primary died, want within %v", recovery, sentinelRecoveryBound)
+	}
+
+	// The figures.
+	var total, failed, failedFresh, ok200 int
+	var lastFailure time.Time
+	booked := map[[2]int64]string{} // fresh seats answered 200 -> user
+	for _, o := range outcomes {
+		total++
+		if o.status == http.StatusOK {
+			ok200++
+			if !o.hot {
+				booked[[2]int64{o.schedule, int64(o.seat)}] = o.user
+			}
+		}
+		if o.failed() {
+			failed++
+			if !o.hot {
+				failedFresh++
+			}
+			if o.end.After(lastFailure) {
+				lastFailure = o.end
+			}
+		}
+	}
+	if len(unexpected) > 0 {
+		t.Errorf("%d unexpected answers, first: %s", len(unexpected), strings.Join(unexpected[:min(5, len(unexpected))], "; "))
+	}
+	if lastFailure.After(recovered) {
+		t.Logf("a request failed %v after recovery (last failure %v after the kill)", lastFailure.Sub(recovered), lastFailure.Sub(killedAt))
+	}
+
+	// The invariant: every 200 has its row, no seat is booked twice (the
+	// fresh schedules and the hot seat), none is held, and no lock key is
+	// left on the new master once the TTLs pass.
+	rows := map[[2]int64]string{}
+	for _, schedule := range fresh {
+		r, err := h.pool.Query(ctx, `SELECT seat_id, user_id FROM reservations
+			WHERE schedule_id = $1 AND cancelled_at IS NULL`, schedule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r.Next() {
+			var seat int64
+			var user string
+			if err := r.Scan(&seat, &user); err != nil {
+				t.Fatal(err)
+			}
+			rows[[2]int64{schedule, seat}] = user
+		}
+		if err := r.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for seat, user := range booked {
+		if rows[seat] != user {
+			t.Errorf("seat %v answered 200 for %s, stored for %q", seat, user, rows[seat])
+		}
+	}
+	used := int(nextFresh.Load())
+	for i, schedule := range fresh {
+		if seats := min(seatsPerSchedule, max(0, used-i*seatsPerSchedule)); seats > 0 {
+			h.expectSettled(rdb, schedule, seats)
+		}
+	}
+	h.expectSettled(rdb, hotSchedule, 1)
+	// As in the other failover row: from the last request answered.
+	unlocked := time.Since(stoppedAt)
+
+	t.Logf("fault=redis-sentinel-failover: %d requests (%d answered 200), %d failed (%d of them on fresh seats), "+
+		"first 503 %v after the kill, both instances booking again %v after it (instance 0: %v, instance 1: %v), "+
+		"last failure %v after it; Sentinel named the new master %v after it (%s -> %s); %d fresh seats booked",
+		total, ok200, failed, failedFresh, first503.Sub(killedAt).Round(time.Millisecond), recovery.Round(time.Millisecond),
+		recoveredBy[0].Sub(killedAt).Round(time.Millisecond), recoveredBy[1].Sub(killedAt).Round(time.Millisecond),
+		lastFailure.Sub(killedAt).Round(time.Millisecond), promotedAt.Sub(killedAt).Round(time.Millisecond), oldMaster, newMaster, len(booked))
+	logFault(t, "redis-sentinel-failover", first503.Sub(killedAt), recovery, unlocked)
+}

@@ -1,0 +1,242 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// SentinelMaster is the name the Sentinels of StartSentinel monitor the
+// primary under.
+const SentinelMaster = "mymaster"
+
+// SentinelSetup is a Redis primary, its replica and three Sentinels
+// watching them, all processes of the test's own on free ports (see
+// StartSentinel).
+type SentinelSetup struct {
+	tb        testing.TB
+	Servers   []*Process // the primary (first) and the replica
+	Sentinels []*Process
+	// URL is the service's REDIS_URL for them:
+	// redis+sentinel://127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3/mymaster/0.
+	URL string
+}
+
+// Process is a redis-server or redis-sentinel of the test's own, killed
+// when the test ends.
+type Process struct {
+	Addr string
+	Name string // "primary", "replica", "sentinel-1"...
+	Dir  string
+	log  string // its log file
+	cmd  *exec.Cmd
+}
+
+// StartSentinel starts a redis-server primary, a replica of it
+// (--replicaof) and three redis-sentinel processes with a generated
+// sentinel.conf (sentinel monitor mymaster <primary> 2,
+// down-after-milliseconds 1000, failover-timeout 5000, parallel-syncs 1),
+// in a temporary directory, and returns once the replica is in sync and
+// every Sentinel knows the replica and the two other Sentinels: a failover
+// can then happen. Everything is killed when the test ends. It fails the
+// test (never skips) when redis-server or redis-sentinel is missing.
+func StartSentinel(tb testing.TB) *SentinelSetup {
+	tb.Helper()
+	for _, bin := range []string{"redis-server", "redis-sentinel"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			tb.Fatalf("%s not found: `make test` installs it (scripts/devenv.sh install)", bin)
+		}
+	}
+	s := &SentinelSetup{tb: tb}
+	dir := tb.TempDir()
+	primary := s.start(dir, "primary", "redis-server")
+	replica := s.start(dir, "replica", "redis-server", "--replicaof", "127.0.0.1", port(primary.Addr))
+	s.Servers = []*Process{primary, replica}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	onReplica := redis.NewClient(&redis.Options{Addr: replica.Addr, MaxRetries: -1})
+	defer onReplica.Close()
+	s.await(ctx, "the replica's link to the primary", func() (bool, error) {
+		info, err := onReplica.Info(ctx, "replication").Result()
+		return strings.Contains(info, "master_link_status:up"), err
+	})
+	var addrs []string
+	for i := 1; i <= 3; i++ {
+		sdir := filepath.Join(dir, "sentinel-"+strconv.Itoa(i))
+		if err := os.MkdirAll(sdir, 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		addr := freeAddr(tb)
+		conf := filepath.Join(sdir, "sentinel.conf")
+		// Sentinel rewrites its configuration file as it learns: it must be
+		// its own and writable.
+		text := fmt.Sprintf(`port %s
+bind 127.0.0.1
+daemonize no
+dir %s
+logfile %s
+sentinel resolve-hostnames no
+sentinel monitor %s 127.0.0.1 %s 2
+sentinel down-after-milliseconds %s 1000
+sentinel failover-timeout %s 5000
+sentinel parallel-syncs %s 1
+`, port(addr), sdir, filepath.Join(sdir, "sentinel.log"), SentinelMaster, port(primary.Addr),
+			SentinelMaster, SentinelMaster, SentinelMaster)
+		if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		p := &Process{Addr: addr, Name: "sentinel-" + strconv.Itoa(i), Dir: sdir,
+			log: filepath.Join(sdir, "sentinel.log"), cmd: exec.Command("redis-sentinel", conf)}
+		s.run(p)
+		s.Sentinels = append(s.Sentinels, p)
+		addrs = append(addrs, addr)
+	}
+	for _, p := range s.Sentinels {
+		sc := redis.NewSentinelClient(&redis.Options{Addr: p.Addr, MaxRetries: -1})
+		s.await(ctx, p.Name+" knowing the replica and the other Sentinels", func() (bool, error) {
+			replicas, err := sc.Replicas(ctx, SentinelMaster).Result()
+			if err != nil {
+				return false, err
+			}
+			others, err := sc.Sentinels(ctx, SentinelMaster).Result()
+			if err != nil {
+				return false, err
+			}
+			upReplicas := 0
+			for _, r := range replicas {
+				if r["flags"] == "slave" && r["master-link-status"] == "ok" {
+					upReplicas++
+				}
+			}
+			return upReplicas == 1 && len(others) == 2, nil
+		})
+		_ = sc.Close()
+	}
+	s.URL = "redis+sentinel://" + strings.Join(addrs, ",") + "/" + SentinelMaster + "/0"
+	return s
+}
+
+// MasterAddr asks the Sentinels where the master is now (the first that
+// answers).
+func (s *SentinelSetup) MasterAddr(ctx context.Context) (string, error) {
+	var lastErr error
+	for _, p := range s.Sentinels {
+		sc := redis.NewSentinelClient(&redis.Options{Addr: p.Addr, MaxRetries: -1, DialTimeout: time.Second})
+		hp, err := sc.GetMasterAddrByName(ctx, SentinelMaster).Result()
+		_ = sc.Close()
+		if err == nil && len(hp) == 2 {
+			return net.JoinHostPort(hp[0], hp[1]), nil
+		}
+		lastErr = err
+	}
+	return "", fmt.Errorf("no Sentinel named the master: %v", lastErr)
+}
+
+// Server returns the redis-server process listening on addr.
+func (s *SentinelSetup) Server(addr string) *Process {
+	for _, p := range s.Servers {
+		if p.Addr == addr {
+			return p
+		}
+	}
+	s.tb.Fatalf("no redis-server of the setup listens on %s", addr)
+	return nil
+}
+
+// Kill ends the process at once (SIGKILL), as a crash or a lost host would.
+func (p *Process) Kill() {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGCONT) // a paused process cannot die
+	_ = p.cmd.Process.Kill()
+	_ = p.cmd.Wait()
+	p.cmd = nil
+}
+
+// Log returns the last lines of the process's log file, for a failure's
+// message.
+func (p *Process) Log(lines int) string {
+	b, err := os.ReadFile(p.log)
+	if err != nil {
+		return err.Error()
+	}
+	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(all[max(0, len(all)-lines):], "\n")
+}
+
+func (s *SentinelSetup) start(dir, name, bin string, args ...string) *Process {
+	s.tb.Helper()
+	pdir := filepath.Join(dir, name)
+	if err := os.MkdirAll(pdir, 0o755); err != nil {
+		s.tb.Fatal(err)
+	}
+	addr := freeAddr(s.tb)
+	p := &Process{Addr: addr, Name: name, Dir: pdir, log: filepath.Join(pdir, "redis.log")}
+	p.cmd = exec.Command(bin, append([]string{"--bind", "127.0.0.1", "--port", port(addr),
+		"--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", pdir,
+		"--logfile", p.log}, args...)...)
+	s.run(p)
+	return p
+}
+
+// run starts p and waits for its port to answer.
+func (s *SentinelSetup) run(p *Process) {
+	s.tb.Helper()
+	if err := p.cmd.Start(); err != nil {
+		s.tb.Fatalf("start %s: %v", p.Name, err)
+	}
+	s.tb.Cleanup(p.Kill)
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.Dial("tcp", p.Addr); err == nil {
+			_ = c.Close()
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.tb.Fatalf("%s on %s did not start", p.Name, p.Addr)
+}
+
+func (s *SentinelSetup) await(ctx context.Context, what string, ready func() (bool, error)) {
+	s.tb.Helper()
+	var lastErr error
+	for {
+		ok, err := ready()
+		if ok {
+			return
+		}
+		lastErr = err
+		select {
+		case <-ctx.Done():
+			s.tb.Fatalf("waiting for %s: %v (last error: %v)", what, ctx.Err(), lastErr)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func port(addr string) string {
+	_, p, _ := net.SplitHostPort(addr)
+	return p
+}
+
+// freeAddr returns a 127.0.0.1 address nothing listens on.
+func freeAddr(tb testing.TB) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
