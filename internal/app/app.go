@@ -3,6 +3,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -199,6 +200,10 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	return a, nil
 }
 
+// feedSpareConns are the feed's connections beyond its readers': the
+// relay's appends and the streams' look-ups.
+const feedSpareConns = 16
+
 // openFeed opens the live seat map's feed on its own Redis connections (a
 // blocking stream read holds a connection; the locks must not wait for
 // one). Without REDIS_URL (LOCK_BACKEND=postgres) there is no feed.
@@ -206,7 +211,11 @@ func (a *App) openFeed(cfg config.Config, logger *slog.Logger, registry promethe
 	if cfg.RedisURL == "" {
 		return nil, nil
 	}
-	client, err := redisconn.Open(cfg.RedisURL)
+	// Each watched schedule's reader holds a connection in a blocking
+	// read: the pool must have one for every schedule an instance's
+	// streams may watch (at most MAX_STREAMS), and some for the appends,
+	// or the readers past the pool's size wait and their streams stall.
+	client, err := redisconn.Open(cfg.RedisURL, redisconn.WithMinPoolSize(cmp.Or(cfg.MaxStreams, seatstream.DefaultMaxStreams)+feedSpareConns))
 	if err != nil {
 		return nil, err
 	}

@@ -65,6 +65,7 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -101,7 +102,11 @@ const (
 // ContextTimeoutEnabled, so that context deadlines bound every call, and the
 // timeouts above. Open does not connect: the first command does. Close the
 // client when done.
-func Open(rawURL string) (redis.UniversalClient, error) {
+func Open(rawURL string, options ...Option) (redis.UniversalClient, error) {
+	var o openOptions
+	for _, opt := range options {
+		opt(&o)
+	}
 	u, err := split(rawURL)
 	if err != nil {
 		return nil, err
@@ -111,6 +116,7 @@ func Open(rawURL string) (redis.UniversalClient, error) {
 		if err != nil {
 			return nil, err
 		}
+		opts.PoolSize = o.poolSize(opts.PoolSize)
 		return redis.NewFailoverClient(opts), nil
 	}
 	if u.cluster {
@@ -118,6 +124,7 @@ func Open(rawURL string) (redis.UniversalClient, error) {
 		if err != nil {
 			return nil, err
 		}
+		opts.PoolSize = o.poolSize(opts.PoolSize)
 		bound(&opts.ContextTimeoutEnabled, &opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout)
 		opts.Protocol = orDefaultInt(opts.Protocol, Protocol)
 		// Node retries stay off (go-redis' cluster default): the cluster
@@ -130,10 +137,32 @@ func Open(rawURL string) (redis.UniversalClient, error) {
 		return nil, u.errorf("%w", err)
 	}
 	opts.Username, opts.Password = u.username, u.password
+	opts.PoolSize = o.poolSize(opts.PoolSize)
 	bound(&opts.ContextTimeoutEnabled, &opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout)
 	opts.MaxRetries = orDefaultInt(opts.MaxRetries, MaxRetries)
 	opts.Protocol = orDefaultInt(opts.Protocol, Protocol)
 	return redis.NewClient(opts), nil
+}
+
+// Option tunes Open.
+type Option func(*openOptions)
+
+type openOptions struct{ minPool int }
+
+// WithMinPoolSize makes the client's pool (per node, for a cluster) hold
+// at least n connections, whatever go-redis's default (10 per CPU) or the
+// URL's pool_size say: for a client whose callers each hold a connection
+// for a long time, as the live seat map's blocking stream reads do.
+// Connections are still opened only when needed.
+func WithMinPoolSize(n int) Option { return func(o *openOptions) { o.minPool = n } }
+
+// poolSize is the pool size to set: the configured one (0: go-redis's
+// default, 10 per CPU), raised to the minimum asked for.
+func (o openOptions) poolSize(configured int) int {
+	if o.minPool <= 0 {
+		return configured
+	}
+	return max(orDefaultInt(configured, 10*runtime.GOMAXPROCS(0)), o.minPool)
 }
 
 // Check reports whether Open would accept rawURL, without making a client.

@@ -456,3 +456,35 @@ func TestOpenConnectsThroughSentinel(t *testing.T) {
 		t.Errorf("the client speaks to a replica: %s", info)
 	}
 }
+
+// WithMinPoolSize raises the pool of every kind of client to at least the
+// size asked for, and never lowers a larger pool_size from the URL.
+func TestWithMinPoolSize(t *testing.T) {
+	for _, tt := range []struct {
+		url  string
+		want int
+	}{
+		{"redis://127.0.0.1:6379/0", 500},
+		{"redis://127.0.0.1:6379/0?pool_size=900", 900},
+		{"redis+cluster://127.0.0.1:7000,127.0.0.1:7001", 500},
+		{"redis+sentinel://127.0.0.1:26379/mymaster", 500},
+	} {
+		c, err := redisconn.Open(tt.url, redisconn.WithMinPoolSize(500))
+		if err != nil {
+			t.Fatalf("Open(%s): %v", tt.url, err)
+		}
+		var got int
+		switch c := c.(type) {
+		case *redis.Client:
+			got = c.Options().PoolSize
+		case *redis.ClusterClient:
+			got = c.Options().PoolSize
+		default:
+			t.Fatalf("Open(%s) = %T", tt.url, c)
+		}
+		_ = c.Close()
+		if got != tt.want {
+			t.Errorf("Open(%s) pool size %d, want %d", tt.url, got, tt.want)
+		}
+	}
+}
