@@ -24,6 +24,11 @@ go test -race -count=1 -json "$@" ./... | "$summary" -counts "$counts"
 # passes its tests there: nothing in internal/lock needs the rest of the
 # service.
 bash "$(dirname "$0")/copyout.sh" -json | "$summary" -counts "$copycounts"
+# Three instances behind HAProxy, restarted one by one under a 2,000-user
+# hammer: no request may fail, no seat event may be lost (`make
+# rolling-restart` runs it three times, longer). It installs HAProxy when
+# missing and runs on servers of its own.
+RUNS=1 DURATION=10s bash "$(dirname "$0")/rolling.sh" "$PWD/.data/rolling-test"
 # A short run of every fuzz target past its seed corpus (the seeds ran
 # above, as tests); `make fuzz` runs them for longer. A count, not a
 # duration: Go 1.26's fuzz coordinator can fail a duration-bound run that
