@@ -126,9 +126,10 @@ func (s *Service) HoldBest(ctx context.Context, cmd BestHoldCommand) (Hold, int,
 		case err == nil:
 			return h, attempt, nil // its seats stay marked: this instance's view learns of the hold at once
 		case errors.As(err, &held):
+			keySeat := seatsByLockKey(cmd.ScheduleID, seats)
 			locked := make([]int, 0, len(held.Keys))
 			for _, k := range held.Keys {
-				if seat, ok := seatOfKey(cmd.ScheduleID, seats, k.Key); ok {
+				if seat, ok := keySeat[k.Key]; ok {
 					locked = append(locked, seat)
 				}
 			}
@@ -176,16 +177,6 @@ func pickBest(view *seatView, layout Layout, cmd BestHoldCommand) (seats []int, 
 		view.marks[seat-1] = now.Add(markTTL)
 	}
 	return chosen, 0
-}
-
-// seatOfKey is the seat of seats whose lock key is key.
-func seatOfKey(scheduleID int64, seats []int, key string) (int, bool) {
-	for _, seat := range seats {
-		if SeatLockKey(scheduleID, seat) == key {
-			return seat, true
-		}
-	}
-	return 0, false
 }
 
 // remark ends an attempt that failed on some of its seats: those stay out

@@ -48,11 +48,7 @@ func (s *Service) Hold(ctx context.Context, cmd HoldCommand) (Hold, error) {
 	h, err := s.holdSeats(ctx, cmd, seats)
 	var held *lock.HeldError
 	if errors.As(err, &held) {
-		keySeat := make(map[string]int, len(seats))
-		for _, seat := range seats {
-			keySeat[SeatLockKey(cmd.ScheduleID, seat)] = seat
-		}
-		return Hold{}, s.unavailable(ctx, cmd.ScheduleID, seats, held, keySeat)
+		return Hold{}, s.unavailable(ctx, cmd.ScheduleID, seats, held)
 	}
 	return h, err
 }
@@ -80,12 +76,8 @@ func (s *Service) resumedHold(ctx context.Context, claim uuid.UUID, resumed bool
 // returned as the lock port's *lock.HeldError, as it is; other failures of
 // the lock store as lockError makes them.
 func (s *Service) holdSeats(ctx context.Context, cmd HoldCommand, seats []int) (Hold, error) {
-	keys := seatLockKeys(cmd.ScheduleID, seats)
-	keySeat := make(map[string]int, len(seats))
-	for i, key := range keys {
-		keySeat[key] = seats[i]
-	}
-	lease, err := s.locker.AcquireAll(ctx, keys, lock.Options{TTL: s.lockTTL})
+	keySeat := seatsByLockKey(cmd.ScheduleID, seats)
+	lease, err := s.locker.AcquireAll(ctx, seatLockKeys(cmd.ScheduleID, seats), lock.Options{TTL: s.lockTTL})
 	if err != nil {
 		var held *lock.HeldError
 		if errors.As(err, &held) {
@@ -121,12 +113,13 @@ func (s *Service) holdSeats(ctx context.Context, cmd HoldCommand, seats []int) (
 // locked seats are "locked", with their holders' remaining TTL. Seats that
 // were free of locks are listed too when PostgreSQL says they are taken or
 // held, so the client learns everything in one answer.
-func (s *Service) unavailable(ctx context.Context, scheduleID int64, seats []int, held *lock.HeldError, keySeat map[string]int) error {
+func (s *Service) unavailable(ctx context.Context, scheduleID int64, seats []int, held *lock.HeldError) error {
 	known, err := s.repo.UnavailableSeats(ctx, scheduleID, seats)
 	if err != nil {
 		return fmt.Errorf("seats held by locks, and could not say why: %w", err)
 	}
 	bySeat := make(map[int]UnavailableSeat, len(known)+len(held.Keys))
+	keySeat := seatsByLockKey(scheduleID, seats)
 	for _, k := range held.Keys {
 		seat := keySeat[k.Key]
 		bySeat[seat] = UnavailableSeat{SeatID: seat, Reason: ReasonLocked, RetryAfter: max(k.Remaining, time.Second)}
@@ -183,6 +176,16 @@ func seatLockKeys(scheduleID int64, seats []int) []string {
 		keys[i] = SeatLockKey(scheduleID, seat)
 	}
 	return keys
+}
+
+// seatsByLockKey maps each seat's lock key to the seat: the lock port
+// answers in keys (a lease's, a HeldError's), the use cases in seats.
+func seatsByLockKey(scheduleID int64, seats []int) map[string]int {
+	bySeat := make(map[string]int, len(seats))
+	for _, seat := range seats {
+		bySeat[SeatLockKey(scheduleID, seat)] = seat
+	}
+	return bySeat
 }
 
 // Confirm books every seat of the user's hold at once and returns the
