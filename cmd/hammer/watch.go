@@ -83,21 +83,11 @@ func (w *watcher) ended(ctx context.Context) bool {
 
 // open opens one stream; a reading-only one just drains it.
 func (w *watcher) open(ctx context.Context, schedule int64, drainOnly bool) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/schedules/%d/seats/events", w.target, schedule), nil)
+	body, err := w.connect(ctx, schedule, "")
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := w.client.Do(req)
-	if err != nil {
-		return fmt.Errorf("watch schedule %d: %w", schedule, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		resp.Body.Close()
-		return fmt.Errorf("watch schedule %d: %s", schedule, resp.Status)
-	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	sc := eventScanner(body)
 	// The snapshot comes first; it is read whole before the hammer
 	// starts, so that the run measures watched bookings, not clients
 	// joining.
@@ -107,23 +97,18 @@ func (w *watcher) open(ctx context.Context, schedule int64, drainOnly bool) erro
 		}
 	}
 	if sc.Err() != nil {
-		resp.Body.Close()
+		body.Close()
 		return fmt.Errorf("watch schedule %d: %w", schedule, sc.Err())
 	}
-	w.mu.Lock()
-	if w.stopped.Load() {
-		w.mu.Unlock()
-		resp.Body.Close()
-		return fmt.Errorf("watch schedule %d: the watcher has stopped", schedule)
+	if err := w.keep(schedule, body); err != nil {
+		return err
 	}
-	w.bodies = append(w.bodies, resp.Body)
-	w.mu.Unlock()
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
-		defer resp.Body.Close()
+		defer body.Close()
 		if drainOnly {
-			_, _ = io.Copy(io.Discard, resp.Body)
+			_, _ = io.Copy(io.Discard, body)
 			if !w.ended(ctx) {
 				w.drained.Add(1)
 			}
@@ -149,6 +134,49 @@ func (w *watcher) open(ctx context.Context, schedule int64, drainOnly bool) erro
 	return nil
 }
 
+// connect opens schedule's stream (after the event id last, when given)
+// and returns its body once the server has answered 200.
+func (w *watcher) connect(ctx context.Context, schedule int64, last string) (io.ReadCloser, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/schedules/%d/seats/events", w.target, schedule), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	if last != "" {
+		req.Header.Set("Last-Event-ID", last)
+	}
+	resp, err := w.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("watch schedule %d: %w", schedule, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, fmt.Errorf("watch schedule %d: %s", schedule, resp.Status)
+	}
+	return resp.Body, nil
+}
+
+// keep registers an open stream's body for stop to close; once the
+// watcher has stopped it closes the body instead and says so.
+func (w *watcher) keep(schedule int64, body io.ReadCloser) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped.Load() {
+		body.Close()
+		return fmt.Errorf("watch schedule %d: the watcher has stopped", schedule)
+	}
+	w.bodies = append(w.bodies, body)
+	return nil
+}
+
+// eventScanner reads a stream line by line; a snapshot of a large
+// schedule is one long line.
+func eventScanner(body io.Reader) *bufio.Scanner {
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	return sc
+}
+
 // resumeFor bounds the attempts to reopen an ended stream.
 const resumeFor = 10 * time.Second
 
@@ -157,36 +185,15 @@ const resumeFor = 10 * time.Second
 func (w *watcher) resume(ctx context.Context, schedule int64, last string) (io.ReadCloser, *bufio.Scanner, error) {
 	deadline := time.Now().Add(resumeFor)
 	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/schedules/%d/seats/events", w.target, schedule), nil)
-		if err != nil {
-			return nil, nil, err
-		}
-		req.Header.Set("Accept", "text/event-stream")
-		if last != "" {
-			req.Header.Set("Last-Event-ID", last)
-		}
-		resp, err := w.client.Do(req)
-		if err == nil && resp.StatusCode == http.StatusOK {
-			w.mu.Lock()
-			stopped := w.stopped.Load()
-			if !stopped {
-				w.bodies = append(w.bodies, resp.Body)
-			}
-			w.mu.Unlock()
-			if stopped {
-				resp.Body.Close()
-				return nil, nil, fmt.Errorf("watch schedule %d: the watcher has stopped", schedule)
-			}
-			sc := bufio.NewScanner(resp.Body)
-			sc.Buffer(make([]byte, 1<<20), 1<<20)
-			return resp.Body, sc, nil
-		}
+		body, err := w.connect(ctx, schedule, last)
 		if err == nil {
-			resp.Body.Close()
-			err = fmt.Errorf("%s", resp.Status)
+			if err := w.keep(schedule, body); err != nil {
+				return nil, nil, err
+			}
+			return body, eventScanner(body), nil
 		}
 		if time.Now().After(deadline) || w.ended(ctx) {
-			return nil, nil, fmt.Errorf("watch schedule %d: reopen after %s: %w", schedule, last, err)
+			return nil, nil, fmt.Errorf("reopen after %s: %w", last, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
