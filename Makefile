@@ -27,7 +27,8 @@ fuzz:
 smoke:
 	@bash scripts/smoke.sh "$(RUN_DIR)"
 
-# Three instances behind HAProxy on HTTP_ADDR, beside make run's servers.
+# Three instances behind HAProxy on HTTP_ADDR, beside make run's servers
+# (its Redis gets a replica and three Sentinels).
 cluster: build
 	@bash scripts/cluster.sh up "$(RUN_DIR)"
 
@@ -52,7 +53,8 @@ hammer:
 # The service against the reference contenders of cmd/contender (and the
 # shared baseline when ../shared/baseline exists) on the same servers and
 # hammer, 2,000 users: ROUNDS, DURATION, CONNECTIONS, USERS, SCENARIOS and
-# BASELINE_DIR tune it.
+# BASELINE_DIR tune it; BEFORE=<revision> adds that build, TRACED=1 the
+# service with tracing on.
 compare:
 	@bash scripts/compare.sh
 

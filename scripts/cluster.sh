@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# Three API instances behind HAProxy, beside `make run`'s Redis and
-# PostgreSQL.
+# Three API instances behind HAProxy, beside `make run`'s Redis (with a
+# replica and three Sentinels) and PostgreSQL.
 #
-#   cluster.sh up DIR      `make cluster`: the servers (as make run), three
-#                          instances on free ports and HAProxy on HTTP_ADDR
-#                          (127.0.0.1:8080), health-checked through /readyz;
-#                          in the foreground until Ctrl-C, which stops the
-#                          instances and HAProxy (`make stop` stops the servers)
-#   cluster.sh roll DIR    a rolling restart of a running cluster: each
-#                          instance in turn gets SIGTERM, drains, is started
-#                          again and is ready before the next one goes
+#   cluster.sh up DIR        `make cluster`: the servers (as make run), the
+#                            Sentinels (devenv.sh sentinel), three instances
+#                            on free ports reaching Redis through the
+#                            Sentinels (SENTINEL_URL), and HAProxy on
+#                            HTTP_ADDR (127.0.0.1:8080), health-checked
+#                            through /readyz; in the foreground until Ctrl-C,
+#                            which stops the instances and HAProxy (`make
+#                            stop` stops the servers and the Sentinels)
+#   cluster.sh roll DIR      a rolling restart of a running cluster: each
+#                            instance in turn gets SIGTERM, drains, is
+#                            started again and is ready before the next one
+#                            goes
+#   cluster.sh failover DIR  asks the Sentinels to promote the replica, and
+#                            waits until they name the new master
 #
 # Each instance runs with SHUTDOWN_DELAY (default 2s): on SIGTERM it keeps
 # serving while /readyz answers 503, HAProxy (a check every 500 ms, down at
@@ -36,8 +42,9 @@ start_instance() {
 		set -a
 		# shellcheck disable=SC1091
 		. "$dir/env"
+		. "$dir/sentinel/env"
 		set +a
-		HTTP_ADDR=127.0.0.1:$port SHUTDOWN_DELAY=${SHUTDOWN_DELAY:-2s} LOG_FORMAT=json exec bin/api serve
+		REDIS_URL=$SENTINEL_URL HTTP_ADDR=127.0.0.1:$port SHUTDOWN_DELAY=${SHUTDOWN_DELAY:-2s} LOG_FORMAT=json exec bin/api serve
 	) >>"$state/api-$n.log" 2>&1 &
 	echo $! >"$state/api-$n.pid"
 	for _ in $(seq 1 150); do
@@ -48,16 +55,21 @@ start_instance() {
 	die "instance $n not ready within 30 s; see $state/api-$n.log"
 }
 
-# stop_instance N: SIGTERM, then waits for it to drain and exit.
-stop_instance() {
-	local pid
-	pid=$(cat "$state/api-$1.pid" 2>/dev/null) || return 0
-	kill -TERM "$pid" 2>/dev/null || return 0
-	for _ in $(seq 1 600); do
-		kill -0 "$pid" 2>/dev/null || return 0
-		sleep 0.1
+# stop_instances N...: SIGTERM to each, then waits for them to drain and
+# exit.
+stop_instances() {
+	local n pid pids=()
+	for n in "$@"; do
+		pid=$(cat "$state/api-$n.pid" 2>/dev/null) || continue
+		kill -TERM "$pid" 2>/dev/null && pids+=("$pid")
 	done
-	die "instance $1 (pid $pid) still running 60 s after SIGTERM"
+	for pid in "${pids[@]}"; do
+		for _ in $(seq 1 600); do
+			kill -0 "$pid" 2>/dev/null || continue 2
+			sleep 0.1
+		done
+		die "instance pid $pid still running 60 s after SIGTERM"
+	done
 }
 
 haproxy_config() {
@@ -99,9 +111,8 @@ CFG
 }
 
 down() {
-	for n in $(seq 1 "$instances"); do
-		stop_instance "$n" || true
-	done
+	# shellcheck disable=SC2046
+	stop_instances $(seq 1 "$instances") || true
 	if [ -f "$state/haproxy.pid" ]; then
 		kill "$(cat "$state/haproxy.pid")" 2>/dev/null || true
 		rm -f "$state/haproxy.pid"
@@ -111,6 +122,7 @@ down() {
 up() {
 	bash "$here/devenv.sh" haproxy
 	bash "$here/devenv.sh" start "$dir"
+	bash "$here/devenv.sh" sentinel "$dir"
 	mkdir -p "$state" bin
 	go build -o bin/api ./cmd/api
 	local addr=${HTTP_ADDR:-127.0.0.1:8080}
@@ -132,14 +144,20 @@ up() {
 	done
 	ready "$addr" || die "HAProxy does not answer on $addr; see $state/haproxy.log"
 	bash "$here/tokens.sh" "$dir" "http://$addr"
+	# shellcheck disable=SC1091
+	. "$dir/sentinel/env"
+	local make_env=
+	[ "$addr" = 127.0.0.1:8080 ] || make_env="HTTP_ADDR=$addr "
 	cat <<MSG
 API        http://$addr   (HAProxy: $instances instances, health-checked through /readyz)
 instances  $(for n in $(seq 1 "$instances"); do printf '127.0.0.1:%s ' "$(cat "$state/api-$n.port")"; done)
-logs       $state/api-N.log, $state/haproxy.log
+Redis      $SENTINEL_URL   (master $(master_addr), one replica)
+logs       $state/api-N.log, $state/haproxy.log, $dir/sentinel/N/sentinel.log
 tokens     . $dir/tokens.env   (API, ADMIN, ALICE, BOB)
-hammer     make hammer ARGS='-url http://$addr'; the page: http://$addr/
-rolling    bash scripts/cluster.sh roll $dir   (restarts the instances one by one)
-Ctrl-C stops the instances and HAProxy; 'make stop' stops Redis and PostgreSQL.
+try        ${make_env}make smoke; ${make_env}make hammer ARGS='-scenario fresh-seats -watch'; the page: http://$addr/
+rolling    bash scripts/cluster.sh roll $dir       (restarts the instances one by one)
+failover   bash scripts/cluster.sh failover $dir   (the Sentinels promote the replica)
+Ctrl-C stops the instances and HAProxy; 'make stop' stops Redis, its Sentinels and PostgreSQL.
 MSG
 	while :; do
 		sleep 1 &
@@ -151,7 +169,7 @@ roll() {
 	[ -f "$state/haproxy.pid" ] || die "no cluster runs under $dir: make cluster first"
 	for n in $(seq 1 "$instances"); do
 		local began=$SECONDS
-		stop_instance "$n"
+		stop_instances "$n"
 		start_instance "$n"
 		log "instance $n restarted and ready in $((SECONDS - began)) s"
 		# HAProxy puts it back after two good checks.
@@ -159,8 +177,35 @@ roll() {
 	done
 }
 
+# master_addr: where the Sentinels say the master is (host:port).
+master_addr() {
+	local port
+	port=${SENTINEL_PORTS%% *}
+	redis-cli -h 127.0.0.1 -p "$port" sentinel get-master-addr-by-name "$SENTINEL_MASTER" 2>/dev/null | paste -sd:
+}
+
+failover() {
+	[ -f "$dir/sentinel/env" ] || die "no Sentinels under $dir: make cluster first"
+	# shellcheck disable=SC1091
+	. "$dir/sentinel/env"
+	local before after
+	before=$(master_addr)
+	[ -n "$before" ] || die "the Sentinels do not answer: make cluster first"
+	redis-cli -h 127.0.0.1 -p "${SENTINEL_PORTS%% *}" sentinel failover "$SENTINEL_MASTER" >/dev/null
+	for _ in $(seq 1 150); do
+		after=$(master_addr)
+		if [ -n "$after" ] && [ "$after" != "$before" ]; then
+			log "the Sentinels promoted $after (the master was $before)"
+			return 0
+		fi
+		sleep 0.2
+	done
+	die "the master is still $before 30 s after the failover was asked for"
+}
+
 case $cmd in
 up) up ;;
 roll) roll ;;
-*) die "usage: cluster.sh up|roll DIR" ;;
+failover) failover ;;
+*) die "usage: cluster.sh up|roll|failover DIR" ;;
 esac

@@ -20,6 +20,10 @@
 # BEFORE=<git revision> also serves the service as built from that revision
 # (service-before), interleaved with the rest, and prints after / before:
 # how a change moved the figures, measured in one run.
+# TRACED=1 also serves the service with OpenTelemetry tracing on, exporting
+# over OTLP/HTTP to a span-counting sink (scripts/otlpsink): every request
+# sampled (service-traced) and one trace in a hundred
+# (service-traced-sampled), and prints on / off.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -54,6 +58,10 @@ if [ -n "$before" ]; then
 	rm -rf "$work/before-src" && mkdir -p "$work/before-src"
 	git -C "$root" archive "$before" | tar -x -C "$work/before-src"
 	(cd "$work/before-src" && go build -o "$work/api-before" ./cmd/api)
+fi
+traced=${TRACED:-0}
+if [ "$traced" = 1 ]; then
+	go build -o bin/otlpsink ./scripts/otlpsink
 fi
 with_baseline=0
 if [ "$baseline_dir" != none ] && [ -f "$baseline_dir/main.go" ]; then
@@ -90,6 +98,14 @@ serve service-no-fast-path 18081 FAST_PATH=false bin/api serve
 # A database of its own: the build before may know fewer migrations than
 # the one being measured has applied.
 [ -n "$before" ] && serve service-before 18082 DATABASE_URL="$(database service_before)" "$work/api-before" serve
+if [ "$traced" = 1 ]; then
+	bin/otlpsink -addr 127.0.0.1:18099 >"$work/otlpsink.log" 2>&1 &
+	pids+=($!)
+	otlp=(OTEL_TRACES_EXPORTER=otlp OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:18099)
+	serve service-traced 18083 "${otlp[@]}" bin/api serve
+	serve service-traced-sampled 18084 "${otlp[@]}" OTEL_TRACES_SAMPLER=parentbased_traceidratio \
+		OTEL_TRACES_SAMPLER_ARG=0.01 bin/api serve
+fi
 serve naive 18090 CONTENDER=naive DATABASE_URL="$(database contender_naive)" bin/contender
 serve static 18091 CONTENDER=static bin/contender
 serve insertonly 18092 CONTENDER=insertonly DATABASE_URL="$(database contender_insert)" bin/contender
@@ -129,6 +145,7 @@ args_of() {
 targets_of() {
 	local extra=
 	[ -n "$before" ] && extra=" service-before"
+	[ "$traced" = 1 ] && extra+=" service-traced service-traced-sampled"
 	case $1 in
 	hot-seat)
 		[ "$with_baseline" = 1 ] && extra+=" baseline baseline-static"
@@ -195,12 +212,22 @@ for c in "${clients[@]}"; do
 				"$(echo "$(col "$c/$s/service" 1) / $(col "$c/$s/service-before" 1)" | bc -l)"
 		done
 	fi
+	if [ "$traced" = 1 ]; then
+		for s in "${scenarios[@]}"; do
+			printf '| %s | %s, tracing on / off | | %.2f (every request) · %.2f (1%% sampled) | | | | |\n' "$c" "$s" \
+				"$(echo "$(col "$c/$s/service-traced" 1) / $(col "$c/$s/service" 1)" | bc -l)" \
+				"$(echo "$(col "$c/$s/service-traced-sampled" 1) / $(col "$c/$s/service" 1)" | bc -l)"
+		done
+	fi
 	if [[ " ${scenarios[*]} " == *" hot-seat "* ]]; then
 		fast=$(col "$c/hot-seat/service" 1)
 		slow=$(col "$c/hot-seat/service-no-fast-path" 1)
 		printf '| %s | hot seat, fast path on / off | | %.2f | | | | |\n' "$c" "$(echo "$fast / $slow" | bc -l)"
 	fi
 done
+if [ "$traced" = 1 ]; then
+	printf '\nThe traced services exported %s spans to the sink.\n' "$(curl -fsS http://127.0.0.1:18099/spans)"
+fi
 if [ "$with_baseline" = 1 ]; then
 	printf '\nThe shared baseline (%s) ran as a cross-check: its rows are ratios to this run'"'"'s contenders.\n' "$baseline_dir"
 fi

@@ -5,6 +5,7 @@
 #   devenv.sh browser                  install Chromium from the OS packages if missing (the browser test)
 #   devenv.sh haproxy                  install HAProxy from the OS packages if missing (make cluster)
 #   devenv.sh start DIR [RPORT PPORT]  start (or reuse) servers with their data under DIR; writes DIR/env
+#   devenv.sh sentinel DIR             give DIR's Redis a replica and three Sentinels (make cluster); writes DIR/sentinel/env
 #   devenv.sh stop DIR                 stop the servers of DIR
 #   devenv.sh test CMD...              throwaway servers on free ports, run CMD with TEST_* variables, tear down
 #
@@ -16,6 +17,10 @@
 # under the postgres user's home (a clone in root's mode-700 home, or under
 # `mktemp -d`); PG_DIR names it, and `make run` prints it.
 # A start that fails stops the servers it started.
+# `sentinel` makes DIR's Redis the primary of master `seatlock`, monitored
+# by three redis-sentinel processes with a replica to promote; it writes
+# SENTINEL_URL=redis+sentinel://h:p,h:p,h:p/seatlock/0 to DIR/sentinel/env,
+# and `stop` stops them too.
 # `test` also starts a 3-master Redis Cluster (no replicas) under DIR/cluster
 # and passes it as TEST_REDIS_CLUSTER_URL=redis+cluster://host:port,...;
 # `start` (make run) does not.
@@ -312,6 +317,100 @@ pg_dir_of() {
 	echo "${pg:-$1/pg}"
 }
 
+# The name under which the Sentinels of `devenv.sh sentinel` know DIR's
+# Redis (the master of SENTINEL_URL).
+SENTINEL_MASTER=seatlock
+
+# sentinel_fields PORT: `sentinel master` of the Sentinel on PORT as
+# name=value lines (redis-cli prints a reply's names and values on
+# alternate lines when its output is not a terminal).
+sentinel_fields() {
+	redis-cli -h 127.0.0.1 -p "$1" sentinel master "$SENTINEL_MASTER" 2>/dev/null |
+		awk 'NR % 2 == 1 {name = $0} NR % 2 == 0 {print name "=" $0}'
+}
+
+# cmd_sentinel DIR: a replica of DIR's Redis and three Sentinels watching
+# it, each on a port chosen once and kept in DIR/sentinel/env; those
+# already running are kept (after a failover they know where the master
+# is now).
+cmd_sentinel() {
+	local dir=$1 home=$1/sentinel port n
+	[ -f "$dir/env" ] || die "no servers under $dir: devenv.sh start $dir first"
+	# shellcheck disable=SC1091
+	. "$dir/env"
+	mkdir -p "$home"
+	if [ ! -f "$home/env" ]; then
+		local replica ports=()
+		replica=$(free_port)
+		for _ in 1 2 3; do ports+=("$(free_port)"); done
+		{
+			echo "SENTINEL_MASTER=$SENTINEL_MASTER"
+			echo "REPLICA_PORT=$replica"
+			echo "SENTINEL_PORTS=\"${ports[*]}\""
+			echo "SENTINEL_URL=redis+sentinel://127.0.0.1:${ports[0]},127.0.0.1:${ports[1]},127.0.0.1:${ports[2]}/$SENTINEL_MASTER/0"
+		} >"$home/env"
+	fi
+	# shellcheck disable=SC1091
+	. "$home/env"
+	mkdir -p "$home/replica"
+	[ -f "$home/replica/redis.pid" ] && running "$(cat "$home/replica/redis.pid")" ||
+		redis-server --bind 127.0.0.1 --port "$REPLICA_PORT" \
+		--replicaof 127.0.0.1 "$REDIS_PORT" --save '' --appendonly no --daemonize yes \
+		--dir "$home/replica" --pidfile "$home/replica/redis.pid" --logfile "$home/replica/redis.log" >/dev/null
+	wait_redis "$REPLICA_PORT" "$home/replica/redis.log"
+	n=0
+	for port in $SENTINEL_PORTS; do
+		n=$((n + 1))
+		mkdir -p "$home/$n"
+		[ -f "$home/$n/sentinel.pid" ] && running "$(cat "$home/$n/sentinel.pid")" && continue
+		# A fresh file at each start (Sentinel rewrites its own as it learns):
+		# DIR's Redis keeps no data across a stop, and starts as the master.
+		cat >"$home/$n/sentinel.conf" <<CONF
+port $port
+bind 127.0.0.1
+daemonize yes
+pidfile $home/$n/sentinel.pid
+logfile $home/$n/sentinel.log
+dir $home/$n
+sentinel resolve-hostnames no
+sentinel monitor $SENTINEL_MASTER 127.0.0.1 $REDIS_PORT 2
+sentinel down-after-milliseconds $SENTINEL_MASTER 1000
+sentinel failover-timeout $SENTINEL_MASTER 5000
+sentinel parallel-syncs $SENTINEL_MASTER 1
+CONF
+		redis-sentinel "$home/$n/sentinel.conf" >/dev/null
+	done
+	# Ready when every Sentinel knows the master, its replica and the two
+	# other Sentinels: then any two of them can promote the replica.
+	for port in $SENTINEL_PORTS; do
+		for _ in $(seq 1 150); do
+			sentinel_fields "$port" | grep -qx 'num-slaves=1' &&
+				sentinel_fields "$port" | grep -qx 'num-other-sentinels=2' && continue 2
+			sleep 0.2
+		done
+		tail -n 5 "$home"/*/sentinel.log >&2 || true
+		die "the Sentinel on port $port does not know the replica and the two other Sentinels after 30 s"
+	done
+}
+
+# stop_sentinel DIR stops DIR's Sentinels and replica, and waits for them
+# to exit (a `make cluster` right after reuses their ports); it adds their
+# pids to STOPPED_SENTINEL.
+stop_sentinel() {
+	local pidfile pid
+	for pidfile in "$1"/sentinel/*/sentinel.pid "$1"/sentinel/replica/redis.pid; do
+		[ -f "$pidfile" ] || continue
+		pid=$(cat "$pidfile")
+		running "$pid" && kill "$pid" 2>/dev/null && STOPPED_SENTINEL+=("$pid")
+	done
+	for pid in "${STOPPED_SENTINEL[@]}"; do
+		for _ in $(seq 1 50); do
+			running "$pid" || break
+			sleep 0.1
+		done
+	done
+}
+
 # What the current start has started, so that a failed start stops it
 # (on_exit) and leaves nothing running behind an error.
 STARTED_REDIS=0
@@ -377,6 +476,9 @@ cmd_stop() {
 		fi
 	fi
 	stop_cluster "$dir"
+	STOPPED_SENTINEL=()
+	stop_sentinel "$dir"
+	[ ${#STOPPED_SENTINEL[@]} -eq 0 ] || stopped+=("the Sentinels and the replica (pids ${STOPPED_SENTINEL[*]})")
 	pg=$(pg_dir_of "$dir")
 	if bin=$(pg_bindir) && [ -f "$pg/data/PG_VERSION" ]; then
 		if as_pg "$bin/pg_ctl" -D "$pg/data" -m fast -w stop >/dev/null 2>&1; then
@@ -434,7 +536,8 @@ install) install_packages ;;
 browser) install_browser ;;
 haproxy) install_haproxy ;;
 start) shift; cmd_start "$(absolute "$1")" "${@:2}" ;;
+sentinel) shift; cmd_sentinel "$(absolute "$1")" ;;
 stop) shift; cmd_stop "$(absolute "$1")" say ;;
 test) shift; cmd_test "$@" ;;
-*) sed -n '2,22p' "$0" >&2; exit 2 ;;
+*) sed -n '2,27p' "$0" >&2; exit 2 ;;
 esac

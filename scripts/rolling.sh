@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# `make rolling-restart`: proves that a rolling restart of the cluster fails
-# no request and loses no seat event. On servers of its own (DIR), it starts
-# `cluster.sh up` on a free port, then RUNS times (default 3): the hammer
+# `make rolling-restart`: proves that the cluster serves what `make run`
+# serves and that a rolling restart of it fails no request and loses no
+# seat event. On servers of its own (DIR), it starts `cluster.sh up` on a
+# free port (three instances reaching Redis through its Sentinels, behind
+# HAProxy); runs `make smoke` (api.http in httpyac) through HAProxy; drives
+# the page in Chromium through HAProxy while the instances restart
+# (scripts/pagecheck: bookings made meanwhile must all show on the page);
+# then RUNS times (default 3): the hammer
 # books fresh seats as 2,000 users through HAProxy for DURATION (default
 # 25s) with a watcher on each schedule's live stream (also through HAProxy;
 # reopened with Last-Event-ID when an instance ends it), while `cluster.sh
@@ -40,6 +45,10 @@ set -a
 # shellcheck disable=SC1091
 . "$dir/env"
 set +a
+
+HTTP_ADDR=$addr bash "$here/smoke.sh" "$dir" >"$dir/smoke.log" 2>&1 ||
+	{ tail -n 40 "$dir/smoke.log" >&2; log "make smoke failed through HAProxy (see $dir/smoke.log)"; exit 1; }
+log "through HAProxy: make smoke $(tail -n 1 "$dir/smoke.log")"
 
 failed=0
 for r in $(seq 1 "$runs"); do

@@ -16,6 +16,15 @@ set -a
 # shellcheck disable=SC1091
 . "$dir/env"
 set +a
+# Once `make cluster` has given the Redis Sentinels, the service finds the
+# master through them, as the cluster's instances do: after a failover the
+# Redis of REDIS_URL is a read-only replica.
+if [ -f "$dir/sentinel/env" ] && [ -f "$dir/sentinel/1/sentinel.pid" ] &&
+	kill -0 "$(cat "$dir/sentinel/1/sentinel.pid")" 2>/dev/null; then
+	# shellcheck disable=SC1091
+	. "$dir/sentinel/env"
+	REDIS_URL=$SENTINEL_URL
+fi
 export HTTP_ADDR=${HTTP_ADDR:-127.0.0.1:8080}
 if [ -t 1 ]; then
 	export LOG_FORMAT=${LOG_FORMAT:-text}

@@ -223,7 +223,7 @@ func (a *App) openFeed(cfg config.Config, logger *slog.Logger, registry promethe
 		_ = client.Close()
 		return nil, err
 	}
-	feed := seatfeed.New(client, seatfeed.Config{Logger: logger, BatchLanes: feedLanes(cfg)})
+	feed := seatfeed.New(client, seatfeed.Config{Logger: logger, BatchLanes: feedLanes(cfg), Replicas: cfg.SeatFeedReplicas})
 	a.closeFirst(func() {
 		feed.Close()
 		_ = client.Close()

@@ -67,6 +67,10 @@ type Config struct {
 	// SeatRelayInterval is how long the idle relay waits before it looks
 	// for new seat changes again (0 in a Config built by hand: 15ms).
 	SeatRelayInterval time.Duration `env:"SEAT_RELAY_INTERVAL" envDefault:"15ms"`
+	// SeatFeedReplicas is how many Redis replicas must have a seat change
+	// before the relay lets go of it (WAIT), so that a failover loses no
+	// seat event; unset, 1 with a Sentinel REDIS_URL, else 0.
+	SeatFeedReplicas int `env:"SEAT_FEED_REPLICAS"`
 	// Tracing is on when the standard OTEL_* variables ask for traces
 	// (TracingRequested); the SDK reads them itself (internal/tracing).
 	Tracing bool
@@ -121,6 +125,7 @@ func Load(environ map[string]string) (Config, error) {
 			problems = append(problems, fmt.Errorf("REDIS_URL is invalid: %s", strings.TrimPrefix(err.Error(), "redisconn: ")))
 		}
 	}
+	problems = append(problems, checkSeatFeedReplicas(&cfg, environ)...)
 	if len(cfg.AuthSecret) < auth.MinSecretLen {
 		problems = append(problems, fmt.Errorf("AUTH_SECRET must be at least %d bytes", auth.MinSecretLen))
 	}
@@ -173,6 +178,29 @@ func Load(environ map[string]string) (Config, error) {
 		return Config{}, fmt.Errorf("config: %w", errors.Join(problems...))
 	}
 	return cfg, nil
+}
+
+// checkSeatFeedReplicas defaults SEAT_FEED_REPLICAS by the kind of
+// REDIS_URL and checks it: a Redis Cluster has no one connection to WAIT
+// on.
+func checkSeatFeedReplicas(cfg *Config, environ map[string]string) []error {
+	kind, err := redisconn.KindOf(cfg.RedisURL)
+	if cfg.RedisURL == "" || err != nil {
+		return nil // no feed, or REDIS_URL's own error
+	}
+	if environ["SEAT_FEED_REPLICAS"] == "" {
+		if kind == redisconn.Sentinel {
+			cfg.SeatFeedReplicas = 1
+		}
+		return nil
+	}
+	switch {
+	case cfg.SeatFeedReplicas < 0 || cfg.SeatFeedReplicas > 16:
+		return []error{errors.New("SEAT_FEED_REPLICAS must be between 0 and 16")}
+	case cfg.SeatFeedReplicas > 0 && kind == redisconn.Cluster:
+		return []error{errors.New("SEAT_FEED_REPLICAS must be 0 with a Redis Cluster REDIS_URL")}
+	}
+	return nil
 }
 
 // Secret is the part of the configuration that `api token` needs.

@@ -125,6 +125,45 @@ func TestLoadSentinelURL(t *testing.T) {
 	}
 }
 
+// The relay waits for one replica behind Sentinel, for none elsewhere,
+// unless SEAT_FEED_REPLICAS says otherwise; a Redis Cluster cannot wait.
+func TestSeatFeedReplicas(t *testing.T) {
+	sentinel := "redis+sentinel://10.0.0.1,10.0.0.2,10.0.0.3/mymaster/0"
+	cluster := "redis+cluster://10.0.0.1:7000,10.0.0.2:7000"
+	for _, tc := range []struct {
+		url, replicas string
+		want          int
+		problem       string
+	}{
+		{url: "redis://127.0.0.1:6379/0", want: 0},
+		{url: sentinel, want: 1},
+		{url: cluster, want: 0},
+		{url: sentinel, replicas: "0", want: 0},
+		{url: sentinel, replicas: "2", want: 2},
+		{url: "redis://127.0.0.1:6379/0", replicas: "1", want: 1},
+		{url: sentinel, replicas: "-1", problem: "SEAT_FEED_REPLICAS must be between 0 and 16"},
+		{url: sentinel, replicas: "17", problem: "SEAT_FEED_REPLICAS must be between 0 and 16"},
+		{url: cluster, replicas: "1", problem: "SEAT_FEED_REPLICAS must be 0 with a Redis Cluster REDIS_URL"},
+	} {
+		env := valid()
+		env["REDIS_URL"] = tc.url
+		if tc.replicas != "" {
+			env["SEAT_FEED_REPLICAS"] = tc.replicas
+		}
+		cfg, err := config.Load(env)
+		switch {
+		case tc.problem != "":
+			if err == nil || !strings.Contains(err.Error(), tc.problem) {
+				t.Errorf("%s, SEAT_FEED_REPLICAS=%q: error %v; want %q", tc.url, tc.replicas, err, tc.problem)
+			}
+		case err != nil:
+			t.Errorf("%s, SEAT_FEED_REPLICAS=%q: %v", tc.url, tc.replicas, err)
+		case cfg.SeatFeedReplicas != tc.want:
+			t.Errorf("%s, SEAT_FEED_REPLICAS=%q: %d; want %d", tc.url, tc.replicas, cfg.SeatFeedReplicas, tc.want)
+		}
+	}
+}
+
 // The error about REDIS_URL names the variable and what is wrong, never the
 // URL: no host, no password.
 func TestLoadRedisURLErrorHidesTheURL(t *testing.T) {

@@ -186,6 +186,34 @@ func Check(rawURL string) error {
 	return err
 }
 
+// Kind is the Redis deployment a URL names.
+type Kind int
+
+// Kinds of deployment.
+const (
+	Standalone Kind = iota // redis://, rediss://, unix://
+	Cluster                // redis+cluster://, rediss+cluster://
+	Sentinel               // redis+sentinel://, rediss+sentinel://, or go-redis's master_name form
+)
+
+// KindOf reports which deployment rawURL names; its error is Check's.
+func KindOf(rawURL string) (Kind, error) {
+	if err := Check(rawURL); err != nil {
+		return Standalone, err
+	}
+	u, err := split(rawURL)
+	if err != nil {
+		return Standalone, err
+	}
+	switch {
+	case u.sentinel:
+		return Sentinel, nil
+	case u.cluster:
+		return Cluster, nil
+	}
+	return Standalone, nil
+}
+
 // FailoverOptions returns the options Open gives go-redis's failover
 // client for a Sentinel URL (an error for any other kind of URL).
 func FailoverOptions(rawURL string) (*redis.FailoverOptions, error) {

@@ -436,6 +436,26 @@ func TestCheckAcceptsEveryForm(t *testing.T) {
 	}
 }
 
+func TestKindOfEveryForm(t *testing.T) {
+	for url, want := range map[string]redisconn.Kind{
+		"redis://127.0.0.1:6379/0":              redisconn.Standalone,
+		"rediss://127.0.0.1:6379/0":             redisconn.Standalone,
+		"unix:///run/redis.sock":                redisconn.Standalone,
+		"redis+cluster://n1:7000,n2:7001":       redisconn.Cluster,
+		"redis://n1:7000?addr=n2:7001":          redisconn.Cluster,
+		"redis+sentinel://s1,s2,s3/mymaster/0":  redisconn.Sentinel,
+		"rediss+sentinel://s1/mymaster":         redisconn.Sentinel,
+		"redis://s1:26379?master_name=mymaster": redisconn.Sentinel,
+	} {
+		if got, err := redisconn.KindOf(url); err != nil || got != want {
+			t.Errorf("KindOf(%q) = %v, %v; want %v", url, got, err, want)
+		}
+	}
+	if _, err := redisconn.KindOf("redis+sentinel://s1"); err == nil {
+		t.Error("KindOf of a Sentinel URL without a master name: no error")
+	}
+}
+
 // A Sentinel URL opens a client of the master the Sentinels name, for
 // commands and Pub/Sub alike.
 func TestOpenConnectsThroughSentinel(t *testing.T) {

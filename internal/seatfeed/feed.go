@@ -43,6 +43,12 @@ const (
 	// DefaultMaxDeliveries is about how many batches per second an
 	// instance hands to its subscribers: each one is a network write.
 	DefaultMaxDeliveries = 5_000
+	// DefaultReplicaTimeout is how long an append waits for its replicas
+	// (Config.Replicas) before it is refused and tried again.
+	DefaultReplicaTimeout = time.Second
+	// DefaultReplicaGrace is how long appends wait for replicas in all
+	// (Config.ReplicaGrace).
+	DefaultReplicaGrace = 5 * time.Second
 	// maxCatchUp is the most missed changes sent to a resuming client;
 	// past it a fresh snapshot is cheaper.
 	maxCatchUp = 2000
@@ -71,7 +77,22 @@ type Config struct {
 	// alone): the changes of concurrent bookings that find the feed busy
 	// go to Redis in one pipeline.
 	BatchLanes int
-	Logger     *slog.Logger
+	// Replicas is how many replicas must have an append before Append
+	// reports it done (Redis's WAIT on the appending connection), so that
+	// a failover does not lose a change the relay has let go of; 0: the
+	// master's word is enough. Not with a Redis Cluster client (WAIT is
+	// per node): New panics.
+	Replicas int
+	// ReplicaTimeout bounds that WAIT (DefaultReplicaTimeout when 0).
+	ReplicaTimeout time.Duration
+	// ReplicaGrace is how long appends are refused for want of replicas
+	// (DefaultReplicaGrace when 0): long enough for the clients to leave a
+	// master deposed by a failover, whose appends are lost. Past it, with
+	// still no replica to take them (the only one died, or is being made a
+	// replica of the new master), the master's word is taken again, so
+	// that the live map does not stop for as long as a replica is missing.
+	ReplicaGrace time.Duration
+	Logger       *slog.Logger
 }
 
 // Event is one seat change.
@@ -101,6 +122,12 @@ type Feed struct {
 	hubs map[int64]*hub
 	// subscribers counts the open subscriptions of every schedule.
 	subscribers atomic.Int64
+	// replicated is when an append last had its replicas (Config.Replicas;
+	// unix nanoseconds, New's time at first).
+	replicated atomic.Int64
+	// unreplicated is set while appends go on past ReplicaGrace without
+	// their replicas.
+	unreplicated atomic.Bool
 }
 
 // interval is the time between two reads of a schedule's stream now.
@@ -129,10 +156,21 @@ func New(rdb redis.UniversalClient, cfg Config) *Feed {
 	if cfg.BatchLanes == 0 {
 		cfg.BatchLanes = redisbatch.DefaultLanes
 	}
+	if cfg.ReplicaTimeout <= 0 {
+		cfg.ReplicaTimeout = DefaultReplicaTimeout
+	}
+	if cfg.ReplicaGrace <= 0 {
+		cfg.ReplicaGrace = DefaultReplicaGrace
+	}
+	if _, cluster := rdb.(*redis.ClusterClient); cluster && cfg.Replicas > 0 {
+		panic("seatfeed: Config.Replicas with a Redis Cluster client")
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Feed{rdb: rdb, pipeline: redisbatch.New(rdb, cfg.BatchLanes), cfg: cfg, log: cfg.Logger, hubs: map[int64]*hub{}}
+	f := &Feed{rdb: rdb, pipeline: redisbatch.New(rdb, cfg.BatchLanes), cfg: cfg, log: cfg.Logger, hubs: map[int64]*hub{}}
+	f.replicated.Store(time.Now().UnixNano())
+	return f
 }
 
 // StreamKey is the Redis key of a schedule's changes.

@@ -3,7 +3,9 @@ package seatfeed
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -62,7 +64,9 @@ return added
 // node; a schedule's keys share a slot). It returns how many entries were
 // added; the others were appended before. On error some schedules may have
 // been appended and others not: appending the same changes again is safe.
-// Every failure to reach Redis wraps reservation.ErrUnavailable.
+// With Config.Replicas, Append reports success only once that many
+// replicas have the appends (see appendReplicated). Every failure to reach Redis, and an append
+// the replicas did not acknowledge, wraps reservation.ErrUnavailable.
 func (f *Feed) Append(ctx context.Context, batches []ScheduleChanges) (added int, err error) {
 	cmds := make([]redisbatch.Command, 0, len(batches))
 	for _, b := range batches {
@@ -80,6 +84,9 @@ func (f *Feed) Append(ctx context.Context, batches []ScheduleChanges) (added int
 	if len(cmds) == 0 {
 		return 0, nil
 	}
+	if f.cfg.Replicas > 0 {
+		return f.appendReplicated(ctx, cmds)
+	}
 	for _, reply := range f.pipeline.Do(ctx, cmds...) {
 		n, err := reply.Int()
 		if err != nil {
@@ -88,4 +95,71 @@ func (f *Feed) Append(ctx context.Context, batches []ScheduleChanges) (added int
 		added += n
 	}
 	return added, nil
+}
+
+// appendReplicated sends the appends and a WAIT for cfg.Replicas replicas
+// in one pipeline, on one connection: WAIT counts the replicas that have
+// every write made on its own connection. Redis replicates asynchronously,
+// and a master that acknowledged an append it had not passed on loses it
+// when a replica is promoted in its place (a crash, or a Sentinel failover:
+// the old master takes writes until it is told it is a replica). The relay
+// deletes outbox rows once Append succeeds, so such an append would be a
+// seat event lost for every watcher; refused instead, it is appended again
+// on the new master (the positions skip what did arrive). Refusals last
+// cfg.ReplicaGrace at most: then, with no replica to wait for, the
+// master's word is taken (and a replica's return is noticed at once).
+func (f *Feed) appendReplicated(ctx context.Context, cmds []redisbatch.Command) (added int, err error) {
+	graceOver := time.Since(time.Unix(0, f.replicated.Load())) > f.cfg.ReplicaGrace
+	timeout := f.cfg.ReplicaTimeout
+	if graceOver {
+		timeout = time.Millisecond // a look, not a wait
+	}
+	for attempt := 0; ; attempt++ {
+		var scripts []*redis.Cmd
+		var wait *redis.Cmd
+		_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			scripts = make([]*redis.Cmd, len(cmds))
+			for i, c := range cmds {
+				scripts[i] = p.EvalSha(ctx, c.Script.Hash(), c.Keys, c.Args...)
+			}
+			wait = p.Do(ctx, "WAIT", f.cfg.Replicas, timeout.Milliseconds())
+			return nil
+		})
+		if attempt == 0 && slices.ContainsFunc(scripts, func(c *redis.Cmd) bool { return isNoScript(c.Err()) }) {
+			if err := appendScript.Load(ctx, f.rdb).Err(); err != nil {
+				return 0, fmt.Errorf("seatfeed: append: %w: %w", reservation.ErrUnavailable, err)
+			}
+			continue
+		}
+		added = 0
+		for _, reply := range scripts {
+			n, err := reply.Int()
+			if err != nil {
+				return added, fmt.Errorf("seatfeed: append: %w: %w", reservation.ErrUnavailable, err)
+			}
+			added += n
+		}
+		if err != nil {
+			return added, fmt.Errorf("seatfeed: append: %w: %w", reservation.ErrUnavailable, err)
+		}
+		acked, _ := wait.Int()
+		switch {
+		case acked >= f.cfg.Replicas:
+			f.replicated.Store(time.Now().UnixNano())
+			if f.unreplicated.Swap(false) {
+				f.log.Info("seat feed: appends have their replicas again", "replicas", acked)
+			}
+		case !graceOver:
+			return added, fmt.Errorf("seatfeed: append: %w: %d of %d replicas have it after %s",
+				reservation.ErrUnavailable, acked, f.cfg.Replicas, timeout)
+		case !f.unreplicated.Swap(true):
+			f.log.Warn("seat feed: appends go on without their replicas: a failover now could lose seat events",
+				"replicas", acked, "want", f.cfg.Replicas, "waited", f.cfg.ReplicaGrace)
+		}
+		return added, nil
+	}
+}
+
+func isNoScript(err error) bool {
+	return err != nil && redis.HasErrorPrefix(err, "NOSCRIPT")
 }

@@ -1,0 +1,78 @@
+// Command otlpsink receives OpenTelemetry traces over OTLP/HTTP and counts
+// their spans, nothing more: `make compare` points a traced service at it
+// (TRACED=1) to measure what tracing costs the service, exporting
+// included, without a trace viewer on the machine.
+//
+//	otlpsink -addr 127.0.0.1:4318
+//
+// POST /v1/traces takes an ExportTraceServiceRequest in protobuf (the
+// exporter's default) and answers an empty ExportTraceServiceResponse;
+// GET /spans answers the number of spans received so far.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"sync/atomic"
+
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:4318", "listen address")
+	flag.Parse()
+	if err := http.ListenAndServe(*addr, newSink()); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Print(err)
+		os.Exit(1)
+	}
+}
+
+// sink counts the spans of every export it accepts.
+type sink struct {
+	spans atomic.Int64
+	mux   *http.ServeMux
+}
+
+func newSink() *sink {
+	s := &sink{mux: http.NewServeMux()}
+	s.mux.HandleFunc("POST /v1/traces", s.export)
+	s.mux.HandleFunc("GET /spans", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, s.spans.Load())
+	})
+	return s
+}
+
+func (s *sink) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+func (s *sink) export(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	if err != nil {
+		http.Error(w, "read: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	var req coltracepb.ExportTraceServiceRequest
+	if err := proto.Unmarshal(body, &req); err != nil {
+		http.Error(w, "not an OTLP trace export in protobuf: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	var n int64
+	for _, rs := range req.GetResourceSpans() {
+		for _, ss := range rs.GetScopeSpans() {
+			n += int64(len(ss.GetSpans()))
+		}
+	}
+	s.spans.Add(n)
+	answer, err := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	_, _ = w.Write(answer)
+}
