@@ -85,8 +85,11 @@ defaults
     timeout connect 2s
     timeout client 70s
     timeout server 70s
-    # Live seat-map streams stay open for as long as their clients watch.
+    # Live seat-map streams stay open for as long as their clients watch,
+    # and each event goes out at once: without http-no-delay HAProxy holds
+    # small writes back for about 200 ms, every event of a stream late.
     timeout tunnel 1h
+    option http-no-delay
     # A connection an instance refused (it is starting or just stopped) is
     # tried again on another: the request never reached the first.
     retries 3

@@ -12,19 +12,24 @@
 # reopened with Last-Event-ID when an instance ends it), while `cluster.sh
 # roll` restarts the three instances one by one. A run passes when the
 # hammer's verdict does: no 5xx, no transport error, one reservation per
-# seat and every booking's event on the stream. It prints each run's
+# seat and every booking's event on the stream. Then FAILOVERS times
+# (default 1) the same hammer while the Sentinels promote the replica
+# (`cluster.sh failover`), to the same verdict. It prints each run's
 # figures, and stops everything it started.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/.."
 dir=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 runs=${RUNS:-3}
+failovers=${FAILOVERS:-1}
 duration=${DURATION:-25s}
 
 log() { printf 'rolling: %s\n' "$*" >&2; }
 
 go build -o bin/api ./cmd/api
 go build -o bin/hammer ./cmd/hammer
+go build -o bin/pagecheck ./scripts/pagecheck
+bash "$here/devenv.sh" browser
 addr=127.0.0.1:$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 mkdir -p "$dir"
 HTTP_ADDR=$addr setsid bash "$here/cluster.sh" up "$dir" >"$dir/cluster-up.log" 2>&1 &
@@ -50,28 +55,50 @@ HTTP_ADDR=$addr bash "$here/smoke.sh" "$dir" >"$dir/smoke.log" 2>&1 ||
 	{ tail -n 40 "$dir/smoke.log" >&2; log "make smoke failed through HAProxy (see $dir/smoke.log)"; exit 1; }
 log "through HAProxy: make smoke $(tail -n 1 "$dir/smoke.log")"
 
-failed=0
-for r in $(seq 1 "$runs"); do
-	out=$dir/run-$r.json
+# The page, through HAProxy, while the instances restart: its stream is
+# ended by each instance that goes and reopened by the browser.
+# shellcheck disable=SC1091
+. "$dir/tokens.env"
+bin/pagecheck -json -url "http://$addr" -admin-token "$ADMIN" -user-token "$ALICE" -duration 12s \
+	>"$dir/page.json" 2>"$dir/page.err" &
+page=$!
+sleep 2
+bash "$here/cluster.sh" roll "$dir" 2>>"$dir/roll.log"
+status=0
+wait "$page" || status=$?
+jq -r '"the page through HAProxy, 3 instances restarted: \(.bookings) bookings made meanwhile, \(.retries) retried; the page agreed with the seat map \(.agreeSeconds) s after the last; its stream opened \(.stream.opens) times, \(.stream.snapshots) snapshot; \(if .pass then "PASS" else "FAIL: " + .reason end)"' \
+	"$dir/page.json" >&2 || true
+[ "$status" -eq 0 ] || { cat "$dir/page.err" >&2; log "the page failed through HAProxy (see $dir/page.json)"; exit 1; }
+
+# under CHANGE RUN: a hammer run of DURATION through HAProxy, with CHANGE
+# (roll or failover) 3 s in; prints its figures and fails on its verdict.
+under() {
+	local change=$1 r=$2 out=$dir/$1-$2.json began took hammer status=0
 	bin/hammer -json -scenario fresh-seats -c 64 -users 2000 -duration "$duration" -watch \
-		-url "http://$addr" >"$out" 2>"$dir/run-$r.err" &
+		-url "http://$addr" >"$out" 2>"$dir/$change-$r.err" &
 	hammer=$!
 	sleep 3
 	began=$SECONDS
-	bash "$here/cluster.sh" roll "$dir" 2>>"$dir/roll.log"
-	rolled=$((SECONDS - began))
-	status=0
+	bash "$here/cluster.sh" "$change" "$dir" 2>>"$dir/$change.log"
+	took=$((SECONDS - began))
 	wait "$hammer" || status=$?
-	jq -r --arg r "$r" --arg rolled "$rolled" '
-		"run \($r): \(.sent) requests in \(.wallMs) ms (\(.throughputPerSec | floor) req/s) while 3 instances restarted in \($rolled) s; " +
+	jq -r --arg what "$change $r" --arg during "$(case $change in roll) echo "3 instances restarted in $took s" ;; failover) echo "the Sentinels failed over in $took s" ;; esac)" '
+		"\($what): \(.sent) requests in \(.wallMs | floor) ms (\(.throughputPerSec | floor) req/s) while \($during); " +
 		"5xx \([.responses | to_entries[] | select(.key | test("^5")) | .value] | add // 0), " +
 		"transport errors \(.responses["transport error"] // 0), " +
-		"events \(.watch.matched) of \(.watch.booked) bookings, missing \(.watch.missing // [] | length), streams reopened \(.watch.resumed // 0); " +
-		"p99 \(.latencyMs.p99) ms; verdict \(if .verdict.pass then "PASS" else "FAIL: " + (.verdict.reasons | join("; ")) end)"' "$out"
-	if [ "$status" -ne 0 ]; then
-		failed=1
-		cat "$dir/run-$r.err" >&2
-	fi
+		"events \(.watch.matched) of \(.watch.booked) bookings, missing \(.watch.missing // [] | length), streams reopened \(.watch.resumed // 0), " +
+		"event p99 \(.watch.delayMs.p99 // "?") ms; p99 \(.latencyMs.p99) ms; verdict \(if .verdict.pass then "PASS" else "FAIL: " + (.verdict.reasons | join("; ")) end)"' "$out"
+	[ "$status" -eq 0 ] || { cat "$dir/$change-$r.err" >&2; return 1; }
+}
+
+failed=0
+for r in $(seq 1 "$runs"); do
+	under roll "$r" || failed=1
 done
 [ "$failed" -eq 0 ] || { log "a rolling restart failed requests or lost events (see $dir)"; exit 1; }
 log "passed: $runs rolling restarts under load, no request failed, no event lost"
+for r in $(seq 1 "$failovers"); do
+	under failover "$r" || failed=1
+done
+[ "$failed" -eq 0 ] || { log "a Sentinel failover failed requests or lost events (see $dir)"; exit 1; }
+[ "$failovers" -eq 0 ] || log "passed: $failovers Sentinel failovers under load, no request failed, no event lost"

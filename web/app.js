@@ -18,6 +18,8 @@ const state = {
   pending: new Map(),     // seat changes not yet drawn
   frame: 0,
   busy: false,            // a best-available booking is under way
+  reopen: 0,              // the timer that opens a refused stream again
+  reopenAfter: 1000,      // its wait, doubled at each refusal up to 15 s
 };
 
 function token() { return $("token").value.trim(); }
@@ -67,6 +69,7 @@ async function loadSchedules() {
 // open streams the schedule's seat map, replacing the one shown.
 function open(scheduleId) {
   if (state.source) state.source.close();
+  clearTimeout(state.reopen);
   state.scheduleId = scheduleId;
   state.selected.clear();
   state.seats.clear();
@@ -77,8 +80,19 @@ function open(scheduleId) {
   const source = new EventSource("/schedules/" + scheduleId + "/seats/events");
   state.source = source;
   $("connection").textContent = "connecting";
-  source.addEventListener("open", () => { $("connection").textContent = "live"; });
-  source.addEventListener("error", () => { $("connection").textContent = "reconnecting"; });
+  source.addEventListener("open", () => {
+    $("connection").textContent = "live";
+    state.reopenAfter = 1000;
+  });
+  source.addEventListener("error", () => {
+    $("connection").textContent = "reconnecting";
+    if (source.readyState !== EventSource.CLOSED) return; // the browser tries again by itself
+    // Refused with another status than 200 (a load balancer with no
+    // instance ready, 503 too_many_streams), the browser gives the stream
+    // up for good: open it again later, from a fresh snapshot.
+    state.reopen = setTimeout(() => { if (state.source === source) open(scheduleId); }, state.reopenAfter);
+    state.reopenAfter = Math.min(state.reopenAfter * 2, 15000);
+  });
   source.addEventListener("snapshot", (e) => {
     const map = JSON.parse(e.data);
     drawAll(map.seats);
