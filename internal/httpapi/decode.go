@@ -54,18 +54,28 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 	if !isJSONMediaType(r.Header.Get("Content-Type")) {
 		return errMediaType
 	}
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	return decodeBody(body, dst)
+}
+
+// readBody reads the request's body, at most maxBodyBytes (errTooLarge
+// past it, told by Content-Length before reading when it says so).
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.ContentLength > maxBodyBytes {
-		return errTooLarge
+		return nil, errTooLarge
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return errTooLarge
+			return nil, errTooLarge
 		}
-		return problem.UnreadableBody
+		return nil, problem.UnreadableBody
 	}
-	return decodeBody(body, dst)
+	return body, nil
 }
 
 // decodeOptions refuse members the destination does not have; invalid

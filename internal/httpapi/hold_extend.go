@@ -2,8 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"errors"
-	"io"
 	"maps"
 	"net/http"
 	"slices"
@@ -38,16 +36,9 @@ func (h *handler) extendHold(w http.ResponseWriter, r *http.Request) error {
 // Anything else is refused as decodeJSON refuses it (400, 413, 415), and
 // a member is unknown.
 func emptyBody(w http.ResponseWriter, r *http.Request) error {
-	if r.ContentLength > maxBodyBytes {
-		return errTooLarge
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	body, err := readBody(w, r)
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return errTooLarge
-		}
-		return problem.UnreadableBody
+		return err
 	}
 	if len(bytes.Trim(body, " \t\r\n")) == 0 {
 		return nil
