@@ -390,24 +390,17 @@ func (u *parsedURL) withoutUserinfo() string { return u.scheme + "://" + u.hosts
 func (u *parsedURL) clusterOptions() (*redis.ClusterOptions, error) {
 	var addrs []string
 	if u.hosts != "" || !strings.Contains(u.rest, "addr=") {
-		for _, h := range strings.Split(u.hosts, ",") {
-			addr, err := nodeAddr(h)
-			if err != nil {
-				return nil, u.errorf("%w", err)
-			}
-			addrs = append(addrs, addr)
+		var err error
+		if addrs, err = u.addresses("6379", "cluster node"); err != nil {
+			return nil, err
 		}
 	}
-	pathEnd := strings.IndexAny(u.rest, "?#")
-	if pathEnd < 0 {
-		pathEnd = len(u.rest)
-	}
-	switch path := u.rest[:pathEnd]; path {
+	path, query := u.pathAndQuery()
+	switch path {
 	case "", "/", "/0":
 	default:
 		return nil, u.errorf("a cluster has only database 0, got path %q", path)
 	}
-	query, _, _ := strings.Cut(strings.TrimPrefix(u.rest[pathEnd:], "?"), "#")
 	q, err := url.ParseQuery(query)
 	if err != nil {
 		return nil, u.errorf("invalid query: %w", err)
@@ -437,9 +430,30 @@ func (u *parsedURL) clusterOptions() (*redis.ClusterOptions, error) {
 	return opts, nil
 }
 
-// nodeAddr checks one "host[:port]" of a cluster URL and adds the default
-// port when it is missing.
-func nodeAddr(h string) (string, error) { return hostPort(h, "6379", "cluster node") }
+// addresses checks each of the URL's comma-separated hosts with hostPort
+// and returns them, ports added.
+func (u *parsedURL) addresses(defaultPort, what string) ([]string, error) {
+	var addrs []string
+	for _, h := range strings.Split(u.hosts, ",") {
+		addr, err := hostPort(h, defaultPort, what)
+		if err != nil {
+			return nil, u.errorf("%w", err)
+		}
+		addrs = append(addrs, addr)
+	}
+	return addrs, nil
+}
+
+// pathAndQuery splits what follows the hosts into the path and the raw
+// query, the fragment left out.
+func (u *parsedURL) pathAndQuery() (path, query string) {
+	pathEnd := strings.IndexAny(u.rest, "?#")
+	if pathEnd < 0 {
+		pathEnd = len(u.rest)
+	}
+	query, _, _ = strings.Cut(strings.TrimPrefix(u.rest[pathEnd:], "?"), "#")
+	return u.rest[:pathEnd], query
+}
 
 // hostPort checks one "host[:port]" of a cluster or Sentinel URL (what
 // names which) and adds defaultPort when the port is missing.
@@ -500,19 +514,12 @@ func (u *parsedURL) failoverOptions() (*redis.FailoverOptions, error) {
 // by handing go-redis its own form of the same (first Sentinel as the
 // host, the others as addr parameters, the master as master_name).
 func (u *parsedURL) sentinelFormOptions() (*redis.FailoverOptions, error) {
-	var addrs []string
-	for _, h := range strings.Split(u.hosts, ",") {
-		addr, err := hostPort(h, SentinelPort, "Sentinel")
-		if err != nil {
-			return nil, u.errorf("%w", err)
-		}
-		addrs = append(addrs, addr)
+	addrs, err := u.addresses(SentinelPort, "Sentinel")
+	if err != nil {
+		return nil, err
 	}
-	pathEnd := strings.IndexAny(u.rest, "?#")
-	if pathEnd < 0 {
-		pathEnd = len(u.rest)
-	}
-	segments := strings.Split(strings.TrimPrefix(u.rest[:pathEnd], "/"), "/")
+	path, query := u.pathAndQuery()
+	segments := strings.Split(strings.TrimPrefix(path, "/"), "/")
 	master, err := url.PathUnescape(segments[0])
 	switch {
 	case err != nil:
@@ -528,7 +535,6 @@ func (u *parsedURL) sentinelFormOptions() (*redis.FailoverOptions, error) {
 			return nil, u.errorf("invalid database number %q", segments[1])
 		}
 	}
-	query, _, _ := strings.Cut(strings.TrimPrefix(u.rest[pathEnd:], "?"), "#")
 	q, err := url.ParseQuery(query)
 	if err != nil {
 		return nil, u.errorf("invalid query: %w", err)
