@@ -116,16 +116,17 @@ func Load(environ map[string]string) (Config, error) {
 		problems = append(problems, errors.New(`LOCK_BACKEND must be "redis" or "postgres"`))
 	}
 	if cfg.RedisURL != "" {
-		if err := redisconn.Check(cfg.RedisURL); err != nil {
+		if kind, err := redisconn.KindOf(cfg.RedisURL); err != nil {
 			// The reason alone: the URL may carry a password.
 			var bad *redisconn.URLError
 			if errors.As(err, &bad) {
 				err = bad.Err
 			}
 			problems = append(problems, fmt.Errorf("REDIS_URL is invalid: %s", strings.TrimPrefix(err.Error(), "redisconn: ")))
+		} else if err := checkSeatFeedReplicas(&cfg, kind, environ); err != nil {
+			problems = append(problems, err)
 		}
 	}
-	problems = append(problems, checkSeatFeedReplicas(&cfg, environ)...)
 	if len(cfg.AuthSecret) < auth.MinSecretLen {
 		problems = append(problems, fmt.Errorf("AUTH_SECRET must be at least %d bytes", auth.MinSecretLen))
 	}
@@ -183,11 +184,7 @@ func Load(environ map[string]string) (Config, error) {
 // checkSeatFeedReplicas defaults SEAT_FEED_REPLICAS by the kind of
 // REDIS_URL and checks it: a Redis Cluster has no one connection to WAIT
 // on.
-func checkSeatFeedReplicas(cfg *Config, environ map[string]string) []error {
-	kind, err := redisconn.KindOf(cfg.RedisURL)
-	if cfg.RedisURL == "" || err != nil {
-		return nil // no feed, or REDIS_URL's own error
-	}
+func checkSeatFeedReplicas(cfg *Config, kind redisconn.Kind, environ map[string]string) error {
 	if environ["SEAT_FEED_REPLICAS"] == "" {
 		if kind == redisconn.Sentinel {
 			cfg.SeatFeedReplicas = 1
@@ -196,9 +193,9 @@ func checkSeatFeedReplicas(cfg *Config, environ map[string]string) []error {
 	}
 	switch {
 	case cfg.SeatFeedReplicas < 0 || cfg.SeatFeedReplicas > 16:
-		return []error{errors.New("SEAT_FEED_REPLICAS must be between 0 and 16")}
+		return errors.New("SEAT_FEED_REPLICAS must be between 0 and 16")
 	case cfg.SeatFeedReplicas > 0 && kind == redisconn.Cluster:
-		return []error{errors.New("SEAT_FEED_REPLICAS must be 0 with a Redis Cluster REDIS_URL")}
+		return errors.New("SEAT_FEED_REPLICAS must be 0 with a Redis Cluster REDIS_URL")
 	}
 	return nil
 }
