@@ -254,14 +254,19 @@ wait_cluster_ok() {
 
 # stop_cluster DIR stops the cluster nodes of DIR and waits for them to exit
 # (they rewrite nodes.conf on the way out, and DIR may be removed next).
-stop_cluster() {
-	local dir=$1 pidfile pids=() pid
-	for pidfile in "$dir"/cluster/*/redis.pid; do
-		[ -f "$pidfile" ] && pids+=("$(cat "$pidfile")")
+stop_cluster() { stop_pidfiles "$1"/cluster/*/redis.pid; }
+
+# stop_pidfiles PIDFILE...: SIGTERM to each running process a pid file
+# names, then waits up to 5 s for each to exit; STOPPED lists their pids.
+stop_pidfiles() {
+	local pidfile pid
+	STOPPED=()
+	for pidfile in "$@"; do
+		[ -f "$pidfile" ] || continue
+		pid=$(cat "$pidfile")
+		running "$pid" && kill "$pid" 2>/dev/null && STOPPED+=("$pid")
 	done
-	[ ${#pids[@]} -eq 0 ] && return 0
-	kill "${pids[@]}" 2>/dev/null || true
-	for pid in "${pids[@]}"; do
+	for pid in "${STOPPED[@]}"; do
 		for _ in $(seq 1 50); do
 			running "$pid" || break
 			sleep 0.1
@@ -394,22 +399,8 @@ CONF
 }
 
 # stop_sentinel DIR stops DIR's Sentinels and replica, and waits for them
-# to exit (a `make cluster` right after reuses their ports); it adds their
-# pids to STOPPED_SENTINEL.
-stop_sentinel() {
-	local pidfile pid
-	for pidfile in "$1"/sentinel/*/sentinel.pid "$1"/sentinel/replica/redis.pid; do
-		[ -f "$pidfile" ] || continue
-		pid=$(cat "$pidfile")
-		running "$pid" && kill "$pid" 2>/dev/null && STOPPED_SENTINEL+=("$pid")
-	done
-	for pid in "${STOPPED_SENTINEL[@]}"; do
-		for _ in $(seq 1 50); do
-			running "$pid" || break
-			sleep 0.1
-		done
-	done
-}
+# to exit (a `make cluster` right after reuses their ports).
+stop_sentinel() { stop_pidfiles "$1"/sentinel/*/sentinel.pid "$1"/sentinel/replica/redis.pid; }
 
 # What the current start has started, so that a failed start stops it
 # (on_exit) and leaves nothing running behind an error.
@@ -476,9 +467,8 @@ cmd_stop() {
 		fi
 	fi
 	stop_cluster "$dir"
-	STOPPED_SENTINEL=()
 	stop_sentinel "$dir"
-	[ ${#STOPPED_SENTINEL[@]} -eq 0 ] || stopped+=("the Sentinels and the replica (pids ${STOPPED_SENTINEL[*]})")
+	[ ${#STOPPED[@]} -eq 0 ] || stopped+=("the Sentinels and the replica (pids ${STOPPED[*]})")
 	pg=$(pg_dir_of "$dir")
 	if bin=$(pg_bindir) && [ -f "$pg/data/PG_VERSION" ]; then
 		if as_pg "$bin/pg_ctl" -D "$pg/data" -m fast -w stop >/dev/null 2>&1; then
