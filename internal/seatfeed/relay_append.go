@@ -90,7 +90,7 @@ func (f *Feed) Append(ctx context.Context, batches []ScheduleChanges) (added int
 	for _, reply := range f.pipeline.Do(ctx, cmds...) {
 		n, err := reply.Int()
 		if err != nil {
-			return added, fmt.Errorf("seatfeed: append: %w: %w", reservation.ErrUnavailable, err)
+			return added, appendFailed(err)
 		}
 		added += n
 	}
@@ -127,20 +127,19 @@ func (f *Feed) appendReplicated(ctx context.Context, cmds []redisbatch.Command) 
 		})
 		if attempt == 0 && slices.ContainsFunc(scripts, func(c *redis.Cmd) bool { return isNoScript(c.Err()) }) {
 			if err := appendScript.Load(ctx, f.rdb).Err(); err != nil {
-				return 0, fmt.Errorf("seatfeed: append: %w: %w", reservation.ErrUnavailable, err)
+				return 0, appendFailed(err)
 			}
 			continue
 		}
-		added = 0
 		for _, reply := range scripts {
 			n, err := reply.Int()
 			if err != nil {
-				return added, fmt.Errorf("seatfeed: append: %w: %w", reservation.ErrUnavailable, err)
+				return added, appendFailed(err)
 			}
 			added += n
 		}
 		if err != nil {
-			return added, fmt.Errorf("seatfeed: append: %w: %w", reservation.ErrUnavailable, err)
+			return added, appendFailed(err)
 		}
 		acked, _ := wait.Int()
 		switch {
@@ -158,6 +157,11 @@ func (f *Feed) appendReplicated(ctx context.Context, cmds []redisbatch.Command) 
 		}
 		return added, nil
 	}
+}
+
+// appendFailed is an append's failure to reach Redis, as ErrUnavailable.
+func appendFailed(err error) error {
+	return fmt.Errorf("seatfeed: append: %w: %w", reservation.ErrUnavailable, err)
 }
 
 func isNoScript(err error) bool {
