@@ -133,7 +133,7 @@ up() {
 	trap down EXIT
 	trap 'exit 0' INT TERM
 	for n in $(seq 1 "$instances"); do
-		python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' >"$state/api-$n.port"
+		bash "$here/devenv.sh" port >"$state/api-$n.port"
 		: >"$state/api-$n.log"
 		start_instance "$n"
 	done

@@ -7,6 +7,7 @@
 #   devenv.sh start DIR [RPORT PPORT]  start (or reuse) servers with their data under DIR; writes DIR/env
 #   devenv.sh sentinel DIR             give DIR's Redis a replica and three Sentinels (make cluster); writes DIR/sentinel/env
 #   devenv.sh stop DIR                 stop the servers of DIR
+#   devenv.sh port                     print a free port (below the ephemeral range, see free_port)
 #   devenv.sh test CMD...              throwaway servers on free ports, run CMD with TEST_* variables, tear down
 #
 # DIR/env holds REDIS_URL, DATABASE_URL and AUTH_SECRET as shell assignments,
@@ -525,6 +526,7 @@ case "${1:-}" in
 install) install_packages ;;
 browser) install_browser ;;
 haproxy) install_haproxy ;;
+port) free_port ;;
 start) shift; cmd_start "$(absolute "$1")" "${@:2}" ;;
 sentinel) shift; cmd_sentinel "$(absolute "$1")" ;;
 stop) shift; cmd_stop "$(absolute "$1")" say ;;

@@ -30,7 +30,7 @@ go build -o bin/api ./cmd/api
 go build -o bin/hammer ./cmd/hammer
 go build -o bin/pagecheck ./scripts/pagecheck
 bash "$here/devenv.sh" browser
-addr=127.0.0.1:$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+addr=127.0.0.1:$(bash "$here/devenv.sh" port)
 mkdir -p "$dir"
 HTTP_ADDR=$addr setsid bash "$here/cluster.sh" up "$dir" >"$dir/cluster-up.log" 2>&1 &
 up=$!

@@ -25,7 +25,7 @@ if [ -f "$dir/env" ] && curl -fsS -o /dev/null "http://$addr/readyz" 2>/dev/null
 else
 	servers_running || cleanup+=("bash '$here/devenv.sh' stop '$dir'")
 	bash "$here/devenv.sh" start "$dir"
-	addr=127.0.0.1:$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	addr=127.0.0.1:$(bash "$here/devenv.sh" port)
 	(set -a; . "$dir/env"; set +a; HTTP_ADDR=$addr exec bin/api serve) >"$dir/smoke-api.log" 2>&1 &
 	pid=$!
 	cleanup=("kill $pid; wait $pid 2>/dev/null || true" "${cleanup[@]}")

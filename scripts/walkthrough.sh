@@ -24,7 +24,6 @@ clone=$work/seatlock
 second=$work/second
 run_pid=
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 env_value() { sed -n "s/^$2=//p" "$1/.data/run/env" 2>/dev/null; }
 
@@ -54,7 +53,7 @@ cleanup() {
 trap cleanup EXIT
 
 git clone -q "$repo" "$clone"
-port=$(free_port)
+port=$(bash "$here/devenv.sh" port)
 addr=127.0.0.1:$port
 log "make run in $clone (mode $(stat -c %a "$work")), serving on $addr"
 (cd "$clone" && HTTP_ADDR=$addr exec setsid make run) >"$work/run.log" 2>&1 &
