@@ -246,17 +246,26 @@ func (a *App) openLimiters(cfg config.Config, registry prometheus.Registerer, tr
 		return nil, nil, err
 	}
 	// Each limiter leaves the instances' registry when the app closes, so
-	// the others take over its share at once.
+	// the others take over its share at once. They leave together: with
+	// Redis down, each waits its timeout.
+	var limiters []*ratelimit.Limiter
 	if cfg.RateLimitUser > 0 {
 		l := ratelimit.New(client, "ratelimit:user", cfg.RateLimitUser)
-		a.closeFirst(func() { _ = l.Close() })
+		limiters = append(limiters, l)
 		user = l
 	}
 	if cfg.RateLimitIP > 0 {
 		l := ratelimit.New(client, "ratelimit:ip", cfg.RateLimitIP)
-		a.closeFirst(func() { _ = l.Close() })
+		limiters = append(limiters, l)
 		address = l
 	}
+	a.closeFirst(func() {
+		var wg sync.WaitGroup
+		for _, l := range limiters {
+			wg.Go(func() { _ = l.Close() })
+		}
+		wg.Wait()
+	})
 	return user, address, nil
 }
 

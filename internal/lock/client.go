@@ -52,8 +52,10 @@ type Client struct {
 	log            *slog.Logger
 
 	forgetting sync.WaitGroup // background releases (forget)
-	closed     chan struct{}
-	closeOnce  sync.Once
+	// closing ends when Close is called: it cancels the background
+	// releases, even one waiting on a store that does not answer.
+	closing       context.Context
+	cancelClosing context.CancelFunc
 }
 
 var (
@@ -70,8 +72,8 @@ func New(store backend.Backend, cfg Config) *Client {
 		releaseTimeout: or(cfg.ReleaseTimeout, DefaultReleaseTimeout),
 		observer:       cfg.Observer,
 		log:            cfg.Logger,
-		closed:         make(chan struct{}),
 	}
+	c.closing, c.cancelClosing = context.WithCancel(context.Background())
 	if cfg.RememberSeals {
 		c.seals = newSealMemory()
 	}

@@ -34,7 +34,7 @@ func (c *Client) forget(t target, token string, expires time.Time) {
 			if left <= 0 {
 				return
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), min(c.releaseTimeout, left))
+			ctx, cancel := context.WithTimeout(c.closing, min(c.releaseTimeout, left))
 			released, err := t.release(ctx, token)
 			cancel()
 			if err == nil && released {
@@ -42,7 +42,7 @@ func (c *Client) forget(t target, token string, expires time.Time) {
 			}
 			select {
 			case <-time.After(min(backoff, time.Until(expires))):
-			case <-c.closed:
+			case <-c.closing.Done():
 				return
 			}
 			backoff = min(2*backoff, forgetMaxRetry)
@@ -66,10 +66,10 @@ func forgetUntil(err error, requested time.Time, ttl time.Duration) time.Time {
 }
 
 // Close stops the background releases of acquisitions whose outcome was
-// unknown and waits for them; the keys they had not yet freed expire at
-// their TTL. Leases already granted are not affected: release them first.
-// Close is idempotent.
+// unknown, cancelling any in flight, and waits for them; the keys they had
+// not yet freed expire at their TTL. Leases already granted are not
+// affected: release them first. Close is idempotent.
 func (c *Client) Close() {
-	c.closeOnce.Do(func() { close(c.closed) })
+	c.cancelClosing()
 	c.forgetting.Wait()
 }

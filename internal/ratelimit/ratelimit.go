@@ -73,8 +73,11 @@ type Limiter struct {
 	mu      sync.Mutex
 	clients map[string]*client
 
-	stop chan struct{}
-	done chan struct{}
+	// closing ends when Close is called: it stops the periodic sync and
+	// cancels one in flight, which waits on Redis otherwise.
+	closing       context.Context
+	cancelClosing context.CancelFunc
+	done          chan struct{}
 }
 
 // client is one key's state on this instance.
@@ -101,9 +104,9 @@ func New(rdb redis.UniversalClient, name string, perSecond int) *Limiter {
 		instance:  strconv.FormatUint(rand.Uint64(), 36),
 		perSecond: max(1, perSecond),
 		clients:   map[string]*client{},
-		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 	}
+	l.closing, l.cancelClosing = context.WithCancel(context.Background())
 	l.instances.Store(1)
 	ctx, cancel := context.WithTimeout(context.Background(), SyncInterval)
 	_ = l.Sync(ctx) // best effort: until a sync succeeds, this instance counts alone
@@ -255,20 +258,21 @@ func (l *Limiter) syncEvery(d time.Duration) {
 	defer tick.Stop()
 	for {
 		select {
-		case <-l.stop:
+		case <-l.closing.Done():
 			return
 		case <-tick.C:
-			ctx, cancel := context.WithTimeout(context.Background(), d)
+			ctx, cancel := context.WithTimeout(l.closing, d)
 			_ = l.Sync(ctx) // an outage is seen by the requests that ask Redis
 			cancel()
 		}
 	}
 }
 
-// Close stops the periodic sync and leaves the registry, so the other
-// instances take over this one's share at their next sync.
+// Close stops the periodic sync (cancelling one in flight) and leaves the
+// registry, so the other instances take over this one's share at their
+// next sync.
 func (l *Limiter) Close() error {
-	close(l.stop)
+	l.cancelClosing()
 	<-l.done
 	ctx, cancel := context.WithTimeout(context.Background(), SyncInterval)
 	defer cancel()
