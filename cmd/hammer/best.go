@@ -33,6 +33,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/seatlock/seatlock/internal/auth"
+	"github.com/seatlock/seatlock/internal/reservation"
 )
 
 // Why a phase ended.
@@ -50,18 +51,9 @@ const (
 func (b bestConfig) layout() []layoutRowIn {
 	rows := make([]layoutRowIn, b.Rows)
 	for i := range rows {
-		rows[i] = layoutRowIn{Label: rowLabel(i), Seats: b.RowSeats, Category: b.Category}
+		rows[i] = layoutRowIn{Label: reservation.RowLabel(i), Seats: b.RowSeats, Category: b.Category}
 	}
 	return rows
-}
-
-// rowLabel labels row i (from 0) as a spreadsheet labels its columns.
-func rowLabel(i int) string {
-	label := ""
-	for i++; i > 0; i = (i - 1) / 26 {
-		label = string(rune('A'+(i-1)%26)) + label
-	}
-	return label
 }
 
 // quantityOf is the quantity request i asks for: drawn from the range by a

@@ -192,3 +192,14 @@ func (l Layout) HasCategory(category string) bool {
 	}
 	return false
 }
+
+// RowLabel is the label of row i (from 0) as venues usually letter their
+// rows and spreadsheets their columns: A..Z, AA, AB, ... (RowLabel(0) is
+// SingleRowLabel). The tools that lay out venues of many rows use it.
+func RowLabel(i int) string {
+	label := ""
+	for i++; i > 0; i = (i - 1) / 26 {
+		label = string(rune('A'+(i-1)%26)) + label
+	}
+	return label
+}

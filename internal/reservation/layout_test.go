@@ -84,3 +84,11 @@ func TestSingleRowLayoutIsRowA(t *testing.T) {
 		t.Errorf("layout of a seat count = %+v, want one row A of 5 standard seats", rows)
 	}
 }
+
+func TestRowLabelLettersRowsAsASpreadsheetItsColumns(t *testing.T) {
+	for i, want := range map[int]string{0: reservation.SingleRowLabel, 1: "B", 25: "Z", 26: "AA", 27: "AB", 51: "AZ", 52: "BA", 701: "ZZ", 702: "AAA"} {
+		if got := reservation.RowLabel(i); got != want {
+			t.Errorf("RowLabel(%d) = %q, want %q", i, got, want)
+		}
+	}
+}

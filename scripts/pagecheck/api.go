@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/seatlock/seatlock/internal/reservation"
 )
 
 // The retry policy for a request a rolling restart may break: a few
@@ -80,7 +82,7 @@ func (c *api) createSchedule(ctx context.Context, adminToken string, rows int) (
 	}
 	var layout []row
 	for i := range rows {
-		layout = append(layout, row{Label: rowLabel(i), Seats: seatsPerRow})
+		layout = append(layout, row{Label: reservation.RowLabel(i), Seats: seatsPerRow})
 	}
 	body["layout"] = map[string]any{"rows": layout}
 	// No Idempotency-Key here (the route takes none): a retry after a
@@ -100,16 +102,6 @@ func (c *api) createSchedule(ctx context.Context, adminToken string, rows int) (
 		return 0, 0, fmt.Errorf("unreadable answer %s", ans)
 	}
 	return created.ID, created.SeatCount, nil
-}
-
-// rowLabel names row i (from 0) as a spreadsheet names columns: A..Z,
-// AA, AB, ...
-func rowLabel(i int) string {
-	label := ""
-	for i++; i > 0; i = (i - 1) / 26 {
-		label = string(rune('A'+(i-1)%26)) + label
-	}
-	return label
 }
 
 // reserve books one seat as the user, with one Idempotency-Key for all

@@ -36,15 +36,14 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/seatlock/seatlock/internal/reservation"
 )
 
 // seatsPerRow is the width of the venue; rows are added until every
 // planned booking has a seat and one row is left whole for the page's
 // "Book 2 together".
 const seatsPerRow = 20
-
-// maxRows is the service's limit on a layout's rows (reservation.MaxRows).
-const maxRows = 100
 
 type config struct {
 	baseURL               string
@@ -127,8 +126,8 @@ func parseFlags(args []string) (config, error) {
 		return cfg, errors.New("need -admin-token and -user-token (or ADMIN and ALICE in the environment; . DIR/tokens.env)")
 	case cfg.duration <= 0 || cfg.interval <= 0 || cfg.settle <= 0:
 		return cfg, errors.New("-duration, -interval and -settle must be positive")
-	case rowsFor(cfg) > maxRows:
-		return cfg, fmt.Errorf("-duration %s at -interval %s needs more than the %d seats a schedule may have", cfg.duration, cfg.interval, maxRows*seatsPerRow)
+	case rowsFor(cfg) > reservation.MaxRows:
+		return cfg, fmt.Errorf("-duration %s at -interval %s needs more than the %d seats a schedule may have", cfg.duration, cfg.interval, reservation.MaxRows*seatsPerRow)
 	}
 	return cfg, nil
 }
