@@ -7,7 +7,6 @@ import (
 	"maps"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -18,23 +17,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-)
 
-// chromium finds the browser the tests drive: CHROMIUM, or Debian's
-// chromium, which make test installs. It fails, never skips, without one.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, path := range []string{os.Getenv("CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if path == "" {
-			continue
-		}
-		if _, err := exec.LookPath(path); err == nil {
-			return path
-		}
-	}
-	t.Fatal("no Chromium: install Debian's chromium package (make test does) or set CHROMIUM")
-	return ""
-}
+	"github.com/seatlock/seatlock/internal/headless"
+)
 
 // oneBrowser lets one test drive a browser at a time: with two Chromiums
 // (and the DOM events chromedp decodes under -race) on two cores, the
@@ -48,22 +33,13 @@ func browser(t *testing.T) context.Context {
 	t.Helper()
 	oneBrowser.Lock()
 	t.Cleanup(oneBrowser.Unlock) // after the browser below has quit
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium(t)),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.WindowSize(1200, 900),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() {
-		cancel()
-		cancelAlloc()
-	})
+	// It fails, never skips, without a Chromium.
+	path, err := headless.Find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, quit := headless.NewTab(context.Background(), path)
+	t.Cleanup(quit)
 	if err := chromedp.Run(ctx); err != nil {
 		t.Fatalf("start Chromium: %v", err)
 	}

@@ -2,16 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"time"
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/seatlock/seatlock/internal/headless"
 )
 
 // Bounds of the browser's steps: generous, because Chromium shares two
@@ -23,43 +22,14 @@ const (
 	pageReadTimeout     = 10 * time.Second
 )
 
-// findChromium finds the browser as the page's tests do: CHROMIUM, or
-// Debian's chromium.
-func findChromium() (string, error) {
-	for _, path := range []string{os.Getenv("CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if path == "" {
-			continue
-		}
-		if _, err := exec.LookPath(path); err == nil {
-			return path, nil
-		}
-	}
-	return "", errors.New("no Chromium: install Debian's chromium (bash scripts/devenv.sh browser) or set CHROMIUM")
-}
-
-// startBrowser starts headless Chromium with the flags of the page's tests
-// (internal/app/page_test.go) and returns its tab and a func that quits it.
+// startBrowser starts headless Chromium as the page's tests do
+// (internal/headless) and returns its tab and a func that quits it.
 func startBrowser(ctx context.Context) (context.Context, func(), error) {
-	path, err := findChromium()
+	path, err := headless.Find()
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.WindowSize(1200, 900),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	tab, cancelTab := chromedp.NewContext(allocCtx)
-	quit := func() {
-		cancelTab()
-		cancelAlloc()
-	}
+	tab, quit := headless.NewTab(ctx, path)
 	// The first Run starts the browser, which lives as long as that Run's
 	// context: so not a context with a timeout, but a timer beside it.
 	started := make(chan error, 1)
