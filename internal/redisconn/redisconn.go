@@ -168,21 +168,7 @@ func (o openOptions) poolSize(configured int) int {
 // Check reports whether Open would accept rawURL, without making a client.
 // Its error, like Open's, never contains the password.
 func Check(rawURL string) error {
-	u, err := split(rawURL)
-	if err != nil {
-		return err
-	}
-	switch {
-	case u.sentinel:
-		_, err = u.failoverOptions()
-	case u.cluster:
-		_, err = u.clusterOptions()
-	default:
-		_, err = redis.ParseURL(u.withoutUserinfo())
-		if err != nil {
-			err = u.errorf("%w", err)
-		}
-	}
+	_, err := KindOf(rawURL)
 	return err
 }
 
@@ -196,20 +182,27 @@ const (
 	Sentinel               // redis+sentinel://, rediss+sentinel://, or go-redis's master_name form
 )
 
-// KindOf reports which deployment rawURL names; its error is Check's.
+// KindOf reports which deployment rawURL names, once Check would accept
+// it; its error is Check's (with Standalone).
 func KindOf(rawURL string) (Kind, error) {
-	if err := Check(rawURL); err != nil {
-		return Standalone, err
-	}
 	u, err := split(rawURL)
 	if err != nil {
 		return Standalone, err
 	}
 	switch {
 	case u.sentinel:
+		if _, err := u.failoverOptions(); err != nil {
+			return Standalone, err
+		}
 		return Sentinel, nil
 	case u.cluster:
+		if _, err := u.clusterOptions(); err != nil {
+			return Standalone, err
+		}
 		return Cluster, nil
+	}
+	if _, err := redis.ParseURL(u.withoutUserinfo()); err != nil {
+		return Standalone, u.errorf("%w", err)
 	}
 	return Standalone, nil
 }
