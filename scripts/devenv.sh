@@ -388,10 +388,11 @@ CONF
 	done
 	# Ready when every Sentinel knows the master, its replica and the two
 	# other Sentinels: then any two of them can promote the replica.
+	local fields
 	for port in $SENTINEL_PORTS; do
 		for _ in $(seq 1 150); do
-			sentinel_fields "$port" | grep -qx 'num-slaves=1' &&
-				sentinel_fields "$port" | grep -qx 'num-other-sentinels=2' && continue 2
+			fields=$(sentinel_fields "$port")
+			grep -qx 'num-slaves=1' <<<"$fields" && grep -qx 'num-other-sentinels=2' <<<"$fields" && continue 2
 			sleep 0.2
 		done
 		tail -n 5 "$home"/*/sentinel.log >&2 || true
