@@ -152,6 +152,9 @@ type request struct {
 	base                                   int // index of the instance
 	prefer                                 string
 	header                                 map[string]string
+	// added are sent after everything else, each value as a header line
+	// of its own (a header sent twice is two values).
+	added http.Header
 }
 
 func (h *harness) do(req request) response {
@@ -171,6 +174,11 @@ func (h *harness) do(req request) response {
 	}
 	for name, value := range req.header {
 		httpReq.Header.Set(name, value)
+	}
+	for name, values := range req.added {
+		for _, v := range values {
+			httpReq.Header.Add(name, v)
+		}
 	}
 	resp, err := h.client.Do(httpReq)
 	if err != nil {

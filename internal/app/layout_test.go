@@ -92,7 +92,9 @@ func TestScheduleLayoutValidation(t *testing.T) {
 		}
 		return body
 	}
-	layout := func(rows ...map[string]any) map[string]any { return map[string]any{"rows": rows} }
+	layout := func(rows ...map[string]any) map[string]any {
+		return map[string]any{"rows": append([]map[string]any{}, rows...)}
+	}
 	for _, tt := range []struct {
 		name  string
 		body  map[string]any

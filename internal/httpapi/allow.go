@@ -43,7 +43,9 @@ func allowedMethods(routes chi.Routes, r *http.Request) []string {
 	}
 	var allowed []string
 	for _, method := range routeMethods {
-		if routes.Match(chi.NewRouteContext(), method, path) {
+		// HEAD is served by the GET route (middleware.GetHead).
+		if routes.Match(chi.NewRouteContext(), method, path) ||
+			method == http.MethodHead && routes.Match(chi.NewRouteContext(), http.MethodGet, path) {
 			allowed = append(allowed, method)
 		}
 	}

@@ -79,13 +79,24 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 }
 
 // decodeOptions refuse members the destination does not have; invalid
-// UTF-8 becomes U+FFFD, as encoding/json has always read it. Duplicate and
-// case-mismatched names are refused by the library itself.
+// UTF-8 is read as U+FFFD, so that checkValues can name the field it is
+// in. Duplicate and case-mismatched names are refused by the library
+// itself.
 var decodeOptions = json.JoinOptions(json.RejectUnknownMembers(true), jsontext.AllowInvalidUTF8(true))
 
 // decodeBody is decodeJSON once the body is read; a refusal is 400
-// malformed_json naming the member or the byte offset.
+// malformed_json naming the member or the byte offset, or 422 naming a
+// text that is not valid UTF-8.
 func decodeBody(body []byte, dst any) error {
+	if err := unmarshalBody(body, dst); err != nil {
+		return err
+	}
+	return checkValues(body)
+}
+
+// unmarshalBody reads body into dst as decodeBody does, but lets null
+// members and invalid UTF-8 through.
+func unmarshalBody(body []byte, dst any) error {
 	if string(bytes.Trim(body, " \t\r\n")) == "null" {
 		// Decoding null into a struct leaves it as it was.
 		return problem.Malformed("The body must be one JSON object, not null.")

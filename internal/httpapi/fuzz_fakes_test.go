@@ -44,8 +44,13 @@ func (fuzzBookings) CreateLaidOutSchedule(_ context.Context, title string, start
 	if err != nil {
 		return reservation.Schedule{}, err
 	}
-	if !storable(s.Title()) {
+	if !storable(s.Title()) || s.StartsAt().Before(reservation.EarliestStart) || s.StartsAt().After(reservation.LatestStart) {
 		return reservation.Schedule{}, errBroken
+	}
+	for _, r := range s.Layout().Rows() {
+		if !storable(r.Label) || !storable(r.Category) {
+			return reservation.Schedule{}, errBroken
+		}
 	}
 	return reservation.RestoreLaidOutSchedule(fuzzSchedule, s.Title(), s.StartsAt(), s.Layout()), nil
 }
@@ -86,7 +91,9 @@ func (fuzzBookings) CancelReservation(context.Context, uuid.UUID, string) error 
 type fuzzCheckout struct{}
 
 func (fuzzCheckout) HoldBest(_ context.Context, cmd reservation.BestHoldCommand) (reservation.Hold, int, error) {
-	if !storable(cmd.UserID) || cmd.ScheduleID < 1 || cmd.Quantity < 1 || cmd.Quantity > reservation.MaxHoldSeats || !storable(cmd.Category) {
+	// Category "" is any category: the member left out.
+	if !storable(cmd.UserID) || cmd.ScheduleID < 1 || cmd.Quantity < 1 || cmd.Quantity > reservation.MaxHoldSeats ||
+		cmd.Category != "" && !storable(cmd.Category) {
 		return reservation.Hold{}, 1, errBroken
 	}
 	seats := make([]int, cmd.Quantity)

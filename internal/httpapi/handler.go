@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 	"github.com/go-playground/validator/v10"
 	"github.com/google/uuid"
 
@@ -188,7 +189,9 @@ func NewHandler(opts Options) http.Handler {
 	if opts.Routed != nil {
 		r.Use(opts.Routed)
 	}
-	r.Use(withScope(h.log), logRequests(h.log, opts.AccessLog, observer), recoverPanics(h.log))
+	// HEAD is answered wherever GET is, by the GET's handler: net/http
+	// sends its status and headers and drops its body.
+	r.Use(withScope(h.log), logRequests(h.log, opts.AccessLog, observer), recoverPanics(h.log), checkHeaders, middleware.GetHead)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { problem.Write(w, r, problem.NotFound) })
 	r.MethodNotAllowed(methodNotAllowed(r))
 	publicLimit := h.admit(limitAddress, opts.AddressLimiter, addressKey)

@@ -47,7 +47,7 @@ func emptyBody(w http.ResponseWriter, r *http.Request) error {
 		return errMediaType
 	}
 	var members map[string]jsontext.Value
-	if err := decodeBody(body, &members); err != nil {
+	if err := unmarshalBody(body, &members); err != nil {
 		return err
 	}
 	if len(members) > 0 {

@@ -20,7 +20,7 @@ type holdRequest struct {
 	ScheduleID *int64  `json:"scheduleId" validate:"required,min=1"`
 	SeatIDs    []int   `json:"seatIds" validate:"required_without=Quantity,excluded_with=Quantity"`
 	Quantity   *int    `json:"quantity"`
-	Category   *string `json:"category" validate:"omitempty,nocontrol"`
+	Category   *string `json:"category" validate:"omitnil,nonempty,nocontrol"`
 	Adjacent   *bool   `json:"adjacent"`
 }
 
@@ -135,6 +135,9 @@ func (h *handler) confirmHold(w http.ResponseWriter, r *http.Request) error {
 	if !valid {
 		return reservation.ErrHoldNotFound
 	}
+	if err := emptyBody(w, r); err != nil {
+		return err
+	}
 	booked, err := h.checkout.Confirm(r.Context(), id, principalFrom(r.Context()).UserID)
 	if err != nil {
 		return err
@@ -150,6 +153,9 @@ func (h *handler) releaseHold(w http.ResponseWriter, r *http.Request) error {
 	id, valid := holdID(r)
 	if !valid {
 		return reservation.ErrHoldNotFound
+	}
+	if err := emptyBody(w, r); err != nil {
+		return err
 	}
 	if err := h.checkout.Release(r.Context(), id, principalFrom(r.Context()).UserID); err != nil {
 		return err

@@ -130,6 +130,9 @@ func (h *handler) cancelReservation(w http.ResponseWriter, r *http.Request) erro
 	if !valid {
 		return reservation.ErrReservationNotFound
 	}
+	if err := emptyBody(w, r); err != nil {
+		return err
+	}
 	if err := h.bookings.CancelReservation(r.Context(), id, principalFrom(r.Context()).UserID); err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ type layoutRequest struct {
 type rowRequest struct {
 	Label    *string `json:"label" validate:"required,nocontrol"`
 	Seats    *int    `json:"seats" validate:"required"`
-	Category string  `json:"category" validate:"nocontrol"`
+	Category *string `json:"category" validate:"omitnil,nonempty,nocontrol"`
 }
 
 type scheduleResponse struct {
@@ -63,7 +63,7 @@ func (h *handler) createSchedule(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	title := value(req.Title)
-	startsAt, _ := time.Parse(time.RFC3339Nano, value(req.StartsAt)) // zero when it does not parse: validate names it
+	startsAt, _ := parseDateTime(value(req.StartsAt)) // zero when it does not parse: validate names it
 	var (
 		draft   reservation.Schedule
 		invalid error
@@ -87,7 +87,7 @@ func (h *handler) createSchedule(w http.ResponseWriter, r *http.Request) error {
 func (l *layoutRequest) rows() []reservation.Row {
 	rows := make([]reservation.Row, len(l.Rows))
 	for i, r := range l.Rows {
-		rows[i] = reservation.Row{Label: value(r.Label), Seats: value(r.Seats), Category: r.Category}
+		rows[i] = reservation.Row{Label: value(r.Label), Seats: value(r.Seats), Category: value(r.Category)}
 	}
 	return rows
 }
@@ -95,7 +95,7 @@ func (l *layoutRequest) rows() []reservation.Row {
 func toScheduleResponse(s reservation.Schedule) scheduleResponse {
 	layout := s.Layout()
 	rows := layout.Rows()
-	resp := scheduleResponse{ID: s.ID(), Title: s.Title(), StartsAt: s.StartsAt().UTC(), SeatCount: s.SeatCount(),
+	resp := scheduleResponse{ID: s.ID(), Title: s.Title(), StartsAt: reservation.ReadableStart(s.StartsAt().UTC()), SeatCount: s.SeatCount(),
 		Layout: layoutResponse{Rows: make([]rowResponse, len(rows))}}
 	for i, r := range rows {
 		resp.Layout.Rows[i] = rowResponse{Label: r.Label, Seats: r.Seats, Category: r.Category, FirstSeatID: layout.FirstSeat(i)}

@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"time"
 	"unicode"
 
 	"github.com/go-playground/validator/v10"
@@ -28,15 +27,21 @@ func newValidator() *validator.Validate {
 		}
 		return name
 	})
-	// PostgreSQL cannot store NUL in text, and no title needs a control
-	// character (tab and newline included) once trimmed: the client is
-	// told which field, instead of the store refusing it later.
+	// PostgreSQL cannot store NUL in text, and no text of the API needs a
+	// control character (tab and newline included), at its ends or
+	// inside: the client is told which field, instead of the store
+	// refusing it later or the text being quietly changed.
 	must(v.RegisterValidation("nocontrol", func(fl validator.FieldLevel) bool {
-		return !strings.ContainsFunc(strings.TrimSpace(fl.Field().String()), unicode.IsControl)
+		return !strings.ContainsFunc(fl.Field().String(), unicode.IsControl)
 	}))
 	must(v.RegisterValidation("rfc3339", func(fl validator.FieldLevel) bool {
-		_, err := time.Parse(time.RFC3339Nano, fl.Field().String())
-		return err == nil
+		_, ok := parseDateTime(fl.Field().String())
+		return ok
+	}))
+	// An optional text member, when sent, says something: "" is refused
+	// rather than read as the member left out.
+	must(v.RegisterValidation("nonempty", func(fl validator.FieldLevel) bool {
+		return fl.Field().String() != ""
 	}))
 	return v
 }
@@ -109,6 +114,8 @@ func describe(f validator.FieldError) string {
 		return "must not contain control characters (NUL, tab, newline and the like)"
 	case "rfc3339":
 		return "must be an RFC 3339 date-time, e.g. 2026-12-24T19:30:00+09:00"
+	case "nonempty":
+		return "must not be empty; leave the member out instead"
 	case "min":
 		return "must be at least " + f.Param()
 	default:

@@ -16,7 +16,12 @@ import (
 // Migrate applies every pending up migration. Concurrent calls from several
 // instances are safe: golang-migrate serialises them on a PostgreSQL advisory
 // lock, and the ones that come second find nothing left to do.
-func Migrate(pool *pgxpool.Pool) (err error) {
+func Migrate(pool *pgxpool.Pool) error {
+	return migrateWith(pool, func(m *migrate.Migrate) error { return m.Up() })
+}
+
+// migrateWith runs step on the embedded migrations over pool.
+func migrateWith(pool *pgxpool.Pool, step func(*migrate.Migrate) error) (err error) {
 	source, err := iofs.New(migrations.FS, ".")
 	if err != nil {
 		return fmt.Errorf("postgres: migrations source: %w", err)
@@ -37,8 +42,8 @@ func Migrate(pool *pgxpool.Pool) (err error) {
 			err = errors.Join(srcErr, dbErr)
 		}
 	}()
-	if err := m.Up(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
-		return fmt.Errorf("postgres: migrate up: %w", err)
+	if err := step(m); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+		return fmt.Errorf("postgres: migrate: %w", err)
 	}
 	return nil
 }

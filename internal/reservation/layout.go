@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/cases"
 )
 
 // Limits of a venue layout, checked by NewLayout and published in the
@@ -43,8 +45,8 @@ type Layout struct {
 	distance []float64
 }
 
-// NewLayout checks rows (1..MaxRows of them, labels unique and short, at
-// least one seat each, MaxSeatCount seats in all, categories short names;
+// NewLayout checks rows (1..MaxRows of them, labels short and unique
+// ignoring case, taken as they are, untrimmed; at least one seat each, MaxSeatCount seats in all, categories short names;
 // a row without a category gets DefaultCategory) and returns the layout,
 // or every problem as *InvalidError values joined in one error, each
 // naming the row's field (e.g. "layout.rows[2].label").
@@ -58,20 +60,24 @@ func NewLayout(rows []Row) (Layout, error) {
 		return Layout{}, errors.Join(errs...)
 	}
 	checked := make([]Row, len(rows))
+	// Labels are unique under Unicode case folding: "k" and the Kelvin
+	// sign "K" are one label, as "s" and the long s "ſ" are.
+	fold := cases.Fold()
 	labels := make(map[string]int, len(rows))
 	total := 0
 	for i, r := range rows {
 		field := fmt.Sprintf("layout.rows[%d]", i)
-		r.Label = strings.TrimSpace(r.Label)
 		switch {
 		case r.Label == "":
-			bad(field+".label", "must not be blank")
+			bad(field+".label", "must not be empty")
+		case strings.ContainsFunc(r.Label, isSpaceOrControl):
+			bad(field+".label", "must not contain white space or control characters")
 		case utf8.RuneCountInString(r.Label) > MaxRowLabelRunes || !isShortName(r.Label, false):
 			bad(field+".label", "must be at most %d letters, digits or '-'", MaxRowLabelRunes)
 		default:
-			key := strings.ToUpper(r.Label)
+			key := fold.String(r.Label)
 			if first, dup := labels[key]; dup {
-				bad(field+".label", "repeats the label of layout.rows[%d]", first)
+				bad(field+".label", "repeats the label of layout.rows[%d] (labels are compared ignoring case)", first)
 			} else {
 				labels[key] = i
 			}
@@ -81,9 +87,12 @@ func NewLayout(rows []Row) (Layout, error) {
 		} else {
 			total += r.Seats
 		}
-		if r.Category == "" {
+		switch {
+		case r.Category == "":
 			r.Category = DefaultCategory
-		} else if utf8.RuneCountInString(r.Category) > MaxCategoryRunes || !isShortName(r.Category, true) {
+		case strings.ContainsFunc(r.Category, isSpaceOrControl):
+			bad(field+".category", "must not contain white space or control characters")
+		case utf8.RuneCountInString(r.Category) > MaxCategoryRunes || !isShortName(r.Category, true):
 			bad(field+".category", "must be at most %d letters, digits, '-' or '_'", MaxCategoryRunes)
 		}
 		checked[i] = r
@@ -96,6 +105,8 @@ func NewLayout(rows []Row) (Layout, error) {
 	}
 	return RestoreLayout(checked), nil
 }
+
+func isSpaceOrControl(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }
 
 // isShortName reports whether s is letters, digits and '-' (and '_' when
 // underscore is true): a row label or a category, safe in a URL, a log

@@ -16,6 +16,14 @@ const (
 	MaxTitleRunes = 200
 )
 
+// The first and last instants a schedule may start at. RFC 3339, and so
+// every JSON encoder and most clients' parsers, writes the years 1..9999
+// only; a start outside them could be stored but never read back.
+var (
+	EarliestStart = time.Date(1, time.January, 1, 0, 0, 0, 0, time.UTC)
+	LatestStart   = time.Date(9999, time.December, 31, 23, 59, 59, 999_999_000, time.UTC)
+)
+
 // Schedule is one showing with seats numbered 1..SeatCount, laid out in
 // rows (Layout).
 type Schedule struct {
@@ -29,6 +37,7 @@ type Schedule struct {
 // field that breaks an invariant, as *InvalidError values joined in one
 // error.
 func NewSchedule(title string, startsAt time.Time, seatCount int) (Schedule, error) {
+	startsAt = storedStart(startsAt)
 	errs := checkSchedule(title, startsAt)
 	if seatCount < 1 || seatCount > MaxSeatCount {
 		errs = append(errs, &InvalidError{Field: "seatCount", Detail: fmt.Sprintf("must be between 1 and %d", MaxSeatCount)})
@@ -42,6 +51,7 @@ func NewSchedule(title string, startsAt time.Time, seatCount int) (Schedule, err
 // NewLaidOutSchedule is NewSchedule for a venue of rows (NewLayout checks
 // them).
 func NewLaidOutSchedule(title string, startsAt time.Time, rows []Row) (Schedule, error) {
+	startsAt = storedStart(startsAt)
 	errs := checkSchedule(title, startsAt)
 	layout, err := NewLayout(rows)
 	if err != nil {
@@ -63,10 +73,29 @@ func checkSchedule(title string, startsAt time.Time) []error {
 	case utf8.RuneCountInString(title) > MaxTitleRunes:
 		errs = append(errs, &InvalidError{Field: "title", Detail: fmt.Sprintf("must be at most %d characters", MaxTitleRunes)})
 	}
-	if startsAt.IsZero() {
-		errs = append(errs, &InvalidError{Field: "startsAt", Detail: "is required"})
+	if startsAt.Before(EarliestStart) || startsAt.After(LatestStart) {
+		errs = append(errs, &InvalidError{Field: "startsAt", Detail: "must fall in the years 1 to 9999 in UTC"})
 	}
 	return errs
+}
+
+// storedStart is a start time as it is stored: in UTC, to the microsecond
+// (PostgreSQL's precision, truncated here rather than rounded there, so
+// that the last microsecond of 9999 stays in 9999).
+func storedStart(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+// ReadableStart is t moved into EarliestStart..LatestStart: a stored start
+// that could not be written as RFC 3339 is read as the nearest one that
+// can. NewSchedule refuses such starts and the schema's CHECK forbids
+// them; this is the last line, so that reading a schedule never fails.
+func ReadableStart(t time.Time) time.Time {
+	switch {
+	case t.Before(EarliestStart):
+		return EarliestStart
+	case t.After(LatestStart):
+		return LatestStart
+	}
+	return t
 }
 
 // RestoreSchedule rebuilds a stored schedule. Only repositories call it: the

@@ -31,7 +31,8 @@ func TestCreateScheduleRejectsInvalid(t *testing.T) {
 		{"blank title", " \t\n ", startsAt, 10, "title"},
 		{"title of 201 runes", strings.Repeat("é", 201), startsAt, 10, "title"},
 		{"title of 201 runes after trimming", " " + strings.Repeat("a", 201) + " ", startsAt, 10, "title"},
-		{"zero startsAt", "Hamlet", time.Time{}, 10, "startsAt"},
+		{"start in year 10000 in UTC", "Hamlet", time.Date(9999, 12, 31, 23, 59, 59, 0, time.FixedZone("", -23*3600)), 10, "startsAt"},
+		{"start in year 0", "Hamlet", time.Date(0, 12, 31, 23, 59, 59, 999_999_999, time.UTC), 10, "startsAt"},
 		{"no seats", "Hamlet", startsAt, 0, "seatCount"},
 		{"negative seats", "Hamlet", startsAt, -1, "seatCount"},
 		{"2001 seats", "Hamlet", startsAt, reservation.MaxSeatCount + 1, "seatCount"},
@@ -59,6 +60,33 @@ func TestCreateScheduleRejectsInvalid(t *testing.T) {
 			}
 			if calls := j.list(); len(calls) != 0 {
 				t.Errorf("repository calls = %q, want none for invalid input", calls)
+			}
+		})
+	}
+}
+
+// A start is kept in UTC to the microsecond, from the first instant of
+// year 1 (the zero time.Time, not "no start") to the last microsecond of
+// 9999, whatever offset it was given in.
+func TestScheduleStartsWithinTheYearsRFC3339Names(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name      string
+		startsAt  time.Time
+		wantStart time.Time
+	}{
+		{"the zero time", time.Time{}, reservation.EarliestStart},
+		{"year 1 by an offset", time.Date(1, 1, 1, 1, 0, 0, 0, time.FixedZone("", 3600)), reservation.EarliestStart},
+		{"the last nanosecond of 9999", time.Date(9999, 12, 31, 23, 59, 59, 999_999_999, time.UTC), reservation.LatestStart},
+		{"an offset", time.Date(2026, 12, 24, 19, 30, 0, 1500, time.FixedZone("", 9*3600)), time.Date(2026, 12, 24, 10, 30, 0, 1000, time.UTC)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := reservation.NewSchedule("Hamlet", tt.startsAt, 5)
+			if err != nil {
+				t.Fatalf("NewSchedule: %v", err)
+			}
+			if got := s.StartsAt(); got != tt.wantStart {
+				t.Errorf("StartsAt = %v, want %v", got, tt.wantStart)
 			}
 		})
 	}

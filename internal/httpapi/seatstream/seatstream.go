@@ -103,6 +103,12 @@ func (h *Handler) enter() bool {
 	return true
 }
 
+func setStreamHeaders(hdr http.Header) {
+	hdr["Content-Type"] = []string{"text/event-stream"}
+	hdr["Cache-Control"] = problem.NoStore
+	hdr["X-Accel-Buffering"] = []string{"no"}
+}
+
 func (h *Handler) leave() { h.opts.Streams(h.open.Add(-1)) }
 
 // Serve streams schedule id's seat map as Server-Sent Events: first a
@@ -122,6 +128,13 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, id int64) {
 	places, err := h.opts.Schedule(ctx, id)
 	if err != nil {
 		problem.Write(w, r, err)
+		return
+	}
+	if r.Method == http.MethodHead {
+		// The stream's headers, and no stream: a HEAD has no body to
+		// wait in.
+		setStreamHeaders(w.Header())
+		w.WriteHeader(http.StatusOK)
 		return
 	}
 	if !h.enter() {
@@ -147,10 +160,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, id int64) {
 	// The stream outlives the server's write timeout: it ends when the
 	// client, the feed or the server does.
 	_ = out.rc.SetWriteDeadline(time.Time{})
-	hdr := w.Header()
-	hdr["Content-Type"] = []string{"text/event-stream"}
-	hdr["Cache-Control"] = problem.NoStore
-	hdr["X-Accel-Buffering"] = []string{"no"}
+	setStreamHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
 	out.retry(streamRetry)
 	for _, ev := range first {

@@ -1,0 +1,1 @@
+ALTER TABLE schedules DROP CONSTRAINT schedules_starts_at_check;
