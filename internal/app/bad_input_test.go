@@ -219,20 +219,20 @@ func TestUnauthorizedSaysExpiredOrInvalid(t *testing.T) {
 	}
 }
 
-// A 405 names the methods the resource has; an unknown method on a path
-// no route has is still not found.
+// A 405 names the methods the resource has (HEAD wherever GET is); an
+// unknown method on a path no route has is still not found.
 func TestMethodNotAllowedNamesTheAllowedMethods(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, 1)
 	tests := []struct{ method, path, allow string }{
-		{http.MethodDelete, "/healthz", "GET"},
-		{http.MethodPost, "/schedules/7", "GET"},
-		{http.MethodPut, "/schedules", "GET, POST"},
-		{http.MethodPut, "/reservations/00000000-0000-0000-0000-000000000000", "GET, DELETE"},
+		{http.MethodDelete, "/healthz", "GET, HEAD"},
+		{http.MethodPost, "/schedules/7", "GET, HEAD"},
+		{http.MethodPut, "/schedules", "GET, HEAD, POST"},
+		{http.MethodPut, "/reservations/00000000-0000-0000-0000-000000000000", "GET, HEAD, DELETE"},
 		{http.MethodGet, "/reservations", "POST"},
-		{http.MethodPatch, "/holds/00000000-0000-0000-0000-000000000000", "GET, DELETE"},
+		{http.MethodPatch, "/holds/00000000-0000-0000-0000-000000000000", "GET, HEAD, DELETE"},
 		{http.MethodGet, "/holds/00000000-0000-0000-0000-000000000000/confirm", "POST"},
-		{"BREW", "/healthz", "GET"},
+		{"BREW", "/healthz", "GET, HEAD"},
 	}
 	for _, tt := range tests {
 		resp := h.do(request{method: tt.method, path: tt.path})

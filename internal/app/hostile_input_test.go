@@ -30,8 +30,9 @@ func scheduleBody(title, startsAt, rows string) string {
 // Values a schedule must not be stored with are refused 422 naming the
 // field, and nothing is stored: a start time a client could not read back
 // (UTC year outside 1..9999), an offset RFC 3339 has not, a label with
-// white space or a control character, two labels equal under Unicode case
-// folding, an empty category, a title that is not valid UTF-8. The
+// white space or a control character (labels are not trimmed), two labels
+// equal under Unicode case folding, an empty category, a title that is not
+// valid UTF-8 or holds a control character once trimmed. The
 // schedule list answers 200 afterwards.
 func TestScheduleValuesOutOfRangeAreRefused(t *testing.T) {
 	t.Parallel()
@@ -57,7 +58,7 @@ func TestScheduleValuesOutOfRangeAreRefused(t *testing.T) {
 		{"label ending in a tab", scheduleBody(title, startsAt, `[{"label":"A\t","seats":2}]`), "layout.rows[0].label"},
 		{"label after a space", scheduleBody(title, startsAt, `[{"label":" A","seats":2}]`), "layout.rows[0].label"},
 		{"label after an ideographic space", scheduleBody(title, startsAt, `[{"label":"\u3000B","seats":2}]`), "layout.rows[0].label"},
-		{"title ending in a newline", scheduleBody(`"Hamlet\n"`, startsAt, rows), "title"},
+		{"title with a newline inside", scheduleBody(`"Ham\nlet"`, startsAt, rows), "title"},
 		{"title with invalid UTF-8", scheduleBody("\"Ham\xfflet\"", startsAt, rows), "title"},
 		{"title with a lone surrogate", scheduleBody(`"Ham\ud800let"`, startsAt, rows), "title"},
 		{"seat count and an out-of-range start", `{"title":"Hamlet","startsAt":"9999-12-31T23:59:59-01:00","seatCount":5}`, "startsAt"},
@@ -95,6 +96,7 @@ func TestScheduleValuesAtTheEdgesAreKept(t *testing.T) {
 		{"last instant of 9999", `"Hamlet"`, `"9999-12-31T23:59:59.9999999Z"`, "Hamlet", "9999-12-31T23:59:59.999999Z"},
 		{"lower-case t and z", `"Hamlet"`, `"2026-12-24t19:30:00z"`, "Hamlet", "2026-12-24T19:30:00Z"},
 		{"trimmed title", `"  Hamlet \u3000"`, `"2026-12-24T19:30:00+09:00"`, "Hamlet", "2026-12-24T10:30:00Z"},
+		{"title trimmed of a newline", `"\tHamlet\n"`, `"2026-12-24T19:30:00+09:00"`, "Hamlet", "2026-12-24T10:30:00Z"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			resp := h.do(request{method: http.MethodPost, path: "/schedules", token: admin, contentType: "application/json",

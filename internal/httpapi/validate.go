@@ -27,12 +27,13 @@ func newValidator() *validator.Validate {
 		}
 		return name
 	})
-	// PostgreSQL cannot store NUL in text, and no text of the API needs a
-	// control character (tab and newline included), at its ends or
-	// inside: the client is told which field, instead of the store
-	// refusing it later or the text being quietly changed.
+	// PostgreSQL cannot store NUL in text, and no title needs a control
+	// character (tab and newline included) once trimmed: the client is
+	// told which field, instead of the store refusing it later. (Labels
+	// and categories are not trimmed: the domain refuses their white
+	// space.)
 	must(v.RegisterValidation("nocontrol", func(fl validator.FieldLevel) bool {
-		return !strings.ContainsFunc(fl.Field().String(), unicode.IsControl)
+		return !strings.ContainsFunc(strings.TrimSpace(fl.Field().String()), unicode.IsControl)
 	}))
 	must(v.RegisterValidation("rfc3339", func(fl validator.FieldLevel) bool {
 		_, ok := parseDateTime(fl.Field().String())
