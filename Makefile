@@ -13,7 +13,8 @@ test:
 	@bash scripts/devenv.sh test bash scripts/test.sh
 
 # A newcomer's first steps in a fresh mode-700 clone: make run, every sh
-# block of the README pasted into bash, make smoke, a failed start, make stop.
+# block of README.md and docs/*.md pasted into bash, make smoke, a failed
+# start, make stop.
 walkthrough:
 	@bash scripts/walkthrough.sh
 

@@ -5,7 +5,7 @@
 # contract suite against memory, Redis, Redis Cluster and PostgreSQL)
 # against the servers named by TEST_REDIS_URL, TEST_REDIS_CLUSTER_URL and
 # TEST_DATABASE_URL. A file of the port that imports anything else of this
-# service fails here.
+# service fails here, and so does a copy without the port's README.md.
 #
 #	scripts/copyout.sh [-json]   (-json: go test's JSON events on stdout)
 set -euo pipefail
@@ -19,6 +19,11 @@ module=example.com/lockport
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp -r "$root/internal/lock" "$work/lockport"
+# The port travels with its manual.
+if [ ! -f "$work/lockport/README.md" ]; then
+	echo "copy-out: the copy has no README.md: internal/lock/README.md must travel with the port" >&2
+	exit 1
+fi
 cd "$work/lockport"
 find . -name '*.go' -exec sed -i "s#\"$service_path#\"$module#g" {} +
 if left=$(grep -rn --include='*.go' "\"$(dirname "$service_path")/" .); then

@@ -3,9 +3,18 @@
 #  1. clones the repository (its committed HEAD) into a new mode-700
 #     directory (mktemp -d: like root's home, a place the postgres user
 #     cannot enter) and starts `make run` there on a free port;
-#  2. pastes every ```sh block of the README past the two commands into
-#     bash, from the clone's directory: each block must end well, and each
-#     `curl` must answer the status its comment starts with ("# 409 ...");
+#  2. pastes every ```sh block of README.md, then of docs/api.md,
+#     docs/operations.md, docs/performance.md, docs/architecture.md and any
+#     other docs/*.md (in name order), into bash, from the clone's
+#     directory: each block must end well, and each `curl` must answer the
+#     status its comment starts with ("# 409 ..."). Every curl of a block
+#     shows its status to whoever pastes it, with its own -w (' %{http_code}\n'
+#     after its body, or '%{stderr}%{http_code}\n' when its output is kept
+#     or piped); a curl without -w fails the block. Skipped blocks: a block
+#     that runs `make run` or `make test` (the two commands: this script
+#     runs around them), and a block whose first line starts with
+#     "# not in the walkthrough:" followed by the reason (say, it needs
+#     `make cluster`);
 #  3. runs `make smoke` against that service;
 #  4. starts a second clone's `make run` on the same (taken) address: it
 #     must fail and leave none of the servers it started running;
@@ -66,40 +75,73 @@ done
 curl -fsS -o /dev/null "http://$addr/readyz" || { cat "$work/run.log" >&2; die "make run did not serve within 2 minutes"; }
 grep -q "tokens.env" "$work/run.log" || die "make run's banner does not name the tokens file"
 
-# The README's sh blocks, one file each; the two commands' own block (it
-# runs make run and make test) is what this script runs around them.
+# The sh blocks of the documents, in this order, one file each, named
+# after their document.
+docs=(README.md docs/api.md docs/operations.md docs/performance.md docs/architecture.md)
+for doc in "$clone"/docs/*.md; do
+	case " ${docs[*]} " in *" ${doc#"$clone"/} "*) ;; *) docs+=("${doc#"$clone"/}") ;; esac
+done
 mkdir "$work/blocks"
-awk -v dir="$work/blocks" '
-	/^```sh$/ { n++; inside = 1; next }
-	/^```/ { inside = 0; next }
-	inside { print > (dir "/" sprintf("%02d", n) ".sh") }
-' "$clone/README.md"
+n=0
+for doc in "${docs[@]}"; do
+	[ -f "$clone/$doc" ] || continue
+	n=$((n + 1))
+	awk -v dir="$work/blocks" -v prefix="$(printf '%02d' "$n")-$(basename "$doc" .md)" '
+		/^```sh$/ { b++; inside = 1; next }
+		/^```/ { inside = 0; next }
+		inside { print > (dir "/" prefix "-" sprintf("%02d", b) ".sh") }
+	' "$clone/$doc"
+done
+# The status mark: the wrapper below adds it to the end of each curl's own
+# -w format, so curl (which keeps only the last -w) prints the block's
+# format for the reader and then the mark, on stderr, for this script.
+mark=walkthrough-status
 ran=0
 for block in "$work"/blocks/*.sh; do
+	name=$(basename "$block" .sh)
 	if grep -qE '^make (run|test)\b' "$block"; then
+		log "block $name: skipped (the two commands)"
+		continue
+	fi
+	if head -n 1 "$block" | grep -q '^# not in the walkthrough:'; then
+		log "block $name: skipped ($(head -n 1 "$block" | sed 's/^# not in the walkthrough: *//'))"
 		continue
 	fi
 	statuses=$work/statuses
 	: >"$statuses"
-	# Every curl also writes its status to the log, in the order they end.
-	if ! (cd "$clone" && HTTP_ADDR=$addr STATUS_LOG=$statuses bash -e -c '
-		curl() { command curl -w "%{stderr}%{http_code}\n" "$@" 2>>"$STATUS_LOG"; }
+	# Every curl appends its status, after the mark, to the log, in the
+	# order they end; its other stderr (and a block's stderr -w) go there
+	# too, and only the marked lines count.
+	if ! (cd "$clone" && HTTP_ADDR=$addr STATUS_LOG=$statuses MARK=$mark bash -e -c '
+		curl() {
+			local args=() found=
+			while [ $# -gt 0 ]; do
+				case $1 in
+				-w | --write-out)
+					[ $# -ge 2 ] || { echo "walkthrough: $1 without a format" >&2; return 2; }
+					args+=("$1" "$2%{stderr}$MARK %{http_code}\n"); found=1; shift 2 ;;
+				*) args+=("$1"); shift ;;
+				esac
+			done
+			[ -n "$found" ] || { echo "walkthrough: a curl without -w does not show its status: curl ${args[*]}" >&2; return 2; }
+			command curl "${args[@]}" 2>>"$STATUS_LOG"
+		}
 		. "$1"
 		wait' walkthrough "$block") >"$block.out" 2>&1; then
-		cat "$block" "$block.out" >&2
-		die "README block $(basename "$block") failed"
+		cat "$block" "$block.out" "$statuses" >&2
+		die "block $name failed"
 	fi
 	# (a block without curl, such as the hammer's, expects no status)
 	want=$({ grep -oE '#[[:space:]]+[0-9]{3}([^0-9]|$)' "$block" || true; } | { grep -oE '[0-9]{3}' || true; } | tr '\n' ' ')
-	got=$(tr '\n' ' ' <"$statuses")
+	got=$({ grep -E "^$mark [0-9]{3}$" "$statuses" || true; } | sed "s/^$mark //" | tr '\n' ' ')
 	if [ "$want" != "$got" ]; then
 		cat "$block" "$block.out" >&2
-		die "README block $(basename "$block"): statuses [$got], its comments say [$want]"
+		die "block $name: statuses [$got], its comments say [$want]"
 	fi
-	log "README block $(basename "$block"): $(wc -l <"$block") lines, statuses [${got% }] as its comments say"
+	log "block $name: $(wc -l <"$block") lines, statuses [${got% }] as its comments say"
 	ran=$((ran + 1))
 done
-[ "$ran" -ge 4 ] || die "only $ran README blocks ran; the quick start, checkout, live map and hammer blocks should"
+[ "$ran" -ge 5 ] || die "only $ran blocks ran; the README's quick start and docs' checkout, venue, live map and hammer blocks should"
 
 (cd "$clone" && HTTP_ADDR=$addr make -s smoke) >"$work/smoke.log" 2>&1 || { cat "$work/smoke.log" >&2; die "make smoke failed"; }
 log "make smoke: $(grep -E 'requests processed' "$work/smoke.log")"
@@ -119,4 +161,4 @@ wait "$run_pid" || { tail -n 5 "$work/run.log" >&2; die "make run did not end cl
 run_pid=
 (cd "$clone" && make -s stop)
 servers_down "$clone" || die "make stop left a server running"
-log "passed: make run, $ran README blocks, make smoke, a failed start, make stop"
+log "passed: make run, $ran documentation blocks, make smoke, a failed start, make stop"

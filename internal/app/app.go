@@ -307,7 +307,7 @@ func WithStoreWrapper(wrap func(reservation.Repository) reservation.Repository) 
 
 // WithTracerProvider turns tracing on with tp, whatever the OTEL_*
 // variables say (cfg.Tracing): every request then makes a trace (see the
-// README, Operations, Traces). Tests use it with an in-memory exporter.
+// docs/operations.md, Traces). Tests use it with an in-memory exporter.
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return func(o *options) { o.tracerProvider = tp }
 }

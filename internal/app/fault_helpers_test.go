@@ -192,7 +192,7 @@ func lockedSeatsIn(t *testing.T, rdb redis.UniversalClient, schedule int64, seat
 }
 
 // logFault writes one fault's measured figures in the one format the
-// README's failure table is collected from (go test -v -run Fault | grep fault=).
+// failure table of docs/operations.md is collected from (go test -v -run Fault | grep fault=).
 //
 // first503 is how long the request meeting the fault took to be answered
 // 503 (negative: none was), recovery how long after the fault ended the

@@ -99,7 +99,7 @@ func (tr spanTree) scoped(parent sdktrace.ReadOnlySpan, scope string) []sdktrace
 }
 
 // String is the trace as an indented tree with durations and the
-// attributes that tell the story (the README shows one).
+// attributes that tell the story (docs/operations.md shows one).
 func (tr spanTree) String() string {
 	var b strings.Builder
 	var walk func(s sdktrace.ReadOnlySpan, depth int)
