@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/reservation"
 )
 
 // Attributes of the lock spans.
@@ -33,24 +34,12 @@ const (
 	SpanRelease = "lock.release"
 )
 
-// SeatLocker is what the booking use cases take of the lock port
-// (reservation.SeatLocker).
-type SeatLocker interface {
-	lock.Locker
-	lock.MultiLocker
-}
-
-// Locker returns inner with a span for each acquisition (outcome acquired,
-// held, sealed or error; fence; how long it waited) and for each end of a
-// lease it granted (seal or release). Calls outside a trace (the periodic
-// jobs) make no span. The app wraps its lock client only when tracing is
-// on.
-func Locker(inner SeatLocker, tp trace.TracerProvider) SeatLocker {
-	return &tracedLocker{inner: inner, tracer: tp.Tracer(ScopeName)}
-}
-
+// tracedLocker is a lock client with a span for each acquisition (outcome
+// acquired, held, sealed or error; fence; how long it waited) and for each
+// end of a lease it granted (seal or release). Calls outside a trace (the
+// periodic jobs) make no span.
 type tracedLocker struct {
-	inner  SeatLocker
+	inner  reservation.SeatLocker
 	tracer trace.Tracer
 }
 
