@@ -75,13 +75,3 @@ func (c *Client) canSeal() bool {
 	_, ok := c.backend.(backend.Sealer)
 	return ok
 }
-
-// keptNote is the note the Client's backend keeps of a seal made with
-// note: none when it seals without notes, so that an answer from memory
-// says what the store would.
-func (c *Client) keptNote(note string) string {
-	if _, ok := c.backend.(backend.NoteSealer); ok {
-		return note
-	}
-	return ""
-}

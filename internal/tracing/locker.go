@@ -100,18 +100,14 @@ func endAcquire(span trace.Span, wait, took time.Duration, err error) {
 		AttrLockWaitedMS.Float64(float64(waited.Microseconds())/1000))
 }
 
-// wrapLease keeps the capabilities of lease (lock.NoteSealer,
-// lock.Sealer), which the use cases discover by type assertion.
+// wrapLease keeps the capability of lease (lock.Sealer), which the use
+// cases discover by type assertion.
 func wrapLease(lease lock.Lease, tracer trace.Tracer) lock.Lease {
 	base := tracedLease{Lease: lease, tracer: tracer}
-	switch l := lease.(type) {
-	case lock.NoteSealer:
-		return &tracedNoteSealingLease{tracedLease: base, sealer: l}
-	case lock.Sealer:
-		return &tracedSealingLease{tracedLease: base, sealer: l}
-	default:
-		return &base
+	if sealer, ok := lease.(lock.Sealer); ok {
+		return &tracedSealingLease{tracedLease: base, sealer: sealer}
 	}
+	return &base
 }
 
 type tracedLease struct {
@@ -144,16 +140,7 @@ func (l *tracedSealingLease) Seal(ctx context.Context, ttl time.Duration) error 
 	return l.seal(ctx, func(ctx context.Context) error { return l.sealer.Seal(ctx, ttl) })
 }
 
-type tracedNoteSealingLease struct {
-	tracedLease
-	sealer lock.NoteSealer
-}
-
-func (l *tracedNoteSealingLease) Seal(ctx context.Context, ttl time.Duration) error {
-	return l.seal(ctx, func(ctx context.Context) error { return l.sealer.Seal(ctx, ttl) })
-}
-
-func (l *tracedNoteSealingLease) SealWithNote(ctx context.Context, ttl time.Duration, note string) error {
+func (l *tracedSealingLease) SealWithNote(ctx context.Context, ttl time.Duration, note string) error {
 	return l.seal(ctx, func(ctx context.Context) error { return l.sealer.SealWithNote(ctx, ttl, note) })
 }
 

@@ -95,7 +95,7 @@ var (
 
 // SealValue is what a key sealed without a note holds (backend.Sealer):
 // never a token, which is 32 hexadecimal digits. A seal with a note
-// (backend.NoteSealer) holds SealValue, ':' and the note (SealedWith).
+// (backend.Sealer's SealWithNote) holds SealValue, ':' and the note (SealedWith).
 // Every value that is SealValue or starts with SealValue+":" is a seal,
 // including the plain SealValue of instances that knew no notes. An
 // operator can read it with GET and lift the seal with DEL.
@@ -142,9 +142,8 @@ type Backend struct {
 }
 
 var (
-	_ backend.Backend    = (*Backend)(nil)
-	_ backend.Sealer     = (*Backend)(nil)
-	_ backend.NoteSealer = (*Backend)(nil)
+	_ backend.Backend = (*Backend)(nil)
+	_ backend.Sealer  = (*Backend)(nil)
 )
 
 // Option tunes New.
@@ -292,7 +291,7 @@ func (b *Backend) Seal(ctx context.Context, key, token string, ttl time.Duration
 	return b.SealWithNote(ctx, key, token, ttl, "")
 }
 
-// SealWithNote implements backend.NoteSealer: the key's value becomes
+// SealWithNote implements backend.Sealer: the key's value becomes
 // SealedWith(note) for ttl.
 func (b *Backend) SealWithNote(ctx context.Context, key, token string, ttl time.Duration, note string) (bool, error) {
 	n, err := b.run(ctx, sealScript, []string{storageKey(key)}, token, ttl.Milliseconds(), SealedWith(note)).Int64()
