@@ -1,4 +1,4 @@
-// Package lock is the seat booking's distributed lock port: a named,
+// Package lock is a distributed lock port: a named,
 // expiring, owner-checked, fenced mutual-exclusion lock shared by many
 // processes.
 //
@@ -15,8 +15,9 @@
 // than its TTL (GC, a stalled network, a suspended VM) may still be working
 // when a new holder acquires the key, and a Redis failover can forget a
 // lock. Writers must therefore pass the lease's Fence to the system of record
-// and have it refuse a fence lower than one it has already seen (this
-// service does so in PostgreSQL, next to the UNIQUE constraint on a seat).
+// and have it refuse a fence lower than one it has already seen (in the
+// same transaction as the write the lock guards, next to whatever
+// constraint has the last word there).
 package lock
 
 import (
@@ -122,14 +123,14 @@ type Lease interface {
 type Sealer interface {
 	// Seal ends the lease as Release does, but in the same atomic step
 	// leaves the key sealed for ttl: the work the lock guards is done for
-	// good (a seat was booked), and every Acquire of the key answers
-	// ErrSealed at once, without waiting, until the seal expires or an
-	// Acquire with Options.Unseal takes the key. Waiters are woken and
-	// get ErrSealed. A seal is a shortcut in front of the system of
-	// record, never its replacement: it may be lost (a store that forgets
-	// keys), and a store that cannot seal (its backend is not a
-	// backend.Sealer) simply releases the key. ErrNotHeld, and nothing
-	// sealed, when the lease no longer held its lock.
+	// good (say, the item it guards was sold), and every Acquire of the
+	// key answers ErrSealed at once, without waiting, until the seal
+	// expires or an Acquire with Options.Unseal takes the key. Waiters
+	// are woken and get ErrSealed. A seal is a shortcut in front of the
+	// system of record, never its replacement: it may be lost (a store
+	// that forgets keys), and a store that cannot seal (its backend is
+	// not a backend.Sealer) simply releases the key. ErrNotHeld, and
+	// nothing sealed, when the lease no longer held its lock.
 	Seal(ctx context.Context, ttl time.Duration) error
 	// SealWithNote is Seal whose seal keeps note: a few bytes chosen by
 	// the sealer that every Acquire refused by the seal gets back in

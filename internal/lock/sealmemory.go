@@ -19,10 +19,10 @@ const SealMemory = 250 * time.Millisecond
 
 // sealMemorySize bounds how many sealed keys a Client remembers. A key is
 // worth remembering for SealMemory only, and an instance seals at most a
-// few thousand seats a second (every booking seals its seat), so 4096
-// cover well over SealMemory's worth; a key pushed out early costs one
-// store call. (65,536 kept about 10 MB of expired keys after a long run
-// of fresh bookings, as expired keys leave only when pushed out.)
+// few thousand keys a second, so 4096 cover well over SealMemory's
+// worth; a key pushed out early costs one store call. Expired keys leave
+// only when pushed out, so a larger memory keeps megabytes of them after a
+// long run of fresh seals.
 const sealMemorySize = 1 << 12
 
 // sealMemory remembers sealed keys with their seal's note, each until the

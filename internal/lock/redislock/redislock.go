@@ -206,10 +206,10 @@ func storageKey(key string) string {
 }
 
 // FenceKey is the counter that mints key's fences: one per hash tag
-// ("{schedule:7}:fence" for every seat of schedule 7; "{key}:fence" for a
+// ("{order:7}:fence" for every key tagged {order:7}; "{key}:fence" for a
 // key without a tag). Every acquisition of any key of the tag moves it on,
 // so fences still grow strictly for each key, and Redis keeps one counter
-// per schedule, not one per seat.
+// per tag, not one per key.
 func FenceKey(key string) string {
 	stored := storageKey(key)
 	open := strings.IndexByte(stored, '{')
@@ -223,7 +223,7 @@ func releaseChannel(key string) string { return storageKey(key) + ":released" }
 // it was made or last refreshed (plus the lock's TTL); every 64th
 // acquisition of its key refreshes it. So a counter disappears only for keys
 // locked fewer than 64 times in that long, and Redis does not keep one key
-// for every seat ever locked. Losing a counter is safe: it restarts from the
+// for every key ever locked. Losing a counter is safe: it restarts from the
 // Redis clock, above every fence handed out before.
 const FenceCounterTTL = 24 * time.Hour
 
