@@ -169,14 +169,11 @@ func NewHandler(opts Options) http.Handler {
 		cmp.Or(max(opts.IdempotencyRunning, 0), timeout+idempotencyRunningMargin), maxBodyBytes)
 	stream := seatstream.New(seatstream.Options{
 		Feed: opts.Feed,
-		Schedule: func(ctx context.Context, id int64) (seatstream.SeatPlaces, error) {
+		Schedule: func(ctx context.Context, id int64) (reservation.Layout, error) {
 			s, err := h.bookings.Schedule(ctx, id)
-			if err != nil {
-				return nil, err
-			}
-			return seatPlacesJSON(s.Layout()), nil
+			return s.Layout(), err
 		},
-		SeatMap:    h.seatMapJSON,
+		SeatMap:    h.bookings.SeatMap,
 		MaxStreams: opts.MaxStreams,
 		Heartbeat:  opts.StreamHeartbeat,
 		Shutdown:   opts.Shutdown,
