@@ -21,7 +21,7 @@
 # (service-before), interleaved with the rest, and prints after / before:
 # how a change moved the figures, measured in one run.
 # TRACED=1 also serves the service with OpenTelemetry tracing on, exporting
-# over OTLP/HTTP to a span-counting sink (scripts/otlpsink): every request
+# over OTLP/HTTP to a span-counting sink (tools/otlpsink): every request
 # sampled (service-traced) and one trace in a hundred
 # (service-traced-sampled), and prints on / off.
 set -euo pipefail
@@ -61,7 +61,7 @@ if [ -n "$before" ]; then
 fi
 traced=${TRACED:-0}
 if [ "$traced" = 1 ]; then
-	go build -o bin/otlpsink ./scripts/otlpsink
+	go build -o bin/otlpsink ./tools/otlpsink
 fi
 with_baseline=0
 if [ "$baseline_dir" != none ] && [ -f "$baseline_dir/main.go" ]; then

@@ -5,7 +5,7 @@
 # free port (three instances reaching Redis through its Sentinels, behind
 # HAProxy); runs `make smoke` (api.http in httpyac) through HAProxy; drives
 # the page in Chromium through HAProxy while the instances restart
-# (scripts/pagecheck: bookings made meanwhile must all show on the page);
+# (tools/pagecheck: bookings made meanwhile must all show on the page);
 # then RUNS times (default 3): the hammer
 # books fresh seats as 2,000 users through HAProxy for DURATION (default
 # 25s) with a watcher on each schedule's live stream (also through HAProxy;
@@ -28,7 +28,7 @@ log() { printf 'rolling: %s\n' "$*" >&2; }
 
 go build -o bin/api ./cmd/api
 go build -o bin/hammer ./cmd/hammer
-go build -o bin/pagecheck ./scripts/pagecheck
+go build -o bin/pagecheck ./tools/pagecheck
 bash "$here/devenv.sh" browser
 addr=127.0.0.1:$(bash "$here/devenv.sh" port)
 mkdir -p "$dir"

@@ -12,13 +12,13 @@ bash "$(dirname "$0")/devenv.sh" browser
 # The OpenAPI document, linted by a pinned Redocly CLI (redocly.yaml).
 bash "$(dirname "$0")/node.sh" npx --yes @redocly/cli@2.11.1 lint --format=summary api/openapi.json
 # One line per package, the output of what failed, and the count of tests
-# (scripts/testsummary reads go test's JSON events).
+# (tools/testsummary reads go test's JSON events).
 counts=$(mktemp)
 copycounts=$(mktemp)
 fuzzlog=$(mktemp)
 summary=$(mktemp)
 trap 'rm -f "$counts" "$copycounts" "$fuzzlog" "$summary"' EXIT
-go build -o "$summary" ./scripts/testsummary
+go build -o "$summary" ./tools/testsummary
 go test -race -count=1 -json "$@" ./... | "$summary" -counts "$counts"
 # The lock port copied into a module of its own (example.com/lockport)
 # passes its tests there: nothing in internal/lock needs the rest of the

@@ -32,6 +32,7 @@ import (
 	"github.com/seatlock/seatlock/internal/reservation"
 	"github.com/seatlock/seatlock/internal/seatfeed"
 	"github.com/seatlock/seatlock/internal/seatrelay"
+	"github.com/seatlock/seatlock/internal/tracing"
 )
 
 // A request may wait LOCK_MAX_WAIT for a seat and then needs time for its
@@ -65,9 +66,8 @@ type App struct {
 	shutdownDelay time.Duration
 	noJobs        bool
 	closers       []func() // in the order they must run
-	// flushTraces, when tracing is on with the SDK's provider, flushes
-	// and stops it: after every closer.
-	flushTraces func()
+	// traces is flushed after every closer.
+	traces tracing.Tracing
 }
 
 // New connects to PostgreSQL and the lock store, applies pending migrations
@@ -89,11 +89,12 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	if err != nil {
 		return nil, err
 	}
-	traces, err := a.openTracing(ctx, cfg, o.tracerProvider)
+	traces, err := tracing.Open(ctx, cfg.Tracing, o.tracerProvider)
 	if err != nil {
 		return nil, err
 	}
-	pool, err := postgres.Open(ctx, cfg.DatabaseURL, traces.poolOptions()...)
+	a.traces = traces
+	pool, err := postgres.Open(ctx, cfg.DatabaseURL, traces.PoolOptions()...)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +102,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	if err := postgres.Migrate(pool); err != nil {
 		return nil, err
 	}
-	store := postgres.NewStore(pool, append(traces.storeOptions(), postgres.WithGroupWriters(cfg.BatchLanes))...)
+	store := postgres.NewStore(pool, append(traces.StoreOptions(), postgres.WithGroupWriters(cfg.BatchLanes))...)
 
 	locks, err := openLockBackend(cfg, pool)
 	if err != nil {
@@ -109,7 +110,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	}
 	a.closeFirst(locks.close)
 	if locks.redis != nil {
-		if err := traces.redis(locks.redis); err != nil {
+		if err := traces.Redis(locks.redis); err != nil {
 			return nil, err
 		}
 	}
@@ -170,7 +171,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	if o.wrapStore != nil {
 		repo = o.wrapStore(store)
 	}
-	bookings := reservation.NewService(repo, traces.locker(locker), reservation.Config{LockTTL: cfg.LockTTL, SealBooked: cfg.FastPath,
+	bookings := reservation.NewService(repo, traces.Locker(locker), reservation.Config{LockTTL: cfg.LockTTL, SealBooked: cfg.FastPath,
 		HoldTTL: cfg.HoldTTL, MaxHoldsPerUser: cfg.MaxHoldsPerUser, HoldMaxLifetime: cfg.HoldMaxLifetime}, logger)
 	if a.jobs, err = newJobs(locker, store, keys, bookings, locks.pruner, bound, logger, o.jobNamespace); err != nil {
 		return nil, err
@@ -194,9 +195,9 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		Observer:       requests,
 		UserLimiter:    userLimiter,
 		AddressLimiter: addressLimiter,
-		Routed:         traces.routed(),
+		Routed:         traces.Routed(),
 	})
-	a.handler = traces.handler(a.handler)
+	a.handler = traces.Handler(a.handler)
 	return a, nil
 }
 
@@ -207,7 +208,7 @@ const feedSpareConns = 16
 // openFeed opens the live seat map's feed on its own Redis connections (a
 // blocking stream read holds a connection; the locks must not wait for
 // one). Without REDIS_URL (LOCK_BACKEND=postgres) there is no feed.
-func (a *App) openFeed(cfg config.Config, logger *slog.Logger, registry prometheus.Registerer, traces tracer) (*seatfeed.Feed, error) {
+func (a *App) openFeed(cfg config.Config, logger *slog.Logger, registry prometheus.Registerer, traces tracing.Tracing) (*seatfeed.Feed, error) {
 	if cfg.RedisURL == "" {
 		return nil, nil
 	}
@@ -219,7 +220,7 @@ func (a *App) openFeed(cfg config.Config, logger *slog.Logger, registry promethe
 	if err != nil {
 		return nil, err
 	}
-	if err := errors.Join(opsmetrics.RegisterRedisPool(registry, "feed", client), traces.redis(client)); err != nil {
+	if err := errors.Join(opsmetrics.RegisterRedisPool(registry, "feed", client), traces.Redis(client)); err != nil {
 		_ = client.Close()
 		return nil, err
 	}
@@ -233,7 +234,7 @@ func (a *App) openFeed(cfg config.Config, logger *slog.Logger, registry promethe
 
 // openLimiters opens the rate limits RATE_LIMIT_USER and RATE_LIMIT_IP on
 // Redis connections of their own; without REDIS_URL there are none.
-func (a *App) openLimiters(cfg config.Config, registry prometheus.Registerer, traces tracer) (user, address httpapi.Limiter, err error) {
+func (a *App) openLimiters(cfg config.Config, registry prometheus.Registerer, traces tracing.Tracing) (user, address httpapi.Limiter, err error) {
 	if cfg.RedisURL == "" || cfg.RateLimitUser == 0 && cfg.RateLimitIP == 0 {
 		return nil, nil, nil
 	}
@@ -242,7 +243,7 @@ func (a *App) openLimiters(cfg config.Config, registry prometheus.Registerer, tr
 		return nil, nil, err
 	}
 	a.closeFirst(func() { _ = client.Close() })
-	if err := errors.Join(opsmetrics.RegisterRedisPool(registry, "ratelimit", client), traces.redis(client)); err != nil {
+	if err := errors.Join(opsmetrics.RegisterRedisPool(registry, "ratelimit", client), traces.Redis(client)); err != nil {
 		return nil, nil, err
 	}
 	// Each limiter leaves the instances' registry when the app closes, so
@@ -328,10 +329,8 @@ func (a *App) Close() {
 		f()
 	}
 	a.closers = nil
-	if a.flushTraces != nil {
-		a.flushTraces()
-		a.flushTraces = nil
-	}
+	a.traces.Flush()
+	a.traces = tracing.Tracing{}
 }
 
 var errNoBackend = errors.New(`app: LOCK_BACKEND must be "redis" or "postgres"`)

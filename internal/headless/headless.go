@@ -1,5 +1,5 @@
 // Package headless finds and launches the headless Chromium that drives
-// the live seat-map page, in its tests and in scripts/pagecheck alike.
+// the live seat-map page, in its tests and in tools/pagecheck alike.
 package headless
 
 import (

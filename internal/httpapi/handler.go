@@ -1,8 +1,7 @@
 // Package httpapi is the driving HTTP adapter: it decodes and validates
 // requests, authenticates callers, calls the booking use cases and maps their
 // errors to RFC 9457 problems with stable codes (package problem). The
-// live seat map is package seatstream, the Idempotency-Key middleware
-// package idempotency/idemhttp.
+// live seat map is package seatstream.
 package httpapi
 
 import (
@@ -22,7 +21,6 @@ import (
 	"github.com/seatlock/seatlock/internal/httpapi/problem"
 	"github.com/seatlock/seatlock/internal/httpapi/seatstream"
 	"github.com/seatlock/seatlock/internal/idempotency"
-	"github.com/seatlock/seatlock/internal/idempotency/idemhttp"
 	"github.com/seatlock/seatlock/internal/reservation"
 )
 
@@ -167,18 +165,15 @@ func NewHandler(opts Options) http.Handler {
 		observer: observer,
 	}
 	timeout := cmp.Or(max(opts.RequestTimeout, 0), DefaultRequestTimeout)
-	idempotent := idemhttp.Middleware(opts.Idempotency,
+	idempotent := idempotencyMiddleware(opts.Idempotency,
 		cmp.Or(max(opts.IdempotencyRunning, 0), timeout+idempotencyRunningMargin), maxBodyBytes)
 	stream := seatstream.New(seatstream.Options{
 		Feed: opts.Feed,
-		Schedule: func(ctx context.Context, id int64) (seatstream.SeatPlaces, error) {
+		Schedule: func(ctx context.Context, id int64) (reservation.Layout, error) {
 			s, err := h.bookings.Schedule(ctx, id)
-			if err != nil {
-				return nil, err
-			}
-			return seatPlacesJSON(s.Layout()), nil
+			return s.Layout(), err
 		},
-		SeatMap:    h.seatMapJSON,
+		SeatMap:    h.bookings.SeatMap,
 		MaxStreams: opts.MaxStreams,
 		Heartbeat:  opts.StreamHeartbeat,
 		Shutdown:   opts.Shutdown,

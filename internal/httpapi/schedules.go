@@ -1,10 +1,8 @@
 package httpapi
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -154,30 +152,16 @@ func (h *handler) getSchedule(w http.ResponseWriter, r *http.Request) error {
 	return ok(w, http.StatusOK, toScheduleResponse(s))
 }
 
-type seatResponse struct {
-	SeatID   int    `json:"seatId"`
-	Status   string `json:"status"`
-	Label    string `json:"label"`
-	Row      string `json:"row"`
-	Number   int    `json:"number"`
-	Category string `json:"category"`
-}
-
-type seatMapResponse struct {
-	ScheduleID int64          `json:"scheduleId"`
-	Seats      []seatResponse `json:"seats"`
-}
-
 func (h *handler) seatMap(w http.ResponseWriter, r *http.Request) error {
 	id, valid := parseID(chi.URLParam(r, "id"))
 	if !valid {
 		return reservation.ErrScheduleNotFound
 	}
-	body, err := h.seatMapJSON(r.Context(), id)
+	seats, err := h.bookings.SeatMap(r.Context(), id)
 	if err != nil {
 		return err
 	}
-	body = append(body, '\n')
+	body := append(seatstream.SeatMapJSON(id, seats), '\n')
 	// The ETag is the body's digest: equal maps, equal tags, on every
 	// instance. A client that has the map gets 304 and no body.
 	sum := sha256.Sum256(body)
@@ -192,46 +176,6 @@ func (h *handler) seatMap(w http.ResponseWriter, r *http.Request) error {
 	w.Header()["Cache-Control"] = noCache
 	problem.WriteBody(w, contentTypeJSON, http.StatusOK, body)
 	return nil
-}
-
-// seatMapJSON renders a schedule's seat map: the body of GET
-// /schedules/{id}/seats and the snapshot of its live stream.
-func (h *handler) seatMapJSON(ctx context.Context, id int64) ([]byte, error) {
-	seats, err := h.bookings.SeatMap(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	resp := seatMapResponse{ScheduleID: id, Seats: make([]seatResponse, len(seats))}
-	for i, s := range seats {
-		resp.Seats[i] = seatResponse{SeatID: s.ID, Status: string(s.Status),
-			Label: s.Place.Label, Row: s.Place.RowLabel, Number: s.Place.Number, Category: s.Place.Category}
-	}
-	return json.Marshal(resp)
-}
-
-// seatPlacesJSON renders where each seat of layout is, as the members a
-// seat event carries after its seatId and status (the seat map's).
-func seatPlacesJSON(layout reservation.Layout) seatstream.SeatPlaces {
-	return func(seat int) []byte {
-		p, ok := layout.Place(seat)
-		if !ok {
-			return nil
-		}
-		// Labels and categories are letters, digits, '-' and '_': they
-		// need no escaping, but are encoded as JSON strings all the same.
-		label, _ := json.Marshal(p.Label)
-		row, _ := json.Marshal(p.RowLabel)
-		category, _ := json.Marshal(p.Category)
-		b := make([]byte, 0, 64)
-		b = append(b, `"label":`...)
-		b = append(b, label...)
-		b = append(b, `,"row":`...)
-		b = append(b, row...)
-		b = append(b, `,"number":`...)
-		b = strconv.AppendInt(b, int64(p.Number), 10)
-		b = append(b, `,"category":`...)
-		return append(b, category...)
-	}
 }
 
 // etagMatches applies If-None-Match (RFC 9110 13.1.2): "*" or any listed

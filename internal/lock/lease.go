@@ -263,7 +263,7 @@ func (l *lease) Seal(ctx context.Context, ttl time.Duration) error {
 	return l.SealWithNote(ctx, ttl, "")
 }
 
-// SealWithNote implements NoteSealer.
+// SealWithNote implements Sealer.
 func (l *lease) SealWithNote(ctx context.Context, ttl time.Duration, note string) error {
 	if err := validateTTL(ttl); err != nil {
 		return err
@@ -330,7 +330,7 @@ func (l *lease) end(ctx context.Context, how giveUp) error {
 		ok, err = l.target.release(ctx, l.token)
 	}
 	if how.seal > 0 && ok && err == nil && l.client.seals != nil && l.target.multi == nil && l.client.canSeal() {
-		l.client.seals.remember(l.target.key, l.client.keptNote(how.note), sent)
+		l.client.seals.remember(l.target.key, how.note, sent)
 	}
 	l.mu.Lock()
 	if l.cancel != nil {

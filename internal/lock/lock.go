@@ -1,4 +1,4 @@
-// Package lock is the seat booking's distributed lock port: a named,
+// Package lock is a distributed lock port: a named,
 // expiring, owner-checked, fenced mutual-exclusion lock shared by many
 // processes.
 //
@@ -15,8 +15,9 @@
 // than its TTL (GC, a stalled network, a suspended VM) may still be working
 // when a new holder acquires the key, and a Redis failover can forget a
 // lock. Writers must therefore pass the lease's Fence to the system of record
-// and have it refuse a fence lower than one it has already seen (this
-// service does so in PostgreSQL, next to the UNIQUE constraint on a seat).
+// and have it refuse a fence lower than one it has already seen (in the
+// same transaction as the write the lock guards, next to whatever
+// constraint has the last word there).
 package lock
 
 import (
@@ -122,33 +123,21 @@ type Lease interface {
 type Sealer interface {
 	// Seal ends the lease as Release does, but in the same atomic step
 	// leaves the key sealed for ttl: the work the lock guards is done for
-	// good (a seat was booked), and every Acquire of the key answers
-	// ErrSealed at once, without waiting, until the seal expires or an
-	// Acquire with Options.Unseal takes the key. Waiters are woken and
-	// get ErrSealed. A seal is a shortcut in front of the system of
-	// record, never its replacement: it may be lost (a store that forgets
-	// keys), and a store that cannot seal (its backend is not a
-	// backend.Sealer) simply releases the key. ErrNotHeld, and nothing
-	// sealed, when the lease no longer held its lock.
+	// good (say, the item it guards was sold), and every Acquire of the
+	// key answers ErrSealed at once, without waiting, until the seal
+	// expires or an Acquire with Options.Unseal takes the key. Waiters
+	// are woken and get ErrSealed. A seal is a shortcut in front of the
+	// system of record, never its replacement: it may be lost (a store
+	// that forgets keys), and a store that cannot seal (its backend is
+	// not a backend.Sealer) simply releases the key. ErrNotHeld, and
+	// nothing sealed, when the lease no longer held its lock.
 	Seal(ctx context.Context, ttl time.Duration) error
-}
-
-// NoteSealer is the optional capability of a Lease whose seal can carry a
-// note: a few bytes chosen by the sealer that every Acquire refused by the
-// seal gets back in SealedError.Note, in the same store call. It is a
-// capability of its own, next to Sealer rather than a change to it, so
-// that every Sealer written so far (fakes included) still is one, and a
-// caller that has no note keeps calling Seal. The leases of a Client
-// implement it.
-type NoteSealer interface {
-	Sealer
-	// SealWithNote is Seal whose seal keeps note (Seal is SealWithNote
-	// with an empty note). The note is stored as it is, readable by anyone
-	// who can read the store: make it short (a few dozen bytes at most)
-	// and never a secret nor personal data as such (a digest of it, say).
-	// A store that seals but keeps no note (its backend is a
-	// backend.Sealer but not a backend.NoteSealer) seals without it, and
-	// refused Acquires then see an empty Note.
+	// SealWithNote is Seal whose seal keeps note: a few bytes chosen by
+	// the sealer that every Acquire refused by the seal gets back in
+	// SealedError.Note, in the same store call (Seal is SealWithNote with
+	// an empty note). The note is stored as it is, readable by anyone who
+	// can read the store: make it short (a few dozen bytes at most) and
+	// never a secret nor personal data as such (a digest of it, say).
 	SealWithNote(ctx context.Context, ttl time.Duration, note string) error
 }
 
@@ -224,20 +213,17 @@ func (e *HeldError) Is(target error) bool { return target == ErrHeld }
 // Unwrap gives the caller's context error, if the wait was cut short by it.
 func (e *HeldError) Unwrap() error { return e.Err }
 
-// KeyHeld is one key found held by another owner.
-type KeyHeld struct {
-	Key string
-	// Remaining is the holder's remaining TTL; zero if unknown.
-	Remaining time.Duration
-}
+// KeyHeld is one key found held by another owner: its Key and the
+// holder's Remaining TTL (zero if unknown), as the backend reported it.
+type KeyHeld = backend.KeyHeld
 
 // SealedError is returned by Acquire for a sealed key
 // (errors.Is(err, ErrSealed)).
 type SealedError struct {
 	Key string
-	// Note is the note the seal was made with (NoteSealer.SealWithNote);
-	// empty for a seal made by Seal, by a store that keeps no note, or by
-	// an older writer that knew no notes.
+	// Note is the note the seal was made with (Sealer.SealWithNote);
+	// empty for a seal made by Seal, or by a writer that sealed the key
+	// without one.
 	Note string
 }
 

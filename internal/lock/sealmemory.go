@@ -19,10 +19,10 @@ const SealMemory = 250 * time.Millisecond
 
 // sealMemorySize bounds how many sealed keys a Client remembers. A key is
 // worth remembering for SealMemory only, and an instance seals at most a
-// few thousand seats a second (every booking seals its seat), so 4096
-// cover well over SealMemory's worth; a key pushed out early costs one
-// store call. (65,536 kept about 10 MB of expired keys after a long run
-// of fresh bookings, as expired keys leave only when pushed out.)
+// few thousand keys a second, so 4096 cover well over SealMemory's
+// worth; a key pushed out early costs one store call. Expired keys leave
+// only when pushed out, so a larger memory keeps megabytes of them after a
+// long run of fresh seals.
 const sealMemorySize = 1 << 12
 
 // sealMemory remembers sealed keys with their seal's note, each until the
@@ -74,14 +74,4 @@ func (m *sealMemory) forget(key string) { m.seals.Remove(key) }
 func (c *Client) canSeal() bool {
 	_, ok := c.backend.(backend.Sealer)
 	return ok
-}
-
-// keptNote is the note the Client's backend keeps of a seal made with
-// note: none when it seals without notes, so that an answer from memory
-// says what the store would.
-func (c *Client) keptNote(note string) string {
-	if _, ok := c.backend.(backend.NoteSealer); ok {
-		return note
-	}
-	return ""
 }

@@ -103,14 +103,10 @@ func (t target) tryAcquire(ctx context.Context, token string, ttl time.Duration,
 		// Not acquired, yet nobody named: report every key as held
 		// with an unknown TTL rather than an empty answer.
 		for _, k := range t.keys {
-			g.Held = append(g.Held, backend.KeyHeld{Key: k})
+			g.Held = append(g.Held, KeyHeld{Key: k})
 		}
 	}
-	held := make([]KeyHeld, len(g.Held))
-	for i, h := range g.Held {
-		held[i] = KeyHeld(h)
-	}
-	return attempt{held: held}, nil
+	return attempt{held: g.Held}, nil
 }
 
 func (t target) extend(ctx context.Context, token string, ttl time.Duration) (bool, error) {
@@ -130,19 +126,14 @@ func (t target) release(ctx context.Context, token string) (all bool, err error)
 	return n == len(t.keys), err
 }
 
-// seal seals the key token holds, with note where the backend keeps one
-// (a backend.Sealer that is no backend.NoteSealer seals without it); a
-// backend that cannot seal, and a set of keys, are released instead (a
-// seal only ever saves work).
+// seal seals the key token holds, with note; a backend that cannot seal,
+// and a set of keys, are released instead (a seal only ever saves work).
 func (t target) seal(ctx context.Context, token string, ttl time.Duration, note string) (bool, error) {
 	if t.multi != nil {
 		return t.release(ctx, token)
 	}
-	if noted, ok := t.backend.(backend.NoteSealer); ok && note != "" {
-		return noted.SealWithNote(ctx, t.key, token, ttl, note)
-	}
 	if sealer, ok := t.backend.(backend.Sealer); ok {
-		return sealer.Seal(ctx, t.key, token, ttl)
+		return sealer.SealWithNote(ctx, t.key, token, ttl, note)
 	}
 	return t.release(ctx, token)
 }

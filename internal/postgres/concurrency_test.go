@@ -117,6 +117,9 @@ func (*grantedLease) Remaining(context.Context) (time.Duration, error) {
 }
 func (*grantedLease) Release(context.Context) error             { return lock.ErrNotHeld }
 func (*grantedLease) Seal(context.Context, time.Duration) error { return lock.ErrNotHeld }
+func (*grantedLease) SealWithNote(context.Context, time.Duration, string) error {
+	return lock.ErrNotHeld
+}
 
 // The whole use case on the real store stays correct when the lock fails
 // to exclude anyone.

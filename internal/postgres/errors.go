@@ -6,7 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/seatlock/seatlock/internal/pgerr"
+	"github.com/seatlock/seatlock/internal/lock/pglock"
 	"github.com/seatlock/seatlock/internal/reservation"
 )
 
@@ -23,9 +23,11 @@ func wrap(op string, err error) error {
 // wrapText is wrap for a statement that stores the client's text field.
 func wrapText(op, field string, err error) error {
 	switch {
-	case pgerr.Unreachable(err):
+	// The lock backend on the same database counts the same failures as
+	// an outage (pglock.Unreachable says which).
+	case pglock.Unreachable(err):
 		return fmt.Errorf("postgres: %s: %w: %w", op, reservation.ErrUnavailable, err)
-	case pgerr.InvalidText(err):
+	case invalidText(err):
 		return fmt.Errorf("postgres: %s: %w: %w", op,
 			&reservation.InvalidError{Field: field, Detail: "must not contain NUL or other control characters"}, err)
 	}
@@ -37,4 +39,14 @@ func wrapText(op, field string, err error) error {
 func isViolation(err error, code, constraint string) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == code && pgErr.ConstraintName == constraint
+}
+
+// invalidText reports PostgreSQL refusing a text value a client sent: a
+// NUL byte or a byte sequence invalid in the database encoding
+// (character_not_in_repertoire, 22021) or a character the encoding cannot
+// hold (untranslatable_character, 22P05). An answer about the request,
+// not a fault of the service: the edge answers it as a client error.
+func invalidText(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "22021" || pgErr.Code == "22P05")
 }

@@ -515,7 +515,7 @@ func (l *fakeLease) SealWithNote(_ context.Context, _ time.Duration, note string
 	return l.err
 }
 
-var _ lock.NoteSealer = (*fakeLease)(nil)
+var _ lock.Sealer = (*fakeLease)(nil)
 
 func (l *fakeLease) releaseCount() int {
 	l.mu.Lock()

@@ -22,7 +22,7 @@ import (
 // (Repository.SeatReservation); everyone else's stays one lock-store call
 // and no query.
 
-// OwnerNote is the note a booked seat's seal carries (lock.NoteSealer):
+// OwnerNote is the note a booked seat's seal carries (lock.Sealer.SealWithNote):
 // the first 8 bytes of the SHA-256 of the owner's user id, in hex. A
 // digest, not the id, because the seal is readable by anyone who can read
 // the lock store. It only decides who pays a look-up: two users whose

@@ -108,18 +108,12 @@ func (s *Service) endLease(ctx context.Context, lease releaser, seal bool) {
 	s.endLeaseWithNote(ctx, lease, seal, "")
 }
 
-// endLeaseWithNote is endLease whose seal carries note where the lease can
-// keep one (lock.NoteSealer; a plain lock.Sealer seals without it).
+// endLeaseWithNote is endLease whose seal carries note (lock.Sealer).
 func (s *Service) endLeaseWithNote(ctx context.Context, lease releaser, seal bool, note string) {
 	var err error
-	noted, canNote := lease.(lock.NoteSealer)
-	sealer, canSeal := lease.(lock.Sealer)
-	switch {
-	case seal && canNote && note != "":
-		err = noted.SealWithNote(ctx, s.sealTTL, note)
-	case seal && canSeal:
-		err = sealer.Seal(ctx, s.sealTTL)
-	default:
+	if sealer, canSeal := lease.(lock.Sealer); seal && canSeal {
+		err = sealer.SealWithNote(ctx, s.sealTTL, note)
+	} else {
 		err = lease.Release(ctx)
 	}
 	if err == nil {

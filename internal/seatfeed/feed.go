@@ -104,9 +104,6 @@ type Event struct {
 	// Pos is the change's commit position (see Change), zero for an entry
 	// written without one (by SeatsChanged).
 	Pos int64
-	// JSON is {"seatId":N,"status":"..."}, rendered once for every
-	// subscriber: a thousand streams share it.
-	JSON []byte
 }
 
 // Feed publishes seat changes and fans them out to local subscribers. One
@@ -283,21 +280,9 @@ func toEvents(entries []redis.XMessage) []Event {
 			continue
 		}
 		pos, _ := strconv.ParseInt(fmt.Sprint(e.Values["pos"]), 10, 64)
-		events = append(events, Event{ID: e.ID, SeatID: seat, Status: reservation.SeatStatus(status), Pos: pos,
-			JSON: changeJSON(seat, status)})
+		events = append(events, Event{ID: e.ID, SeatID: seat, Status: reservation.SeatStatus(status), Pos: pos})
 	}
 	return events
-}
-
-// changeJSON renders a change as the live seat map sends it. status is one
-// of the SeatStatus values, which need no escaping.
-func changeJSON(seat int, status string) []byte {
-	b := make([]byte, 0, 40)
-	b = append(b, `{"seatId":`...)
-	b = strconv.AppendInt(b, int64(seat), 10)
-	b = append(b, `,"status":"`...)
-	b = append(b, status...)
-	return append(b, `"}`...)
 }
 
 // streamID is a parsed stream entry id, ordered as Redis orders them.

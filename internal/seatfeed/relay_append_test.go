@@ -79,9 +79,8 @@ func TestAppendDeduplicatesByPosition(t *testing.T) {
 			if err != nil || !ok || len(events) != 4 {
 				t.Fatalf("Since = %d events, %v, %v", len(events), ok, err)
 			}
-			if e := events[2]; e.SeatID != 1 || e.Status != reservation.SeatReserved || e.Pos != 15 ||
-				string(e.JSON) != `{"seatId":1,"status":"reserved"}` {
-				t.Errorf("event = %+v (%s)", e, e.JSON)
+			if e := events[2]; e.SeatID != 1 || e.Status != reservation.SeatReserved || e.Pos != 15 {
+				t.Errorf("event = %+v", e)
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/reservation"
 )
 
 // Attributes of the lock spans.
@@ -33,24 +34,12 @@ const (
 	SpanRelease = "lock.release"
 )
 
-// SeatLocker is what the booking use cases take of the lock port
-// (reservation.SeatLocker).
-type SeatLocker interface {
-	lock.Locker
-	lock.MultiLocker
-}
-
-// Locker returns inner with a span for each acquisition (outcome acquired,
-// held, sealed or error; fence; how long it waited) and for each end of a
-// lease it granted (seal or release). Calls outside a trace (the periodic
-// jobs) make no span. The app wraps its lock client only when tracing is
-// on.
-func Locker(inner SeatLocker, tp trace.TracerProvider) SeatLocker {
-	return &tracedLocker{inner: inner, tracer: tp.Tracer(ScopeName)}
-}
-
+// tracedLocker is a lock client with a span for each acquisition (outcome
+// acquired, held, sealed or error; fence; how long it waited) and for each
+// end of a lease it granted (seal or release). Calls outside a trace (the
+// periodic jobs) make no span.
 type tracedLocker struct {
-	inner  SeatLocker
+	inner  reservation.SeatLocker
 	tracer trace.Tracer
 }
 
@@ -111,18 +100,14 @@ func endAcquire(span trace.Span, wait, took time.Duration, err error) {
 		AttrLockWaitedMS.Float64(float64(waited.Microseconds())/1000))
 }
 
-// wrapLease keeps the capabilities of lease (lock.NoteSealer,
-// lock.Sealer), which the use cases discover by type assertion.
+// wrapLease keeps the capability of lease (lock.Sealer), which the use
+// cases discover by type assertion.
 func wrapLease(lease lock.Lease, tracer trace.Tracer) lock.Lease {
 	base := tracedLease{Lease: lease, tracer: tracer}
-	switch l := lease.(type) {
-	case lock.NoteSealer:
-		return &tracedNoteSealingLease{tracedLease: base, sealer: l}
-	case lock.Sealer:
-		return &tracedSealingLease{tracedLease: base, sealer: l}
-	default:
-		return &base
+	if sealer, ok := lease.(lock.Sealer); ok {
+		return &tracedSealingLease{tracedLease: base, sealer: sealer}
 	}
+	return &base
 }
 
 type tracedLease struct {
@@ -155,16 +140,7 @@ func (l *tracedSealingLease) Seal(ctx context.Context, ttl time.Duration) error 
 	return l.seal(ctx, func(ctx context.Context) error { return l.sealer.Seal(ctx, ttl) })
 }
 
-type tracedNoteSealingLease struct {
-	tracedLease
-	sealer lock.NoteSealer
-}
-
-func (l *tracedNoteSealingLease) Seal(ctx context.Context, ttl time.Duration) error {
-	return l.seal(ctx, func(ctx context.Context) error { return l.sealer.Seal(ctx, ttl) })
-}
-
-func (l *tracedNoteSealingLease) SealWithNote(ctx context.Context, ttl time.Duration, note string) error {
+func (l *tracedSealingLease) SealWithNote(ctx context.Context, ttl time.Duration, note string) error {
 	return l.seal(ctx, func(ctx context.Context) error { return l.sealer.SealWithNote(ctx, ttl, note) })
 }
 

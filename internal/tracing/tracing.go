@@ -1,10 +1,12 @@
-// Package tracing is the service's OpenTelemetry tracing: the SDK's tracer
-// provider configured by the standard OTEL_* variables (NewProvider), the
-// propagators of incoming trace context (Propagator), the lock port's spans
-// (Locker) and the naming of request spans after their route (RouteNames).
+// Package tracing is the service's OpenTelemetry tracing, whole: the SDK's
+// tracer provider configured by the standard OTEL_* variables
+// (NewProvider), the propagators of incoming trace context (Propagator),
+// and Tracing, which the app opens once and asks for each thing it wires:
+// the HTTP handler's server spans and their route names, the pool's and
+// the Redis clients' spans, the group writes' and the lock port's spans.
 //
-// Tracing is off unless the environment asks for it (config decides, with
-// the same rule as Enabled here). Off, nothing of this package is in the
+// Tracing is off unless the environment asks for it (config decides). Off,
+// nothing of this package is in the
 // way of a request: the app wraps neither its handler nor its pools, its
 // Redis clients nor its lock client, and the global tracer provider stays
 // OpenTelemetry's no-op one.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/seatlock/seatlock/internal/httpapi/problem"
+	"github.com/seatlock/seatlock/internal/reservation"
 	"github.com/seatlock/seatlock/internal/seatfeed"
 )
 
@@ -50,11 +51,12 @@ type Options struct {
 	Feed Feed
 	// Schedule answers whether a schedule exists (an error, written as a
 	// problem, when not), before a stream is opened for it, and where its
-	// seats are, for the seat events.
-	Schedule func(ctx context.Context, scheduleID int64) (SeatPlaces, error)
-	// SeatMap renders a schedule's seat map as JSON, the stream's first
-	// event.
-	SeatMap func(ctx context.Context, scheduleID int64) ([]byte, error)
+	// seats are, for the seat events. A schedule's layout never changes:
+	// a batch of events is encoded once for every stream of the schedule.
+	Schedule func(ctx context.Context, scheduleID int64) (reservation.Layout, error)
+	// SeatMap reads a schedule's seats with their places, the stream's
+	// first event (rendered by SeatMapJSON).
+	SeatMap func(ctx context.Context, scheduleID int64) ([]reservation.Seat, error)
 	// MaxStreams caps the open streams (DefaultMaxStreams when zero);
 	// past it, 503 too_many_streams.
 	MaxStreams int
@@ -68,13 +70,6 @@ type Options struct {
 	// changes.
 	Streams func(open int64)
 }
-
-// SeatPlaces gives the JSON members that say where a seat is
-// (`"label":"C7","row":"C","number":7,"category":"standard"`), which every
-// seat event carries after its seatId and status; nil for none. A
-// schedule's SeatPlaces must always answer the same for a seat: a batch of
-// events is encoded once for every stream of the schedule.
-type SeatPlaces func(seat int) []byte
 
 // Handler serves the live seat maps of one instance.
 type Handler struct {
@@ -125,7 +120,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, id int64) {
 		return
 	}
 	ctx := r.Context()
-	places, err := h.opts.Schedule(ctx, id)
+	layout, err := h.opts.Schedule(ctx, id)
 	if err != nil {
 		problem.Write(w, r, err)
 		return
@@ -151,8 +146,8 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, id int64) {
 		return
 	}
 	defer sub.Close()
-	out := &eventWriter{w: w, rc: http.NewResponseController(w), places: places}
-	last, first, err := h.streamStart(ctx, id, r.Header.Get("Last-Event-ID"), places)
+	out := &eventWriter{w: w, rc: http.NewResponseController(w), layout: layout}
+	last, first, err := h.streamStart(ctx, id, r.Header.Get("Last-Event-ID"), layout)
 	if err != nil {
 		problem.Write(w, r, err)
 		return
@@ -214,7 +209,7 @@ type sseEvent struct {
 // streamStart says where a stream begins: the changes after Last-Event-ID
 // when the feed still has them all, else a snapshot of the map with the id
 // of the last change before it was read.
-func (h *Handler) streamStart(ctx context.Context, scheduleID int64, lastEventID string, places SeatPlaces) (string, []sseEvent, error) {
+func (h *Handler) streamStart(ctx context.Context, scheduleID int64, lastEventID string, layout reservation.Layout) (string, []sseEvent, error) {
 	if lastEventID != "" {
 		missed, ok, err := h.opts.Feed.Since(ctx, scheduleID, lastEventID)
 		if err != nil {
@@ -224,7 +219,7 @@ func (h *Handler) streamStart(ctx context.Context, scheduleID int64, lastEventID
 			events := make([]sseEvent, len(missed))
 			last := lastEventID
 			for i, ev := range missed {
-				events[i] = sseEvent{id: ev.ID, name: "seat", data: placed(ev, places)}
+				events[i] = sseEvent{id: ev.ID, name: "seat", data: seatEvent(ev, layout)}
 				last = ev.ID
 			}
 			return last, events, nil
@@ -235,7 +230,11 @@ func (h *Handler) streamStart(ctx context.Context, scheduleID int64, lastEventID
 		return "", nil, err
 	}
 	data, err := h.snapshots.get(ctx, scheduleID, head, func(ctx context.Context) ([]byte, error) {
-		return h.opts.SeatMap(ctx, scheduleID)
+		seats, err := h.opts.SeatMap(ctx, scheduleID)
+		if err != nil {
+			return nil, err
+		}
+		return SeatMapJSON(scheduleID, seats), nil
 	})
 	if err != nil {
 		return "", nil, err
@@ -248,7 +247,7 @@ type eventWriter struct {
 	w      http.ResponseWriter
 	rc     *http.ResponseController
 	buf    bytes.Buffer
-	places SeatPlaces
+	layout reservation.Layout
 }
 
 // event appends one event; it allocates nothing once the buffer has grown.
@@ -272,14 +271,14 @@ func (e *eventWriter) event(id, name string, data []byte) {
 func (e *eventWriter) changes(batch *seatfeed.Batch, last string) string {
 	events := batch.Events
 	if seatfeed.After(events[0].ID, last) {
-		e.buf.Write(batch.Encoded(func(events []seatfeed.Event) []byte { return encodeSeatEvents(events, e.places) }))
+		e.buf.Write(batch.Encoded(func(events []seatfeed.Event) []byte { return encodeSeatEvents(events, e.layout) }))
 		return events[len(events)-1].ID
 	}
 	// The stream began after some of these: its snapshot or catch-up has
 	// them.
 	for _, ev := range events {
 		if seatfeed.After(ev.ID, last) {
-			e.event(ev.ID, "seat", placed(ev, e.places))
+			e.event(ev.ID, "seat", seatEvent(ev, e.layout))
 			last = ev.ID
 		}
 	}
@@ -287,28 +286,19 @@ func (e *eventWriter) changes(batch *seatfeed.Batch, last string) string {
 }
 
 // encodeSeatEvents renders changes as `seat` events.
-func encodeSeatEvents(events []seatfeed.Event, places SeatPlaces) []byte {
+func encodeSeatEvents(events []seatfeed.Event, layout reservation.Layout) []byte {
 	var e eventWriter
 	for _, ev := range events {
-		e.event(ev.ID, "seat", placed(ev, places))
+		e.event(ev.ID, "seat", seatEvent(ev, layout))
 	}
 	return e.buf.Bytes()
 }
 
-// placed is the change's JSON with its seat's place members added.
-func placed(ev seatfeed.Event, places SeatPlaces) []byte {
-	if places == nil {
-		return ev.JSON
-	}
-	members := places(ev.SeatID)
-	if len(members) == 0 || len(ev.JSON) < 2 {
-		return ev.JSON
-	}
-	out := make([]byte, 0, len(ev.JSON)+1+len(members))
-	out = append(out, ev.JSON[:len(ev.JSON)-1]...) // without its closing brace
-	out = append(out, ',')
-	out = append(out, members...)
-	return append(out, '}')
+// seatEvent is a change as its `seat` event carries it: the seat, its new
+// status and where it is (AppendSeat).
+func seatEvent(ev seatfeed.Event, layout reservation.Layout) []byte {
+	place, _ := layout.Place(ev.SeatID)
+	return AppendSeat(make([]byte, 0, 96), ev.SeatID, ev.Status, place)
 }
 
 func (e *eventWriter) comment(text string) { e.buf.WriteString(": " + text + "\n\n") }

@@ -50,32 +50,27 @@ type Grant struct {
 	// TryAcquire; with Acquired from Sealer.TryAcquireSealed, the seal it
 	// lifted.
 	Sealed bool
-	// Note is the sealed key's note (NoteSealer) when Sealed and not
-	// Acquired; empty for a seal made without one.
+	// Note is the sealed key's note (Sealer.SealWithNote) when Sealed and
+	// not Acquired; empty for a seal made without one.
 	Note string
 }
 
 // Sealer is implemented by backends that can seal a key (see lock.Sealer):
 // replace a holder's token with a seal that refuses every TryAcquire, in
-// one atomic step. TryAcquire then reports Grant.Sealed for the key.
+// one atomic step, keeping a short note that TryAcquire reports in
+// Grant.Note in the same atomic step that finds the key sealed
+// (Grant.Sealed).
 type Sealer interface {
 	// Seal replaces token's hold on key with the seal for ttl and wakes
 	// key's subscribers; false, and nothing changed, if token did not
 	// hold key.
 	Seal(ctx context.Context, key, token string, ttl time.Duration) (bool, error)
-	// TryAcquireSealed is TryAcquire that also takes a sealed key, as if
-	// it were free, reporting Grant.Sealed (with Acquired) when it did.
-	TryAcquireSealed(ctx context.Context, key, token string, ttl time.Duration) (Grant, error)
-}
-
-// NoteSealer is implemented by Sealers whose seal can keep a short note
-// (see lock.NoteSealer), which TryAcquire then reports in Grant.Note in
-// the same atomic step that finds the key sealed.
-type NoteSealer interface {
-	Sealer
 	// SealWithNote is Seal whose seal keeps note; Seal is SealWithNote
 	// with an empty note.
 	SealWithNote(ctx context.Context, key, token string, ttl time.Duration, note string) (bool, error)
+	// TryAcquireSealed is TryAcquire that also takes a sealed key, as if
+	// it were free, reporting Grant.Sealed (with Acquired) when it did.
+	TryAcquireSealed(ctx context.Context, key, token string, ttl time.Duration) (Grant, error)
 }
 
 // Subscription delivers release notifications of one key.

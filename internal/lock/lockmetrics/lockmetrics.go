@@ -54,7 +54,7 @@ const (
 const (
 	helpAcquisitions = "Lock Acquire calls by outcome: acquired; held = another owner kept the lock " +
 		"(at once for a fail-fast call, for the whole wait, or until the caller's context ended); " +
-		"sealed = the key was sealed (its work is done for good, e.g. a booked seat); error = lock store unreachable, or the caller's context ended before the lock was found held. Many held outcomes whose waits time " +
+		"sealed = the key was sealed (its work is done for good, e.g. an item sold); error = lock store unreachable, or the caller's context ended before the lock was found held. Many held outcomes whose waits time " +
 		"out (see lock_wait_seconds{outcome=\"held\"}): raise the wait (Options.Wait), up to " +
 		"Config.MaxWait, or shed load. Errors point at the lock store."
 	helpWaits = "Time spent in Acquire calls that were allowed to wait (wait > 0), by outcome; " +

@@ -18,12 +18,6 @@ func canSeal(h Harness) bool {
 	return ok
 }
 
-// keepsNotes reports whether a seal of h's backend keeps its note.
-func keepsNotes(h Harness) bool {
-	_, ok := h.Backend.(backend.NoteSealer)
-	return ok
-}
-
 func expectSealed(t *testing.T, err error) {
 	t.Helper()
 	var sealed *lock.SealedError
@@ -175,10 +169,7 @@ func testSealNote(t *testing.T, h Harness) {
 	const note = "0123456789abcdef"
 	sealer, key := client(t, h.Backend), newKey()
 	l := mustAcquire(t, sealer, key, lock.Options{TTL: 5 * time.Second})
-	noted, ok := l.(lock.NoteSealer)
-	if !ok {
-		t.Fatalf("%T does not implement lock.NoteSealer", l)
-	}
+	noted := sealOf(t, l)
 	if err := noted.SealWithNote(context.Background(), sealTTL, note); err != nil {
 		t.Fatalf("SealWithNote: %v", err)
 	}
@@ -191,9 +182,6 @@ func testSealNote(t *testing.T, h Harness) {
 		return
 	}
 	want := note
-	if !keepsNotes(h) {
-		want = ""
-	}
 	remembering := lock.New(h.Backend, lock.Config{RememberSeals: true})
 	t.Cleanup(remembering.Close)
 	for _, ask := range []struct {

@@ -33,7 +33,6 @@ var (
 	_ backend.Inspector    = (*Backend)(nil)
 	_ backend.MultiBackend = (*Backend)(nil)
 	_ backend.Sealer       = (*Backend)(nil)
-	_ backend.NoteSealer   = (*Backend)(nil)
 )
 
 // New returns an empty Backend.
@@ -113,7 +112,7 @@ func (b *Backend) Seal(ctx context.Context, key, token string, ttl time.Duration
 	return b.SealWithNote(ctx, key, token, ttl, "")
 }
 
-// SealWithNote implements backend.NoteSealer.
+// SealWithNote implements backend.Sealer.
 func (b *Backend) SealWithNote(_ context.Context, key, token string, ttl time.Duration, note string) (bool, error) {
 	b.mu.Lock()
 	_, ok := b.owned(key, token)

@@ -28,8 +28,7 @@
 // delivers it when the release commits. Waiters are woken through one LISTEN
 // connection per Backend (see Subscribe).
 //
-// The Backend does not seal (it is no backend.Sealer, nor a
-// backend.NoteSealer): a lease's Seal or SealWithNote releases the key, so
+// The Backend does not seal (it is no backend.Sealer): a lease's Seal or SealWithNote releases the key, so
 // no Acquire ever reports lock.ErrSealed or a seal's note from it.
 //
 // Lock names are the NOTIFY payload and the primary key, so they must be

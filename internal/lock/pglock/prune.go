@@ -30,7 +30,7 @@ WHERE l.name = idle.name`
 
 // Prune deletes the rows of the lock table that have been free for more than
 // freeFor (their lease ended, or they were released, that long ago) and
-// returns how many, so that the table does not keep a row for every seat
+// returns how many, so that the table does not keep a row for every key
 // ever locked. It never deletes a held lock, a lock held with no end, or a
 // row that another statement is changing (it skips those rather than wait),
 // and it never blocks an acquire for longer than its own statement.

@@ -17,7 +17,8 @@ if past_deadline(ARGV[4]) then
 end
 local holder = redis.call('GET', KEYS[1])
 if is_seal(holder) then
-  -- The hammered path of a booked seat: one read, one answer.
+  -- The hammered path of a sealed key (work done for good, asked for
+  -- again and again): one read, one answer.
   return holder
 elseif holder == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])

@@ -13,7 +13,7 @@ local function mint_fence(counter, counter_ttl)
     redis.call('SET', counter, fence, 'PX', counter_ttl)
   elseif fence % 64 == 0 then
     -- The counter expires when the key has not been locked for a long
-    -- time; keeping it forever is one key per seat. Refreshing it on every
+    -- time; keeping it forever is one counter per key ever locked. Refreshing it on every
     -- 64th acquisition, not every one, saves a call: a counter that
     -- expires in use restarts from the clock, above every fence it handed
     -- out.

@@ -13,7 +13,7 @@ import (
 // Timings of the notifier.
 const (
 	// idleUnsubscribe is how long a channel stays subscribed after its last
-	// waiter left. Seats that are contended now are contended again soon;
+	// waiter left. Keys that are contended now are contended again soon;
 	// and a channel is only unsubscribed long after its SUBSCRIBE was
 	// confirmed, so a late confirmation can never be taken for that of a
 	// later SUBSCRIBE.

@@ -95,7 +95,7 @@ var (
 
 // SealValue is what a key sealed without a note holds (backend.Sealer):
 // never a token, which is 32 hexadecimal digits. A seal with a note
-// (backend.NoteSealer) holds SealValue, ':' and the note (SealedWith).
+// (backend.Sealer's SealWithNote) holds SealValue, ':' and the note (SealedWith).
 // Every value that is SealValue or starts with SealValue+":" is a seal,
 // including the plain SealValue of instances that knew no notes. An
 // operator can read it with GET and lift the seal with DEL.
@@ -142,9 +142,8 @@ type Backend struct {
 }
 
 var (
-	_ backend.Backend    = (*Backend)(nil)
-	_ backend.Sealer     = (*Backend)(nil)
-	_ backend.NoteSealer = (*Backend)(nil)
+	_ backend.Backend = (*Backend)(nil)
+	_ backend.Sealer  = (*Backend)(nil)
 )
 
 // Option tunes New.
@@ -207,10 +206,10 @@ func storageKey(key string) string {
 }
 
 // FenceKey is the counter that mints key's fences: one per hash tag
-// ("{schedule:7}:fence" for every seat of schedule 7; "{key}:fence" for a
+// ("{order:7}:fence" for every key tagged {order:7}; "{key}:fence" for a
 // key without a tag). Every acquisition of any key of the tag moves it on,
 // so fences still grow strictly for each key, and Redis keeps one counter
-// per schedule, not one per seat.
+// per tag, not one per key.
 func FenceKey(key string) string {
 	stored := storageKey(key)
 	open := strings.IndexByte(stored, '{')
@@ -224,7 +223,7 @@ func releaseChannel(key string) string { return storageKey(key) + ":released" }
 // it was made or last refreshed (plus the lock's TTL); every 64th
 // acquisition of its key refreshes it. So a counter disappears only for keys
 // locked fewer than 64 times in that long, and Redis does not keep one key
-// for every seat ever locked. Losing a counter is safe: it restarts from the
+// for every key ever locked. Losing a counter is safe: it restarts from the
 // Redis clock, above every fence handed out before.
 const FenceCounterTTL = 24 * time.Hour
 
@@ -292,7 +291,7 @@ func (b *Backend) Seal(ctx context.Context, key, token string, ttl time.Duration
 	return b.SealWithNote(ctx, key, token, ttl, "")
 }
 
-// SealWithNote implements backend.NoteSealer: the key's value becomes
+// SealWithNote implements backend.Sealer: the key's value becomes
 // SealedWith(note) for ttl.
 func (b *Backend) SealWithNote(ctx context.Context, key, token string, ttl time.Duration, note string) (bool, error) {
 	n, err := b.run(ctx, sealScript, []string{storageKey(key)}, token, ttl.Milliseconds(), SealedWith(note)).Int64()

@@ -27,7 +27,7 @@ func TestSealValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.(lock.NoteSealer).SealWithNote(ctx, time.Minute, "a1b2"); err != nil {
+	if err := l.(lock.Sealer).SealWithNote(ctx, time.Minute, "a1b2"); err != nil {
 		t.Fatal(err)
 	}
 	if v := client.Get(ctx, key).Val(); v != "sealed:a1b2" || v != redislock.SealedWith("a1b2") {

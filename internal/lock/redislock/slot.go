@@ -8,7 +8,7 @@ import (
 
 // ErrCrossSlot reports keys for one AcquireAll that a Redis Cluster stores in
 // different slots, which no single script can touch. Keys that share a hash
-// tag ("lock:{schedule:7}:seat:1", "lock:{schedule:7}:seat:2") share a slot.
+// tag ("lock:{order:7}:item:1", "lock:{order:7}:item:2") share a slot.
 // It is returned on a standalone server too, so that code does not break the
 // day its Redis becomes a cluster.
 var ErrCrossSlot = errors.New("redislock: keys in different cluster slots")

@@ -2,7 +2,7 @@
 // running service, typically three instances behind HAProxy while they are
 // restarted one by one (scripts/rolling.sh):
 //
-//	go run ./scripts/pagecheck -url http://127.0.0.1:8080 [-admin-token T] [-user-token T] [-duration 10s] [-json]
+//	go run ./tools/pagecheck -url http://127.0.0.1:8080 [-admin-token T] [-user-token T] [-duration 10s] [-json]
 //
 // The tokens default to $ADMIN and $ALICE (scripts/tokens.sh writes them to
 // DIR/tokens.env). It creates a schedule as the admin, opens URL/?schedule=N

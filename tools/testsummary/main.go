@@ -3,7 +3,7 @@
 // every test that failed (and of a package that failed outside its tests),
 // and a closing count of tests. Its exit status is 1 when anything failed.
 //
-//	go test -json ./... | go run ./scripts/testsummary [-counts FILE]
+//	go test -json ./... | go run ./tools/testsummary [-counts FILE]
 //
 // With -counts it also writes "passed failed skipped" to FILE, for a
 // caller that adds other counts to the closing line.

@@ -1,6 +1,7 @@
-// Package idemhttp is the Idempotency-Key HTTP header over an
-// idempotency.Store: the middleware that makes a POST safe to retry.
-package idemhttp
+package httpapi
+
+// The Idempotency-Key header over an idempotency.Store: the middleware
+// that makes a POST safe to retry.
 
 import (
 	"bytes"
@@ -39,7 +40,7 @@ var (
 // replayedHeaders are the response headers kept with an answer.
 var replayedHeaders = []string{"Content-Type", "Retry-After", "Location", "Preference-Applied"}
 
-// Middleware makes a POST (or a DELETE) safe to retry with an
+// idempotencyMiddleware makes a POST (or a DELETE) safe to retry with an
 // Idempotency-Key: the first request with a key (per user) runs and its
 // answer is stored; the same key with the same method, path and body
 // replays that answer, marked Idempotent-Replayed: true; with another
@@ -60,23 +61,23 @@ var replayedHeaders = []string{"Content-Type", "Retry-After", "Location", "Prefe
 // (problem.Scope's principal); running is how long a key's first request
 // is presumed running, and maxBody the largest body read (a larger one is
 // refused by the handler after).
-func Middleware(store idempotency.Store, running time.Duration, maxBody int64) func(http.Handler) http.Handler {
+func idempotencyMiddleware(store idempotency.Store, running time.Duration, maxBody int64) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		if store == nil {
 			return next
 		}
-		return &middleware{next: next, store: store, running: running, maxBody: maxBody}
+		return &idempotencyKeys{next: next, store: store, running: running, maxBody: maxBody}
 	}
 }
 
-type middleware struct {
+type idempotencyKeys struct {
 	next    http.Handler
 	store   idempotency.Store
 	running time.Duration
 	maxBody int64
 }
 
-func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (m *idempotencyKeys) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	values := r.Header.Values(idempotencyHeader)
 	if len(values) == 0 {
 		m.next.ServeHTTP(w, r)
@@ -112,13 +113,13 @@ func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	r = r.WithContext(idempotency.WithClaim(r.Context(), claim))
-	rec := &recorder{header: http.Header{}}
+	rec := &answerRecorder{header: http.Header{}}
 	settled := false
 	defer func() {
 		// A panic is answered 500 further out: release the key, as for
 		// any 5xx, so that a retry resumes it.
 		if !settled {
-			m.settle(r.Context(), claim, &recorder{status: http.StatusInternalServerError})
+			m.settle(r.Context(), claim, &answerRecorder{status: http.StatusInternalServerError})
 		}
 	}()
 	m.next.ServeHTTP(rec, r)
@@ -134,7 +135,7 @@ func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // settle stores the answer; when the answer is not one to replay, it
 // releases the key for a retry to resume (the work may have committed), or
 // forgets it after a 429 (no work was done).
-func (m *middleware) settle(ctx context.Context, claim idempotency.Claim, rec *recorder) {
+func (m *idempotencyKeys) settle(ctx context.Context, claim idempotency.Claim, rec *answerRecorder) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), idempotencyFinishTimeout)
 	defer cancel()
 	status := rec.statusOr200()
@@ -199,37 +200,37 @@ func replay(w http.ResponseWriter, resp idempotency.Response) {
 	_, _ = w.Write(resp.Body)
 }
 
-// recorder keeps a handler's answer so that it can be stored before it is
-// sent.
-type recorder struct {
+// answerRecorder keeps a handler's answer so that it can be stored before
+// it is sent.
+type answerRecorder struct {
 	header http.Header
 	status int
 	body   bytes.Buffer
 }
 
-func (r *recorder) Header() http.Header { return r.header }
+func (r *answerRecorder) Header() http.Header { return r.header }
 
-func (r *recorder) WriteHeader(status int) {
+func (r *answerRecorder) WriteHeader(status int) {
 	if r.status == 0 {
 		r.status = status
 	}
 }
 
-func (r *recorder) Write(b []byte) (int, error) {
+func (r *answerRecorder) Write(b []byte) (int, error) {
 	if r.status == 0 {
 		r.status = http.StatusOK
 	}
 	return r.body.Write(b)
 }
 
-func (r *recorder) statusOr200() int {
+func (r *answerRecorder) statusOr200() int {
 	if r.status == 0 {
 		return http.StatusOK
 	}
 	return r.status
 }
 
-func (r *recorder) writeTo(w http.ResponseWriter) {
+func (r *answerRecorder) writeTo(w http.ResponseWriter) {
 	for name, v := range r.header {
 		w.Header()[name] = v
 	}

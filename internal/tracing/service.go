@@ -1,0 +1,128 @@
+package tracing
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/exaring/otelpgx"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/extra/redisotel/v9"
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/seatlock/seatlock/internal/postgres"
+	"github.com/seatlock/seatlock/internal/reservation"
+)
+
+// Tracing is the service's tracing as the app wires it: on with a tracer
+// provider, off (the zero value) otherwise. Off, every method leaves what
+// it is given as it is: no handler, pool, Redis client or lock client is
+// wrapped, so tracing costs nothing then.
+type Tracing struct {
+	tp    trace.TracerProvider
+	flush func()
+}
+
+// Open turns tracing on with the provider a test gave (given), or with
+// the SDK's as the OTEL_* variables configure it when they ask for traces
+// (requested; config.Config.Tracing), installed as the global provider and
+// propagator too; else it stays off.
+func Open(ctx context.Context, requested bool, given trace.TracerProvider) (Tracing, error) {
+	if given != nil {
+		return Tracing{tp: given}, nil
+	}
+	if !requested {
+		return Tracing{}, nil
+	}
+	tp, err := NewProvider(ctx)
+	if err != nil {
+		return Tracing{}, err
+	}
+	otel.SetTracerProvider(tp)
+	otel.SetTextMapPropagator(Propagator())
+	return Tracing{tp: tp, flush: func() {
+		ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+		defer cancel()
+		_ = tp.Shutdown(ctx)
+	}}, nil
+}
+
+// Flush sends the spans still buffered by the SDK's provider (Open's own,
+// not a given one); the app calls it last of all, after its connections
+// are closed.
+func (t Tracing) Flush() {
+	if t.flush != nil {
+		t.flush()
+	}
+}
+
+func (t Tracing) on() bool { return t.tp != nil }
+
+// PoolOptions traces the pool's statements with otelpgx, within
+// requests' traces only (ChildrenOnly).
+func (t Tracing) PoolOptions() []postgres.PoolOption {
+	if !t.on() {
+		return nil
+	}
+	pgxTracer := otelpgx.NewTracer(otelpgx.WithTracerProvider(ChildrenOnly(t.tp)), otelpgx.WithQuerySpanNamePrefix())
+	return []postgres.PoolOption{func(c *pgxpool.Config) { c.ConnConfig.Tracer = pgxTracer }}
+}
+
+// StoreOptions makes a span of each group write of bookings.
+func (t Tracing) StoreOptions() []postgres.StoreOption {
+	if !t.on() {
+		return nil
+	}
+	return []postgres.StoreOption{postgres.WithTracer(t.tp.Tracer(ScopeName))}
+}
+
+// Redis traces client's commands with redisotel, within requests' traces
+// only. Command arguments stay out of the spans (they carry user ids:
+// rate limit keys, seal notes); the lock spans name the seat.
+func (t Tracing) Redis(client redis.UniversalClient) error {
+	if !t.on() {
+		return nil
+	}
+	return redisotel.InstrumentTracing(client, redisotel.WithTracerProvider(ChildrenOnly(t.tp)),
+		redisotel.WithDBStatement(false), redisotel.WithCallerEnabled(false))
+}
+
+// Locker makes spans of the use cases' lock acquisitions, seals and
+// releases (see tracedLocker).
+func (t Tracing) Locker(l reservation.SeatLocker) reservation.SeatLocker {
+	if !t.on() {
+		return l
+	}
+	return &tracedLocker{inner: l, tracer: t.tp.Tracer(ScopeName)}
+}
+
+// Routed names each request's span after its route
+// (httpapi.Options.Routed; nil when off).
+func (t Tracing) Routed() func(http.Handler) http.Handler {
+	if !t.on() {
+		return nil
+	}
+	return RouteNames
+}
+
+// Handler makes a server span of each request with otelhttp, a child of
+// the caller's when it sent a W3C traceparent. Health, readiness and
+// metrics requests (probes and scrapes) make none.
+func (t Tracing) Handler(h http.Handler) http.Handler {
+	if !t.on() {
+		return h
+	}
+	return otelhttp.NewHandler(h, "http",
+		otelhttp.WithTracerProvider(t.tp),
+		otelhttp.WithPropagators(Propagator()),
+		otelhttp.WithSpanNameFormatter(SpanName),
+		otelhttp.WithFilter(func(r *http.Request) bool {
+			switch r.URL.Path {
+			case "/healthz", "/readyz", "/metrics":
+				return false
+			}
+			return true
+		}))
+}
