@@ -10,8 +10,8 @@ import (
 	"text/tabwriter"
 )
 
-// The issue's targets for -scenario best-available, measured at 64
-// connections on a 2,000-seat layout of 40 rows × 50.
+// The targets of -scenario best-available, for a run at 64 connections on
+// a 2,000-seat layout of 40 rows × 50.
 const (
 	targetSoldShare     = 0.98 // seats sold when requests stop succeeding, of capacity
 	targetStrandedShare = 0.01 // stranded single seats, of capacity
@@ -95,7 +95,7 @@ type refusal struct {
 	Available int `json:"available"`
 }
 
-// target is one of the issue's targets against this run's figure.
+// target is one of the targets against this run's figure.
 type target struct {
 	Name  string  `json:"name"`
 	Want  string  `json:"want"`
@@ -206,7 +206,7 @@ func sortedByAnswer(outcomes []holdOutcome) []holdOutcome {
 	return out
 }
 
-// weigh sets the run's figures against the issue's targets.
+// weigh sets the run's figures against the targets.
 func weigh(br *bestReport, connections int) ([]target, bool) {
 	held := br.Best.Holds > 0
 	p99 := float64(br.Best.HoldLatency.P99) / 1e6

@@ -13,11 +13,11 @@ import (
 
 // accessLine is one request's access log line. With JSON logs it is
 // written straight to the log's writer, with the members and order of
-// slog's JSONHandler and strings quoted by jsontext. Measured on the hot
-// seat with 2,000 users (hammer, fasthttp, medians of 3 interleaved
-// rounds): through slog's JSONHandler (the caller's PC, the record, the
-// handler's formatting) a line cost 2.6 µs, written here 0.6 µs, and the
-// service answered 35.9k req/s against 38.8k.
+// slog's JSONHandler and strings quoted by jsontext: through the
+// JSONHandler (the caller's PC, the record, the handler's formatting) a
+// line costs the hot seat several times as much
+// (BenchmarkHotSeatRequest; the figures are in docs/performance.md, "The
+// HTTP edge").
 type accessLine struct {
 	at       time.Time
 	id       string

@@ -53,8 +53,8 @@ func toReservationResponse(r reservation.Reservation) reservationResponse {
 // (parseReserveBody); other bodies are decoded by the library, and ids
 // that are there and positive skip the validator's reflection (it answers
 // the rest, with its field details). The buffer and the skipped validator
-// took the hot seat with 2,000 users from 38.3k to 39.7k req/s (hammer,
-// fasthttp, medians of 3 interleaved rounds).
+// are the hot seat's (BenchmarkHotSeatRequest; docs/performance.md, "The
+// HTTP edge").
 func (h *handler) decodeReserve(w http.ResponseWriter, r *http.Request) (reserveRequest, error) {
 	var req reserveRequest
 	if isJSONMediaType(r.Header.Get("Content-Type")) && r.ContentLength > 0 && r.ContentLength <= smallBody {

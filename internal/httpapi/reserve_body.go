@@ -1,13 +1,13 @@
 package httpapi
 
 // The booking body nearly every client sends, {"scheduleId":N,"seatId":M},
-// read by hand. Measured on the hot seat with 2,000 users (hammer,
-// fasthttp, medians of 3 interleaved rounds): the library's Unmarshal of
-// this body cost about 1.2 µs more per request, and the service answered
-// 39.1k req/s with it against 40.3k without. Anything the hand reading
-// does not take, malformed or invalid included, goes through the library
-// and the validator, which read this body the same way
-// (FuzzParseReserveBody) and give the documented errors for the rest.
+// read by hand: the hot seat's request is answered thousands of times a
+// second, and the library's Unmarshal costs it measurably
+// (BenchmarkHotSeatRequest; the figures are in docs/performance.md, "The
+// HTTP edge"). Anything the hand reading does not take, malformed or
+// invalid included, goes through the library and the validator, which
+// read this body the same way (FuzzParseReserveBody) and give the
+// documented errors for the rest.
 
 // maxIDDigits bounds the ids read by hand (an int64 has 19 digits).
 const maxIDDigits = 18

@@ -19,9 +19,8 @@ const DefaultConnectTimeout = 3 * time.Second
 // A booking holds its connection while PostgreSQL flushes its commit to the
 // WAL; with pgxpool's own default (4 on a small machine) the database idles
 // between flushes while requests queue for a connection, and with more,
-// concurrent commits share one flush. Measured on 2 cores, fresh bookings
-// under 64 concurrent requests: 8 connections book 15-35% more than 4, and
-// as many as 16 with a shorter tail.
+// concurrent commits share one flush (docs/performance.md, "Batching",
+// has the figures for 4, 8 and 16 connections).
 const DefaultMaxConns = 8
 
 // Open returns a pool for url (a pgx connection string). It does not wait
