@@ -31,7 +31,6 @@ import (
 	"github.com/seatlock/seatlock/internal/redisconn"
 	"github.com/seatlock/seatlock/internal/reservation"
 	"github.com/seatlock/seatlock/internal/seatfeed"
-	"github.com/seatlock/seatlock/internal/seatrelay"
 	"github.com/seatlock/seatlock/internal/tracing"
 )
 
@@ -50,7 +49,7 @@ type App struct {
 	jobs    *periodic.Runner
 	// relay relays the seat_changes outbox to the live seat map; nil
 	// without one.
-	relay        *seatrelay.Relay
+	relay        *seatfeed.Relay
 	writeTimeout time.Duration
 	// metricsAddr, when set, is the operations listener's address
 	// (metrics and profiles); the public one then does not serve metrics.

@@ -36,7 +36,7 @@ type holdExpirer interface {
 }
 
 // outboxBound keeps the seat_changes outbox under its bound
-// (seatrelay.Relay.EnforceBound), returning how many changes it dropped.
+// (seatfeed.Relay.EnforceBound), returning how many changes it dropped.
 type outboxBound interface {
 	EnforceBound(ctx context.Context) (int64, error)
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/seatlock/seatlock/internal/lock/periodic"
 	"github.com/seatlock/seatlock/internal/postgres"
 	"github.com/seatlock/seatlock/internal/seatfeed"
-	"github.com/seatlock/seatlock/internal/seatrelay"
 )
 
 // relayJobName names the relay's lock among the job locks (the same key
@@ -37,7 +36,7 @@ const relayJobName = "relay-seat-changes"
 func (a *App) openRelay(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, locks backend.Backend, feed *seatfeed.Feed,
 	registry prometheus.Registerer, logger *slog.Logger, namespace string) (outboxBound, error) {
 	outbox := postgres.NewSeatChanges(pool)
-	metrics, err := seatrelay.NewMetrics(registry, outbox, logger)
+	metrics, err := seatfeed.NewRelayMetrics(registry, outbox, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -49,9 +48,9 @@ func (a *App) openRelay(ctx context.Context, cfg config.Config, pool *pgxpool.Po
 		return nil, err
 	}
 	a.closeLast(relayPool.Close)
-	locker := lock.New(locks, lock.Config{MaxWait: seatrelay.DefaultStandby, Logger: logger})
+	locker := lock.New(locks, lock.Config{MaxWait: seatfeed.DefaultRelayStandby, Logger: logger})
 	a.closeFirst(locker.Close)
-	a.relay = seatrelay.New(locker, postgres.NewSeatChanges(relayPool), feed, seatrelay.Config{
+	a.relay = seatfeed.NewRelay(locker, postgres.NewSeatChanges(relayPool), feed, seatfeed.RelayConfig{
 		Key:        periodic.Key(namespace + relayJobName),
 		Interval:   cfg.SeatRelayInterval,
 		MaxBacklog: cfg.SeatChangesMaxBacklog,

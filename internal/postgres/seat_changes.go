@@ -7,20 +7,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-)
 
-// SeatChange is one row of the seat_changes outbox: a committed change of
-// a seat, waiting to be relayed to the live seat map.
-type SeatChange struct {
-	// ID is the change's position: for one seat, ids follow the order of
-	// its commits.
-	ID         int64
-	ScheduleID int64
-	SeatID     int
-	// Status is "available", "held" or "reserved".
-	Status    string
-	CreatedAt time.Time
-}
+	"github.com/seatlock/seatlock/internal/reservation"
+)
 
 // SeatChanges reads and trims the seat_changes outbox, which the writes of
 // Store fill in their own transactions.
@@ -31,17 +20,22 @@ type SeatChanges struct {
 // NewSeatChanges returns the outbox on pool.
 func NewSeatChanges(pool *pgxpool.Pool) *SeatChanges { return &SeatChanges{pool: pool} }
 
-// Pending returns up to limit of the oldest pending changes, in id order.
-func (c *SeatChanges) Pending(ctx context.Context, limit int) ([]SeatChange, error) {
+// Pending returns up to limit of the oldest pending changes, in position
+// (id) order.
+func (c *SeatChanges) Pending(ctx context.Context, limit int) ([]reservation.SeatChange, error) {
 	rows, err := c.pool.Query(ctx, `
 		SELECT id, schedule_id, seat_id, status, created_at
 		FROM seat_changes ORDER BY id LIMIT $1`, limit)
 	if err != nil {
 		return nil, wrap("pending seat changes", err)
 	}
-	changes, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (SeatChange, error) {
-		var sc SeatChange
-		err := row.Scan(&sc.ID, &sc.ScheduleID, &sc.SeatID, &sc.Status, &sc.CreatedAt)
+	changes, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (reservation.SeatChange, error) {
+		var (
+			sc     reservation.SeatChange
+			status string
+		)
+		err := row.Scan(&sc.Pos, &sc.ScheduleID, &sc.SeatID, &status, &sc.CreatedAt)
+		sc.Status = reservation.SeatStatus(status)
 		return sc, err
 	})
 	if err != nil {

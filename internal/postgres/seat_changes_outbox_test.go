@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/seatlock/seatlock/internal/postgres"
+	"github.com/seatlock/seatlock/internal/reservation"
 )
 
 // The outbox hands out the oldest changes in id order, forgets what was
@@ -27,11 +28,11 @@ func TestSeatChangesOutbox(t *testing.T) {
 		t.Fatalf("Pending(3) = %d rows, %v", len(pending), err)
 	}
 	for i, c := range pending {
-		if c.ScheduleID != s.ID() || c.SeatID != i+1 || c.Status != "reserved" || c.CreatedAt.IsZero() {
+		if c.ScheduleID != s.ID() || c.SeatID != i+1 || c.Status != reservation.SeatReserved || c.CreatedAt.IsZero() {
 			t.Errorf("change %d = %+v", i, c)
 		}
-		if i > 0 && c.ID <= pending[i-1].ID {
-			t.Errorf("ids out of order: %d after %d", c.ID, pending[i-1].ID)
+		if i > 0 && c.Pos <= pending[i-1].Pos {
+			t.Errorf("ids out of order: %d after %d", c.Pos, pending[i-1].Pos)
 		}
 	}
 	time.Sleep(20 * time.Millisecond)
@@ -40,14 +41,14 @@ func TestSeatChangesOutbox(t *testing.T) {
 		t.Fatalf("Backlog = %d, %s, %v; want 5 rows at least 20ms old", rows, age, err)
 	}
 
-	if err := outbox.Delete(ctx, []int64{pending[0].ID, pending[1].ID}); err != nil {
+	if err := outbox.Delete(ctx, []int64{pending[0].Pos, pending[1].Pos}); err != nil {
 		t.Fatal(err)
 	}
-	if err := outbox.Delete(ctx, []int64{pending[0].ID}); err != nil { // again: nothing left to delete
+	if err := outbox.Delete(ctx, []int64{pending[0].Pos}); err != nil { // again: nothing left to delete
 		t.Fatal(err)
 	}
 	rest, err := outbox.Pending(ctx, 10)
-	if err != nil || len(rest) != 3 || rest[0].ID != pending[2].ID {
+	if err != nil || len(rest) != 3 || rest[0].Pos != pending[2].Pos {
 		t.Fatalf("after Delete, Pending = %+v, %v", rest, err)
 	}
 

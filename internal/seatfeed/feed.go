@@ -8,6 +8,10 @@
 // browser, an instance whose Redis connection broke) reads what it missed
 // from the stream by id, and learns when it cannot (the stream was trimmed
 // or recreated), where Pub/Sub would drop those changes silently.
+//
+// The changes come from the seat_changes outbox, through the Relay
+// (relay.go): one instance at a time appends them (Feed.Append,
+// relay_append.go) and deletes them from the outbox.
 package seatfeed
 
 import (

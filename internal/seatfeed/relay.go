@@ -1,4 +1,6 @@
-// Package seatrelay relays the seat_changes outbox to the live seat map:
+package seatfeed
+
+// The relay of the seat_changes outbox to the live seat map:
 // every committed change of a seat, written by the booking's own
 // transaction, is appended to its schedule's Redis stream and then deleted
 // from the outbox, so a change reaches the stream even when the instance
@@ -7,12 +9,11 @@
 // One relay runs at a time across the instances: each instance runs Run,
 // and the one that holds the relay's lock (a lease from the lock port,
 // renewed while it relays) reads the oldest pending changes in id order,
-// appends them (seatfeed.Feed.Append, which skips a change whose position
+// appends them (Feed.Append, which skips a change whose position
 // its seat's stream already has) and deletes them. Rows are deleted only
 // after their append succeeded: a crash between the two re-delivers them,
 // and the positions make that harmless. The others stand by and take over
 // when the lease is released or expires.
-package seatrelay
 
 import (
 	"context"
@@ -21,37 +22,37 @@ import (
 	"time"
 
 	"github.com/seatlock/seatlock/internal/lock"
-	"github.com/seatlock/seatlock/internal/postgres"
 	"github.com/seatlock/seatlock/internal/reservation"
-	"github.com/seatlock/seatlock/internal/seatfeed"
 )
 
-// Defaults of Config.
+// Defaults of RelayConfig.
 const (
-	DefaultBatchSize  = 500
-	DefaultInterval   = 15 * time.Millisecond
-	DefaultLeaseTTL   = 5 * time.Second
-	DefaultStandby    = time.Second
-	DefaultMaxBacklog = 1_000_000
-	minBackoff        = 50 * time.Millisecond
-	defaultMaxBackoff = 5 * time.Second
+	DefaultRelayBatchSize  = 500
+	DefaultRelayInterval   = 15 * time.Millisecond
+	DefaultRelayLeaseTTL   = 5 * time.Second
+	DefaultRelayStandby    = time.Second
+	DefaultRelayMaxBacklog = 1_000_000
+	minBackoff             = 50 * time.Millisecond
+	defaultMaxBackoff      = 5 * time.Second
 )
 
-// Outbox is the seat_changes table (postgres.SeatChanges).
+// Outbox is the seat_changes table (postgres.SeatChanges): Pending hands
+// out the oldest changes in position order, Delete forgets relayed ones by
+// position.
 type Outbox interface {
-	Pending(ctx context.Context, limit int) ([]postgres.SeatChange, error)
+	Pending(ctx context.Context, limit int) ([]reservation.SeatChange, error)
 	Delete(ctx context.Context, ids []int64) error
 	Backlog(ctx context.Context) (rows int64, oldest time.Duration, err error)
 	Trim(ctx context.Context, keep int64) (int64, error)
 }
 
-// Stream is where changes are relayed to (seatfeed.Feed).
-type Stream interface {
-	Append(ctx context.Context, batches []seatfeed.ScheduleChanges) (added int, err error)
+// Appender is where changes are relayed to (Feed.Append).
+type Appender interface {
+	Append(ctx context.Context, batches []ScheduleChanges) (added int, err error)
 }
 
-// Config tunes a Relay. Zero values take the defaults.
-type Config struct {
+// RelayConfig tunes a Relay. Zero values take the defaults.
+type RelayConfig struct {
 	// Key is the relay's lock key; every instance of a deployment must
 	// use the same one.
 	Key string
@@ -75,48 +76,49 @@ type Config struct {
 	MaxBacklog int64
 	Logger     *slog.Logger
 	// Metrics, when set, counts relayed changes, failures and drops.
-	Metrics *Metrics
+	Metrics *RelayMetrics
 }
 
 // Relay moves the outbox's changes to the streams.
 type Relay struct {
 	locker lock.Locker
 	outbox Outbox
-	stream Stream
-	cfg    Config
+	stream Appender
+	cfg    RelayConfig
 	log    *slog.Logger
-	m      *Metrics
+	m      *RelayMetrics
 }
 
-// New returns a Relay; Run runs it.
-func New(locker lock.Locker, outbox Outbox, stream Stream, cfg Config) *Relay {
+// NewRelay returns a Relay from outbox to stream (a Feed, in the service);
+// Run runs it.
+func NewRelay(locker lock.Locker, outbox Outbox, stream Appender, cfg RelayConfig) *Relay {
 	if cfg.Key == "" {
 		cfg.Key = "seat-relay"
 	}
 	if cfg.BatchSize <= 0 {
-		cfg.BatchSize = DefaultBatchSize
+		cfg.BatchSize = DefaultRelayBatchSize
 	}
 	if cfg.Interval <= 0 {
-		cfg.Interval = DefaultInterval
+		cfg.Interval = DefaultRelayInterval
 	}
 	if cfg.LeaseTTL <= 0 {
-		cfg.LeaseTTL = DefaultLeaseTTL
+		cfg.LeaseTTL = DefaultRelayLeaseTTL
 	}
 	if cfg.Standby <= 0 {
-		cfg.Standby = DefaultStandby
+		cfg.Standby = DefaultRelayStandby
 	}
 	if cfg.MaxBackoff <= 0 {
 		cfg.MaxBackoff = defaultMaxBackoff
 	}
 	if cfg.MaxBacklog <= 0 {
-		cfg.MaxBacklog = DefaultMaxBacklog
+		cfg.MaxBacklog = DefaultRelayMaxBacklog
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	m := cfg.Metrics
 	if m == nil {
-		m = newMetrics()
+		m = newRelayMetrics()
 	}
 	return &Relay{locker: locker, outbox: outbox, stream: stream, cfg: cfg, log: cfg.Logger.With(slog.String("component", "seat-relay")), m: m}
 }
@@ -209,7 +211,7 @@ func (r *Relay) Pass(ctx context.Context) (int, error) {
 	}
 	ids := make([]int64, len(rows))
 	for i, row := range rows {
-		ids[i] = row.ID
+		ids[i] = row.Pos
 	}
 	if err := r.outbox.Delete(ctx, ids); err != nil {
 		// Appended but not deleted: the next pass appends them again,
@@ -220,20 +222,20 @@ func (r *Relay) Pass(ctx context.Context) (int, error) {
 	return len(rows), nil
 }
 
-// group splits rows (in id order) by schedule, keeping the id order within
-// each schedule, schedules in the order of their first change.
-func group(rows []postgres.SeatChange) []seatfeed.ScheduleChanges {
-	var batches []seatfeed.ScheduleChanges
+// group splits rows (in position order) by schedule, keeping the order
+// within each schedule, schedules in the order of their first change.
+func group(rows []reservation.SeatChange) []ScheduleChanges {
+	var batches []ScheduleChanges
 	index := map[int64]int{}
 	for _, row := range rows {
 		i, ok := index[row.ScheduleID]
 		if !ok {
 			i = len(batches)
 			index[row.ScheduleID] = i
-			batches = append(batches, seatfeed.ScheduleChanges{ScheduleID: row.ScheduleID})
+			batches = append(batches, ScheduleChanges{ScheduleID: row.ScheduleID})
 		}
 		batches[i].Changes = append(batches[i].Changes,
-			seatfeed.Change{Pos: row.ID, SeatID: row.SeatID, Status: reservation.SeatStatus(row.Status)})
+			Change{Pos: row.Pos, SeatID: row.SeatID, Status: row.Status})
 	}
 	return batches
 }

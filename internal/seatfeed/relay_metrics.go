@@ -1,4 +1,4 @@
-package seatrelay
+package seatfeed
 
 import (
 	"context"
@@ -8,13 +8,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Metrics of the relay, all named seatlock_seat_changes_...
-type Metrics struct {
+// RelayMetrics are the relay's metrics, all named seatlock_seat_changes_...
+type RelayMetrics struct {
 	relayed, failures, dropped prometheus.Counter
 }
 
-func newMetrics() *Metrics {
-	return &Metrics{
+func newRelayMetrics() *RelayMetrics {
+	return &RelayMetrics{
 		relayed: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "seatlock", Name: "seat_changes_relayed_total",
 			Help: "Seat changes this instance relayed from the outbox to the live seat map's streams."}),
 		failures: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "seatlock", Name: "seat_changes_relay_failures_total",
@@ -27,17 +27,17 @@ func newMetrics() *Metrics {
 // backlogTimeout bounds the query of one scrape.
 const backlogTimeout = time.Second
 
-// NewMetrics registers the relay's metrics on reg: the counters of this
+// NewRelayMetrics registers the relay's metrics on reg: the counters of this
 // instance, and the outbox's backlog (rows) and lag (age of its oldest
 // change, in seconds), read from PostgreSQL at each scrape, so that every
 // instance reports them whether or not it relays, and they grow while no
 // relay runs. A scrape that cannot read them (PostgreSQL slow or down,
 // backlogTimeout) leaves the two gauges out and logs why.
-func NewMetrics(reg prometheus.Registerer, outbox Outbox, logger *slog.Logger) (*Metrics, error) {
+func NewRelayMetrics(reg prometheus.Registerer, outbox Outbox, logger *slog.Logger) (*RelayMetrics, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	m := newMetrics()
+	m := newRelayMetrics()
 	backlog := &backlogCollector{outbox: outbox, log: logger,
 		rows: prometheus.NewDesc("seatlock_seat_changes_backlog",
 			"Seat changes committed and not yet relayed to the live seat map (exact up to 100,000; an upper bound past it).", nil, nil),

@@ -1,4 +1,4 @@
-package seatrelay_test
+package seatfeed_test
 
 import (
 	"context"
@@ -20,7 +20,6 @@ import (
 	"github.com/seatlock/seatlock/internal/lock/memlock"
 	"github.com/seatlock/seatlock/internal/postgres"
 	"github.com/seatlock/seatlock/internal/seatfeed"
-	"github.com/seatlock/seatlock/internal/seatrelay"
 	"github.com/seatlock/seatlock/internal/testenv"
 )
 
@@ -112,7 +111,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 // run runs r until the test ends (or stop is called).
-func run(t *testing.T, r *seatrelay.Relay) (stop func()) {
+func runRelay(t *testing.T, r *seatfeed.Relay) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -126,7 +125,7 @@ func run(t *testing.T, r *seatrelay.Relay) (stop func()) {
 	return stop
 }
 
-func newFeed(t *testing.T, rdb redis.UniversalClient) *seatfeed.Feed {
+func relayFeed(t *testing.T, rdb redis.UniversalClient) *seatfeed.Feed {
 	f := seatfeed.New(rdb, seatfeed.Config{})
 	t.Cleanup(f.Close)
 	return f
@@ -159,15 +158,15 @@ func TestRelayStreamsEveryChangeOnceInOrder(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	reg := prometheus.NewRegistry()
-	metrics, err := seatrelay.NewMetrics(reg, e.outbox, nil)
+	metrics, err := seatfeed.NewRelayMetrics(reg, e.outbox, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a, b := schedule(), schedule()
 	wantA := e.write(a, 40, 700)
 	wantB := e.write(b, 7, 90)
-	run(t, seatrelay.New(lock.New(memlock.New(), lock.Config{}), e.outbox, newFeed(t, e.rdb),
-		seatrelay.Config{BatchSize: 128, Metrics: metrics}))
+	runRelay(t, seatfeed.NewRelay(lock.New(memlock.New(), lock.Config{}), e.outbox, relayFeed(t, e.rdb),
+		seatfeed.RelayConfig{BatchSize: 128, Metrics: metrics}))
 	// Changes made while it runs follow.
 	wantA = append(wantA, e.write(a, 40, 30)...)
 
@@ -216,7 +215,7 @@ func TestRelayRedeliveryAddsNothing(t *testing.T) {
 	s := schedule()
 	want := e.write(s, 5, 12)
 	outbox := &failingOutbox{SeatChanges: e.outbox}
-	relay := seatrelay.New(lock.New(memlock.New(), lock.Config{}), outbox, newFeed(t, e.rdb), seatrelay.Config{})
+	relay := seatfeed.NewRelay(lock.New(memlock.New(), lock.Config{}), outbox, relayFeed(t, e.rdb), seatfeed.RelayConfig{})
 
 	outbox.failDeletes.Store(true)
 	if _, err := relay.Pass(context.Background()); err == nil {
@@ -247,9 +246,9 @@ func TestTwoRelaysAtOnceAddNothingTwice(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	s := schedule()
-	cfg := seatrelay.Config{BatchSize: 16, Interval: time.Millisecond}
+	cfg := seatfeed.RelayConfig{BatchSize: 16, Interval: time.Millisecond}
 	for range 2 {
-		run(t, seatrelay.New(lock.New(memlock.New(), lock.Config{}), e.outbox, newFeed(t, e.rdb), cfg))
+		runRelay(t, seatfeed.NewRelay(lock.New(memlock.New(), lock.Config{}), e.outbox, relayFeed(t, e.rdb), cfg))
 	}
 	var want []string
 	for range 40 {
@@ -306,18 +305,18 @@ func TestStandbyTakesOverWhenTheRelayStops(t *testing.T) {
 	e := newEnv(t)
 	s := schedule()
 	store := memlock.New()
-	cfg := seatrelay.Config{Standby: 20 * time.Millisecond}
+	cfg := seatfeed.RelayConfig{Standby: 20 * time.Millisecond}
 	regA, regB := prometheus.NewRegistry(), prometheus.NewRegistry()
-	mA, _ := seatrelay.NewMetrics(regA, e.outbox, nil)
-	mB, _ := seatrelay.NewMetrics(regB, e.outbox, nil)
+	mA, _ := seatfeed.NewRelayMetrics(regA, e.outbox, nil)
+	mB, _ := seatfeed.NewRelayMetrics(regB, e.outbox, nil)
 	cfgA, cfgB := cfg, cfg
 	cfgA.Metrics, cfgB.Metrics = mA, mB
-	stopA := run(t, seatrelay.New(lock.New(store, lock.Config{}), e.outbox, newFeed(t, e.rdb), cfgA))
+	stopA := runRelay(t, seatfeed.NewRelay(lock.New(store, lock.Config{}), e.outbox, relayFeed(t, e.rdb), cfgA))
 	eventually(t, "a relays", func() bool {
 		e.write(s, 3, 1)
 		return metric(t, regA, "seatlock_seat_changes_relayed_total") > 0
 	})
-	run(t, seatrelay.New(lock.New(store, lock.Config{}), e.outbox, newFeed(t, e.rdb), cfgB))
+	runRelay(t, seatfeed.NewRelay(lock.New(store, lock.Config{}), e.outbox, relayFeed(t, e.rdb), cfgB))
 	e.write(s, 3, 5)
 	eventually(t, "outbox empty", func() bool { return e.backlog() == 0 })
 	if got := metric(t, regB, "seatlock_seat_changes_relayed_total"); got != 0 {
@@ -338,13 +337,13 @@ func TestStoppedRelayLagGrowsBoundDropsRestartCatchesUp(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	reg := prometheus.NewRegistry()
-	metrics, err := seatrelay.NewMetrics(reg, e.outbox, nil)
+	metrics, err := seatfeed.NewRelayMetrics(reg, e.outbox, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := schedule()
-	relay := seatrelay.New(lock.New(memlock.New(), lock.Config{}), e.outbox, newFeed(t, e.rdb),
-		seatrelay.Config{MaxBacklog: 200, Metrics: metrics})
+	relay := seatfeed.NewRelay(lock.New(memlock.New(), lock.Config{}), e.outbox, relayFeed(t, e.rdb),
+		seatfeed.RelayConfig{MaxBacklog: 200, Metrics: metrics})
 	// Under the bound, nothing goes.
 	first := e.write(s, 50, 150)
 	if dropped, err := relay.EnforceBound(context.Background()); err != nil || dropped != 0 {
@@ -370,7 +369,7 @@ func TestStoppedRelayLagGrowsBoundDropsRestartCatchesUp(t *testing.T) {
 		t.Errorf("backlog after the bound = %v, want 200", got)
 	}
 
-	run(t, relay)
+	runRelay(t, relay)
 	eventually(t, "caught up", func() bool { return e.backlog() == 0 })
 	want := append(first[100:], second...)
 	if got := stream(t, e.rdb, s); !slices.Equal(got, want) {
@@ -394,13 +393,13 @@ func TestRedisFailureKeepsTheChanges(t *testing.T) {
 	rdb := redis.NewClient(&proxied)
 	t.Cleanup(func() { _ = rdb.Close() })
 	reg := prometheus.NewRegistry()
-	metrics, err := seatrelay.NewMetrics(reg, e.outbox, nil)
+	metrics, err := seatfeed.NewRelayMetrics(reg, e.outbox, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := schedule()
-	run(t, seatrelay.New(lock.New(memlock.New(), lock.Config{}), e.outbox, newFeed(t, rdb),
-		seatrelay.Config{MaxBackoff: 200 * time.Millisecond, Metrics: metrics}))
+	runRelay(t, seatfeed.NewRelay(lock.New(memlock.New(), lock.Config{}), e.outbox, relayFeed(t, rdb),
+		seatfeed.RelayConfig{MaxBackoff: 200 * time.Millisecond, Metrics: metrics}))
 	want := e.write(s, 4, 8)
 	eventually(t, "relayed", func() bool { return e.backlog() == 0 })
 
