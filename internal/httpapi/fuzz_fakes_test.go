@@ -73,54 +73,54 @@ func (fuzzBookings) SeatMap(_ context.Context, id int64) ([]reservation.Seat, er
 	return []reservation.Seat{{ID: 1, Status: reservation.SeatAvailable}, {ID: 2, Status: reservation.SeatReserved}}, nil
 }
 
-func (fuzzBookings) Reserve(_ context.Context, cmd reservation.ReserveCommand) (reservation.Reservation, error) {
+func (fuzzBookings) Reserve(_ context.Context, cmd reservation.ReserveCommand) (reservation.Booked, error) {
 	if !storable(cmd.UserID) || cmd.ScheduleID < 1 || cmd.SeatID < 1 || cmd.Wait < 0 || cmd.Wait > fuzzMaxWait {
-		return reservation.Reservation{}, errBroken
+		return reservation.Booked{}, errBroken
 	}
-	return reservation.RestoreReservation(uuid.New(), cmd.ScheduleID, cmd.SeatID, cmd.UserID, time.Now()), nil
+	return reservation.Booked{Reservation: reservation.RestoreReservation(uuid.New(), cmd.ScheduleID, cmd.SeatID, cmd.UserID, time.Now())}, nil
 }
 
 func (fuzzBookings) Reservation(context.Context, uuid.UUID, string) (reservation.Reservation, error) {
 	return reservation.Reservation{}, reservation.ErrReservationNotFound
 }
 
-func (fuzzBookings) CancelReservation(context.Context, uuid.UUID, string) error {
-	return reservation.ErrReservationNotFound
+func (fuzzBookings) CancelReservation(context.Context, uuid.UUID, string) (bool, error) {
+	return false, reservation.ErrReservationNotFound
 }
 
 type fuzzCheckout struct{}
 
-func (fuzzCheckout) HoldBest(_ context.Context, cmd reservation.BestHoldCommand) (reservation.Hold, int, error) {
+func (fuzzCheckout) HoldBest(_ context.Context, cmd reservation.BestHoldCommand) (reservation.Held, int, error) {
 	// Category "" is any category: the member left out.
 	if !storable(cmd.UserID) || cmd.ScheduleID < 1 || cmd.Quantity < 1 || cmd.Quantity > reservation.MaxHoldSeats ||
 		cmd.Category != "" && !storable(cmd.Category) {
-		return reservation.Hold{}, 1, errBroken
+		return reservation.Held{}, 1, errBroken
 	}
 	seats := make([]int, cmd.Quantity)
 	for i := range seats {
 		seats[i] = i + 1
 	}
 	now := time.Now()
-	return reservation.RestoreHold(uuid.New(), cmd.ScheduleID, seats, cmd.UserID, now, now.Add(time.Minute), reservation.HoldActive), 1, nil
+	return reservation.Held{Hold: reservation.RestoreHold(uuid.New(), cmd.ScheduleID, seats, cmd.UserID, now, now.Add(time.Minute), reservation.HoldActive)}, 1, nil
 }
 
-func (fuzzCheckout) Hold(_ context.Context, cmd reservation.HoldCommand) (reservation.Hold, error) {
+func (fuzzCheckout) Hold(_ context.Context, cmd reservation.HoldCommand) (reservation.Held, error) {
 	seats := slices.Clone(cmd.SeatIDs)
 	slices.Sort(seats)
 	if !storable(cmd.UserID) || cmd.ScheduleID < 1 || len(seats) < 1 || len(seats) > reservation.MaxHoldSeats ||
 		seats[0] < 1 || len(slices.Compact(seats)) != len(cmd.SeatIDs) {
-		return reservation.Hold{}, errBroken
+		return reservation.Held{}, errBroken
 	}
 	now := time.Now()
-	return reservation.RestoreHold(uuid.New(), cmd.ScheduleID, cmd.SeatIDs, cmd.UserID, now, now.Add(time.Minute), reservation.HoldActive), nil
+	return reservation.Held{Hold: reservation.RestoreHold(uuid.New(), cmd.ScheduleID, cmd.SeatIDs, cmd.UserID, now, now.Add(time.Minute), reservation.HoldActive)}, nil
 }
 
 func (fuzzCheckout) HoldByID(context.Context, uuid.UUID, string) (reservation.Hold, error) {
 	return reservation.Hold{}, reservation.ErrHoldNotFound
 }
 
-func (fuzzCheckout) Confirm(context.Context, uuid.UUID, string) ([]reservation.Reservation, error) {
-	return nil, reservation.ErrHoldNotFound
+func (fuzzCheckout) Confirm(context.Context, uuid.UUID, string) (reservation.Confirmed, error) {
+	return reservation.Confirmed{}, reservation.ErrHoldNotFound
 }
 
 func (fuzzCheckout) Release(context.Context, uuid.UUID, string) error {

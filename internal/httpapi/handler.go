@@ -30,17 +30,17 @@ type Bookings interface {
 	Schedules(ctx context.Context, after int64, limit int) (reservation.SchedulePage, error)
 	Schedule(ctx context.Context, id int64) (reservation.Schedule, error)
 	SeatMap(ctx context.Context, scheduleID int64) ([]reservation.Seat, error)
-	Reserve(ctx context.Context, cmd reservation.ReserveCommand) (reservation.Reservation, error)
+	Reserve(ctx context.Context, cmd reservation.ReserveCommand) (reservation.Booked, error)
 	Reservation(ctx context.Context, id uuid.UUID, userID string) (reservation.Reservation, error)
-	CancelReservation(ctx context.Context, id uuid.UUID, userID string) error
+	CancelReservation(ctx context.Context, id uuid.UUID, userID string) (again bool, err error)
 }
 
 // Checkout is what the HTTP edge needs of the hold use cases.
 type Checkout interface {
-	Hold(ctx context.Context, cmd reservation.HoldCommand) (reservation.Hold, error)
-	HoldBest(ctx context.Context, cmd reservation.BestHoldCommand) (reservation.Hold, int, error)
+	Hold(ctx context.Context, cmd reservation.HoldCommand) (reservation.Held, error)
+	HoldBest(ctx context.Context, cmd reservation.BestHoldCommand) (reservation.Held, int, error)
 	HoldByID(ctx context.Context, id uuid.UUID, userID string) (reservation.Hold, error)
-	Confirm(ctx context.Context, id uuid.UUID, userID string) ([]reservation.Reservation, error)
+	Confirm(ctx context.Context, id uuid.UUID, userID string) (reservation.Confirmed, error)
 	Release(ctx context.Context, id uuid.UUID, userID string) error
 	Extend(ctx context.Context, id uuid.UUID, userID string) (reservation.Hold, error)
 }

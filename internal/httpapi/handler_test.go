@@ -19,8 +19,10 @@ import (
 
 var secret = []byte("handler-test-secret-handler-test!")
 
-// fakeBookings answers Reserve with whatever reserve does; the other use
-// cases are not exercised here (the end-to-end tests cover them).
+// fakeBookings answers Reserve with whatever reserve does, as recovered
+// when the command resumes a claim (as the use case does when the claim's
+// earlier request booked); the other use cases are not exercised here (the
+// end-to-end tests cover them).
 type fakeBookings struct {
 	reserve func(ctx context.Context) (reservation.Reservation, error)
 }
@@ -31,14 +33,15 @@ func (f fakeBookings) CreateLaidOutSchedule(context.Context, string, time.Time, 
 func (f fakeBookings) SeatMap(context.Context, int64) ([]reservation.Seat, error) {
 	return nil, errors.New("not used")
 }
-func (f fakeBookings) Reserve(ctx context.Context, _ reservation.ReserveCommand) (reservation.Reservation, error) {
-	return f.reserve(ctx)
+func (f fakeBookings) Reserve(ctx context.Context, cmd reservation.ReserveCommand) (reservation.Booked, error) {
+	r, err := f.reserve(ctx)
+	return reservation.Booked{Reservation: r, Recovered: cmd.Resumed}, err
 }
 func (f fakeBookings) Reservation(context.Context, uuid.UUID, string) (reservation.Reservation, error) {
 	return reservation.Reservation{}, reservation.ErrReservationNotFound
 }
-func (f fakeBookings) CancelReservation(context.Context, uuid.UUID, string) error {
-	return reservation.ErrReservationNotFound
+func (f fakeBookings) CancelReservation(context.Context, uuid.UUID, string) (bool, error) {
+	return false, reservation.ErrReservationNotFound
 }
 func (f fakeBookings) Schedules(context.Context, int64, int) (reservation.SchedulePage, error) {
 	return reservation.SchedulePage{}, errors.New("not used")

@@ -75,12 +75,13 @@ func (h *handler) createHold(w http.ResponseWriter, r *http.Request) error {
 	if err := validate(h.validate, &req, cmd.Validate()); err != nil {
 		return err
 	}
-	hold, err := h.checkout.Hold(r.Context(), cmd)
+	held, err := h.checkout.Hold(r.Context(), cmd)
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Location", "/holds/"+hold.ID().String())
-	return ok(w, http.StatusCreated, h.holdResponse(r.Context(), hold))
+	markReplayed(w, held.Recovered)
+	w.Header().Set("Location", "/holds/"+held.ID().String())
+	return ok(w, http.StatusCreated, h.holdResponse(r.Context(), held.Hold))
 }
 
 // holdAttemptsHeader tells how many choices of seats a best-available
@@ -101,7 +102,7 @@ func (h *handler) holdBest(w http.ResponseWriter, r *http.Request, req holdReque
 	if err := validate(h.validate, &req, invalid); err != nil {
 		return err
 	}
-	hold, attempts, err := h.checkout.HoldBest(r.Context(), cmd)
+	held, attempts, err := h.checkout.HoldBest(r.Context(), cmd)
 	if attempts > 0 {
 		w.Header().Set(holdAttemptsHeader, strconv.Itoa(attempts))
 		h.observer.BestAvailable(attempts, err == nil)
@@ -109,8 +110,9 @@ func (h *handler) holdBest(w http.ResponseWriter, r *http.Request, req holdReque
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Location", "/holds/"+hold.ID().String())
-	return ok(w, http.StatusCreated, h.holdResponse(r.Context(), hold))
+	markReplayed(w, held.Recovered)
+	w.Header().Set("Location", "/holds/"+held.ID().String())
+	return ok(w, http.StatusCreated, h.holdResponse(r.Context(), held.Hold))
 }
 
 // holdID reads the {id} of a hold path; a malformed id names no hold.
@@ -138,12 +140,13 @@ func (h *handler) confirmHold(w http.ResponseWriter, r *http.Request) error {
 	if err := emptyBody(w, r); err != nil {
 		return err
 	}
-	booked, err := h.checkout.Confirm(r.Context(), id, principalFrom(r.Context()).UserID)
+	confirmed, err := h.checkout.Confirm(r.Context(), id, principalFrom(r.Context()).UserID)
 	if err != nil {
 		return err
 	}
-	resp := confirmResponse{HoldID: id, Reservations: make([]reservationResponse, len(booked))}
-	for i, res := range booked {
+	markReplayed(w, confirmed.Again && resumedClaim(r))
+	resp := confirmResponse{HoldID: id, Reservations: make([]reservationResponse, len(confirmed.Reservations))}
+	for i, res := range confirmed.Reservations {
 		resp.Reservations[i] = toReservationResponse(res)
 	}
 	return ok(w, http.StatusOK, resp)

@@ -55,8 +55,8 @@ var replayedHeaders = []string{"Content-Type", "Retry-After", "Location", "Prefe
 // (499) the work may have committed although nobody saw the answer, so the
 // key is released with its claim (idempotency.Store.Release) and the retry
 // resumes it: the use case finds what the claim made and answers with it
-// (the answer is then marked Idempotent-Replayed: true, see
-// idempotency.MarkRecovered), or runs afresh when it made nothing. A 429
+// (the handler then marks the answer Idempotent-Replayed: true, see
+// markReplayed), or runs afresh when it made nothing. A 429
 // did no work: its key is forgotten. The key is the authenticated user's
 // (problem.Scope's principal); running is how long a key's first request
 // is presumed running, and maxBody the largest body read (a larger one is
@@ -123,10 +123,6 @@ func (m *idempotencyKeys) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	m.next.ServeHTTP(rec, r)
-	if idempotency.Recovered(r.Context()) {
-		// The answer is the lost one of the claim's earlier request.
-		rec.header.Set("Idempotent-Replayed", "true")
-	}
 	m.settle(r.Context(), claim, rec)
 	settled = true
 	rec.writeTo(w)
@@ -236,4 +232,20 @@ func (r *answerRecorder) writeTo(w http.ResponseWriter) {
 	}
 	w.WriteHeader(r.statusOr200())
 	_, _ = w.Write(r.body.Bytes())
+}
+
+// markReplayed marks an answer that is the lost one of an earlier request
+// with the same Idempotency-Key: the use case found that request's work
+// (a resumed claim's booking or hold) instead of doing it now.
+func markReplayed(w http.ResponseWriter, replayed bool) {
+	if replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+}
+
+// resumedClaim reports whether r runs under a resumed idempotency claim:
+// its key's first request may have done the work and lost the answer.
+func resumedClaim(r *http.Request) bool {
+	claim, ok := idempotency.ClaimFrom(r.Context())
+	return ok && claim.Resumed
 }

@@ -123,8 +123,8 @@ func TestIdempotencyStoresFinalAnswersOnly(t *testing.T) {
 }
 
 // The request runs with its claim in its context; an answer the use case
-// recovered for a resumed claim goes out, and is stored, marked
-// Idempotent-Replayed: true; a fresh one is not marked.
+// reports recovered (Booked.Recovered) for a resumed claim goes out, and
+// is stored, marked Idempotent-Replayed: true; a fresh one is not marked.
 func TestIdempotencyClaimReachesTheUseCase(t *testing.T) {
 	t.Parallel()
 	for _, resumed := range []bool{false, true} {
@@ -132,7 +132,6 @@ func TestIdempotencyClaimReachesTheUseCase(t *testing.T) {
 		var got idempotency.Claim
 		rec := serveWithKey(t, keys, func(ctx context.Context) (reservation.Reservation, error) {
 			got, _ = idempotency.ClaimFrom(ctx)
-			idempotency.MarkRecovered(ctx) // does nothing for a fresh claim
 			return reservation.RestoreReservation(uuid.New(), 1, 1, "alice", time.Now()), nil
 		})
 		if rec.Code != http.StatusOK || got.ID == uuid.Nil || got.Key.Key != "k-1" || got.UserID != "alice" || got.Resumed != resumed {

@@ -109,7 +109,8 @@ func (h *handler) reserve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return ok(w, http.StatusOK, toReservationResponse(res))
+	markReplayed(w, res.Recovered)
+	return ok(w, http.StatusOK, toReservationResponse(res.Reservation))
 }
 
 func (h *handler) getReservation(w http.ResponseWriter, r *http.Request) error {
@@ -133,8 +134,10 @@ func (h *handler) cancelReservation(w http.ResponseWriter, r *http.Request) erro
 	if err := emptyBody(w, r); err != nil {
 		return err
 	}
-	if err := h.bookings.CancelReservation(r.Context(), id, principalFrom(r.Context()).UserID); err != nil {
+	again, err := h.bookings.CancelReservation(r.Context(), id, principalFrom(r.Context()).UserID)
+	if err != nil {
 		return err
 	}
+	markReplayed(w, again && resumedClaim(r))
 	return noContent(w)
 }

@@ -1,17 +1,12 @@
 package idempotency
 
-import (
-	"context"
-	"sync/atomic"
-)
+import "context"
 
 type claimKey struct{}
 
-// running is a claim in a request's context, with what the use case made
-// of it.
+// running is a claim in a request's context.
 type running struct {
-	claim     Claim
-	recovered atomic.Bool
+	claim Claim
 }
 
 // WithClaim returns ctx carrying c, the claim the request runs under: the
@@ -28,20 +23,4 @@ func ClaimFrom(ctx context.Context) (Claim, bool) {
 		return Claim{}, false
 	}
 	return r.claim, true
-}
-
-// MarkRecovered records that the use case answered a resumed claim with
-// what its earlier request had made, instead of working: the answer is
-// that request's, and the edge marks it Idempotent-Replayed. Without a
-// resumed claim in ctx it does nothing.
-func MarkRecovered(ctx context.Context) {
-	if r, ok := ctx.Value(claimKey{}).(*running); ok && r.claim.Resumed {
-		r.recovered.Store(true)
-	}
-}
-
-// Recovered reports whether MarkRecovered was called for ctx's claim.
-func Recovered(ctx context.Context) bool {
-	r, ok := ctx.Value(claimKey{}).(*running)
-	return ok && r.recovered.Load()
 }

@@ -54,7 +54,7 @@ func TestReservePausedHolderCannotBookAfterSuccessor(t *testing.T) {
 	done := make(chan result, 1)
 	go func() {
 		r, err := first.Reserve(ctx, reservation.ReserveCommand{ScheduleID: s.ID(), SeatID: 5, UserID: "paused"})
-		done <- result{r, err}
+		done <- result{r.Reservation, err}
 	}()
 	select {
 	case <-paused:

@@ -93,13 +93,19 @@ var ErrSeatsContended = errors.New("reservation: the chosen seats were taken by 
 // Errors: *InvalidError (command, or a category the schedule does not
 // have), ErrScheduleNotFound, *NotEnoughSeatsError, ErrSeatsContended,
 // ErrTooManyHolds, ErrUnavailable, or ctx's error.
-func (s *Service) HoldBest(ctx context.Context, cmd BestHoldCommand) (Hold, int, error) {
+func (s *Service) HoldBest(ctx context.Context, cmd BestHoldCommand) (Held, int, error) {
 	if err := cmd.Validate(); err != nil {
-		return Hold{}, 0, err
+		return Held{}, 0, err
 	}
 	if h, found, err := s.resumedHold(ctx, cmd.Claim, cmd.Resumed, cmd.UserID); found || err != nil {
-		return h, 0, err
+		return Held{Hold: h, Recovered: found}, 0, err
 	}
+	h, attempts, err := s.holdBest(ctx, cmd)
+	return Held{Hold: h}, attempts, err
+}
+
+// holdBest is HoldBest past the claim's look-up.
+func (s *Service) holdBest(ctx context.Context, cmd BestHoldCommand) (Hold, int, error) {
 	schedule, err := s.schedules.schedule(ctx, cmd.ScheduleID)
 	if err != nil {
 		return Hold{}, 0, fmt.Errorf("load schedule: %w", err)

@@ -163,7 +163,7 @@ func TestHoldBestTriesTheNextChoice(t *testing.T) {
 	// the next request tries both (2 attempts) and holds 1 or 5.
 	five := newSeatClaimRepo(rowsOf(t, 1, 5))
 	svc := reservation.NewService(five, lock.New(memlock.New(), lock.Config{}), reservation.Config{}, nil)
-	best := func(user string) (reservation.Hold, int, error) {
+	best := func(user string) (reservation.Held, int, error) {
 		return svc.HoldBest(ctx, reservation.BestHoldCommand{ScheduleID: scheduleID, Quantity: 1, Adjacent: true, UserID: user})
 	}
 	if h, n, err := best("first"); err != nil || n != 1 || !slices.Equal(h.SeatIDs(), []int{3}) {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/seatlock/seatlock/internal/idempotency"
 	"github.com/seatlock/seatlock/internal/lock"
 )
 
@@ -17,9 +16,8 @@ import (
 const cancelWait = 5 * time.Second
 
 // CancelReservation cancels the user's reservation; cancelling a cancelled
-// one succeeds again (so a retry whose first answer was lost gets the same
-// answer: for a resumed idempotency claim it is marked recovered). Anyone
-// else gets ErrReservationNotFound.
+// one succeeds again, reporting again (so a retry whose first answer was
+// lost gets the same answer). Anyone else gets ErrReservationNotFound.
 //
 // The seat's lock is taken for the change, lifting a seal (Options.Unseal)
 // that marks the seat booked, and released afterwards: with the seal
@@ -30,25 +28,24 @@ const cancelWait = 5 * time.Second
 //
 // Errors: ErrReservationNotFound, *UnavailableSeat (the seat stayed locked
 // for cancelWait), ErrUnavailable, or ctx's error.
-func (s *Service) CancelReservation(ctx context.Context, id uuid.UUID, userID string) error {
+func (s *Service) CancelReservation(ctx context.Context, id uuid.UUID, userID string) (again bool, err error) {
 	r, err := s.Reservation(ctx, id, userID)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if r.Cancelled() {
-		idempotency.MarkRecovered(ctx)
-		return nil
+		return true, nil
 	}
 	lease, err := s.locker.Acquire(ctx, SeatLockKey(r.ScheduleID(), r.SeatID()),
 		lock.Options{TTL: s.lockTTL, Wait: cancelWait, Unseal: true})
 	if err != nil {
-		return lockError(err)
+		return false, lockError(err)
 	}
 	defer s.endLease(ctx, lease, false)
 	write, cancel := storeWrite(ctx)
 	defer cancel()
 	if _, err := s.repo.CancelReservation(write, id, lease.Fence()); err != nil {
-		return fmt.Errorf("cancel reservation: %w", err)
+		return false, fmt.Errorf("cancel reservation: %w", err)
 	}
-	return nil
+	return false, nil
 }

@@ -21,11 +21,11 @@ func TestCancelReservationUnderTheSeatLock(t *testing.T) {
 	locker := &fakeLocker{j: j, lastFence: 41}
 	svc := reservation.NewService(repo, locker, reservation.Config{LockTTL: lockTTL}, nil)
 
-	if err := svc.CancelReservation(context.Background(), r.ID(), "bob"); err != reservation.ErrReservationNotFound {
+	if _, err := svc.CancelReservation(context.Background(), r.ID(), "bob"); err != reservation.ErrReservationNotFound {
 		t.Fatalf("another user's cancel = %v, want ErrReservationNotFound", err)
 	}
-	if err := svc.CancelReservation(context.Background(), r.ID(), "alice"); err != nil {
-		t.Fatalf("CancelReservation: %v", err)
+	if again, err := svc.CancelReservation(context.Background(), r.ID(), "alice"); err != nil || again {
+		t.Fatalf("CancelReservation = again %v, %v; want a first cancellation", again, err)
 	}
 	want := []string{"Reservation", "Reservation", acquired(4), "CancelReservation", released(4)}
 	if got := j.list(); !slices.Equal(got, want) {
@@ -40,8 +40,8 @@ func TestCancelReservationUnderTheSeatLock(t *testing.T) {
 
 	// Cancelled already: nothing to lock, nothing to write.
 	before := len(j.list())
-	if err := svc.CancelReservation(context.Background(), r.ID(), "alice"); err != nil {
-		t.Errorf("cancelling again = %v, want nil", err)
+	if again, err := svc.CancelReservation(context.Background(), r.ID(), "alice"); err != nil || !again {
+		t.Errorf("cancelling again = again %v, %v; want again, nil", again, err)
 	}
 	if got := j.list()[before:]; !slices.Equal(got, []string{"Reservation"}) {
 		t.Errorf("cancelling again made calls %q, want only the look-up", got)
@@ -56,7 +56,7 @@ func TestCancelReservationErrors(t *testing.T) {
 		repo := newFakeRepo(j)
 		r := repo.addReservation(scheduleID, 4, "alice")
 		locker := &fakeLocker{j: j, acquireErr: &lock.HeldError{Remaining: 3e9}}
-		err := reservation.NewService(repo, locker, reservation.Config{}, nil).CancelReservation(context.Background(), r.ID(), "alice")
+		_, err := reservation.NewService(repo, locker, reservation.Config{}, nil).CancelReservation(context.Background(), r.ID(), "alice")
 		if !errors.Is(err, reservation.ErrSeatLocked) {
 			t.Errorf("error = %v, want ErrSeatLocked", err)
 		}
@@ -71,7 +71,7 @@ func TestCancelReservationErrors(t *testing.T) {
 		r := repo.addReservation(scheduleID, 4, "alice")
 		repo.fail["CancelReservation"] = errDBDown
 		locker := &fakeLocker{j: j}
-		err := reservation.NewService(repo, locker, reservation.Config{}, nil).CancelReservation(context.Background(), r.ID(), "alice")
+		_, err := reservation.NewService(repo, locker, reservation.Config{}, nil).CancelReservation(context.Background(), r.ID(), "alice")
 		if !errors.Is(err, reservation.ErrUnavailable) {
 			t.Errorf("error = %v, want ErrUnavailable", err)
 		}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/seatlock/seatlock/internal/idempotency"
 	"github.com/seatlock/seatlock/internal/lock"
 )
 
@@ -22,19 +21,25 @@ import (
 //
 // A resumed idempotency claim (cmd.Resumed) is looked up first: when the
 // earlier request with the claim made a hold, that hold is the answer (as
-// it is now), without a lock or a write, and the context's claim is marked
-// recovered (idempotency.MarkRecovered); otherwise the hold is made.
+// it is now), without a lock or a write, marked Recovered; otherwise the
+// hold is made.
 //
 // Errors: *InvalidError (seat list), ErrScheduleNotFound, ErrSeatNotFound,
 // *SeatsUnavailableError (every seat that is locked, held or taken),
 // ErrUnavailable, or ctx's error.
-func (s *Service) Hold(ctx context.Context, cmd HoldCommand) (Hold, error) {
+func (s *Service) Hold(ctx context.Context, cmd HoldCommand) (Held, error) {
 	if err := cmd.Validate(); err != nil {
-		return Hold{}, err
+		return Held{}, err
 	}
 	if h, found, err := s.resumedHold(ctx, cmd.Claim, cmd.Resumed, cmd.UserID); found || err != nil {
-		return h, err
+		return Held{Hold: h, Recovered: found}, err
 	}
+	h, err := s.hold(ctx, cmd)
+	return Held{Hold: h}, err
+}
+
+// hold is Hold past the claim's look-up.
+func (s *Service) hold(ctx context.Context, cmd HoldCommand) (Hold, error) {
 	seats := slices.Sorted(slices.Values(cmd.SeatIDs))
 	schedule, err := s.schedules.schedule(ctx, cmd.ScheduleID)
 	if err != nil {
@@ -54,8 +59,7 @@ func (s *Service) Hold(ctx context.Context, cmd HoldCommand) (Hold, error) {
 }
 
 // resumedHold is the hold a resumed idempotency claim made, if any: then
-// it is the answer (as it is now), without a lock or a write, and the
-// context's claim is marked recovered.
+// it is the answer (as it is now), without a lock or a write.
 func (s *Service) resumedHold(ctx context.Context, claim uuid.UUID, resumed bool, userID string) (Hold, bool, error) {
 	if !resumed || claim == uuid.Nil {
 		return Hold{}, false, nil
@@ -63,7 +67,6 @@ func (s *Service) resumedHold(ctx context.Context, claim uuid.UUID, resumed bool
 	h, err := s.repo.HoldByClaim(ctx, claim)
 	switch {
 	case err == nil && h.OwnedBy(userID):
-		idempotency.MarkRecovered(ctx)
 		return h, true, nil
 	case err != nil && !errors.Is(err, ErrHoldNotFound):
 		return Hold{}, false, fmt.Errorf("look up the claim's hold: %w", err)
@@ -189,24 +192,24 @@ func seatsByLockKey(scheduleID int64, seats []int) map[string]int {
 }
 
 // Confirm books every seat of the user's hold at once and returns the
-// reservations; confirming a confirmed hold returns the same ones (so a
-// retry whose first answer was lost gets the same answer again: for a
-// resumed idempotency claim it is marked recovered). The
+// reservations; confirming a confirmed hold returns the same ones, marked
+// Again (so a retry whose first answer was lost gets the same answer
+// again). The
 // hold's claims keep every other booking off its seats and the UNIQUE
 // constraint has the last word; the seats' locks are taken all the same
 // (lockHoldSeats).
 //
 // Errors: ErrHoldNotFound, ErrHoldExpired, ErrHoldReleased,
 // *SeatsUnavailableError, *UnavailableSeat (locked), ErrUnavailable.
-func (s *Service) Confirm(ctx context.Context, id uuid.UUID, userID string) ([]Reservation, error) {
+func (s *Service) Confirm(ctx context.Context, id uuid.UUID, userID string) (Confirmed, error) {
 	h, err := s.HoldByID(ctx, id, userID)
 	if err != nil {
-		return nil, err
+		return Confirmed{}, err
 	}
 	if h.Status() == HoldActive {
 		lease, err := s.lockHoldSeats(ctx, h)
 		if err != nil {
-			return nil, err
+			return Confirmed{}, err
 		}
 		defer s.endLease(ctx, lease, false)
 	}
@@ -214,12 +217,9 @@ func (s *Service) Confirm(ctx context.Context, id uuid.UUID, userID string) ([]R
 	defer cancel()
 	rs, err := s.repo.ConfirmHold(write, id, userID)
 	if err != nil {
-		return nil, fmt.Errorf("confirm hold: %w", err)
+		return Confirmed{}, fmt.Errorf("confirm hold: %w", err)
 	}
-	if h.Status() != HoldActive {
-		idempotency.MarkRecovered(ctx)
-	}
-	return rs, nil
+	return Confirmed{Reservations: rs, Again: h.Status() != HoldActive}, nil
 }
 
 // Release frees the seats of the user's hold at once. Releasing again, or

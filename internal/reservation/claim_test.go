@@ -41,7 +41,7 @@ func TestReserveWithIdempotencyClaim(t *testing.T) {
 	if seen := repo.insertsSeen(); len(seen) != 1 || seen[0].Claim != claim {
 		t.Fatalf("inserts %+v, want one carrying the claim %v", seen, claim)
 	}
-	if idempotency.Recovered(ctx) || slices.Contains(j.list(), "ReservationByClaim") {
+	if first.Recovered || slices.Contains(j.list(), "ReservationByClaim") {
 		t.Errorf("a fresh claim was looked up or marked recovered: %v", j.list())
 	}
 
@@ -50,13 +50,13 @@ func TestReserveWithIdempotencyClaim(t *testing.T) {
 	cmd.Resumed = true
 	ctx = claimContext(claim, true)
 	again, err := svc.Reserve(ctx, cmd)
-	if err != nil || again != first {
+	if err != nil || again.Reservation != first.Reservation {
 		t.Fatalf("resumed Reserve = %+v, %v; want %+v", again, err, first)
 	}
 	if calls := j.list()[before:]; !slices.Equal(calls, []string{"ReservationByClaim"}) {
 		t.Errorf("resumed Reserve made calls %v, want only the look-up", calls)
 	}
-	if !idempotency.Recovered(ctx) {
+	if !again.Recovered {
 		t.Error("the recovered answer is not marked recovered")
 	}
 
@@ -70,7 +70,7 @@ func TestReserveWithIdempotencyClaim(t *testing.T) {
 	if seen := repo.insertsSeen(); len(seen) != 2 || seen[1].Claim != other {
 		t.Errorf("inserts %+v, want the second carrying %v", seen, other)
 	}
-	if idempotency.Recovered(ctx) {
+	if fresh.Recovered {
 		t.Error("a fresh booking is marked recovered")
 	}
 }
@@ -133,17 +133,18 @@ func TestHoldWithIdempotencyClaim(t *testing.T) {
 	if err != nil || again.ID() != first.ID() {
 		t.Fatalf("resumed Hold = %v, %v; want %v", again.ID(), err, first.ID())
 	}
-	if len(repo.inserted) != 1 || len(locker.leases) != 1 || !idempotency.Recovered(ctx) {
-		t.Errorf("resumed Hold: %d inserts, %d leases, recovered %v; want the hold found, nothing locked or written",
-			len(repo.inserted), len(locker.leases), idempotency.Recovered(ctx))
+	if len(repo.inserted) != 1 || len(locker.leases) != 1 || !again.Recovered || first.Recovered {
+		t.Errorf("resumed Hold: %d inserts, %d leases, recovered %v (first %v); want the hold found, nothing locked or written",
+			len(repo.inserted), len(locker.leases), again.Recovered, first.Recovered)
 	}
 
 	other := uuid.New()
 	ctx = claimContext(other, true)
-	if _, err := svc.Hold(ctx, reservation.HoldCommand{ScheduleID: scheduleID, SeatIDs: []int{3}, UserID: "alice", Claim: other, Resumed: true}); err != nil {
+	fresh, err := svc.Hold(ctx, reservation.HoldCommand{ScheduleID: scheduleID, SeatIDs: []int{3}, UserID: "alice", Claim: other, Resumed: true})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(repo.inserted) != 2 || repo.inserted[1].Claim != other || idempotency.Recovered(ctx) {
-		t.Errorf("a resumed claim that held nothing: inserted %+v, recovered %v; want a fresh hold", repo.inserted, idempotency.Recovered(ctx))
+	if len(repo.inserted) != 2 || repo.inserted[1].Claim != other || fresh.Recovered {
+		t.Errorf("a resumed claim that held nothing: inserted %+v, recovered %v; want a fresh hold", repo.inserted, fresh.Recovered)
 	}
 }

@@ -42,7 +42,7 @@ func TestOwnersRetryOnSealedSeat(t *testing.T) {
 			reserve := func(user string) (reservation.Reservation, []string, error) {
 				before := len(j.list())
 				r, err := svc.Reserve(context.Background(), reservation.ReserveCommand{ScheduleID: scheduleID, SeatID: 3, UserID: user})
-				return r, j.list()[before:], err
+				return r.Reservation, j.list()[before:], err
 			}
 
 			first, _, err := reserve("alice")

@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/seatlock/seatlock/internal/idempotency"
 	"github.com/seatlock/seatlock/internal/lock"
 )
 
@@ -62,8 +61,8 @@ type ReserveCommand struct {
 //
 // A resumed idempotency claim (cmd.Resumed) is looked up first: when the
 // earlier request with the claim booked, its reservation is the answer,
-// without a lock or a write, and the context's claim is marked recovered
-// (idempotency.MarkRecovered); when it booked nothing, the booking runs.
+// without a lock or a write, marked Recovered; when it booked nothing,
+// the booking runs.
 //
 // Errors: ErrScheduleNotFound, ErrSeatNotFound, an *UnavailableSeat that
 // is ErrSeatLocked (another request holds the seat, or a newer holder
@@ -71,20 +70,26 @@ type ReserveCommand struct {
 // released, not sealed: the hold may yet expire), ErrSeatTaken (already
 // booked), ErrUnavailable (Redis or PostgreSQL unreachable), or the
 // request context's error.
-func (s *Service) Reserve(ctx context.Context, cmd ReserveCommand) (Reservation, error) {
+func (s *Service) Reserve(ctx context.Context, cmd ReserveCommand) (Booked, error) {
 	if cmd.UserID == "" {
-		return Reservation{}, &InvalidError{Field: "userId", Detail: "is required"}
+		return Booked{}, &InvalidError{Field: "userId", Detail: "is required"}
 	}
 	if cmd.Resumed && cmd.Claim != uuid.Nil {
 		r, err := s.repo.ReservationByClaim(ctx, cmd.Claim)
 		switch {
 		case err == nil && r.OwnedBy(cmd.UserID):
-			idempotency.MarkRecovered(ctx)
-			return r, nil
+			return Booked{Reservation: r, Recovered: true}, nil
 		case err != nil && !errors.Is(err, ErrReservationNotFound):
-			return Reservation{}, fmt.Errorf("look up the claim's reservation: %w", err)
+			return Booked{}, fmt.Errorf("look up the claim's reservation: %w", err)
 		}
 	}
+	r, err := s.reserve(ctx, cmd)
+	return Booked{Reservation: r}, err
+}
+
+// reserve is Reserve past the claim's look-up: the lock, the write, the
+// seal.
+func (s *Service) reserve(ctx context.Context, cmd ReserveCommand) (Reservation, error) {
 	// Unknown schedules and seats are refused before touching Redis, so no
 	// lock key is ever created for a seat that does not exist.
 	schedule, err := s.schedules.schedule(ctx, cmd.ScheduleID)

@@ -30,7 +30,7 @@ func TestReserveCommittedThenLeaseLostIsBooked(t *testing.T) {
 
 	r, err := svc.Reserve(context.Background(), reservation.ReserveCommand{ScheduleID: scheduleID, SeatID: 3, UserID: "alice"})
 
-	wantBooked(3)(t, r, err)
+	wantBooked(3)(t, r.Reservation, err)
 	if errors.Is(err, reservation.ErrSeatLocked) {
 		t.Errorf("Reserve error = %v: a committed booking is not seat_locked", err)
 	}
@@ -76,7 +76,7 @@ func TestReserveCommittedThenRequestEndedFindsTheBooking(t *testing.T) {
 			if !errors.Is(ctx.Err(), tt.err) {
 				t.Fatalf("request context error = %v, want %v", ctx.Err(), tt.err)
 			}
-			wantBooked(3)(t, r, err)
+			wantBooked(3)(t, r.Reservation, err)
 			if n := repo.count(); n != 1 {
 				t.Errorf("stored reservations = %d, want 1", n)
 			}
@@ -142,7 +142,7 @@ func TestReserveUnknownInsertOutcome(t *testing.T) {
 
 			r, err := svc.Reserve(context.Background(), reservation.ReserveCommand{ScheduleID: scheduleID, SeatID: 3, UserID: "alice"})
 
-			tt.check(t, r, err)
+			tt.check(t, r.Reservation, err)
 			if got := locker.j.list(); !slices.Equal(got, lookedUp(3)) {
 				t.Errorf("calls:\n got  %q\n want %q", got, lookedUp(3))
 			}
@@ -167,7 +167,7 @@ func TestReserveRequestCancelledBeforeInsert(t *testing.T) {
 
 	r, err := svc.Reserve(ctx, reservation.ReserveCommand{ScheduleID: scheduleID, SeatID: 3, UserID: "alice"})
 
-	wantErr(context.Canceled, reservation.ErrSeatLocked)(t, r, err)
+	wantErr(context.Canceled, reservation.ErrSeatLocked)(t, r.Reservation, err)
 	if got := repo.insertsSeen(); len(got) != 0 {
 		t.Errorf("inserts = %+v, want none", got)
 	}
@@ -211,7 +211,7 @@ func TestReserveLeaseLostBeforeInsert(t *testing.T) {
 
 			r, err := svc.Reserve(context.Background(), reservation.ReserveCommand{ScheduleID: scheduleID, SeatID: 3, UserID: "alice"})
 
-			tt.check(t, r, err)
+			tt.check(t, r.Reservation, err)
 			if got := repo.insertsSeen(); len(got) != 1 || got[0].Fence != 5 {
 				t.Errorf("inserts = %+v, want one with the lost lease's fence 5", got)
 			}

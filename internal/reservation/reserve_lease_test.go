@@ -156,7 +156,7 @@ func TestReserveStaleFenceIsSeatLocked(t *testing.T) {
 
 	r, err := svc.Reserve(context.Background(), reservation.ReserveCommand{ScheduleID: scheduleID, SeatID: 3, UserID: "alice"})
 
-	wantLeaseError(reservation.ErrStaleFence)(t, r, err)
+	wantLeaseError(reservation.ErrStaleFence)(t, r.Reservation, err)
 	if errors.Is(err, reservation.ErrUnavailable) {
 		t.Errorf("Reserve error = %v: a stale fence is not an outage", err)
 	}

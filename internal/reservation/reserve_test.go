@@ -526,7 +526,7 @@ func TestReserve(t *testing.T) {
 
 			r, err := svc.Reserve(ctx, tt.cmd)
 
-			tt.check(t, r, err)
+			tt.check(t, r.Reservation, err)
 			if got := j.list(); !slices.Equal(got, tt.calls) {
 				t.Errorf("calls:\n got  %q\n want %q", got, tt.calls)
 			}
@@ -558,7 +558,7 @@ func TestReserveReturnsStoredReservation(t *testing.T) {
 	if err != nil {
 		t.Fatalf("stored reservation %v: %v", r.ID(), err)
 	}
-	if stored != r {
+	if stored != r.Reservation {
 		t.Errorf("Reserve returned %+v, repository holds %+v", r, stored)
 	}
 }
