@@ -12,6 +12,7 @@ import (
 
 	"github.com/seatlock/seatlock/internal/app"
 	service "github.com/seatlock/seatlock/internal/config"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/postgres"
 	"github.com/seatlock/seatlock/internal/testenv"
 )
@@ -22,8 +23,8 @@ import (
 func serveService(t *testing.T, instances int) []string {
 	t.Helper()
 	cfg := service.Config{
-		DatabaseURL: testenv.DatabaseURL(t),
-		RedisURL:    testenv.RedisURL(t),
+		DatabaseURL: lockenv.DatabaseURL(t),
+		RedisURL:    lockenv.RedisURL(t),
 		AuthSecret:  testSecret,
 		LockTTL:     5 * time.Second,
 		LockMaxWait: 10 * time.Second,
