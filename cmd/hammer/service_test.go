@@ -19,7 +19,7 @@ import (
 
 // serveService starts instances of the real service on 127.0.0.1, sharing
 // the test servers' Redis and a fresh PostgreSQL database of the test's
-// own (make test's servers: scripts/devenv.sh), and returns their URLs.
+// own (lockenv's servers), and returns their URLs.
 func serveService(t *testing.T, instances int) []string {
 	t.Helper()
 	cfg := service.Config{
