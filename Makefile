@@ -9,8 +9,10 @@ GO ?= go
 run: build
 	@bash scripts/run.sh "$(RUN_DIR)"
 
+# The test binaries start the servers their tests need (lockenv.Run):
+# devenv.sh only installs what is missing.
 test:
-	@bash scripts/devenv.sh test bash scripts/test.sh
+	@bash scripts/devenv.sh install && bash scripts/test.sh
 
 # A newcomer's first steps in a fresh mode-700 clone: make run, every sh
 # block of README.md and docs/*.md pasted into bash, make smoke, a failed
@@ -42,7 +44,7 @@ rolling-restart:
 # go-redsync on one Redis: one table, medians of five rounds (about a
 # minute; a line on stderr as each benchmark ends).
 bench:
-	@bash scripts/devenv.sh test $(GO) test -count=1 -v ./internal/lock/redislock/bench -args -table
+	@bash scripts/devenv.sh install && $(GO) test -count=1 -v ./internal/lock/redislock/bench -args -table
 
 # Load test against `make run`: `make hammer ARGS='-scenario hot-seat -duration 10s'`,
 # or a venue sold to parties of 1-6: `make hammer ARGS='-scenario best-available -users 2000'`;

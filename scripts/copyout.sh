@@ -2,10 +2,11 @@
 # The lock port lifted out: copies internal/lock into a new module of its
 # own, as a team adopting it would, rewrites the import path, lets `go mod
 # tidy` find the few modules it needs, and runs its vet and its tests (the
-# contract suite against memory, Redis, Redis Cluster and PostgreSQL)
-# against the servers named by TEST_REDIS_URL, TEST_REDIS_CLUSTER_URL and
-# TEST_DATABASE_URL. A file of the port that imports anything else of this
-# service fails here, and so does a copy without the port's README.md.
+# contract suite against memory, Redis, Redis Cluster and PostgreSQL) on
+# the servers its own test environment (lockenv) starts, or on those named
+# by TEST_REDIS_URL, TEST_REDIS_CLUSTER_URL and TEST_DATABASE_URL. A file
+# of the port that imports anything else of this service fails here, and
+# so does a copy without the port's README.md.
 #
 #	scripts/copyout.sh [-json]   (-json: go test's JSON events on stdout)
 set -euo pipefail

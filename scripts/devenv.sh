@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Local Redis and PostgreSQL as plain processes, for `make run` and `make test`.
+# Local Redis and PostgreSQL as plain processes, for `make run` and `make
+# cluster`, and the OS packages `make test` needs (its test binaries start
+# servers of their own: internal/lock/lockenv).
 #
 #   devenv.sh install                  install redis-server, redis-sentinel and PostgreSQL from the OS packages if missing
 #   devenv.sh browser                  install Chromium from the OS packages if missing (the browser test)
@@ -8,7 +10,6 @@
 #   devenv.sh sentinel DIR             give DIR's Redis a replica and three Sentinels (make cluster); writes DIR/sentinel/env
 #   devenv.sh stop DIR                 stop the servers of DIR
 #   devenv.sh port                     print a free port (below the ephemeral range, see free_port)
-#   devenv.sh test CMD...              throwaway servers on free ports, run CMD with TEST_* variables, tear down
 #
 # DIR/env holds REDIS_URL, DATABASE_URL and AUTH_SECRET as shell assignments,
 # and PG_DIR, where the PostgreSQL cluster lives.
@@ -22,9 +23,6 @@
 # by three redis-sentinel processes with a replica to promote; it writes
 # SENTINEL_URL=redis+sentinel://h:p,h:p,h:p/seatlock/0 to DIR/sentinel/env,
 # and `stop` stops them too.
-# `test` also starts a 3-master Redis Cluster (no replicas) under DIR/cluster
-# and passes it as TEST_REDIS_CLUSTER_URL=redis+cluster://host:port,...;
-# `start` (make run) does not.
 set -euo pipefail
 
 log() { printf 'devenv: %s\n' "$*" >&2; }
@@ -82,8 +80,7 @@ install_haproxy() {
 
 # free_port prints a port nothing listens on, from 23000-29999: below the
 # kernel's usual ephemeral range (32768 and up), where an outgoing
-# connection could take the port between this check and the server's bind,
-# and apart from the cluster nodes' ports and their bus ports (below).
+# connection could take the port between this check and the server's bind.
 free_port() {
 	local p
 	for _ in $(seq 1 200); do
@@ -126,7 +123,7 @@ wait_redis() {
 		redis-cli -h 127.0.0.1 -p "$port" ping >/dev/null 2>&1 && return 0
 		sleep 0.1
 	done
-	# The log says why (say, the port was taken); a test run deletes it next.
+	# The log says why (say, the port was taken).
 	tail -n 5 "$logfile" >&2 || true
 	die "redis on port $port did not answer"
 }
@@ -144,118 +141,6 @@ start_redis() {
 		--logfile "$dir/redis/redis.log" >/dev/null
 	wait_redis "$port" "$dir/redis/redis.log"
 }
-
-# The test Redis Cluster: three masters, no replicas, no persistence. Node
-# ports are taken from 20000-22767 so that they and their cluster bus ports
-# (port + 10000) stay below the kernel's usual ephemeral range (32768 and
-# up), where an outgoing connection could take a port between our check
-# and the server's bind.
-CLUSTER_PORT_MIN=20000
-CLUSTER_PORT_SPAN=2768
-
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-# free_cluster_port [TAKEN...] prints a port P such that P and P+10000 are
-# free and neither collides with the ports or bus ports of the TAKEN nodes
-# (chosen, not listening yet).
-free_cluster_port() {
-	local p taken
-	for _ in $(seq 1 200); do
-		p=$((CLUSTER_PORT_MIN + RANDOM % CLUSTER_PORT_SPAN))
-		for taken in "$@"; do
-			case $((p - taken)) in -10000 | 0 | 10000) continue 2 ;; esac
-		done
-		port_in_use "$p" || port_in_use $((p + 10000)) || { echo "$p"; return 0; }
-	done
-	die "no free port pair for a cluster node found"
-}
-
-# start_cluster DIR: starts the nodes, each with its pid, log and cluster
-# config under DIR/cluster/PORT, joins them into a cluster and waits until
-# every node reports cluster_state:ok. Sets CLUSTER_ADDRS to the node
-# addresses joined by commas. A node that cannot bind its port (another
-# test run won the race for it) means a new try on other ports.
-start_cluster() {
-	local dir=$1 attempt ports
-	for attempt in 1 2 3; do
-		ports=()
-		for _ in 1 2 3; do
-			ports+=("$(free_cluster_port "${ports[@]}")")
-		done
-		if start_cluster_nodes "$dir" "${ports[@]}"; then
-			redis-cli --cluster create "${CLUSTER_NODES[@]}" --cluster-replicas 0 --cluster-yes \
-				>"$dir/cluster/create.log" 2>&1 ||
-				{ cat "$dir/cluster/create.log" >&2; die "redis-cli --cluster create failed"; }
-			local node
-			for node in "${CLUSTER_NODES[@]}"; do
-				wait_cluster_ok "$dir" "${node##*:}"
-			done
-			CLUSTER_ADDRS=$(IFS=,; echo "${CLUSTER_NODES[*]}")
-			return 0
-		fi
-		stop_cluster "$dir"
-		rm -rf "$dir/cluster"
-		log "Redis Cluster nodes did not start (try $attempt of 3)"
-	done
-	die "could not start the Redis Cluster nodes"
-}
-
-# start_cluster_nodes DIR PORT...: starts a cluster-enabled server on each
-# port and sets CLUSTER_NODES to their addresses; fails if one does not
-# answer. (Run as an `if` condition, where set -e is off: every step that
-# can fail is checked.)
-start_cluster_nodes() {
-	local dir=$1 port
-	shift
-	CLUSTER_NODES=()
-	for port in "$@"; do
-		mkdir -p "$dir/cluster/$port" || return 1
-		redis-server --cluster-enabled yes --cluster-config-file nodes.conf \
-			--port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-			--daemonize yes --dir "$dir/cluster/$port" \
-			--pidfile "$dir/cluster/$port/redis.pid" \
-			--logfile "$dir/cluster/$port/redis.log" >/dev/null || return 1
-		CLUSTER_NODES+=("127.0.0.1:$port")
-	done
-	for port in "$@"; do
-		node_answers "$dir" "$port" || {
-			tail -n 3 "$dir/cluster/$port/redis.log" >&2 || true
-			return 1
-		}
-	done
-}
-
-# node_answers DIR PORT: waits until our server of DIR/cluster/PORT answers
-# on PORT (its process_id is the one in its pid file: another test run's
-# server on a port we lost the race for does not count); gives up at once
-# when its log says it aborted (say, the port was in use).
-node_answers() {
-	local node=$1/cluster/$2 port=$2 pid
-	for _ in $(seq 1 100); do
-		if [ -f "$node/redis.pid" ]; then
-			pid=$(cat "$node/redis.pid")
-			redis-cli -h 127.0.0.1 -p "$port" info server 2>/dev/null | tr -d '\r' |
-				grep -qx "process_id:$pid" && return 0
-		fi
-		grep -q 'aborting' "$node/redis.log" 2>/dev/null && return 1
-		sleep 0.1
-	done
-	return 1
-}
-
-wait_cluster_ok() {
-	local dir=$1 port=$2
-	for _ in $(seq 1 100); do
-		redis-cli -h 127.0.0.1 -p "$port" cluster info 2>/dev/null | grep -q '^cluster_state:ok' && return 0
-		sleep 0.1
-	done
-	tail -n 20 "$dir/cluster/$port/redis.log" >&2 || true
-	die "Redis Cluster node on port $port did not reach cluster_state:ok"
-}
-
-# stop_cluster DIR stops the cluster nodes of DIR and waits for them to exit
-# (they rewrite nodes.conf on the way out, and DIR may be removed next).
-stop_cluster() { stop_pidfiles "$1"/cluster/*/redis.pid; }
 
 # stop_pidfiles PIDFILE...: SIGTERM to each running process a pid file
 # names, then waits up to 5 s for each to exit; STOPPED lists their pids.
@@ -283,7 +168,7 @@ running() {
 }
 
 start_postgres() {
-	local dir=$1 port=$2 password=$3 fast=$4 pg=$5
+	local dir=$1 port=$2 password=$3 pg=$4
 	local bin data="$pg/data"
 	bin=$(pg_bindir) || die "PostgreSQL not installed"
 	mkdir -p "$pg"
@@ -304,10 +189,6 @@ start_postgres() {
 		return 0
 	fi
 	local opts="-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$pg -c max_connections=300"
-	if [ "$fast" = 1 ]; then
-		# Throwaway test cluster: durability buys nothing.
-		opts="$opts -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-	fi
 	STARTED_PG=1
 	as_pg "$bin/pg_ctl" -D "$data" -l "$pg/server.log" -o "$opts" -w -t 60 start >/dev/null ||
 		{ tail -n 20 "$pg/server.log" >&2; die "PostgreSQL did not start"; }
@@ -410,10 +291,10 @@ STARTED_REDIS=0
 STARTED_PG=0
 STARTING_DIR=
 
-# start DIR [REDIS_PORT PG_PORT [FAST]]: ports and secrets are chosen once and
+# start DIR [REDIS_PORT PG_PORT]: ports and secrets are chosen once and
 # kept in DIR/env, so a second `make run` reuses the same servers and data.
 cmd_start() {
-	local dir=$1 rport=${2:-} pport=${3:-} fast=${4:-0}
+	local dir=$1 rport=${2:-} pport=${3:-}
 	install_packages
 	mkdir -p "$dir"
 	chmod 755 "$dir"
@@ -440,7 +321,7 @@ EOF
 	. "$dir/env"
 	STARTING_DIR=$dir
 	start_redis "$dir" "$REDIS_PORT"
-	start_postgres "$dir" "$PG_PORT" "$PG_PASSWORD" "$fast" "$(pg_dir_of "$dir")"
+	start_postgres "$dir" "$PG_PORT" "$PG_PASSWORD" "$(pg_dir_of "$dir")"
 	STARTING_DIR=
 }
 
@@ -468,7 +349,6 @@ cmd_stop() {
 			stopped+=("Redis (pid $pid, port $(grep -o 'REDIS_URL=redis://[^/]*' "$dir/env" 2>/dev/null | sed 's/.*://'))")
 		fi
 	fi
-	stop_cluster "$dir"
 	stop_sentinel "$dir"
 	[ ${#STOPPED[@]} -eq 0 ] || stopped+=("the Sentinels and the replica (pids ${STOPPED[*]})")
 	pg=$(pg_dir_of "$dir")
@@ -490,38 +370,10 @@ cmd_stop() {
 	fi
 }
 
-# remove_test_dir stops the test servers and deletes their data, the
-# cluster's directory outside TEST_DIR included.
-remove_test_dir() {
-	local pg
-	[ -n "${TEST_DIR:-}" ] || return 0
-	pg=$(pg_dir_of "$TEST_DIR")
-	cmd_stop "$TEST_DIR"
-	[ "$pg" = "$TEST_DIR/pg" ] || rm -rf "$pg"
-	rm -rf "$TEST_DIR"
-}
-
-cmd_test() {
-	local status=0
-	# Global, not local: on_exit runs after this function returned.
-	TEST_DIR=$(mktemp -d "${TMPDIR:-/tmp}/seatlock-test.XXXXXX")
-	cmd_start "$TEST_DIR" "" "" 1
-	start_cluster "$TEST_DIR"
-	# shellcheck disable=SC1091
-	. "$TEST_DIR/env"
-	TEST_REDIS_URL=$REDIS_URL TEST_DATABASE_URL=$DATABASE_URL \
-		TEST_REDIS_CLUSTER_URL="redis+cluster://$CLUSTER_ADDRS" "$@" || status=$?
-	return "$status"
-}
-
 # absolute DIR: DIR from the root (the servers change directory).
 absolute() { mkdir -p "$1" && (cd "$1" && pwd); }
 
-on_exit() {
-	stop_failed_start
-	remove_test_dir
-}
-trap on_exit EXIT
+trap stop_failed_start EXIT
 
 case "${1:-}" in
 install) install_packages ;;
@@ -531,6 +383,5 @@ port) free_port ;;
 start) shift; cmd_start "$(absolute "$1")" "${@:2}" ;;
 sentinel) shift; cmd_sentinel "$(absolute "$1")" ;;
 stop) shift; cmd_stop "$(absolute "$1")" say ;;
-test) shift; cmd_test "$@" ;;
-*) sed -n '2,27p' "$0" >&2; exit 2 ;;
+*) sed -n '2,25p' "$0" >&2; exit 2 ;;
 esac

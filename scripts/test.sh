@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# The test suite proper, run by `make test` inside scripts/devenv.sh's
-# throwaway servers (TEST_REDIS_URL, TEST_DATABASE_URL).
+# The test suite proper, run by `make test` once scripts/devenv.sh has
+# installed Redis and PostgreSQL: each package's test binary starts the
+# servers its tests use and stops them at its end (lockenv.Run in its
+# TestMain), unless TEST_REDIS_URL, TEST_REDIS_CLUSTER_URL and
+# TEST_DATABASE_URL name servers to use instead.
 set -euo pipefail
 unformatted=$(gofmt -l $(find . -name '*.go' -not -path './.data/*' -not -path './.git/*'))
 if [ -n "$unformatted" ]; then

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/seatlock/seatlock/internal/auth"
-	"github.com/seatlock/seatlock/internal/testenv"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 )
 
 const secret = "cmd-api-test-secret-cmd-api-test!"
@@ -77,7 +77,7 @@ func TestCommandErrors(t *testing.T) {
 }
 
 func TestMigrateThenServeUntilCancelled(t *testing.T) {
-	dbURL := testenv.DatabaseURL(t)
+	dbURL := lockenv.DatabaseURL(t)
 	var out, errOut bytes.Buffer
 	if code := run(context.Background(), []string{"migrate"}, map[string]string{"DATABASE_URL": dbURL}, &out, &errOut); code != 0 {
 		t.Fatalf("migrate: exit %d: %s", code, errOut.String())
@@ -85,7 +85,7 @@ func TestMigrateThenServeUntilCancelled(t *testing.T) {
 
 	addr := freeAddr(t)
 	env := map[string]string{
-		"DATABASE_URL": dbURL, "REDIS_URL": testenv.RedisURL(t), "AUTH_SECRET": secret, "HTTP_ADDR": addr,
+		"DATABASE_URL": dbURL, "REDIS_URL": lockenv.RedisURL(t), "AUTH_SECRET": secret, "HTTP_ADDR": addr,
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	exit := make(chan int, 1)
@@ -134,7 +134,7 @@ func TestMigrateThenServeUntilCancelled(t *testing.T) {
 func TestTextLogsForAPerson(t *testing.T) {
 	addr := freeAddr(t)
 	env := map[string]string{
-		"DATABASE_URL": testenv.DatabaseURL(t), "REDIS_URL": testenv.RedisURL(t), "AUTH_SECRET": secret,
+		"DATABASE_URL": lockenv.DatabaseURL(t), "REDIS_URL": lockenv.RedisURL(t), "AUTH_SECRET": secret,
 		"HTTP_ADDR": addr, "LOG_FORMAT": "text",
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/seatlock/seatlock/internal/auth"
-	"github.com/seatlock/seatlock/internal/testenv"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 )
 
 const secret = "contender-test-secret-contender-test!!"
@@ -48,7 +48,7 @@ func post(t *testing.T, base, path, token, body string) answer {
 
 func serve(t *testing.T, name string) string {
 	t.Helper()
-	h, closeAll, err := newContender(context.Background(), name, testenv.DatabaseURL(t), testenv.RedisURL(t), secret)
+	h, closeAll, err := newContender(context.Background(), name, lockenv.DatabaseURL(t), lockenv.RedisURL(t), secret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestNaiveContenderAnswersTheContract(t *testing.T) {
 	expect(t, "a free seat", book(alice, 1), http.StatusOK, "")
 	expect(t, "the same seat again", book(bob, 1), http.StatusConflict, "seat_taken")
 	// Another request holds seat 2's lock.
-	rdb := testenv.Redis(t)
+	rdb := lockenv.Redis(t)
 	if err := rdb.Set(context.Background(), fmt.Sprintf("contender:lock:%d:2", id), "other", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}

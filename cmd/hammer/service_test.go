@@ -12,18 +12,19 @@ import (
 
 	"github.com/seatlock/seatlock/internal/app"
 	service "github.com/seatlock/seatlock/internal/config"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/postgres"
 	"github.com/seatlock/seatlock/internal/testenv"
 )
 
 // serveService starts instances of the real service on 127.0.0.1, sharing
 // the test servers' Redis and a fresh PostgreSQL database of the test's
-// own (make test's servers: scripts/devenv.sh), and returns their URLs.
+// own (lockenv's servers), and returns their URLs.
 func serveService(t *testing.T, instances int) []string {
 	t.Helper()
 	cfg := service.Config{
-		DatabaseURL: testenv.DatabaseURL(t),
-		RedisURL:    testenv.RedisURL(t),
+		DatabaseURL: lockenv.DatabaseURL(t),
+		RedisURL:    lockenv.RedisURL(t),
 		AuthSecret:  testSecret,
 		LockTTL:     5 * time.Second,
 		LockMaxWait: 10 * time.Second,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/seatlock/seatlock/internal/app"
 	"github.com/seatlock/seatlock/internal/config"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/reservation"
 )
 
@@ -29,7 +30,7 @@ func TestMain(m *testing.M) {
 	if ns, ok := os.LookupEnv(childInstanceEnv); ok {
 		os.Exit(serveChildInstance(ns))
 	}
-	os.Exit(m.Run())
+	lockenv.Run(m)
 }
 
 // serveChildInstance reads the configuration from the environment as

@@ -15,7 +15,7 @@ import (
 
 	"github.com/seatlock/seatlock/internal/app"
 	"github.com/seatlock/seatlock/internal/config"
-	"github.com/seatlock/seatlock/internal/testenv"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 )
 
 // logLines collects an instance's JSON log lines.
@@ -151,13 +151,13 @@ func TestClientGoneDuringASlowWriteIsNotAnError(t *testing.T) {
 	logs := &logLines{}
 	h.logger = slog.New(slog.NewJSONHandler(logs, nil))
 	cfg := h.cfg
-	var pgProxy *testenv.Proxy
+	var pgProxy *lockenv.Proxy
 	cfg.DatabaseURL, pgProxy = proxiedURL(t, cfg.DatabaseURL)
 	h.bases = []string{h.serve(cfg)}
 	schedule := h.createSchedule(1)
 	h.do(request{method: http.MethodGet, path: fmt.Sprintf("/schedules/%d", schedule)}) // cached before the fault
 
-	pgProxy.AddToxic(testenv.Toxic{Name: "slow", Type: "latency", Stream: "downstream",
+	pgProxy.AddToxic(lockenv.Toxic{Name: "slow", Type: "latency", Stream: "downstream",
 		Attributes: map[string]any{"latency": 1500}})
 	defer pgProxy.RemoveToxic("slow")
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)

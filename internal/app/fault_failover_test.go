@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/reservation"
-	"github.com/seatlock/seatlock/internal/testenv"
 )
 
 // A Redis primary dies holding a seat lock its replica never received, the
@@ -29,9 +29,9 @@ import (
 func TestFaultRedisFailoverBeforeReplication(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	primary, replica := testenv.StartRedis(t), testenv.StartRedis(t)
+	primary, replica := lockenv.StartRedis(t), lockenv.StartRedis(t)
 	onPrimary, onReplica := plainRedis(t, primary.Addr), plainRedis(t, replica.Addr)
-	replication := testenv.NewProxy(t, primary.Addr)
+	replication := lockenv.NewProxy(t, primary.Addr)
 	host, port, _ := net.SplitHostPort(replication.Addr())
 	if err := onReplica.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
 		t.Fatal(err)
@@ -46,12 +46,12 @@ func TestFaultRedisFailoverBeforeReplication(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	replication.AddToxic(testenv.Toxic{Name: "replication-stalled", Type: "timeout", Stream: "downstream",
+	replication.AddToxic(lockenv.Toxic{Name: "replication-stalled", Type: "timeout", Stream: "downstream",
 		Attributes: map[string]any{"timeout": 0}})
 
 	h := newHarnessWith(t, 0, faultTuning)
 	cfg := h.cfg
-	var redisProxy, pgProxy *testenv.Proxy
+	var redisProxy, pgProxy *lockenv.Proxy
 	cfg.RedisURL, redisProxy = proxiedURL(t, "redis://"+primary.Addr)
 	slow := cfg
 	slow.DatabaseURL, pgProxy = proxiedURL(t, cfg.DatabaseURL)
@@ -65,7 +65,7 @@ func TestFaultRedisFailoverBeforeReplication(t *testing.T) {
 		}
 	}
 
-	pgProxy.AddToxic(testenv.Toxic{Name: "slow-statements", Type: "latency", Stream: "upstream",
+	pgProxy.AddToxic(lockenv.Toxic{Name: "slow-statements", Type: "latency", Stream: "upstream",
 		Attributes: map[string]any{"latency": 4000}})
 	firstHolder := make(chan response, 1)
 	go func() { firstHolder <- h.reserve(0, "alice", schedule, 1) }()

@@ -11,9 +11,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seatlock/seatlock/internal/config"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/lock/redislock"
 	"github.com/seatlock/seatlock/internal/reservation"
-	"github.com/seatlock/seatlock/internal/testenv"
 )
 
 // Fault-suite settings: a short lease and wait keep every fault's recovery
@@ -36,13 +36,13 @@ func faultTuning(cfg *config.Config) {
 
 // proxiedURL returns rawURL with its host replaced by a fault proxy in front
 // of it.
-func proxiedURL(t *testing.T, rawURL string) (string, *testenv.Proxy) {
+func proxiedURL(t *testing.T, rawURL string) (string, *lockenv.Proxy) {
 	t.Helper()
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := testenv.NewProxy(t, u.Host)
+	proxy := lockenv.NewProxy(t, u.Host)
 	u.Host = proxy.Addr()
 	return u.String(), proxy
 }
@@ -62,7 +62,7 @@ func withParam(t *testing.T, rawURL, key, value string) string {
 
 // faultyHarness is a harness with one instance whose Redis and PostgreSQL
 // connections both go through fault proxies.
-func faultyHarness(t *testing.T) (h *harness, redisProxy, pgProxy *testenv.Proxy) {
+func faultyHarness(t *testing.T) (h *harness, redisProxy, pgProxy *lockenv.Proxy) {
 	t.Helper()
 	h = newHarnessWith(t, 0, faultTuning)
 	cfg := h.cfg

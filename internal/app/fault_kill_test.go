@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seatlock/seatlock/internal/testenv"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 )
 
 // victimLockTTL is the killed instance's LOCK_TTL (the default).
@@ -55,7 +55,7 @@ func TestFaultInstanceKilledHoldingLocks(t *testing.T) {
 	// The victim's statements stall on their way to PostgreSQL: whatever
 	// it locks stays locked, up to the lock's TTL, and nothing it does can
 	// finish.
-	pgProxy.AddToxic(testenv.Toxic{Name: "stall", Type: "latency", Stream: "upstream",
+	pgProxy.AddToxic(lockenv.Toxic{Name: "stall", Type: "latency", Stream: "upstream",
 		Attributes: map[string]any{"latency": 60000}})
 	inFlight := make(chan error, 4)
 	post := func(path, body string) {

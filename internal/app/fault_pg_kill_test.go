@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seatlock/seatlock/internal/testenv"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 )
 
 // PostgreSQL kills the backend serving a hold's transaction half-way
@@ -21,7 +21,7 @@ func TestFaultPostgresKilledMidTransaction(t *testing.T) {
 	ctx := context.Background()
 	h := newHarnessWith(t, 0, faultTuning)
 	cfg := h.cfg
-	var pgProxy *testenv.Proxy
+	var pgProxy *lockenv.Proxy
 	// The instance's sessions are named, so that the test kills theirs
 	// and no other.
 	cfg.DatabaseURL, pgProxy = proxiedURL(t, withParam(t, cfg.DatabaseURL, "application_name", "faulty-instance"))
@@ -36,7 +36,7 @@ func TestFaultPostgresKilledMidTransaction(t *testing.T) {
 
 	// Each statement reaches PostgreSQL half a second late: the hold's
 	// transaction stays open between them long enough to be caught.
-	pgProxy.AddToxic(testenv.Toxic{Name: "slow-statements", Type: "latency", Stream: "upstream",
+	pgProxy.AddToxic(lockenv.Toxic{Name: "slow-statements", Type: "latency", Stream: "upstream",
 		Attributes: map[string]any{"latency": 500}})
 	answer := make(chan response, 1)
 	go func() { answer <- h.hold(0, "alice", schedule, 1, 2) }()

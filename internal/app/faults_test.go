@@ -5,14 +5,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seatlock/seatlock/internal/testenv"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 )
 
 // networkFault is one way the network between an instance and a
 // dependency goes wrong, as Toxiproxy toxics on the connections.
 type networkFault struct {
 	name   string
-	toxics []testenv.Toxic
+	toxics []lockenv.Toxic
 	// slowOnly: the fault slows answers but every one still arrives within
 	// the deadlines, so the booking succeeds instead of answering 503.
 	slowOnly bool
@@ -24,28 +24,28 @@ type networkFault struct {
 
 // networkFaults are the faults every dependency is put through.
 var networkFaults = []networkFault{
-	{name: "latency", silent: true, toxics: []testenv.Toxic{
+	{name: "latency", silent: true, toxics: []lockenv.Toxic{
 		// Far above the Redis read timeout (1 s), the schedule look-up's
 		// (5 s) and the request deadline (LOCK_MAX_WAIT + 10 s).
 		{Name: "latency", Type: "latency", Stream: "downstream", Attributes: map[string]any{"latency": 25000}},
 	}},
-	{name: "bandwidth", slowOnly: true, toxics: []testenv.Toxic{
+	{name: "bandwidth", slowOnly: true, toxics: []lockenv.Toxic{
 		// 1 KB/s each way, Toxiproxy's lowest rate.
 		{Name: "bandwidth-down", Type: "bandwidth", Stream: "downstream", Attributes: map[string]any{"rate": 1}},
 		{Name: "bandwidth-up", Type: "bandwidth", Stream: "upstream", Attributes: map[string]any{"rate": 1}},
 	}},
-	{name: "reset_peer", toxics: []testenv.Toxic{
+	{name: "reset_peer", toxics: []lockenv.Toxic{
 		// The request reaches the server and runs; the connection is reset
 		// (RST) as the reply comes back, and every new one likewise.
 		{Name: "reset", Type: "reset_peer", Stream: "downstream", Attributes: map[string]any{"timeout": 0}},
 	}},
-	{name: "timeout", silent: true, toxics: []testenv.Toxic{
+	{name: "timeout", silent: true, toxics: []lockenv.Toxic{
 		// The connection stalls: data is dropped both ways and it is never
 		// closed.
 		{Name: "timeout-down", Type: "timeout", Stream: "downstream", Attributes: map[string]any{"timeout": 0}},
 		{Name: "timeout-up", Type: "timeout", Stream: "upstream", Attributes: map[string]any{"timeout": 0}},
 	}},
-	{name: "half_open", silent: true, toxics: []testenv.Toxic{
+	{name: "half_open", silent: true, toxics: []lockenv.Toxic{
 		// One direction dies without a FIN or RST: requests reach the
 		// server and run, its replies never come back.
 		{Name: "half-open", Type: "timeout", Stream: "downstream", Attributes: map[string]any{"timeout": 0}},

@@ -19,6 +19,7 @@ import (
 	"github.com/seatlock/seatlock/internal/app"
 	"github.com/seatlock/seatlock/internal/auth"
 	"github.com/seatlock/seatlock/internal/config"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/postgres"
 	"github.com/seatlock/seatlock/internal/reservation"
 	"github.com/seatlock/seatlock/internal/testenv"
@@ -55,8 +56,8 @@ func newHarnessOn(t *testing.T, instances int, backend string) *harness {
 func newHarnessWith(t *testing.T, instances int, tune func(*config.Config), opts ...app.Option) *harness {
 	t.Helper()
 	cfg := config.Config{
-		DatabaseURL: testenv.DatabaseURL(t),
-		RedisURL:    testenv.RedisURL(t),
+		DatabaseURL: lockenv.DatabaseURL(t),
+		RedisURL:    lockenv.RedisURL(t),
 		AuthSecret:  testSecret,
 		LockTTL:     5 * time.Second,
 		LockMaxWait: 10 * time.Second,
@@ -76,7 +77,7 @@ func newHarnessWith(t *testing.T, instances int, tune func(*config.Config), opts
 		t:     t,
 		cfg:   cfg,
 		opts:  opts,
-		redis: testenv.Redis(t),
+		redis: lockenv.Redis(t),
 		client: &http.Client{Timeout: 30 * time.Second, Transport: contractTransport{t: t,
 			next: &http.Transport{MaxIdleConnsPerHost: 256}}},
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/seatlock/seatlock/internal/testenv"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 )
 
 // commitGateKey is the advisory lock that holds a gated user's writes at
@@ -119,13 +119,13 @@ func (h *harness) send(user string, k keyed) response {
 // on. The answer is 503 unavailable: the work committed, nobody could see
 // it. The statement must reach the gate within the 2 s bound on a write
 // under the seats' locks; the test sees it there within milliseconds.
-func (h *harness) loseCommitReply(pgProxy *testenv.Proxy, user string, k keyed) response {
+func (h *harness) loseCommitReply(pgProxy *lockenv.Proxy, user string, k keyed) response {
 	h.t.Helper()
 	gate := closeGate(h.t, h)
 	answer := make(chan response, 1)
 	go func() { answer <- h.send(user, k) }()
 	gate.waiter()
-	pgProxy.AddToxic(testenv.Toxic{Name: "lost-replies", Type: "reset_peer", Stream: "downstream",
+	pgProxy.AddToxic(lockenv.Toxic{Name: "lost-replies", Type: "reset_peer", Stream: "downstream",
 		Attributes: map[string]any{"timeout": 0}})
 	gate.open()
 	resp := <-answer
@@ -188,7 +188,7 @@ func (h *harness) expectRecovered(user string, k keyed, got response, status int
 func TestIdempotentRetryAfterLostCommit(t *testing.T) {
 	t.Parallel()
 	const user = "alice"
-	setup := func(t *testing.T) (*harness, *testenv.Proxy, int64) {
+	setup := func(t *testing.T) (*harness, *lockenv.Proxy, int64) {
 		h, _, pgProxy := faultyHarness(t)
 		installCommitGate(t, h, user)
 		schedule := h.createScheduleDirect(4)

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/lock/redislock"
 	"github.com/seatlock/seatlock/internal/postgres"
 	"github.com/seatlock/seatlock/internal/reservation"
@@ -76,7 +77,7 @@ func (c *roundTrips) TracePrepareEnd(context.Context, *pgx.Conn, pgx.TracePrepar
 func countedService(t *testing.T, fastPath bool) (*reservation.Service, *roundTrips, *redis.Client) {
 	t.Helper()
 	counts := &roundTrips{}
-	pgCfg, err := pgxpool.ParseConfig(testenv.DatabaseURL(t))
+	pgCfg, err := pgxpool.ParseConfig(lockenv.DatabaseURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func countedService(t *testing.T, fastPath bool) (*reservation.Service, *roundTr
 		t.Fatal(err)
 	}
 	testenv.SpreadScheduleIDs(t, pool)
-	rdb := testenv.Redis(t)
+	rdb := lockenv.Redis(t)
 	rdb.AddHook(counts)
 	backend := redislock.New(rdb)
 	t.Cleanup(func() { _ = backend.Close() })

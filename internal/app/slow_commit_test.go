@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seatlock/seatlock/internal/testenv"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 )
 
 // A booking whose statement is answered after the seat lock's TTL has run out
@@ -33,14 +33,14 @@ func TestSlowCommitPastLeaseIsBooked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := testenv.NewProxy(t, target.Host)
+	proxy := lockenv.NewProxy(t, target.Host)
 	target.Host = proxy.Addr()
 	cfg.DatabaseURL = target.String()
 	h.bases = append(h.bases, h.serve(cfg))
 	schedule := h.createScheduleDirect(2)
 	alice, bob := h.token("alice", ""), h.token("bob", "")
 
-	proxy.AddToxic(testenv.Toxic{Name: "slow-replies", Type: "latency", Stream: "downstream",
+	proxy.AddToxic(lockenv.Toxic{Name: "slow-replies", Type: "latency", Stream: "downstream",
 		Attributes: map[string]any{"latency": replyDelay.Milliseconds()}})
 	start := time.Now()
 	resp := h.postJSON("/reservations", alice, map[string]any{"scheduleId": schedule, "seatId": 1})

@@ -6,12 +6,12 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/seatlock/seatlock/internal/testenv"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 )
 
 // proxied returns a harness whose single instance reaches Redis or
 // PostgreSQL through a proxy the test can cut.
-func proxied(t *testing.T, dependency string) (*harness, *testenv.Proxy) {
+func proxied(t *testing.T, dependency string) (*harness, *lockenv.Proxy) {
 	t.Helper()
 	h := newHarness(t, 0)
 	cfg := h.cfg
@@ -25,7 +25,7 @@ func proxied(t *testing.T, dependency string) (*harness, *testenv.Proxy) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := testenv.NewProxy(t, target.Host)
+	proxy := lockenv.NewProxy(t, target.Host)
 	target.Host = proxy.Addr()
 	if dependency == "redis" {
 		cfg.RedisURL = target.String()

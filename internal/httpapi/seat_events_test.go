@@ -14,9 +14,9 @@ import (
 
 	"github.com/seatlock/seatlock/internal/auth"
 	"github.com/seatlock/seatlock/internal/httpapi"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/reservation"
 	"github.com/seatlock/seatlock/internal/seatfeed"
-	"github.com/seatlock/seatlock/internal/testenv"
 )
 
 // mapBookings knows one schedule of three free seats, and counts the
@@ -45,7 +45,7 @@ func (b mapBookings) SeatMap(context.Context, int64) ([]reservation.Seat, error)
 // server shuts down ends.
 func TestStreamHeartbeatAndShutdown(t *testing.T) {
 	t.Parallel()
-	feed := seatfeed.New(testenv.Redis(t), seatfeed.Config{Block: 100 * time.Millisecond})
+	feed := seatfeed.New(lockenv.Redis(t), seatfeed.Config{Block: 100 * time.Millisecond})
 	t.Cleanup(feed.Close)
 	verifier, err := auth.NewVerifier(secret)
 	if err != nil {
@@ -112,7 +112,7 @@ func TestStreamHeartbeatAndShutdown(t *testing.T) {
 // reconnecting browsers costs one seat map read.
 func TestStreamsShareASnapshot(t *testing.T) {
 	t.Parallel()
-	feed := seatfeed.New(testenv.Redis(t), seatfeed.Config{Block: 100 * time.Millisecond})
+	feed := seatfeed.New(lockenv.Redis(t), seatfeed.Config{Block: 100 * time.Millisecond})
 	t.Cleanup(feed.Close)
 	verifier, err := auth.NewVerifier(secret)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 // once in the one-row statement, so the two must not differ beyond noise
 // (an idle store adds no delay).
 //
-//	make test's servers: bash scripts/devenv.sh test go test -run '^$' -bench LoneBooking ./internal/postgres/
+//	go test -run '^$' -bench LoneBooking ./internal/postgres/
 func BenchmarkLoneBooking(b *testing.B) {
 	for _, writers := range []int{postgres.DefaultGroupWriters, 0} {
 		b.Run(fmt.Sprintf("group writers %d", writers), func(b *testing.B) {

@@ -63,7 +63,7 @@ func TestLatestVersionIncludesSeatFences(t *testing.T) {
 
 func TestMigrateFromEmptyDatabaseThenNoOp(t *testing.T) {
 	t.Parallel()
-	pool, err := postgres.Open(testContext(t), testenv.DatabaseURL(t))
+	pool, err := postgres.Open(testContext(t), lockenv.DatabaseURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestMigrateFromEmptyDatabaseThenNoOp(t *testing.T) {
 
 func TestMigrateConcurrently(t *testing.T) {
 	t.Parallel()
-	url := testenv.DatabaseURL(t)
+	url := lockenv.DatabaseURL(t)
 	const instances = 5
 	pools := make([]*pgxpool.Pool, instances)
 	for i := range pools {

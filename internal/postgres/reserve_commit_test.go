@@ -13,10 +13,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/lock/memlock"
 	"github.com/seatlock/seatlock/internal/postgres"
 	"github.com/seatlock/seatlock/internal/reservation"
-	"github.com/seatlock/seatlock/internal/testenv"
 )
 
 // onBooking is a pgx tracer that calls do once, as the first booking
@@ -68,7 +68,7 @@ func TestReserveClientGoneDuringCommitFindsTheBooking(t *testing.T) {
 		hangUpPast = replyDelay / 2 // after COMMIT is sent, long before its reply
 		lockTTL    = 300 * time.Millisecond
 	)
-	dbURL := testenv.DatabaseURL(t)
+	dbURL := lockenv.DatabaseURL(t)
 	direct, err := postgres.Open(context.Background(), dbURL)
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func TestReserveClientGoneDuringCommitFindsTheBooking(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := testenv.NewProxy(t, target.Host)
+	proxy := lockenv.NewProxy(t, target.Host)
 	target.Host = proxy.Addr()
 	ctx, hangUp := context.WithCancel(testContext(t))
 	defer hangUp()
@@ -94,7 +94,7 @@ func TestReserveClientGoneDuringCommitFindsTheBooking(t *testing.T) {
 	}
 	cfg.MaxConns = 1 // the warm-up's prepared statement is the booking's
 	tracer := &onBooking{do: func() {
-		proxy.AddToxic(testenv.Toxic{Name: "slow-commit", Type: "latency", Stream: "downstream",
+		proxy.AddToxic(lockenv.Toxic{Name: "slow-commit", Type: "latency", Stream: "downstream",
 			Attributes: map[string]any{"latency": replyDelay.Milliseconds()}})
 		time.AfterFunc(hangUpPast, hangUp)
 	}}

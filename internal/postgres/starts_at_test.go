@@ -7,9 +7,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/postgres"
 	"github.com/seatlock/seatlock/internal/reservation"
-	"github.com/seatlock/seatlock/internal/testenv"
 )
 
 // Schedules stored before starts were checked may start outside the years
@@ -18,7 +18,7 @@ import (
 // from then on the schema refuses such a start.
 func TestMigrationRepairsUnreadableStarts(t *testing.T) {
 	t.Parallel()
-	pool, err := postgres.Open(testContext(t), testenv.DatabaseURL(t))
+	pool, err := postgres.Open(testContext(t), lockenv.DatabaseURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,9 +11,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/postgres"
 	"github.com/seatlock/seatlock/internal/reservation"
-	"github.com/seatlock/seatlock/internal/testenv"
 )
 
 // storeCalls exercises every method that reaches PostgreSQL.
@@ -113,7 +113,7 @@ func TestUnreachableServerIsUnavailable(t *testing.T) {
 
 func TestClosedPoolIsUnavailable(t *testing.T) {
 	t.Parallel()
-	pool, err := postgres.Open(testContext(t), testenv.DatabaseURL(t))
+	pool, err := postgres.Open(testContext(t), lockenv.DatabaseURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestOpenRejectsBadURLWithoutLeakingIt(t *testing.T) {
 // then recovers on its own.
 func TestTerminatedConnectionIsUnavailable(t *testing.T) {
 	t.Parallel()
-	url := testenv.DatabaseURL(t)
+	url := lockenv.DatabaseURL(t)
 	ctx := testContext(t)
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -206,7 +206,7 @@ func TestTerminatedConnectionIsUnavailable(t *testing.T) {
 
 // The pool is DefaultMaxConns wide unless the URL says otherwise.
 func TestOpenPoolSize(t *testing.T) {
-	url := testenv.DatabaseURL(t)
+	url := lockenv.DatabaseURL(t)
 	for _, tt := range []struct {
 		url  string
 		want int32

@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/ratelimit"
-	"github.com/seatlock/seatlock/internal/testenv"
 )
 
 // stalledSyncs makes the limiter's syncs (its pipelines) hang, once
@@ -46,7 +46,7 @@ func (s *stalledSyncs) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 // instance told to stop while Redis does not answer must not wait for it.
 func TestCloseEndsASyncInFlight(t *testing.T) {
 	t.Parallel()
-	client := testenv.Redis(t)
+	client := lockenv.Redis(t)
 	hook := &stalledSyncs{began: make(chan struct{}, 1), ended: make(chan error, 1)}
 	client.AddHook(hook)
 	l := ratelimit.New(client, uniqueName("close"), 10)

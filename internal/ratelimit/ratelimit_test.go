@@ -11,8 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/ratelimit"
-	"github.com/seatlock/seatlock/internal/testenv"
 )
 
 // scriptCalls counts the rate-limit scripts a client sends, alone or in a
@@ -68,7 +68,7 @@ func instances(t *testing.T, client redis.UniversalClient, name string, perSecon
 func TestClientsWithinTheirLimitCostNoRedisCall(t *testing.T) {
 	t.Parallel()
 	var calls scriptCalls
-	client := testenv.Redis(t)
+	client := lockenv.Redis(t)
 	client.AddHook(&calls)
 	ls := instances(t, client, uniqueName("within"), 100, 2)
 	ctx := context.Background()
@@ -131,7 +131,7 @@ func TestClientAtTwiceItsLimitIsRefused(t *testing.T) {
 	for _, n := range []int{1, 3} {
 		t.Run(strconv.Itoa(n)+" instances", func(t *testing.T) {
 			t.Parallel()
-			ls := instances(t, testenv.Redis(t), uniqueName("greedy"), perSecond, n)
+			ls := instances(t, lockenv.Redis(t), uniqueName("greedy"), perSecond, n)
 			admitted, sent, elapsed := hammer(t, ls, 2*perSecond, 2*time.Second)
 			rate := int(elapsed.Seconds() * perSecond)
 			most := perSecond + rate + perSecond/2
@@ -150,7 +150,7 @@ func TestClientAtTwiceItsLimitIsRefused(t *testing.T) {
 func TestClientOnOneOfThreeInstancesGetsItsWholeLimit(t *testing.T) {
 	t.Parallel()
 	const perSecond = 60
-	ls := instances(t, testenv.Redis(t), uniqueName("sticky"), perSecond, 3)
+	ls := instances(t, lockenv.Redis(t), uniqueName("sticky"), perSecond, 3)
 	admitted, sent, elapsed := hammer(t, ls[:1], perSecond/2, time.Second)
 	if admitted != sent {
 		t.Errorf("admitted %d of %d at half the limit over %v on one instance, want all", admitted, sent, elapsed)
@@ -162,7 +162,7 @@ func TestClientOnOneOfThreeInstancesGetsItsWholeLimit(t *testing.T) {
 func TestRefusalIsRememberedLocally(t *testing.T) {
 	t.Parallel()
 	var calls scriptCalls
-	client := testenv.Redis(t)
+	client := lockenv.Redis(t)
 	client.AddHook(&calls)
 	l := instances(t, client, uniqueName("refused"), 5, 1)[0]
 	ctx := context.Background()
@@ -194,7 +194,7 @@ func TestRefusalIsRememberedLocally(t *testing.T) {
 // past it, Allow says it cannot tell.
 func TestRedisDownIsAnErrorPastTheLocalShare(t *testing.T) {
 	t.Parallel()
-	client := testenv.Redis(t)
+	client := lockenv.Redis(t)
 	l := ratelimit.New(client, uniqueName("down"), 4)
 	t.Cleanup(func() { _ = l.Close() })
 	_ = client.Close()
@@ -213,7 +213,7 @@ func TestRedisDownIsAnErrorPastTheLocalShare(t *testing.T) {
 // and the others take over its share.
 func TestInstancesShareTheLimit(t *testing.T) {
 	t.Parallel()
-	client := testenv.Redis(t)
+	client := lockenv.Redis(t)
 	name := uniqueName("registry")
 	ls := instances(t, client, name, 90, 3)
 	if err := ls[2].Close(); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/redisconn"
 	"github.com/seatlock/seatlock/internal/testenv"
 )
@@ -239,7 +240,7 @@ func TestErrorShowsRedactedURL(t *testing.T) {
 }
 
 func TestOpenConnectsToTheTestCluster(t *testing.T) {
-	client, ok := open(t, testenv.RedisClusterURL(t)).(*redis.ClusterClient)
+	client, ok := open(t, lockenv.RedisClusterURL(t)).(*redis.ClusterClient)
 	if !ok {
 		t.Fatal("TEST_REDIS_CLUSTER_URL did not open a *redis.ClusterClient")
 	}
@@ -265,7 +266,7 @@ func TestOpenConnectsToTheTestCluster(t *testing.T) {
 }
 
 func TestOpenConnectsToTheTestRedis(t *testing.T) {
-	client, ok := open(t, testenv.RedisURL(t)).(*redis.Client)
+	client, ok := open(t, lockenv.RedisURL(t)).(*redis.Client)
 	if !ok {
 		t.Fatal("TEST_REDIS_URL did not open a *redis.Client")
 	}

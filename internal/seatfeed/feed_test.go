@@ -6,15 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/reservation"
 	"github.com/seatlock/seatlock/internal/seatfeed"
-	"github.com/seatlock/seatlock/internal/testenv"
 )
 
 func newFeed(t *testing.T, cfg seatfeed.Config) (*seatfeed.Feed, int64) {
 	t.Helper()
 	cfg.Block = 200 * time.Millisecond
-	f := seatfeed.New(testenv.Redis(t), cfg)
+	f := seatfeed.New(lockenv.Redis(t), cfg)
 	t.Cleanup(f.Close)
 	return f, rand.Int64N(1 << 40) // a schedule of this test alone
 }
@@ -39,7 +39,7 @@ func receive(t *testing.T, sub *seatfeed.Subscription, n int) []seatfeed.Event {
 func TestSubscribersOnTwoFeedsSeeEveryChangeInOrder(t *testing.T) {
 	t.Parallel()
 	a, schedule := newFeed(t, seatfeed.Config{})
-	b := seatfeed.New(testenv.Redis(t), seatfeed.Config{Block: 200 * time.Millisecond})
+	b := seatfeed.New(lockenv.Redis(t), seatfeed.Config{Block: 200 * time.Millisecond})
 	t.Cleanup(b.Close)
 	ctx := context.Background()
 	if head, err := a.Head(ctx, schedule); err != nil || head != seatfeed.ZeroID {

@@ -10,9 +10,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/reservation"
 	"github.com/seatlock/seatlock/internal/seatfeed"
-	"github.com/seatlock/seatlock/internal/testenv"
 )
 
 // streamEntries lists a schedule's stream as "seat:status@pos".
@@ -38,7 +38,7 @@ func change(pos int64, seat int, status reservation.SeatStatus) seatfeed.Change 
 // last position) is skipped while newer changes of other seats go in.
 func TestAppendDeduplicatesByPosition(t *testing.T) {
 	t.Parallel()
-	for name, rdb := range map[string]redis.UniversalClient{"single": testenv.Redis(t), "cluster": testenv.RedisCluster(t)} {
+	for name, rdb := range map[string]redis.UniversalClient{"single": lockenv.Redis(t), "cluster": lockenv.RedisCluster(t)} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			f := seatfeed.New(rdb, seatfeed.Config{})

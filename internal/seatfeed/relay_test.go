@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/lock/memlock"
 	"github.com/seatlock/seatlock/internal/postgres"
 	"github.com/seatlock/seatlock/internal/seatfeed"
@@ -34,7 +35,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	pool := testenv.Pool(t)
-	return &env{t: t, pool: pool, outbox: postgres.NewSeatChanges(pool), rdb: testenv.Redis(t)}
+	return &env{t: t, pool: pool, outbox: postgres.NewSeatChanges(pool), rdb: lockenv.Redis(t)}
 }
 
 // schedule is a schedule id of this test alone (streams live in the shared
@@ -386,7 +387,7 @@ func TestRedisFailureKeepsTheChanges(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	opts := e.rdb.Options()
-	proxy := testenv.NewProxy(t, opts.Addr)
+	proxy := lockenv.NewProxy(t, opts.Addr)
 	proxied := *opts
 	proxied.Addr = proxy.Addr()
 	proxied.MaxRetries = -1

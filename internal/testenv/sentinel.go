@@ -17,8 +17,8 @@ import (
 )
 
 // SentinelMaster is the name the Sentinels of StartSentinel monitor the
-// primary under.
-const SentinelMaster = "mymaster"
+// primary under: the one of `make cluster` (scripts/devenv.sh sentinel).
+const SentinelMaster = "seatlock"
 
 // SentinelSetup is a Redis primary, its replica and three Sentinels
 // watching them, all processes of the test's own on free ports (see
@@ -28,7 +28,7 @@ type SentinelSetup struct {
 	Servers   []*Process // the primary (first) and the replica
 	Sentinels []*Process
 	// URL is the service's REDIS_URL for them:
-	// redis+sentinel://127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3/mymaster/0.
+	// redis+sentinel://127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3/seatlock/0.
 	URL string
 }
 
@@ -44,7 +44,7 @@ type Process struct {
 
 // StartSentinel starts a redis-server primary, a replica of it
 // (--replicaof) and three redis-sentinel processes with a generated
-// sentinel.conf (sentinel monitor mymaster <primary> 2,
+// sentinel.conf (sentinel monitor seatlock <primary> 2,
 // down-after-milliseconds 1000, failover-timeout 5000, parallel-syncs 1),
 // in a temporary directory, and returns once the replica is in sync and
 // every Sentinel knows the replica and the two other Sentinels: a failover

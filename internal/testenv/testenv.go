@@ -1,13 +1,14 @@
-// Package testenv gives the service's tests their own slice of the real
-// Redis and PostgreSQL servers that `make test` starts (scripts/devenv.sh).
-// Tests fail, never skip, when the servers are missing: a green run must
-// mean the adapters were exercised.
+// Package testenv is what the service's tests need beyond the lock folder's
+// test environment, lockenv: its migrations (Pool), its schedule numbering
+// (SpreadScheduleIDs) and a Redis primary with a replica and three
+// Sentinels (StartSentinel).
 //
-// The environment itself (servers, names, fault proxy, private redis-server,
-// pipeline gate) is the lock folder's, lockenv, so that the lock port's
-// tests need nothing of the service; testenv forwards it under its old
-// names and adds what only the service has: its migrations (Pool) and its
-// schedule numbering (SpreadScheduleIDs).
+// The environment itself (the shared servers, started by the test binary
+// when TEST_* does not name them, names, fault proxy, private redis-server,
+// pipeline gate) has one home, lockenv, which the service's tests use
+// directly: it imports nothing of the service, so that the lock port's
+// tests pass when the folder is copied out. A package whose tests use the
+// shared servers calls lockenv.Run from its TestMain.
 package testenv
 
 import (
@@ -23,35 +24,10 @@ import (
 	"github.com/seatlock/seatlock/internal/postgres"
 )
 
-// The shared environment, from lockenv.
-var (
-	RedisURL        = lockenv.RedisURL
-	Redis           = lockenv.Redis
-	RedisClusterURL = lockenv.RedisClusterURL
-	RedisCluster    = lockenv.RedisCluster
-	Name            = lockenv.Name
-	DatabaseURL     = lockenv.DatabaseURL
-	NewProxy        = lockenv.NewProxy
-	ProxyGoroutines = lockenv.ProxyGoroutines
-	StartRedis      = lockenv.StartRedis
-	NewGate         = lockenv.NewGate
-)
-
-type (
-	// Proxy is lockenv.Proxy: a fault-injecting TCP proxy.
-	Proxy = lockenv.Proxy
-	// Toxic is lockenv.Toxic: one fault of a Proxy.
-	Toxic = lockenv.Toxic
-	// RedisProcess is lockenv.RedisProcess: a redis-server of the test's own.
-	RedisProcess = lockenv.RedisProcess
-	// Gate is lockenv.Gate: a go-redis hook that holds and counts pipelines.
-	Gate = lockenv.Gate
-)
-
 // Pool opens a pool on a fresh, migrated database of the test's own.
 func Pool(tb testing.TB) *pgxpool.Pool {
 	tb.Helper()
-	pool, err := postgres.Open(context.Background(), DatabaseURL(tb))
+	pool, err := postgres.Open(context.Background(), lockenv.DatabaseURL(tb))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -42,11 +42,16 @@ func RedisAt(tb testing.TB, addr string) *redis.Client {
 	return client
 }
 
-// RedisClusterURL returns TEST_REDIS_CLUSTER_URL, the cluster's masters as
-// redis+cluster://host1:port1,host2:port2,..., or fails the test.
-func RedisClusterURL(tb testing.TB) string { return mustEnv(tb, "TEST_REDIS_CLUSTER_URL") }
+// RedisClusterURL returns the URL of the shared Redis Cluster, its masters
+// as redis+cluster://host1:port1,host2:port2,...: TEST_REDIS_CLUSTER_URL, or
+// three redis-server nodes of the binary's own (see Run). It fails the test
+// when there is none.
+func RedisClusterURL(tb testing.TB) string {
+	tb.Helper()
+	return serverURL(tb, clusterEnv)
+}
 
-// RedisCluster returns a client of the test Redis Cluster with the settings
+// RedisCluster returns a client of the shared Redis Cluster with the settings
 // above, closed when the test ends.
 func RedisCluster(tb testing.TB) *redis.ClusterClient {
 	tb.Helper()

@@ -1,7 +1,10 @@
-// Package lockenv is the test environment of the lock port and its adapters:
-// each test gets its own slice of real servers, named by TEST_REDIS_URL,
-// TEST_REDIS_CLUSTER_URL and TEST_DATABASE_URL (a PostgreSQL role allowed to
-// create databases). Tests fail, never skip, when a server is missing: a
+// Package lockenv is the test environment of the lock port and its adapters,
+// and of the service's tests: each test gets its own slice of real servers,
+// named by TEST_REDIS_URL, TEST_REDIS_CLUSTER_URL and TEST_DATABASE_URL (a
+// PostgreSQL role allowed to create databases) or, when one is unset,
+// started by the test binary itself on first use and stopped when its
+// tests end (Run, called from TestMain): `go test ./...` needs only the
+// binaries installed. Tests fail, never skip, when a server is missing: a
 // green run must mean the adapters were exercised against the real thing.
 //
 // Besides the shared servers it gives unique names for keys and databases,
@@ -19,7 +22,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/url"
-	"os"
 	"testing"
 	"time"
 
@@ -28,15 +30,19 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// RedisURL returns TEST_REDIS_URL or fails the test.
-func RedisURL(tb testing.TB) string { return mustEnv(tb, "TEST_REDIS_URL") }
+// RedisURL returns the URL of the shared Redis: TEST_REDIS_URL, or the
+// binary's own redis-server (see Run). It fails the test when there is none.
+func RedisURL(tb testing.TB) string {
+	tb.Helper()
+	return serverURL(tb, redisEnv)
+}
 
 // Redis returns a client of the test Redis, closed when the test ends.
 func Redis(tb testing.TB) *redis.Client {
 	tb.Helper()
 	opts, err := redis.ParseURL(RedisURL(tb))
 	if err != nil {
-		tb.Fatalf("parse TEST_REDIS_URL: %v", err)
+		tb.Fatalf("parse %s: %v", redisEnv, err)
 	}
 	opts.ContextTimeoutEnabled = true
 	client := redis.NewClient(opts)
@@ -51,11 +57,12 @@ func Name(prefix string) string {
 	return prefix + hex.EncodeToString(b[:])
 }
 
-// DatabaseURL creates an empty database of its own for the test, dropped when
-// the test ends, and returns its URL.
+// DatabaseURL creates an empty database of its own for the test, on the
+// shared PostgreSQL (TEST_DATABASE_URL, or the binary's own: see Run),
+// dropped when the test ends, and returns its URL.
 func DatabaseURL(tb testing.TB) string {
 	tb.Helper()
-	admin := mustEnv(tb, "TEST_DATABASE_URL")
+	admin := serverURL(tb, databaseEnv)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, admin)
@@ -82,19 +89,10 @@ func DatabaseURL(tb testing.TB) string {
 	})
 	u, err := url.Parse(admin)
 	if err != nil {
-		tb.Fatalf("parse TEST_DATABASE_URL: %v", err)
+		tb.Fatalf("parse %s: %v", databaseEnv, err)
 	}
 	u.Path = "/" + name
 	return u.String()
-}
-
-func mustEnv(tb testing.TB, name string) string {
-	tb.Helper()
-	v := os.Getenv(name)
-	if v == "" {
-		tb.Fatalf("%s is not set: these tests run against real Redis and PostgreSQL servers (`make test` starts them)", name)
-	}
-	return v
 }
 
 // TableExists reports whether the table named name (quoted as SQL would

@@ -43,8 +43,13 @@ func (p *RedisProcess) Restart() {
 func (p *RedisProcess) start() {
 	p.tb.Helper()
 	_, port, _ := net.SplitHostPort(p.Addr)
-	p.cmd = exec.Command("redis-server", "--bind", "127.0.0.1", "--port", port,
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		p.tb.Fatalf("redis-server not found: %s", install)
+	}
+	p.cmd = exec.Command(bin, "--bind", "127.0.0.1", "--port", port,
 		"--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", "", "--dir", p.dir)
+	p.cmd.SysProcAttr = sysProcAttr(nil)
 	if err := p.cmd.Start(); err != nil {
 		p.tb.Fatalf("start redis-server: %v", err)
 	}

@@ -21,7 +21,8 @@ import (
 )
 
 // Runners, their job goroutines and the lease timers must all be gone.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// The servers of lockenv are stopped before goleak looks.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(lockenv.Wrap(m)) }
 
 // store is a lock store shared by several instances.
 type store struct {

@@ -20,7 +20,8 @@ import (
 // Watchdogs, waiters, the listener goroutine and its connection must all
 // stop. Every pool is closed by its test's cleanup, so pgxpool's own
 // goroutines need no exception.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, lockenv.ProxyGoroutines()...) }
+// The servers of lockenv are stopped before goleak looks.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(lockenv.Wrap(m), lockenv.ProxyGoroutines()...) }
 
 func testContext(t *testing.T) context.Context {
 	t.Helper()

@@ -17,7 +17,8 @@ import (
 )
 
 // Watchdogs, waiters and the shared Pub/Sub connection must all stop.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, lockenv.ProxyGoroutines()...) }
+// The servers of lockenv are stopped before goleak looks.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(lockenv.Wrap(m), lockenv.ProxyGoroutines()...) }
 
 func newBackend(t *testing.T, client *redis.Client) *redislock.Backend {
 	t.Helper()

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 )
 
 var (
@@ -17,16 +19,24 @@ var (
 )
 
 // TestMain prints the table with -table (make bench); otherwise the tests
-// run as usual.
+// run as usual. Both run on lockenv's Redis.
 func TestMain(m *testing.M) {
 	flag.Parse()
-	if !*printTable {
-		os.Exit(m.Run())
+	if *printTable {
+		lockenv.Run(table{})
 	}
+	lockenv.Run(m)
+}
+
+// table is the work of TestMain with -table.
+type table struct{}
+
+func (table) Run() int {
 	if err := writeTable(os.Stdout, os.Stderr, *rounds); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
 // figures is one contender's median result.
@@ -37,7 +47,11 @@ type figures struct {
 // writeTable writes the table to w and a line to progress as each
 // benchmark ends: a round of every contender takes several seconds.
 func writeTable(w, progress io.Writer, rounds int) error {
-	opts, err := redis.ParseURL(os.Getenv("TEST_REDIS_URL"))
+	url, err := lockenv.URL("TEST_REDIS_URL")
+	if err != nil {
+		return err
+	}
+	opts, err := redis.ParseURL(url)
 	if err != nil {
 		return fmt.Errorf("TEST_REDIS_URL: %w", err)
 	}
