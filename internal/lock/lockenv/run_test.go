@@ -3,6 +3,7 @@ package lockenv_test
 import (
 	"context"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,15 +37,16 @@ func TestSharedServers(t *testing.T) {
 				t.Fatalf("set %s: %v", key, err)
 			}
 		}
-		masters := 0
+		// ForEachMaster calls fn on every master at once.
+		var masters atomic.Int32
 		if err := cluster.ForEachMaster(ctx, func(context.Context, *redis.Client) error {
-			masters++
+			masters.Add(1)
 			return nil
 		}); err != nil {
 			t.Fatal(err)
 		}
-		if masters != 3 {
-			t.Errorf("%d masters, want 3", masters)
+		if n := masters.Load(); n != 3 {
+			t.Errorf("%d masters, want 3", n)
 		}
 	})
 	t.Run("postgres", func(t *testing.T) {
