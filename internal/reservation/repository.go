@@ -67,7 +67,8 @@ type ReservationStore interface {
 	// the reservation itself when it is r.UserID's (the owner's retry), an
 	// *UnavailableSeat with ReasonHeld when an active hold claims the seat
 	// (a hold and a booking of one seat take the same claim row, so the
-	// store orders them whatever the lock did), ErrScheduleNotFound or
+	// store orders them whatever the lock did; its OwnHold is that hold
+	// when it is r.UserID's own), ErrScheduleNotFound or
 	// ErrSeatNotFound when there is no such seat. The seat's change is
 	// recorded for the seat events in the same statement.
 	//
