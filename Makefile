@@ -4,7 +4,12 @@ SHELL := /bin/bash
 RUN_DIR := $(CURDIR)/.data/run
 GO ?= go
 
-.PHONY: run cluster rolling-restart test walkthrough fuzz smoke bench hammer compare soak stop token build vet fmt docker-config
+.PHONY: run cluster rolling-restart test walkthrough fuzz smoke bench hammer compare soak stop clean token build vet fmt docker-config
+
+# The address `make run` or `make cluster` serves on (recorded in
+# .data/run/served.env while it serves), unless HTTP_ADDR is given:
+# smoke, hammer and token follow it.
+SERVED_ADDR = HTTP_ADDR="$$(bash scripts/served.sh addr "$(RUN_DIR)")"
 
 run: build
 	@bash scripts/run.sh "$(RUN_DIR)"
@@ -26,9 +31,10 @@ FUZZTIME ?= 1m
 fuzz:
 	@FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
 
-# api.http in httpyac against `make run`'s service, or one started for it.
+# api.http in httpyac against `make run`'s (or `make cluster`'s) service,
+# or one started for it when none serves.
 smoke:
-	@bash scripts/smoke.sh "$(RUN_DIR)"
+	@$(SERVED_ADDR) bash scripts/smoke.sh "$(RUN_DIR)"
 
 # Three instances behind HAProxy on HTTP_ADDR, beside make run's servers
 # (its Redis gets a replica and three Sentinels).
@@ -46,12 +52,13 @@ rolling-restart:
 bench:
 	@bash scripts/devenv.sh install && $(GO) test -count=1 -v ./internal/lock/redislock/bench -args -table
 
-# Load test against `make run`: `make hammer ARGS='-scenario hot-seat -duration 10s'`,
-# or a venue sold to parties of 1-6: `make hammer ARGS='-scenario best-available -users 2000'`;
-# HAMMER_* variables work too, and the target follows HTTP_ADDR.
+# Load test against `make run` (or `make cluster`), on the address it serves:
+# `make hammer ARGS='-scenario hot-seat -duration 10s'`, or a venue sold to
+# parties of 1-6: `make hammer ARGS='-scenario best-available -users 2000'`;
+# HAMMER_* variables work too, and HTTP_ADDR or HAMMER_URL name another target.
 hammer:
 	@test -f "$(RUN_DIR)/env" || { echo "start the service first: make run"; exit 1; }
-	@set -a && . "$(RUN_DIR)/env" && set +a && $(GO) run ./cmd/hammer $(ARGS)
+	@set -a && . "$(RUN_DIR)/env" && set +a && $(SERVED_ADDR) $(GO) run ./cmd/hammer $(ARGS)
 
 # The service against the reference contenders of cmd/contender (and the
 # shared baseline when ../shared/baseline exists) on the same servers and
@@ -64,16 +71,32 @@ compare:
 soak:
 	@bash scripts/soak.sh
 
+# Stops what make run and make cluster started (their API processes,
+# HAProxy, the Sentinels, Redis, PostgreSQL), by their pid files.
 stop:
 	@bash scripts/devenv.sh stop "$(RUN_DIR)"
 
-# Another development token for `make run`'s service:
-# `make token USER=carol` or `make token USER=root ROLE=admin TTL=1h`.
+# make stop, then deletes .data/ and every PostgreSQL cluster kept for it
+# elsewhere (PG_DIR in .data/*/env: as root in a directory the postgres
+# user cannot enter, under that user's home), and the clusters there whose
+# clone is gone.
+clean:
+	@for d in .data/*/; do [ ! -f "$$d/env" ] || bash scripts/devenv.sh remove "$$d"; done
+	@rm -rf .data
+	@bash scripts/devenv.sh orphans
+	@echo "removed .data/ and its PostgreSQL clusters"
+
+# Another development token for `make run`'s service (stderr names the
+# address it serves on): `make token USER=carol` or
+# `make token USER=root ROLE=admin TTL=1h`.
 USER_NAME = $(if $(filter command line,$(origin USER)),$(USER))
 token: build
 	@test -f "$(RUN_DIR)/env" || { echo "start the service first: make run"; exit 1; }
 	@test -n "$(USER_NAME)" || { echo "usage: make token USER=name [ROLE=admin] [TTL=24h]"; exit 2; }
 	@set -a && . "$(RUN_DIR)/env" && set +a && bin/api token --user "$(USER_NAME)" $(if $(ROLE),--role "$(ROLE)") --ttl "$(or $(TTL),24h)"
+	@$(SERVED_ADDR) && if curl -fsS -o /dev/null --max-time 2 "http://$$HTTP_ADDR/readyz" 2>/dev/null; then \
+		echo "make token: for the service on http://$$HTTP_ADDR" >&2; \
+	else echo "make token: nothing answers on http://$$HTTP_ADDR now (make run, or HTTP_ADDR=...)" >&2; fi
 
 build:
 	@mkdir -p bin && $(GO) build -o bin/api ./cmd/api && $(GO) build -o bin/hammer ./cmd/hammer

@@ -7,9 +7,10 @@
 #                            on free ports reaching Redis through the
 #                            Sentinels (SENTINEL_URL), and HAProxy on
 #                            HTTP_ADDR (127.0.0.1:8080), health-checked
-#                            through /readyz; in the foreground until Ctrl-C,
-#                            which stops the instances and HAProxy (`make
-#                            stop` stops the servers and the Sentinels)
+#                            through /readyz; in the foreground until Ctrl-C
+#                            or SIGTERM, which stop the instances and
+#                            HAProxy (`make stop` sends the SIGTERM, then
+#                            stops the servers and the Sentinels)
 #   cluster.sh roll DIR      a rolling restart of a running cluster: each
 #                            instance in turn gets SIGTERM, drains, is
 #                            started again and is ready before the next one
@@ -21,7 +22,10 @@
 # serving while /readyz answers 503, HAProxy (a check every 500 ms, down at
 # the first failure) takes it out of rotation, and only then does its port
 # close; so a rolling restart fails no request. The cluster's state (ports,
-# pids, logs, haproxy.cfg) is under DIR/cluster.
+# pids, logs, haproxy.cfg; up.pid, this script's pid, for `make stop`) is
+# under DIR/cluster. While HAProxy serves, DIR/served.env and
+# DIR/tokens.env name its address (scripts/served.sh); when it stops they
+# name `make run`'s again if that still serves, else they go.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/.."
@@ -114,12 +118,15 @@ CFG
 }
 
 down() {
+	bash "$here/served.sh" release "$dir" $$ || true
 	# shellcheck disable=SC2046
 	stop_instances $(seq 1 "$instances") || true
+	rm -f "$state"/api-*.pid
 	if [ -f "$state/haproxy.pid" ]; then
 		kill "$(cat "$state/haproxy.pid")" 2>/dev/null || true
 		rm -f "$state/haproxy.pid"
 	fi
+	rm -f "$state/up.pid"
 }
 
 up() {
@@ -131,7 +138,10 @@ up() {
 	local addr=${HTTP_ADDR:-127.0.0.1:8080}
 	ready "$addr" && die "something already serves on $addr; set HTTP_ADDR"
 	trap down EXIT
+	# (A `make cluster &` started by a shell without job control ignores
+	# SIGINT, which no trap can change: `make stop` sends SIGTERM.)
 	trap 'exit 0' INT TERM
+	echo $$ >"$state/up.pid"
 	for n in $(seq 1 "$instances"); do
 		bash "$here/devenv.sh" port >"$state/api-$n.port"
 		: >"$state/api-$n.log"
@@ -146,21 +156,19 @@ up() {
 		sleep 0.2
 	done
 	ready "$addr" || die "HAProxy does not answer on $addr; see $state/haproxy.log"
-	bash "$here/tokens.sh" "$dir" "http://$addr"
+	bash "$here/served.sh" claim "$dir" "$addr" "make cluster" $$
 	# shellcheck disable=SC1091
 	. "$dir/sentinel/env"
-	local make_env=
-	[ "$addr" = 127.0.0.1:8080 ] || make_env="HTTP_ADDR=$addr "
 	cat <<MSG
 API        http://$addr   (HAProxy: $instances instances, health-checked through /readyz)
 instances  $(for n in $(seq 1 "$instances"); do printf '127.0.0.1:%s ' "$(cat "$state/api-$n.port")"; done)
 Redis      $SENTINEL_URL   (master $(master_addr), one replica)
 logs       $state/api-N.log, $state/haproxy.log, $dir/sentinel/N/sentinel.log
 tokens     . $dir/tokens.env   (API, ADMIN, ALICE, BOB)
-try        ${make_env}make smoke; ${make_env}make hammer ARGS='-scenario fresh-seats -watch'; the page: http://$addr/
+try        make smoke; make hammer ARGS='-scenario fresh-seats -watch'; the page: http://$addr/
 rolling    bash scripts/cluster.sh roll $dir       (restarts the instances one by one)
 failover   bash scripts/cluster.sh failover $dir   (the Sentinels promote the replica)
-Ctrl-C stops the instances and HAProxy; 'make stop' stops Redis, its Sentinels and PostgreSQL.
+Ctrl-C stops the instances and HAProxy; 'make stop' stops them too, and Redis, its Sentinels and PostgreSQL.
 MSG
 	while :; do
 		sleep 1 &

@@ -8,7 +8,13 @@
 #   devenv.sh haproxy                  install HAProxy from the OS packages if missing (make cluster)
 #   devenv.sh start DIR [RPORT PPORT]  start (or reuse) servers with their data under DIR; writes DIR/env
 #   devenv.sh sentinel DIR             give DIR's Redis a replica and three Sentinels (make cluster); writes DIR/sentinel/env
-#   devenv.sh stop DIR                 stop the servers of DIR
+#   devenv.sh stop DIR                 stop what runs for DIR: make run's API, make cluster's
+#                                      instances and HAProxy, the Sentinels, Redis, PostgreSQL
+#   devenv.sh purge DIR                stop DIR's servers and delete their data (the PostgreSQL
+#                                      cluster wherever it lives, Redis's, DIR/env); other files stay
+#   devenv.sh remove DIR               purge DIR, then delete DIR
+#   devenv.sh orphans                  delete the clusters under the postgres user's home (see
+#                                      pg_home) whose origin directory is gone and that are not running
 #   devenv.sh port                     print a free port (below the ephemeral range, see free_port)
 #
 # DIR/env holds REDIS_URL, DATABASE_URL and AUTH_SECRET as shell assignments,
@@ -23,6 +29,10 @@
 # by three redis-sentinel processes with a replica to promote; it writes
 # SENTINEL_URL=redis+sentinel://h:p,h:p,h:p/seatlock/0 to DIR/sentinel/env,
 # and `stop` stops them too.
+# `stop` finds what runs by pid files: DIR/api/*.pid (make run's API),
+# DIR/cluster/up.pid (make cluster's script, sent SIGTERM: it stops its
+# instances and HAProxy), DIR/cluster/api-N.pid and haproxy.pid (in case
+# that script is gone), the Sentinels', Redis's and PostgreSQL's.
 set -euo pipefail
 
 log() { printf 'devenv: %s\n' "$*" >&2; }
@@ -200,7 +210,7 @@ start_postgres() {
 # pg_dir_of DIR prints where DIR's cluster lives, as DIR/env recorded it.
 pg_dir_of() {
 	local pg
-	pg=$(sed -n 's/^PG_DIR=//p' "$1/env" 2>/dev/null)
+	pg=$(sed -n 's/^PG_DIR=//p' "$1/env" 2>/dev/null || true)
 	echo "${pg:-$1/pg}"
 }
 
@@ -340,9 +350,59 @@ stop_failed_start() {
 	return 0
 }
 
+# wait_gone PID SECONDS: waits up to SECONDS for PID to exit.
+wait_gone() {
+	local pid=$1 n
+	for ((n = 0; n < $2 * 10; n++)); do
+		running "$pid" || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# served_value DIR NAME: NAME in DIR/served.env (scripts/served.sh), or
+# nothing.
+served_value() { sed -n "s/^$2=//p" "$1/served.env" 2>/dev/null || true; }
+
+# stop_apis DIR: what `make cluster` and `make run` started for DIR (their
+# API processes, HAProxy), by pid file; adds to `stopped`.
+stop_apis() {
+	local dir=$1 pid owner addr
+	if [ -f "$dir/cluster/up.pid" ]; then
+		pid=$(cat "$dir/cluster/up.pid")
+		if running "$pid" && kill -TERM "$pid" 2>/dev/null; then
+			# It drains its instances (SHUTDOWN_DELAY each, at once) and
+			# stops HAProxy.
+			wait_gone "$pid" 70 || log "make cluster (pid $pid) still runs 70 s after SIGTERM"
+			stopped+=("make cluster (pid $pid: its 3 instances and HAProxy)")
+		fi
+	fi
+	# Left behind by a make cluster that was killed outright.
+	stop_pidfiles "$dir"/cluster/api-*.pid "$dir"/cluster/haproxy.pid
+	[ ${#STOPPED[@]} -eq 0 ] || stopped+=("make cluster's instances and HAProxy (pids ${STOPPED[*]})")
+	rm -f "$dir"/cluster/api-*.pid "$dir"/cluster/haproxy.pid "$dir"/cluster/up.pid
+	addr=$(served_value "$dir" HTTP_ADDR)
+	stop_pidfiles "$dir"/api/*.pid
+	[ ${#STOPPED[@]} -eq 0 ] || stopped+=("make run's API (pid ${STOPPED[*]}${addr:+, last served on $addr})")
+	# make run releases its address as it ends (scripts/served.sh); an
+	# owner that is gone without doing so leaves no address behind.
+	owner=$(served_value "$dir" SERVED_PID)
+	[ -z "$owner" ] || wait_gone "$owner" 5 || true
+	owner=$(served_value "$dir" SERVED_PID)
+	if [ -f "$dir/served.env" ] && { [ -z "$owner" ] || ! running "$owner"; }; then
+		rm -f "$dir/served.env" "$dir/tokens.env"
+	fi
+	rm -f "$dir"/served.env.* "$dir"/tokens.env.[0-9]*
+	for pid in "$dir"/api/*.pid; do
+		[ -f "$pid" ] && ! running "$(cat "$pid")" && rm -f "$pid"
+	done
+	return 0
+}
+
 # cmd_stop DIR [say]: with "say", tells what it stopped (make stop).
 cmd_stop() {
 	local dir=$1 say=${2:-} bin pid pg stopped=()
+	stop_apis "$dir"
 	if [ -f "$dir/redis/redis.pid" ]; then
 		pid=$(cat "$dir/redis/redis.pid")
 		if running "$pid" && kill "$pid" 2>/dev/null; then
@@ -363,11 +423,59 @@ cmd_stop() {
 	else
 		for s in "${stopped[@]}"; do log "stopped $s"; done
 		if [ "$pg" = "$dir/pg" ]; then
-			log "the data stays in $dir (delete it for a fresh start)"
+			log "the data stays in $dir ('make clean' deletes it, for a fresh start)"
 		else
-			log "the data stays in $dir and $pg (delete both for a fresh start)"
+			log "the data stays in $dir and $pg ('make clean' deletes both, for a fresh start)"
 		fi
 	fi
+}
+
+# cmd_purge DIR stops DIR's servers and deletes their data: the
+# PostgreSQL cluster wherever it lives (PG_DIR, a directory under the
+# postgres user's home for a DIR that user cannot enter), Redis's,
+# Sentinels' and the Redis Cluster's directories, and DIR/env (the next
+# start picks new ports and secrets). Logs and other files stay.
+cmd_purge() {
+	local dir=$1 pg
+	[ -d "$dir" ] || return 0
+	pg=$(pg_dir_of "$dir")
+	cmd_stop "$dir"
+	# Only a directory this script made: DIR/pg, or one under the postgres
+	# user's home whose origin file names DIR.
+	if [ "$pg" = "$dir/pg" ] || [ "$(cat "$pg/origin" 2>/dev/null)" = "$dir" ]; then
+		rm -rf "$pg"
+	elif [ -e "$pg" ]; then
+		log "left $pg alone: its origin file does not name $dir"
+	fi
+	rm -rf "$dir/pg" "$dir/redis" "$dir/sentinel" "$dir/cluster"/[0-9]* "$dir/env"
+}
+
+# cmd_remove DIR purges DIR and deletes it.
+cmd_remove() {
+	cmd_purge "$1"
+	rm -rf "$1"
+}
+
+# cmd_orphans deletes the clusters under the postgres user's home that
+# pg_home made for a directory that no longer exists (a clone deleted
+# after `make run`) and that are not running.
+cmd_orphans() {
+	local home pg origin bin
+	home=$(getent passwd postgres 2>/dev/null | cut -d: -f6)
+	[ -n "$home" ] && [ -d "$home/seatlock" ] || return 0
+	bin=$(pg_bindir) || return 0
+	for pg in "$home"/seatlock/*/; do
+		pg=${pg%/}
+		[ -f "$pg/origin" ] || continue
+		origin=$(cat "$pg/origin")
+		[ -n "$origin" ] && [ ! -e "$origin" ] || continue
+		if [ -f "$pg/data/PG_VERSION" ] && as_pg "$bin/pg_ctl" -D "$pg/data" status >/dev/null 2>&1; then
+			log "kept $pg: its origin $origin is gone but it still runs"
+			continue
+		fi
+		rm -rf "$pg"
+		log "deleted $pg ($(basename "$origin")'s cluster; $origin is gone)"
+	done
 }
 
 # absolute DIR: DIR from the root (the servers change directory).
@@ -383,5 +491,8 @@ port) free_port ;;
 start) shift; cmd_start "$(absolute "$1")" "${@:2}" ;;
 sentinel) shift; cmd_sentinel "$(absolute "$1")" ;;
 stop) shift; cmd_stop "$(absolute "$1")" say ;;
-*) sed -n '2,25p' "$0" >&2; exit 2 ;;
+purge) shift; [ -d "$1" ] && cmd_purge "$(cd "$1" && pwd)" ;;
+remove) shift; [ ! -d "$1" ] || cmd_remove "$(cd "$1" && pwd)" ;;
+orphans) cmd_orphans ;;
+*) sed -n '2,37p' "$0" >&2; exit 2 ;;
 esac

@@ -15,7 +15,9 @@
 # seat and every booking's event on the stream. Then FAILOVERS times
 # (default 1) the same hammer while the Sentinels promote the replica
 # (`cluster.sh failover`), to the same verdict. It prints each run's
-# figures, and stops everything it started.
+# figures, and stops everything it started and deletes its servers' data
+# (the PostgreSQL cluster wherever it lives: under the postgres user's home
+# for a DIR that user cannot enter), pass or fail; the logs stay in DIR.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/.."
@@ -37,9 +39,11 @@ up=$!
 cleanup() {
 	kill -TERM -- "-$up" 2>/dev/null || true
 	wait "$up" 2>/dev/null || true
-	bash "$here/devenv.sh" stop "$dir" >/dev/null 2>&1 || true
+	bash "$here/devenv.sh" purge "$dir" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 for _ in $(seq 1 300); do
 	curl -fsS -o /dev/null --max-time 1 "http://$addr/readyz" 2>/dev/null && break
 	kill -0 "$up" 2>/dev/null || { cat "$dir/cluster-up.log" >&2; log "make cluster ended"; exit 1; }

@@ -3,9 +3,14 @@
 # stop` stops them), then the API in the foreground on HTTP_ADDR
 # (127.0.0.1:8080). Migrations are applied by the API at start-up.
 # The tokens it prints are also written to DIR/tokens.env, with the API's
-# URL, as shell assignments a second terminal can source. On a terminal the
-# request log is text a person reads (LOG_FORMAT=text), else JSON lines.
-# If the API fails to start, the servers this run started are stopped.
+# URL, as shell assignments a second terminal can source; the address is
+# recorded in DIR/served.env (scripts/served.sh), which `make smoke`, `make
+# hammer` and `make token` follow. Both go (or name again what served
+# before, a `make cluster` still running) when the API ends. The API's pid
+# is in DIR/api/<this script's pid>.pid, for `make stop` (a `make run &`
+# ignores Ctrl-C). On a terminal the request log is text a person reads
+# (LOG_FORMAT=text), else JSON lines. If the API fails to start, the
+# servers this run started are stopped.
 set -euo pipefail
 dir=$1
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,17 +34,24 @@ export HTTP_ADDR=${HTTP_ADDR:-127.0.0.1:8080}
 if [ -t 1 ]; then
 	export LOG_FORMAT=${LOG_FORMAT:-text}
 fi
-bash "$here/tokens.sh" "$dir" "http://$HTTP_ADDR"
+mkdir -p "$dir/api"
+cleanup() {
+	rm -f "$dir/api/$$.pid"
+	bash "$here/served.sh" release "$dir" $$
+}
+trap cleanup EXIT
+bash "$here/served.sh" claim "$dir" "$HTTP_ADDR" "make run" $$
 # shellcheck disable=SC1091
 . "$dir/tokens.env"
 cat <<MSG
 Redis      $REDIS_URL
 PostgreSQL 127.0.0.1:$PG_PORT (database seatlock; data in ${PG_DIR:-$dir/pg}; credentials in $dir/env)
-API        $API   (Ctrl-C stops it; 'make stop' stops Redis and PostgreSQL)
+API        $API   (Ctrl-C stops it; 'make stop' stops it, Redis and PostgreSQL; 'make clean' deletes the data too)
 
 Tokens (24h), also in $dir/tokens.env for a second terminal:
   . $dir/tokens.env    # sets API, ADMIN, ALICE and BOB
   make token USER=carol [ROLE=admin]   # mints another
+  make smoke; make hammer              # follow $API while it serves
 
 Admin token:
 $ADMIN
@@ -49,10 +61,12 @@ $ALICE
 
 MSG
 status=0
-bin/api serve || status=$?
+# In the foreground (Ctrl-C reaches it), its pid recorded first.
+sh -c 'echo $$ >"$0"; exec bin/api serve' "$dir/api/$$.pid" || status=$?
 # Ctrl-C ends the API cleanly (status 0); a failure to start (the address
 # in use, a bad setting) leaves no servers behind that this run started.
 if [ "$status" -ne 0 ] && [ "$running_before" -eq 0 ]; then
+	cleanup
 	bash "$here/devenv.sh" stop "$dir"
 fi
 exit "$status"

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # `make smoke`: runs api.http unattended in a real client (httpyac) against
-# the service. It uses `make run`'s service when one answers on HTTP_ADDR
-# (127.0.0.1:8080); otherwise it starts one on a free port on `make run`'s
-# servers (under DIR), and stops what it started afterwards. Fresh admin,
+# the service. It uses the service that answers on HTTP_ADDR (the Makefile
+# passes the address `make run` or `make cluster` serves on, see
+# scripts/served.sh; else 127.0.0.1:8080); when none answers there it says
+# so and starts one on a free port on `make run`'s servers (under DIR), and
+# stops what it started afterwards. Fresh admin,
 # alice and bob tokens go into http-client.private.env.json (git-ignored)
 # as the environment "smoke".
 set -euo pipefail
@@ -34,7 +36,7 @@ else
 		kill -0 "$pid" 2>/dev/null || { cat "$dir/smoke-api.log" >&2; log "the service did not start"; exit 1; }
 		sleep 0.1
 	done
-	log "started the service on $addr (log: $dir/smoke-api.log)"
+	log "no service answers on ${HTTP_ADDR:-127.0.0.1:8080}: testing a service started for this run on $addr instead (log: $dir/smoke-api.log)"
 fi
 
 set -a

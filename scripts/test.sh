@@ -31,7 +31,10 @@ bash "$(dirname "$0")/copyout.sh" -json | "$summary" -counts "$copycounts"
 # hammer: no request may fail, no seat event may be lost (`make
 # rolling-restart` runs it three times, longer). It installs HAProxy when
 # missing and runs on servers of its own.
+# It deletes its servers' data (the PostgreSQL cluster wherever it lives)
+# pass or fail; passed, its logs go too.
 RUNS=1 DURATION=10s bash "$(dirname "$0")/rolling.sh" "$PWD/.data/rolling-test"
+bash "$(dirname "$0")/devenv.sh" remove "$PWD/.data/rolling-test"
 # A short run of every fuzz target past its seed corpus (the seeds ran
 # above, as tests); `make fuzz` runs them for longer. A count, not a
 # duration: Go 1.26's fuzz coordinator can fail a duration-bound run that

@@ -62,3 +62,22 @@ func TestMintRefusesControlCharacters(t *testing.T) {
 		}
 	}
 }
+
+// The documented leeway (docs/api.md, the OpenAPI document's
+// Authentication): a token is accepted until 5 s after its exp, refused as
+// expired after that.
+func TestExpiryLeewayIsFiveSeconds(t *testing.T) {
+	v, err := auth.NewVerifier(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	within := signed(t, jwt.SigningMethodHS256, secret, jwt.MapClaims{"sub": "alice", "exp": now.Add(-3 * time.Second).Unix()})
+	if _, err := v.Verify(within); err != nil {
+		t.Errorf("a token 3 s past its exp: %v, want it accepted (5 s leeway)", err)
+	}
+	past := signed(t, jwt.SigningMethodHS256, secret, jwt.MapClaims{"sub": "alice", "exp": now.Add(-7 * time.Second).Unix()})
+	if _, err := v.Verify(past); !errors.Is(err, auth.ErrExpiredToken) {
+		t.Errorf("a token 7 s past its exp: %v, want ErrExpiredToken", err)
+	}
+}

@@ -297,14 +297,29 @@ func (s *Store) outcome(ctx context.Context, nr reservation.NewReservation, row 
 		return reservation.Reservation{}, err
 	}
 	if row.heldMillis != nil {
-		return reservation.Reservation{}, heldSeat(nr.SeatID, *row.heldMillis)
+		return reservation.Reservation{}, s.heldSeat(ctx, nr, *row.heldMillis)
 	}
 	return s.seatConflict(ctx, nr)
 }
 
-func heldSeat(seatID int, millis int64) error {
-	return &reservation.UnavailableSeat{SeatID: seatID, Reason: reservation.ReasonHeld,
+// heldSeat is the refusal of a booking of a held seat, with millis left on
+// the hold. When the hold is the booking user's own, OwnHold names it (one
+// look-up of the seat's claim, made only for a refused booking): they are
+// told to confirm it rather than that another customer holds the seat. A
+// look-up that fails (the hold ended meanwhile, or PostgreSQL did not
+// answer) leaves OwnHold unset: the refusal stands either way.
+func (s *Store) heldSeat(ctx context.Context, nr reservation.NewReservation, millis int64) error {
+	seat := &reservation.UnavailableSeat{SeatID: nr.SeatID, Reason: reservation.ReasonHeld,
 		RetryAfter: time.Duration(millis) * time.Millisecond}
+	var own uuid.UUID
+	err := s.pool.QueryRow(ctx, `
+		SELECT c.hold_id FROM seat_claims c JOIN holds h ON h.id = c.hold_id
+		WHERE c.schedule_id = $1 AND c.seat_id = $2 AND c.expires_at > now() AND h.user_id = $3`,
+		nr.ScheduleID, nr.SeatID, nr.UserID).Scan(&own)
+	if err == nil {
+		seat.OwnHold = own
+	}
+	return seat
 }
 
 // refusal says why a booking with fence was not inserted: ErrStaleFence
@@ -340,7 +355,7 @@ func (s *Store) seatConflict(ctx context.Context, nr reservation.NewReservation)
 	case err != nil:
 		return reservation.Reservation{}, reservation.ErrSeatTaken
 	case row.bookedFence == nil && row.heldMillis != nil:
-		return reservation.Reservation{}, heldSeat(nr.SeatID, *row.heldMillis)
+		return reservation.Reservation{}, s.heldSeat(ctx, nr, *row.heldMillis)
 	case row.bookedFence == nil:
 		// Neither booked nor held now: what beat us is gone again, and
 		// a retry finds the seat as it is.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 var (
@@ -52,8 +54,9 @@ var (
 	// ErrTooManyHolds reports a user who has as many live holds as allowed:
 	// confirm or release one first.
 	ErrTooManyHolds = errors.New("reservation: too many live holds")
-	// ErrSeatHeld reports a seat claimed by another active hold; the
-	// concrete error is an *UnavailableSeat with ReasonHeld.
+	// ErrSeatHeld reports a seat claimed by an active hold; the concrete
+	// error is an *UnavailableSeat with ReasonHeld, whose OwnHold names the
+	// hold when it is the booking user's own.
 	ErrSeatHeld = errors.New("reservation: seat held")
 	// ErrSeatsUnavailable reports a hold refused because at least one of
 	// its seats is locked, held or taken; the concrete error is a
@@ -85,6 +88,11 @@ type UnavailableSeat struct {
 	// RetryAfter is how long the lock or the hold has left; zero for a
 	// taken seat (there is nothing to wait for).
 	RetryAfter time.Duration
+	// OwnHold is, for a seat refused as held (ReasonHeld) to a booking,
+	// the hold that claims it when that hold is the booking user's own:
+	// they book the seat by confirming it. uuid.Nil when another customer
+	// holds the seat (or the store could not tell).
+	OwnHold uuid.UUID
 }
 
 func (u *UnavailableSeat) Error() string {

@@ -7,11 +7,20 @@ import (
 	"github.com/google/uuid"
 )
 
-// Repository is the system of record for schedules, reservations and holds.
+// Repository is the system of record for schedules, reservations and holds,
+// one port per aggregate (the use cases that need only one take only it).
 // Holds expire by the store's clock: every method decides "active" with it,
 // when it reads. Every method wraps a failure to reach the store with
 // ErrUnavailable.
 type Repository interface {
+	ScheduleStore
+	SeatStore
+	ReservationStore
+	HoldStore
+}
+
+// ScheduleStore keeps the schedules.
+type ScheduleStore interface {
 	// CreateSchedule stores s and returns it with its new ID.
 	CreateSchedule(ctx context.Context, s Schedule) (Schedule, error)
 	// Schedule returns the schedule or ErrScheduleNotFound.
@@ -19,10 +28,30 @@ type Repository interface {
 	// ListSchedules returns up to limit schedules with an id below before
 	// (every schedule when before is 0), newest (highest id) first.
 	ListSchedules(ctx context.Context, before int64, limit int) ([]Schedule, error)
+}
+
+// SeatStore tells which seats are taken or claimed, and drops the claims
+// of expired holds.
+type SeatStore interface {
 	// OccupiedSeats lists the seats of a schedule that are reserved or
 	// claimed by an active hold (expiry decided by the store's clock), in
 	// seat order; every other seat is available.
 	OccupiedSeats(ctx context.Context, scheduleID int64) ([]Seat, error)
+	// UnavailableSeats reports which of seatIDs are taken (an active
+	// reservation) or held (an active hold, with its time left), in seat
+	// order.
+	UnavailableSeats(ctx context.Context, scheduleID int64, seatIDs []int) ([]UnavailableSeat, error)
+	// ExpiredClaims lists up to limit seats whose hold has expired but
+	// whose claim is still stored.
+	ExpiredClaims(ctx context.Context, limit int) ([]SeatRef, error)
+	// DropExpiredClaim deletes the seat's claim if it has expired. freed
+	// reports that it did and that the seat has no active reservation
+	// (it is available now).
+	DropExpiredClaim(ctx context.Context, seat SeatRef) (freed bool, err error)
+}
+
+// ReservationStore keeps the reservations.
+type ReservationStore interface {
 	// SeatReservation returns the seat's active reservation, whoever made
 	// it, or ErrReservationNotFound when the seat has none.
 	SeatReservation(ctx context.Context, scheduleID int64, seatID int) (Reservation, error)
@@ -38,7 +67,8 @@ type Repository interface {
 	// the reservation itself when it is r.UserID's (the owner's retry), an
 	// *UnavailableSeat with ReasonHeld when an active hold claims the seat
 	// (a hold and a booking of one seat take the same claim row, so the
-	// store orders them whatever the lock did), ErrScheduleNotFound or
+	// store orders them whatever the lock did; its OwnHold is that hold
+	// when it is r.UserID's own), ErrScheduleNotFound or
 	// ErrSeatNotFound when there is no such seat. The seat's change is
 	// recorded for the seat events in the same statement.
 	//
@@ -59,21 +89,21 @@ type Repository interface {
 	// ReservationByClaim returns the reservation that the request with
 	// the idempotency claim made, or ErrReservationNotFound.
 	ReservationByClaim(ctx context.Context, claim uuid.UUID) (Reservation, error)
-	// HoldByClaim returns the hold that the request with the idempotency
-	// claim made, or ErrHoldNotFound.
-	HoldByClaim(ctx context.Context, claim uuid.UUID) (Hold, error)
+}
+
+// HoldStore keeps the holds and, with them, their seats' claims.
+type HoldStore interface {
 	// InsertHold stores a hold on h.SeatIDs in one transaction, all or
 	// nothing: when any seat has an active reservation or is claimed by
 	// another active hold, nothing is stored and the error is a
 	// *SeatsUnavailableError listing every such seat. A claim whose hold
 	// has expired counts as free and is replaced.
 	InsertHold(ctx context.Context, h NewHold) (Hold, error)
-	// UnavailableSeats reports which of seatIDs are taken (an active
-	// reservation) or held (an active hold, with its time left), in seat
-	// order.
-	UnavailableSeats(ctx context.Context, scheduleID int64, seatIDs []int) ([]UnavailableSeat, error)
 	// Hold returns the hold or ErrHoldNotFound.
 	Hold(ctx context.Context, id uuid.UUID) (Hold, error)
+	// HoldByClaim returns the hold that the request with the idempotency
+	// claim made, or ErrHoldNotFound.
+	HoldByClaim(ctx context.Context, claim uuid.UUID) (Hold, error)
 	// ConfirmHold books every seat of userID's hold in one transaction and
 	// returns the hold's reservations; for a hold already confirmed, the
 	// reservations it made. ErrHoldNotFound (no such hold of userID's),
@@ -92,13 +122,6 @@ type Repository interface {
 	// before the extension could lock it; nothing changes then),
 	// ErrHoldReleased, ErrHoldConfirmed, ErrHoldLifetimeExceeded.
 	ExtendHold(ctx context.Context, ext HoldExtension) (Hold, error)
-	// ExpiredClaims lists up to limit seats whose hold has expired but
-	// whose claim is still stored.
-	ExpiredClaims(ctx context.Context, limit int) ([]SeatRef, error)
-	// DropExpiredClaim deletes the seat's claim if it has expired. freed
-	// reports that it did and that the seat has no active reservation
-	// (it is available now).
-	DropExpiredClaim(ctx context.Context, seat SeatRef) (freed bool, err error)
 }
 
 // NewReservation is a booking about to be written under a seat lock.

@@ -26,12 +26,12 @@ const scheduleCacheSize = 10_000
 // first requests for a new schedule arrive together, and without it each
 // would queue for a connection to ask the same question.
 type scheduleCache struct {
-	repo    Repository
+	repo    ScheduleStore
 	lru     *lru.Cache[int64, Schedule]
 	loading singleflight.Group
 }
 
-func newScheduleCache(repo Repository) *scheduleCache {
+func newScheduleCache(repo ScheduleStore) *scheduleCache {
 	c, err := lru.New[int64, Schedule](scheduleCacheSize)
 	if err != nil {
 		panic(err) // only a size below 1 fails
@@ -39,8 +39,8 @@ func newScheduleCache(repo Repository) *scheduleCache {
 	return &scheduleCache{repo: repo, lru: c}
 }
 
-// schedule returns the schedule from memory, or from the Repository (and
-// remembers it). Errors are the Repository's.
+// schedule returns the schedule from memory, or from the ScheduleStore (and
+// remembers it). Errors are the ScheduleStore's.
 func (c *scheduleCache) schedule(ctx context.Context, id int64) (Schedule, error) {
 	if s, ok := c.lru.Get(id); ok {
 		return s, nil

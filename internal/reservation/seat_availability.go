@@ -31,12 +31,12 @@ const availabilityCacheSize = 1000
 // best ones; choices in other instances are learned from their locks and
 // commits, one failed attempt at a time.
 type seatAvailability struct {
-	repo    Repository
+	repo    SeatStore
 	views   *lru.Cache[int64, *seatView]
 	loading singleflight.Group
 }
 
-func newSeatAvailability(repo Repository) *seatAvailability {
+func newSeatAvailability(repo SeatStore) *seatAvailability {
 	c, err := lru.New[int64, *seatView](availabilityCacheSize)
 	if err != nil {
 		panic(err) // only a size below 1 fails

@@ -75,20 +75,6 @@ func (e *env) write(scheduleID int64, seats, n int) []string {
 	return out
 }
 
-// stream lists a schedule's stream as "seat:status@pos".
-func stream(t *testing.T, rdb redis.UniversalClient, scheduleID int64) []string {
-	t.Helper()
-	entries, err := rdb.XRange(context.Background(), seatfeed.StreamKey(scheduleID), "-", "+").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]string, len(entries))
-	for i, e := range entries {
-		out[i] = fmt.Sprintf("%v:%v@%v", e.Values["seat"], e.Values["status"], e.Values["pos"])
-	}
-	return out
-}
-
 // backlog is the outbox's pending row count.
 func (e *env) backlog() int64 {
 	e.t.Helper()
@@ -172,10 +158,10 @@ func TestRelayStreamsEveryChangeOnceInOrder(t *testing.T) {
 	wantA = append(wantA, e.write(a, 40, 30)...)
 
 	eventually(t, "outbox empty", func() bool { return e.backlog() == 0 })
-	if got := stream(t, e.rdb, a); !slices.Equal(got, wantA) {
+	if got := streamEntries(t, e.rdb, a); !slices.Equal(got, wantA) {
 		t.Errorf("stream a: %d entries, want %d in order (first differences: %v)", len(got), len(wantA), firstDiff(got, wantA))
 	}
-	if got := stream(t, e.rdb, b); !slices.Equal(got, wantB) {
+	if got := streamEntries(t, e.rdb, b); !slices.Equal(got, wantB) {
 		t.Errorf("stream b: %v, want %v", firstDiff(got, wantB), wantB[:3])
 	}
 	if got := metric(t, reg, "seatlock_seat_changes_relayed_total"); got != 820 {
@@ -222,7 +208,7 @@ func TestRelayRedeliveryAddsNothing(t *testing.T) {
 	if _, err := relay.Pass(context.Background()); err == nil {
 		t.Fatal("Pass succeeded although its delete failed")
 	}
-	if got := stream(t, e.rdb, s); !slices.Equal(got, want) {
+	if got := streamEntries(t, e.rdb, s); !slices.Equal(got, want) {
 		t.Fatalf("after the first delivery: %v, want %v", got, want)
 	}
 	if n := e.backlog(); n != 12 {
@@ -232,7 +218,7 @@ func TestRelayRedeliveryAddsNothing(t *testing.T) {
 	if n, err := relay.Pass(context.Background()); err != nil || n != 12 {
 		t.Fatalf("re-delivery Pass = %d, %v", n, err)
 	}
-	if got := stream(t, e.rdb, s); !slices.Equal(got, want) {
+	if got := streamEntries(t, e.rdb, s); !slices.Equal(got, want) {
 		t.Errorf("after the re-delivery: %v, want %v (each once)", got, want)
 	}
 	if n := e.backlog(); n != 0 {
@@ -257,7 +243,7 @@ func TestTwoRelaysAtOnceAddNothingTwice(t *testing.T) {
 	}
 	eventually(t, "outbox empty", func() bool { return e.backlog() == 0 })
 
-	got := stream(t, e.rdb, s)
+	got := streamEntries(t, e.rdb, s)
 	if len(got) != len(want) {
 		t.Errorf("stream has %d entries, want %d", len(got), len(want))
 	}
@@ -326,7 +312,7 @@ func TestStandbyTakesOverWhenTheRelayStops(t *testing.T) {
 	stopA()
 	want := e.write(s, 3, 9)
 	eventually(t, "the standby relays", func() bool { return e.backlog() == 0 })
-	if got := stream(t, e.rdb, s); !slices.Equal(got[len(got)-9:], want) {
+	if got := streamEntries(t, e.rdb, s); !slices.Equal(got[len(got)-9:], want) {
 		t.Errorf("after the take-over: %v, want %v", got[len(got)-9:], want)
 	}
 }
@@ -373,7 +359,7 @@ func TestStoppedRelayLagGrowsBoundDropsRestartCatchesUp(t *testing.T) {
 	runRelay(t, relay)
 	eventually(t, "caught up", func() bool { return e.backlog() == 0 })
 	want := append(first[100:], second...)
-	if got := stream(t, e.rdb, s); !slices.Equal(got, want) {
+	if got := streamEntries(t, e.rdb, s); !slices.Equal(got, want) {
 		t.Errorf("after the restart: %s", firstDiff(got, want))
 	}
 	if got := metric(t, reg, "seatlock_seat_changes_relayed_total"); got != 200 {
@@ -413,7 +399,7 @@ func TestRedisFailureKeepsTheChanges(t *testing.T) {
 	proxy.Restore()
 	eventually(t, "relayed after Redis came back", func() bool { return e.backlog() == 0 })
 	want = append(want, more...)
-	if got := stream(t, e.rdb, s); !slices.Equal(got, want) {
+	if got := streamEntries(t, e.rdb, s); !slices.Equal(got, want) {
 		t.Errorf("stream: %v, want %v", got, want)
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/seatlock/seatlock/internal/reservation"
 )
 
@@ -31,7 +33,8 @@ type Error struct {
 	Fields     []FieldError  // validation_failed: every bad field
 	Seats      []SeatReason  // seats_unavailable: every refused seat
 	Checks     map[string]string
-	Available  *int // not_enough_seats: how many seats of the category are free
+	Available  *int   // not_enough_seats: how many seats of the category are free
+	HoldID     string // seat_held: the caller's own hold that claims the seat
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Detail }
@@ -61,6 +64,7 @@ type body struct {
 	RequestID string            `json:"requestId,omitempty"`
 	Checks    map[string]string `json:"checks,omitempty"`
 	Available *int              `json:"available,omitempty"`
+	HoldID    string            `json:"holdId,omitempty"`
 }
 
 // unavailableRetryAfter is what a 503 tells clients: long enough for a
@@ -175,7 +179,7 @@ func Write(w http.ResponseWriter, r *http.Request, err error) {
 		h["Retry-After"] = []string{strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds())))}
 	}
 	b, _ := json.Marshal(body{Type: "urn:seatlock:problem:" + e.Code, Title: e.Title, Status: e.Status, Detail: e.Detail,
-		Code: e.Code, Errors: e.Fields, Seats: e.Seats, RequestID: scope.ID, Checks: e.Checks, Available: e.Available})
+		Code: e.Code, Errors: e.Fields, Seats: e.Seats, RequestID: scope.ID, Checks: e.Checks, Available: e.Available, HoldID: e.HoldID})
 	h["Cache-Control"] = NoStore // whatever the handler had set for a success
 	WriteBody(w, contentTypeProblem, e.Status, append(b, '\n'))
 }
@@ -233,6 +237,9 @@ func fromError(err error) *Error {
 			if seat.Reason != reservation.ReasonTaken {
 				e.RetryAfter = AtLeastASecond(seat.RetryAfter)
 			}
+			if seat.Reason == reservation.ReasonHeld && seat.OwnHold != uuid.Nil {
+				ownHold(&e, seat.OwnHold)
+			}
 			return &e
 		case errors.As(err, &refused):
 			e := row.Error
@@ -248,6 +255,14 @@ func fromError(err error) *Error {
 		return &row.Error // as listed; never written to
 	}
 	return Internal
+}
+
+// ownHold makes e, a seat_held problem, the one its own holder gets: the
+// hold's id in holdId, and a detail saying to confirm it.
+func ownHold(e *Error, hold uuid.UUID) {
+	e.HoldID = hold.String()
+	e.Detail = "This seat is held by your own hold " + e.HoldID + "; to book it, confirm that hold (POST /holds/" +
+		e.HoldID + "/confirm), which books every seat of the hold. Retry-After is the time the hold has left."
 }
 
 // InvalidFields lists every *reservation.InvalidError in err's tree, in
