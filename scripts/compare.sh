@@ -96,8 +96,12 @@ serve() { # name port command...
 serve service 18080 bin/api serve
 serve service-no-fast-path 18081 FAST_PATH=false bin/api serve
 # A database of its own: the build before may know fewer migrations than
-# the one being measured has applied.
-[ -n "$before" ] && serve service-before 18082 DATABASE_URL="$(database service_before)" "$work/api-before" serve
+# the one being measured has applied. And a Redis database of its own: its
+# schedules are numbered from 1 as the service's are, and the lock keys
+# (and seals) of the service's schedule 1 would otherwise be its schedule
+# 1's too.
+[ -n "$before" ] && serve service-before 18082 DATABASE_URL="$(database service_before)" \
+	REDIS_URL="${REDIS_URL%/*}/1" "$work/api-before" serve
 if [ "$traced" = 1 ]; then
 	bin/otlpsink -addr 127.0.0.1:18099 >"$work/otlpsink.log" 2>&1 &
 	pids+=($!)
