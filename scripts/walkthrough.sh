@@ -15,7 +15,8 @@
 #     runs around them), and a block whose first line starts with
 #     "# not in the walkthrough:" followed by the reason (say, it needs
 #     `make cluster`);
-#  3. runs `make smoke` against that service;
+#  3. runs `make smoke`, `make token` and a short `make hammer` without
+#     HTTP_ADDR: each must find that service on its port, not 8080;
 #  4. starts a second clone's `make run` on the same (taken) address: it
 #     must fail and leave none of the servers it started running;
 #  5. stops the service and `make stop`s, and checks that no server it
@@ -143,8 +144,15 @@ for block in "$work"/blocks/*.sh; do
 done
 [ "$ran" -ge 5 ] || die "only $ran blocks ran; the README's quick start and docs' checkout, venue, live map and hammer blocks should"
 
-(cd "$clone" && HTTP_ADDR=$addr make -s smoke) >"$work/smoke.log" 2>&1 || { cat "$work/smoke.log" >&2; die "make smoke failed"; }
-log "make smoke: $(grep -E 'requests processed' "$work/smoke.log")"
+# make run serves on a port of its own, not 8080: smoke, token and hammer
+# must find it without being told (make run records its address).
+(cd "$clone" && env -u HTTP_ADDR make -s smoke) >"$work/smoke.log" 2>&1 || { cat "$work/smoke.log" >&2; die "make smoke failed"; }
+grep -q "using the service on $addr" "$work/smoke.log" || { cat "$work/smoke.log" >&2; die "make smoke did not test make run's service on $addr"; }
+log "make smoke, on make run's $addr: $(grep -E 'requests processed' "$work/smoke.log")"
+(cd "$clone" && env -u HTTP_ADDR make -s token USER=carol) >"$work/token.log" 2>&1 || { cat "$work/token.log" >&2; die "make token failed"; }
+grep -q "for the service on http://$addr" "$work/token.log" || { cat "$work/token.log" >&2; die "make token did not name make run's $addr"; }
+(cd "$clone" && env -u HTTP_ADDR make -s hammer ARGS='-duration 2s -users 50') >"$work/hammer.log" 2>&1 || { cat "$work/hammer.log" >&2; die "make hammer against make run's $addr failed"; }
+log "make token and make hammer followed make run to $addr"
 
 # A start that fails stops what it started: the address is taken.
 git clone -q "$repo" "$second"
@@ -161,4 +169,4 @@ wait "$run_pid" || { tail -n 5 "$work/run.log" >&2; die "make run did not end cl
 run_pid=
 (cd "$clone" && make -s stop)
 servers_down "$clone" || die "make stop left a server running"
-log "passed: make run, $ran documentation blocks, make smoke, a failed start, make stop"
+log "passed: make run, $ran documentation blocks, make smoke, make token and make hammer on its address, a failed start, make stop"
