@@ -20,7 +20,9 @@
 #  4. starts a second clone's `make run` on the same (taken) address: it
 #     must fail and leave none of the servers it started running;
 #  5. stops the service and `make stop`s, and checks that no server it
-#     started still listens; the clones and their data are deleted.
+#     started still listens; then starts `make run` again in the
+#     background and checks that `make stop` alone stops it all, API
+#     included; the clones and their data are deleted.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -169,4 +171,24 @@ wait "$run_pid" || { tail -n 5 "$work/run.log" >&2; die "make run did not end cl
 run_pid=
 (cd "$clone" && make -s stop)
 servers_down "$clone" || die "make stop left a server running"
-log "passed: make run, $ran documentation blocks, make smoke, make token and make hammer on its address, a failed start, make stop"
+
+# make stop also stops a make run left in the background, its API first
+# (a background job ignores Ctrl-C; make stop finds it by its pid file).
+(cd "$clone" && HTTP_ADDR=$addr exec setsid make run) >"$work/run2.log" 2>&1 &
+run_pid=$!
+for _ in $(seq 1 300); do
+	curl -fsS -o /dev/null "http://$addr/readyz" 2>/dev/null && break
+	kill -0 "$run_pid" 2>/dev/null || { cat "$work/run2.log" >&2; die "make run ended before it served again"; }
+	sleep 0.2
+done
+(cd "$clone" && make -s stop)
+for _ in $(seq 1 100); do
+	kill -0 "$run_pid" 2>/dev/null || break
+	sleep 0.1
+done
+kill -0 "$run_pid" 2>/dev/null && die "make stop left the background make run running"
+wait "$run_pid" 2>/dev/null || true
+run_pid=
+! listening "$port" || die "make stop left the API listening on $addr"
+servers_down "$clone" || die "make stop left a server running"
+log "passed: make run, $ran documentation blocks, make smoke, make token and make hammer on its address, a failed start, make stop (of a make run in the foreground and of one in the background)"
