@@ -23,6 +23,17 @@ func (h *harness) hold(base int, user string, schedule int64, seats ...int) resp
 		body:        fmt.Sprintf(`{"scheduleId":%d,"seatIds":[%s]}`, schedule, strings.Join(ids, ","))})
 }
 
+// mustHold holds seats for user through instance base and returns the
+// hold's id; an answer other than 201 fails the test.
+func (h *harness) mustHold(base int, user string, schedule int64, seats ...int) string {
+	h.t.Helper()
+	held := h.hold(base, user, schedule, seats...)
+	if held.status != http.StatusCreated {
+		h.t.Fatalf("hold: %d %s", held.status, held.raw)
+	}
+	return str(held.body, "id")
+}
+
 func (h *harness) confirm(base int, user, holdID string) response {
 	h.t.Helper()
 	return h.do(request{method: http.MethodPost, path: "/holds/" + holdID + "/confirm", token: h.token(user, ""), base: base})

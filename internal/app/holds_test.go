@@ -175,11 +175,7 @@ func TestHoldExpiresWithoutASweeper(t *testing.T) {
 	t.Parallel()
 	h := newHarnessWith(t, 1, func(cfg *config.Config) { cfg.HoldTTL = 2 * time.Second }, app.WithoutJobs())
 	schedule := h.createSchedule(3)
-	held := h.hold(0, "alice", schedule, 1)
-	if held.status != http.StatusCreated {
-		t.Fatalf("hold: %d %s", held.status, held.raw)
-	}
-	id := str(held.body, "id")
+	id := h.mustHold(0, "alice", schedule, 1)
 	time.Sleep(2500 * time.Millisecond)
 
 	var claims int

@@ -251,11 +251,7 @@ func TestHoldActionsRefuseABody(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, 1)
 	schedule := h.createSchedule(10)
-	held := h.hold(0, "alice", schedule, 1, 2)
-	if held.status != http.StatusCreated {
-		t.Fatalf("hold: %d %s", held.status, held.raw)
-	}
-	id := str(held.body, "id")
+	id := h.mustHold(0, "alice", schedule, 1, 2)
 	alice := h.token("alice", "")
 	for _, tt := range []struct{ method, path string }{
 		{http.MethodPost, "/holds/" + id + "/confirm"},

@@ -15,11 +15,7 @@ func TestBookingASeatOfOwnHoldNamesTheHold(t *testing.T) {
 	h := newHarness(t, 1)
 	schedule := h.createSchedule(10)
 
-	held := h.hold(0, "alice", schedule, 3, 4)
-	if held.status != http.StatusCreated {
-		t.Fatalf("hold: %d %s", held.status, held.raw)
-	}
-	id := str(held.body, "id")
+	id := h.mustHold(0, "alice", schedule, 3, 4)
 
 	own := h.reserve(0, "alice", schedule, 3)
 	expectProblem(t, own, http.StatusConflict, "seat_held")
