@@ -64,18 +64,25 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# start_run LOG: the clone's `make run` on addr, in the background and in
+# a session of its own (run_pid), once it serves.
+start_run() {
+	(cd "$clone" && HTTP_ADDR=$addr exec setsid make run) >"$1" 2>&1 &
+	run_pid=$!
+	for _ in $(seq 1 600); do
+		curl -fsS -o /dev/null "http://$addr/readyz" 2>/dev/null && return 0
+		kill -0 "$run_pid" 2>/dev/null || { cat "$1" >&2; die "make run ended before it served"; }
+		sleep 0.2
+	done
+	cat "$1" >&2
+	die "make run did not serve within 2 minutes"
+}
+
 git clone -q "$repo" "$clone"
 port=$(bash "$here/devenv.sh" port)
 addr=127.0.0.1:$port
 log "make run in $clone (mode $(stat -c %a "$work")), serving on $addr"
-(cd "$clone" && HTTP_ADDR=$addr exec setsid make run) >"$work/run.log" 2>&1 &
-run_pid=$!
-for _ in $(seq 1 600); do
-	curl -fsS -o /dev/null "http://$addr/readyz" 2>/dev/null && break
-	kill -0 "$run_pid" 2>/dev/null || { cat "$work/run.log" >&2; die "make run ended before it served"; }
-	sleep 0.2
-done
-curl -fsS -o /dev/null "http://$addr/readyz" || { cat "$work/run.log" >&2; die "make run did not serve within 2 minutes"; }
+start_run "$work/run.log"
 grep -q "tokens.env" "$work/run.log" || die "make run's banner does not name the tokens file"
 
 # The sh blocks of the documents, in this order, one file each, named
@@ -174,13 +181,7 @@ servers_down "$clone" || die "make stop left a server running"
 
 # make stop also stops a make run left in the background, its API first
 # (a background job ignores Ctrl-C; make stop finds it by its pid file).
-(cd "$clone" && HTTP_ADDR=$addr exec setsid make run) >"$work/run2.log" 2>&1 &
-run_pid=$!
-for _ in $(seq 1 300); do
-	curl -fsS -o /dev/null "http://$addr/readyz" 2>/dev/null && break
-	kill -0 "$run_pid" 2>/dev/null || { cat "$work/run2.log" >&2; die "make run ended before it served again"; }
-	sleep 0.2
-done
+start_run "$work/run2.log"
 (cd "$clone" && make -s stop)
 for _ in $(seq 1 100); do
 	kill -0 "$run_pid" 2>/dev/null || break
