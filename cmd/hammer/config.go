@@ -21,8 +21,12 @@ const (
 	maxUsers    = 100_000
 	// defaultUsers is the least number of users a run spreads over.
 	defaultUsers = 100
-	maxSeats     = reservation.MaxSeatCount // the API's own seatCount limit
-	maxDuration  = time.Hour
+	// maxSeats is the size of the halls the hammer makes (fresh seats
+	// fill schedules of this many seats, one after the other) and the
+	// most seats a contended run or a best-available layout of rows may
+	// have: a hall's seat map stays small enough to verify every round.
+	maxSeats    = 2000
+	maxDuration = time.Hour
 )
 
 // scenario is what the run hammers.

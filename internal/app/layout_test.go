@@ -108,7 +108,8 @@ func TestScheduleLayoutValidation(t *testing.T) {
 		{"missing label", base(map[string]any{"layout": layout(map[string]any{"seats": 5})}), "layout.rows[0].label"},
 		{"label with a space", base(map[string]any{"layout": layout(row("A B", 5))}), "layout.rows[0].label"},
 		{"no seats", base(map[string]any{"layout": layout(row("A", 0))}), "layout.rows[0].seats"},
-		{"over 2000 seats", base(map[string]any{"layout": layout(row("A", 1500), row("B", 501))}), "layout.rows"},
+		{"over 100,000 seats", base(map[string]any{"layout": layout(row("A", 60_000), row("B", 40_001))}), "layout.rows"},
+		{"a row of 100,001 seats", base(map[string]any{"layout": layout(row("A", 100_001))}), "layout.rows[0].seats"},
 		{"bad category", base(map[string]any{"layout": layout(row("A", 5, "v.i.p"))}), "layout.rows[0].category"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,12 +15,13 @@ import (
 )
 
 // holdRequest names its seats (seatIds) or asks for the best available
-// (quantity, with category and adjacent), never both.
+// (quantity, with category, section and adjacent), never both.
 type holdRequest struct {
 	ScheduleID *int64  `json:"scheduleId" validate:"required,min=1"`
 	SeatIDs    []int   `json:"seatIds" validate:"required_without=Quantity,excluded_with=Quantity"`
 	Quantity   *int    `json:"quantity"`
 	Category   *string `json:"category" validate:"omitnil,nonempty,nocontrol"`
+	Section    *string `json:"section" validate:"omitnil,nonempty,nocontrol"`
 	Adjacent   *bool   `json:"adjacent"`
 }
 
@@ -66,7 +67,7 @@ func (h *handler) createHold(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
-	if req.Quantity != nil || req.Category != nil || req.Adjacent != nil {
+	if req.Quantity != nil || req.Category != nil || req.Section != nil || req.Adjacent != nil {
 		return h.holdBest(w, r, req)
 	}
 	claim, _ := idempotency.ClaimFrom(r.Context())
@@ -93,11 +94,11 @@ const holdAttemptsHeader = "Hold-Attempts"
 func (h *handler) holdBest(w http.ResponseWriter, r *http.Request, req holdRequest) error {
 	claim, _ := idempotency.ClaimFrom(r.Context())
 	cmd := reservation.BestHoldCommand{ScheduleID: value(req.ScheduleID), Quantity: value(req.Quantity),
-		Category: value(req.Category), Adjacent: req.Adjacent == nil || *req.Adjacent,
+		Category: value(req.Category), Section: value(req.Section), Adjacent: req.Adjacent == nil || *req.Adjacent,
 		UserID: principalFrom(r.Context()).UserID, Claim: claim.ID, Resumed: claim.Resumed}
 	invalid := cmd.Validate()
 	if req.Quantity == nil && req.SeatIDs == nil {
-		invalid = errors.Join(invalid, &reservation.InvalidError{Field: "quantity", Detail: "is required with category or adjacent"})
+		invalid = errors.Join(invalid, &reservation.InvalidError{Field: "quantity", Detail: "is required with category, section or adjacent"})
 	}
 	if err := validate(h.validate, &req, invalid); err != nil {
 		return err

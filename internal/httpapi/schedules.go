@@ -24,8 +24,16 @@ type createScheduleRequest struct {
 	Layout    *layoutRequest `json:"layout"`
 }
 
+// layoutRequest is a venue of rows or of sections, never both.
 type layoutRequest struct {
-	Rows []rowRequest `json:"rows" validate:"required,dive"`
+	Rows     []rowRequest     `json:"rows" validate:"required_without=Sections,excluded_with=Sections,dive"`
+	Sections []sectionRequest `json:"sections" validate:"dive"`
+}
+
+type sectionRequest struct {
+	Name     *string      `json:"name" validate:"required,nocontrol"`
+	Category *string      `json:"category" validate:"omitnil,nonempty,nocontrol"`
+	Rows     []rowRequest `json:"rows" validate:"required,dive"`
 }
 
 type rowRequest struct {
@@ -42,8 +50,16 @@ type scheduleResponse struct {
 	Layout    layoutResponse `json:"layout"`
 }
 
+// layoutResponse is the layout as it was made: rows, or sections.
 type layoutResponse struct {
-	Rows []rowResponse `json:"rows"`
+	Rows     []rowResponse     `json:"rows,omitempty"`
+	Sections []sectionResponse `json:"sections,omitempty"`
+}
+
+type sectionResponse struct {
+	Name     string        `json:"name"`
+	Category string        `json:"category"`
+	Rows     []rowResponse `json:"rows"`
 }
 
 type rowResponse struct {
@@ -66,9 +82,12 @@ func (h *handler) createSchedule(w http.ResponseWriter, r *http.Request) error {
 		draft   reservation.Schedule
 		invalid error
 	)
-	if req.Layout != nil {
-		draft, invalid = reservation.NewLaidOutSchedule(title, startsAt, req.Layout.rows())
-	} else {
+	switch {
+	case req.Layout != nil && req.Layout.Sections != nil:
+		draft, invalid = reservation.NewSectionedSchedule(title, startsAt, req.Layout.sections())
+	case req.Layout != nil:
+		draft, invalid = reservation.NewLaidOutSchedule(title, startsAt, toRows(req.Layout.Rows))
+	default:
 		draft, invalid = reservation.NewSchedule(title, startsAt, value(req.SeatCount))
 	}
 	if err := validate(h.validate, &req, invalid); err != nil {
@@ -82,21 +101,40 @@ func (h *handler) createSchedule(w http.ResponseWriter, r *http.Request) error {
 	return ok(w, http.StatusCreated, toScheduleResponse(s))
 }
 
-func (l *layoutRequest) rows() []reservation.Row {
-	rows := make([]reservation.Row, len(l.Rows))
-	for i, r := range l.Rows {
+func toRows(requested []rowRequest) []reservation.Row {
+	rows := make([]reservation.Row, len(requested))
+	for i, r := range requested {
 		rows[i] = reservation.Row{Label: value(r.Label), Seats: value(r.Seats), Category: value(r.Category)}
 	}
 	return rows
 }
 
+func (l *layoutRequest) sections() []reservation.Section {
+	sections := make([]reservation.Section, len(l.Sections))
+	for i, s := range l.Sections {
+		sections[i] = reservation.Section{Name: value(s.Name), Category: value(s.Category), Rows: toRows(s.Rows)}
+	}
+	return sections
+}
+
 func toScheduleResponse(s reservation.Schedule) scheduleResponse {
 	layout := s.Layout()
-	rows := layout.Rows()
-	resp := scheduleResponse{ID: s.ID(), Title: s.Title(), StartsAt: reservation.ReadableStart(s.StartsAt().UTC()), SeatCount: s.SeatCount(),
-		Layout: layoutResponse{Rows: make([]rowResponse, len(rows))}}
-	for i, r := range rows {
-		resp.Layout.Rows[i] = rowResponse{Label: r.Label, Seats: r.Seats, Category: r.Category, FirstSeatID: layout.FirstSeat(i)}
+	resp := scheduleResponse{ID: s.ID(), Title: s.Title(), StartsAt: reservation.ReadableStart(s.StartsAt().UTC()), SeatCount: s.SeatCount()}
+	all := layout.Rows()
+	rowsOf := func(lo, hi int) []rowResponse {
+		rows := make([]rowResponse, 0, hi-lo)
+		for _, r := range all[lo:hi] {
+			rows = append(rows, rowResponse{Label: r.Label, Seats: r.Seats, Category: r.Category, FirstSeatID: layout.FirstSeat(lo + len(rows))})
+		}
+		return rows
+	}
+	if !layout.Sectioned() {
+		resp.Layout.Rows = rowsOf(0, len(all))
+		return resp
+	}
+	for i, sec := range layout.Sections() {
+		lo, hi := layout.SectionRows(i)
+		resp.Layout.Sections = append(resp.Layout.Sections, sectionResponse{Name: sec.Name, Category: sec.Category, Rows: rowsOf(lo, hi)})
 	}
 	return resp
 }

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -15,22 +16,58 @@ type layoutRow struct {
 	Category string `json:"category"`
 }
 
+// layoutSection is one section of a sectioned schedules.layout, a JSON
+// object {"sections": [...]}.
+type layoutSection struct {
+	Name     string      `json:"name"`
+	Category string      `json:"category"`
+	Rows     []layoutRow `json:"rows"`
+}
+
+type sectionedLayout struct {
+	Sections []layoutSection `json:"sections"`
+}
+
 // layoutJSON is what schedules.layout stores for l: NULL (nil) for the
-// layout of a seat count alone, which reads back as that.
+// layout of a seat count alone, which reads back as that; an array of rows
+// for a layout of rows; an object of sections for a layout of sections.
 func layoutJSON(l reservation.Layout) ([]byte, error) {
-	rows := l.Rows()
-	if len(rows) == 1 && rows[0].Label == reservation.SingleRowLabel && rows[0].Category == reservation.DefaultCategory {
-		return nil, nil
+	var stored any
+	if l.Sectioned() {
+		sections := l.Sections()
+		out := sectionedLayout{Sections: make([]layoutSection, len(sections))}
+		for i, s := range sections {
+			out.Sections[i] = layoutSection{Name: s.Name, Category: s.Category, Rows: toLayoutRows(s.Rows)}
+		}
+		stored = out
+	} else {
+		rows := l.Rows()
+		if len(rows) == 1 && rows[0].Label == reservation.SingleRowLabel && rows[0].Category == reservation.DefaultCategory {
+			return nil, nil
+		}
+		stored = toLayoutRows(rows)
 	}
-	out := make([]layoutRow, len(rows))
-	for i, r := range rows {
-		out[i] = layoutRow(r)
-	}
-	b, err := json.Marshal(out)
+	b, err := json.Marshal(stored)
 	if err != nil {
 		return nil, fmt.Errorf("encode layout: %w", err)
 	}
 	return b, nil
+}
+
+func toLayoutRows(rows []reservation.Row) []layoutRow {
+	out := make([]layoutRow, len(rows))
+	for i, r := range rows {
+		out[i] = layoutRow(r)
+	}
+	return out
+}
+
+func fromLayoutRows(rows []layoutRow) []reservation.Row {
+	out := make([]reservation.Row, len(rows))
+	for i, r := range rows {
+		out[i] = reservation.Row(r)
+	}
+	return out
 }
 
 // restoreSchedule rebuilds a schedule from its columns; stored is the
@@ -39,13 +76,20 @@ func restoreSchedule(id int64, title string, startsAt time.Time, seatCount int, 
 	if stored == nil {
 		return reservation.RestoreSchedule(id, title, startsAt, seatCount), nil
 	}
+	if bytes.HasPrefix(bytes.TrimSpace(stored), []byte("{")) {
+		var sectioned sectionedLayout
+		if err := json.Unmarshal(stored, &sectioned); err != nil {
+			return reservation.Schedule{}, fmt.Errorf("schedule %d: decode layout: %w", id, err)
+		}
+		sections := make([]reservation.Section, len(sectioned.Sections))
+		for i, s := range sectioned.Sections {
+			sections[i] = reservation.Section{Name: s.Name, Category: s.Category, Rows: fromLayoutRows(s.Rows)}
+		}
+		return reservation.RestoreLaidOutSchedule(id, title, startsAt, reservation.RestoreSectionedLayout(sections)), nil
+	}
 	var rows []layoutRow
 	if err := json.Unmarshal(stored, &rows); err != nil {
 		return reservation.Schedule{}, fmt.Errorf("schedule %d: decode layout: %w", id, err)
 	}
-	layout := make([]reservation.Row, len(rows))
-	for i, r := range rows {
-		layout[i] = reservation.Row(r)
-	}
-	return reservation.RestoreLaidOutSchedule(id, title, startsAt, reservation.RestoreLayout(layout)), nil
+	return reservation.RestoreLaidOutSchedule(id, title, startsAt, reservation.RestoreLayout(fromLayoutRows(rows))), nil
 }

@@ -31,6 +31,9 @@ type BestHoldCommand struct {
 	Quantity   int
 	// Category limits the seats to rows of that category; "" is any.
 	Category string
+	// Section limits the seats to the section of that name; "" is the
+	// best sections that have them.
+	Section string
 	// Adjacent asks for consecutive seats of one row.
 	Adjacent bool
 	UserID   string
@@ -54,15 +57,20 @@ func (c BestHoldCommand) Validate() error {
 	if c.Category != "" && (utf8.RuneCountInString(c.Category) > MaxCategoryRunes || !isShortName(c.Category, true)) {
 		errs = append(errs, &InvalidError{Field: "category", Detail: fmt.Sprintf("must be at most %d letters, digits, '-' or '_'", MaxCategoryRunes)})
 	}
+	if c.Section != "" && (utf8.RuneCountInString(c.Section) > MaxSectionNameRunes || !isShortName(c.Section, false)) {
+		errs = append(errs, &InvalidError{Field: "section", Detail: fmt.Sprintf("must be at most %d letters, digits or '-'", MaxSectionNameRunes)})
+	}
 	return errors.Join(errs...)
 }
 
 // NotEnoughSeatsError refuses a best-available hold that no choice of
 // seats can satisfy: Available is how many seats of the category (of any,
-// when Category is "") are free as far as the service knows.
+// when Category is "") and the section (of any, when Section is "") are
+// free as far as the service knows.
 type NotEnoughSeatsError struct {
 	Quantity  int
 	Category  string
+	Section   string
 	Adjacent  bool
 	Available int
 }
@@ -114,14 +122,22 @@ func (s *Service) holdBest(ctx context.Context, cmd BestHoldCommand) (Hold, int,
 	if cmd.Category != "" && !layout.HasCategory(cmd.Category) {
 		return Hold{}, 0, &InvalidError{Field: "category", Detail: "is not a category of this schedule"}
 	}
+	section := AnySection
+	if cmd.Section != "" {
+		i, ok := layout.SectionIndex(cmd.Section)
+		if !ok {
+			return Hold{}, 0, &InvalidError{Field: "section", Detail: "is not a section of this schedule"}
+		}
+		section = i
+	}
 	view, err := s.availability.view(ctx, schedule)
 	if err != nil {
 		return Hold{}, 0, fmt.Errorf("load the seats' availability: %w", err)
 	}
 	for attempt := 1; attempt <= MaxBestAttempts; attempt++ {
-		seats, available := pickBest(view, layout, cmd)
+		seats, available := pickBest(view, layout, cmd, section)
 		if seats == nil { // no choice left to try: attempt-1 were tried
-			return Hold{}, attempt - 1, &NotEnoughSeatsError{Quantity: cmd.Quantity, Category: cmd.Category, Adjacent: cmd.Adjacent, Available: available}
+			return Hold{}, attempt - 1, &NotEnoughSeatsError{Quantity: cmd.Quantity, Category: cmd.Category, Section: cmd.Section, Adjacent: cmd.Adjacent, Available: available}
 		}
 		h, err := s.holdSeats(ctx, HoldCommand{ScheduleID: cmd.ScheduleID, SeatIDs: seats, UserID: cmd.UserID, Claim: cmd.Claim}, seats)
 		var (
@@ -160,15 +176,15 @@ func (s *Service) holdBest(ctx context.Context, cmd BestHoldCommand) (Hold, int,
 // pickBest picks cmd's seats among the near-equal best choices of view,
 // at random, and marks them, so that this instance's next choices avoid
 // them; nil when there is no choice, with the number of free seats.
-func pickBest(view *seatView, layout Layout, cmd BestHoldCommand) (seats []int, available int) {
+func pickBest(view *seatView, layout Layout, cmd BestHoldCommand, section int) (seats []int, available int) {
 	category := cmd.Category
 	view.mu.Lock()
 	defer view.mu.Unlock()
 	now := time.Now()
 	free := view.free(now)
-	blocks := BestBlocks(layout, free, cmd.Quantity, category, cmd.Adjacent, bestCandidates)
+	blocks := BestBlocksIn(layout, free, cmd.Quantity, category, section, cmd.Adjacent, bestCandidates)
 	if len(blocks) == 0 {
-		return nil, FreeSeats(layout, free, category)
+		return nil, FreeSeatsIn(layout, free, category, section)
 	}
 	// Near-equal: of the best choice's tier, stranding no more seats.
 	best := blocks[0]

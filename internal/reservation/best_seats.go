@@ -34,28 +34,66 @@ type Block struct {
 	Strands  int
 }
 
-// seatDistance is a seat's distance from l's best point, in seat widths
-// (Layout.distance keeps them, by seat).
+// seatDistance is a seat's distance from its section's best point, in
+// seat widths (Layout.distance keeps them, by seat): each section is a
+// hall of its own, and a better section is one listed earlier.
 func (l Layout) seatDistance(row, number int) float64 {
-	bestRow := float64(len(l.rows)-1) * 2 / 3
+	lo, hi := l.SectionRows(l.rowSection[row])
+	bestRow := float64(hi-lo-1) * 2 / 3
 	centre := float64(l.rows[row].Seats+1) / 2
-	dy := (float64(row) - bestRow) * rowDepth
+	dy := (float64(row-lo) - bestRow) * rowDepth
 	dx := float64(number) - centre
 	return math.Hypot(dx, dy)
 }
 
+// AnySection asks BestBlocksIn and FreeSeatsIn for seats of any section.
+const AnySection = -1
+
 // BestBlocks lists the blocks of quantity seats of category ("" for any)
 // that free allows, best first, no two sharing a seat, at most limit of
 // them. With adjacent, a block is consecutive seats of one row; without,
-// it is the quantity best free seats wherever they are (and the next
-// blocks are the next best seats). None when no block fits.
+// it is the quantity best free seats of one section (and the next blocks
+// are the next best seats). The blocks all come from the best section
+// (the first listed) that has one. None when no block fits.
 func BestBlocks(l Layout, free func(seat int) bool, quantity int, category string, adjacent bool, limit int) []Block {
+	return BestBlocksIn(l, free, quantity, category, AnySection, adjacent, limit)
+}
+
+// BestBlocksIn is BestBlocks within section (an index into Sections, or
+// AnySection). Without adjacency, when no section alone has quantity free
+// seats of category, a block takes the best free seats of the best
+// sections together.
+func BestBlocksIn(l Layout, free func(seat int) bool, quantity int, category string, section int, adjacent bool, limit int) []Block {
 	if quantity < 1 || limit < 1 {
 		return nil
 	}
-	if !adjacent {
-		return scatteredBlocks(l, free, quantity, category, limit)
+	lo, hi := 0, len(l.sections)
+	if section != AnySection {
+		lo, hi = section, section+1
 	}
+	for s := lo; s < hi; s++ {
+		rowsFrom, rowsTo := l.SectionRows(s)
+		var blocks []Block
+		if adjacent {
+			blocks = adjacentBlocks(l, free, rowsFrom, rowsTo, quantity, category, limit)
+		} else {
+			blocks = scatteredBlocks(l, free, rowsFrom, rowsTo, quantity, category, limit)
+		}
+		if len(blocks) > 0 {
+			return blocks
+		}
+	}
+	if !adjacent && hi-lo > 1 {
+		rowsFrom, _ := l.SectionRows(lo)
+		_, rowsTo := l.SectionRows(hi - 1)
+		return scatteredBlocks(l, free, rowsFrom, rowsTo, quantity, category, limit)
+	}
+	return nil
+}
+
+// adjacentBlocks is BestBlocks with adjacency, over rows rowsFrom..rowsTo-1
+// of one section.
+func adjacentBlocks(l Layout, free func(seat int) bool, rowsFrom, rowsTo, quantity int, category string, limit int) []Block {
 	// A window is a block before its seats are listed: its first seat,
 	// its tier, strands and quality. Thousands are weighed for each
 	// choice, so they are small values, distances are summed as the
@@ -65,7 +103,8 @@ func BestBlocks(l Layout, free func(seat int) bool, quantity int, category strin
 	defer windowBuffers.Put(buf)
 	all := buf.all[:0]
 	minTier, maxTier := math.MaxInt, -1
-	for row, r := range l.rows {
+	for row := rowsFrom; row < rowsTo; row++ {
+		r := l.rows[row]
 		if category != "" && r.Category != category {
 			continue
 		}
@@ -170,26 +209,31 @@ type windowBuffer struct {
 
 var windowBuffers = sync.Pool{New: func() any { return new(windowBuffer) }}
 
-// scatteredBlocks is BestBlocks without adjacency: the free seats of
-// category by distance, quantity at a time.
-func scatteredBlocks(l Layout, free func(seat int) bool, quantity int, category string, limit int) []Block {
+// scatteredBlocks is BestBlocks without adjacency over rows
+// rowsFrom..rowsTo-1: the free seats of category by section, then
+// distance, quantity at a time.
+func scatteredBlocks(l Layout, free func(seat int) bool, rowsFrom, rowsTo, quantity int, category string, limit int) []Block {
 	type scored struct {
-		seat     int
-		distance float64
+		section, seat int
+		distance      float64
 	}
 	var seats []scored
-	for row, r := range l.rows {
+	for row := rowsFrom; row < rowsTo; row++ {
+		r := l.rows[row]
 		if category != "" && r.Category != category {
 			continue
 		}
 		for n := 1; n <= r.Seats; n++ {
 			if id := l.first[row] + n - 1; free(id) {
-				seats = append(seats, scored{id, l.distance[id-1]})
+				seats = append(seats, scored{l.rowSection[row], id, l.distance[id-1]})
 			}
 		}
 	}
+	if len(seats) < quantity {
+		return nil
+	}
 	slices.SortFunc(seats, func(a, b scored) int {
-		return cmp.Or(cmp.Compare(a.distance, b.distance), cmp.Compare(a.seat, b.seat))
+		return cmp.Or(cmp.Compare(a.section, b.section), cmp.Compare(a.distance, b.distance), cmp.Compare(a.seat, b.seat))
 	})
 	var out []Block
 	for i := 0; i+quantity <= len(seats) && len(out) < limit; i += quantity {
@@ -208,8 +252,18 @@ func scatteredBlocks(l Layout, free func(seat int) bool, quantity int, category 
 
 // FreeSeats counts the seats of category ("" for any) that free allows.
 func FreeSeats(l Layout, free func(seat int) bool, category string) int {
+	return FreeSeatsIn(l, free, category, AnySection)
+}
+
+// FreeSeatsIn is FreeSeats within section (or AnySection).
+func FreeSeatsIn(l Layout, free func(seat int) bool, category string, section int) int {
+	rowsFrom, rowsTo := 0, len(l.rows)
+	if section != AnySection {
+		rowsFrom, rowsTo = l.SectionRows(section)
+	}
 	n := 0
-	for row, r := range l.rows {
+	for row := rowsFrom; row < rowsTo; row++ {
+		r := l.rows[row]
 		if category != "" && r.Category != category {
 			continue
 		}

@@ -45,7 +45,7 @@ func referenceBestBlocks(l Layout, free func(seat int) bool, quantity int, categ
 		return nil
 	}
 	if !adjacent {
-		return scatteredBlocks(l, free, quantity, category, limit)
+		return scatteredBlocks(l, free, 0, len(l.rows), quantity, category, limit)
 	}
 	// A window is a block before its seats are listed: its first seat,
 	// its quality and strands. Thousands are weighed for each choice, so

@@ -11,20 +11,26 @@ import (
 	"golang.org/x/text/cases"
 )
 
-// Limits of a venue layout, checked by NewLayout and published in the
-// OpenAPI document.
+// Limits of a venue layout, checked by NewLayout and NewSectionedLayout
+// and published in the OpenAPI document.
 const (
+	// MaxRows is the most rows of a layout of rows, and of each section.
 	MaxRows          = 100
+	MaxSections      = 500
 	MaxRowLabelRunes = 8
-	MaxCategoryRunes = 32
-	// DefaultCategory is the category of a row that names none.
+	// MaxSectionNameRunes bounds a section's name, which prefixes the
+	// label of each of its seats ("114-C7").
+	MaxSectionNameRunes = 16
+	MaxCategoryRunes    = 32
+	// DefaultCategory is the category of a row that names none (and
+	// whose section names none).
 	DefaultCategory = "standard"
 	// SingleRowLabel labels the one row of a schedule made from a seat
 	// count alone.
 	SingleRowLabel = "A"
 )
 
-// Row is one row of a venue layout: its label (unique in the layout), how
+// Row is one row of a venue layout: its label (unique in its section), how
 // many seats it has and their category.
 type Row struct {
 	Label    string
@@ -32,79 +38,166 @@ type Row struct {
 	Category string
 }
 
-// Layout is a schedule's seats in rows, listed from the front (the stage
-// or screen) to the back. Seat ids run 1..SeatCount row by row, each row
-// from its first seat to its last, so a seat's id never depends on how its
-// row is labelled.
+// Section is one part of a venue (a block of a stadium's bowl): its name
+// (unique in the layout), the category of its rows that name none, and its
+// rows front to back. A layout of rows alone is one section named "".
+type Section struct {
+	Name     string
+	Category string
+	Rows     []Row
+}
+
+// Layout is a schedule's seats: sections, listed best first, each of
+// rows listed from the front (the stage, screen or pitch) to the back.
+// Seat ids run 1..SeatCount section by section, row by row, each row from
+// its first seat to its last, so a seat's id never depends on how its
+// section or row is named.
 type Layout struct {
-	rows  []Row
-	first []int // first[i] is the id of row i's first seat
-	total int
-	// distance[id-1] is seat id's distance from the venue's best point
+	sections []Section // checked, with every row's category resolved
+	rows     []Row     // every row, section by section
+	// sectionStart[s] is the index in rows of section s's first row;
+	// sectionStart[len(sections)] is len(rows).
+	sectionStart []int
+	rowSection   []int // rowSection[i] is the section of row i
+	first        []int // first[i] is the id of row i's first seat
+	total        int
+	// distance[id-1] is seat id's distance from its section's best point
 	// (best_seats.go), weighed by every choice of best seats.
 	distance []float64
 }
 
 // NewLayout checks rows (1..MaxRows of them, labels short and unique
-// ignoring case, taken as they are, untrimmed; at least one seat each, MaxSeatCount seats in all, categories short names;
-// a row without a category gets DefaultCategory) and returns the layout,
-// or every problem as *InvalidError values joined in one error, each
-// naming the row's field (e.g. "layout.rows[2].label").
+// ignoring case, taken as they are, untrimmed; at least one seat each,
+// MaxSeatCount seats in all, categories short names; a row without a
+// category gets DefaultCategory) and returns the layout, one section
+// without a name, or every problem as *InvalidError values joined in one
+// error, each naming the row's field (e.g. "layout.rows[2].label").
 func NewLayout(rows []Row) (Layout, error) {
-	var errs []error
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, &InvalidError{Field: field, Detail: fmt.Sprintf(format, args...)})
+	var c layoutChecker
+	checked := c.rows("layout.rows", rows, DefaultCategory)
+	if c.total > MaxSeatCount {
+		c.bad("layout.rows", "must have at most %d seats in all, not %d", MaxSeatCount, c.total)
 	}
+	if len(c.errs) > 0 {
+		return Layout{}, errors.Join(c.errs...)
+	}
+	return RestoreLayout(checked), nil
+}
+
+// NewSectionedLayout checks sections (1..MaxSections of them, names
+// short and unique ignoring case; each with a category or none, and rows
+// as NewLayout checks them, labels unique within the section) and returns
+// the layout, or every problem as *InvalidError values joined in one
+// error, each naming its field (e.g. "layout.sections[3].rows[0].seats").
+// A row without a category gets its section's, or DefaultCategory.
+func NewSectionedLayout(sections []Section) (Layout, error) {
+	var c layoutChecker
+	if len(sections) < 1 || len(sections) > MaxSections {
+		c.bad("layout.sections", "must list between 1 and %d sections", MaxSections)
+		return Layout{}, errors.Join(c.errs...)
+	}
+	checked := make([]Section, len(sections))
+	names := make(map[string]int, len(sections))
+	for i, s := range sections {
+		field := fmt.Sprintf("layout.sections[%d]", i)
+		if c.name(field+".name", s.Name, MaxSectionNameRunes) {
+			key := fold(s.Name)
+			if first, dup := names[key]; dup {
+				c.bad(field+".name", "repeats the name of layout.sections[%d] (names are compared ignoring case)", first)
+			} else {
+				names[key] = i
+			}
+		}
+		category := c.category(field+".category", s.Category)
+		checked[i] = Section{Name: s.Name, Category: category, Rows: c.rows(field+".rows", s.Rows, category)}
+	}
+	if c.total > MaxSeatCount {
+		c.bad("layout.sections", "must have at most %d seats in all, not %d", MaxSeatCount, c.total)
+	}
+	if len(c.errs) > 0 {
+		return Layout{}, errors.Join(c.errs...)
+	}
+	return RestoreSectionedLayout(checked), nil
+}
+
+// layoutChecker gathers every problem of a layout and counts its seats.
+type layoutChecker struct {
+	errs  []error
+	total int
+}
+
+func (c *layoutChecker) bad(field, format string, args ...any) {
+	c.errs = append(c.errs, &InvalidError{Field: field, Detail: fmt.Sprintf(format, args...)})
+}
+
+// rows checks the rows at field, labels unique among them; a row without
+// a category gets category.
+func (c *layoutChecker) rows(field string, rows []Row, category string) []Row {
 	if len(rows) < 1 || len(rows) > MaxRows {
-		bad("layout.rows", "must list between 1 and %d rows", MaxRows)
-		return Layout{}, errors.Join(errs...)
+		c.bad(field, "must list between 1 and %d rows", MaxRows)
+		return nil
 	}
 	checked := make([]Row, len(rows))
-	// Labels are unique under Unicode case folding: "k" and the Kelvin
-	// sign "K" are one label, as "s" and the long s "ſ" are.
-	fold := cases.Fold()
 	labels := make(map[string]int, len(rows))
-	total := 0
 	for i, r := range rows {
-		field := fmt.Sprintf("layout.rows[%d]", i)
-		switch {
-		case r.Label == "":
-			bad(field+".label", "must not be empty")
-		case strings.ContainsFunc(r.Label, isSpaceOrControl):
-			bad(field+".label", "must not contain white space or control characters")
-		case utf8.RuneCountInString(r.Label) > MaxRowLabelRunes || !isShortName(r.Label, false):
-			bad(field+".label", "must be at most %d letters, digits or '-'", MaxRowLabelRunes)
-		default:
-			key := fold.String(r.Label)
+		rowField := fmt.Sprintf("%s[%d]", field, i)
+		if c.name(rowField+".label", r.Label, MaxRowLabelRunes) {
+			key := fold(r.Label)
 			if first, dup := labels[key]; dup {
-				bad(field+".label", "repeats the label of layout.rows[%d] (labels are compared ignoring case)", first)
+				c.bad(rowField+".label", "repeats the label of %s[%d] (labels are compared ignoring case)", field, first)
 			} else {
 				labels[key] = i
 			}
 		}
 		if r.Seats < 1 || r.Seats > MaxSeatCount {
-			bad(field+".seats", "must be between 1 and %d", MaxSeatCount)
+			c.bad(rowField+".seats", "must be between 1 and %d", MaxSeatCount)
 		} else {
-			total += r.Seats
+			c.total += r.Seats
 		}
-		switch {
-		case r.Category == "":
-			r.Category = DefaultCategory
-		case strings.ContainsFunc(r.Category, isSpaceOrControl):
-			bad(field+".category", "must not contain white space or control characters")
-		case utf8.RuneCountInString(r.Category) > MaxCategoryRunes || !isShortName(r.Category, true):
-			bad(field+".category", "must be at most %d letters, digits, '-' or '_'", MaxCategoryRunes)
+		if r.Category == "" {
+			r.Category = category
+		} else {
+			r.Category = c.category(rowField+".category", r.Category)
 		}
 		checked[i] = r
 	}
-	if total > MaxSeatCount {
-		bad("layout.rows", "must have at most %d seats in all, not %d", MaxSeatCount, total)
-	}
-	if len(errs) > 0 {
-		return Layout{}, errors.Join(errs...)
-	}
-	return RestoreLayout(checked), nil
+	return checked
 }
+
+// name checks a row's label or a section's name: not empty, no white
+// space or control character, at most most runes of letters, digits and
+// '-'. It reports whether the name is good.
+func (c *layoutChecker) name(field, name string, most int) bool {
+	switch {
+	case name == "":
+		c.bad(field, "must not be empty")
+	case strings.ContainsFunc(name, isSpaceOrControl):
+		c.bad(field, "must not contain white space or control characters")
+	case utf8.RuneCountInString(name) > most || !isShortName(name, false):
+		c.bad(field, "must be at most %d letters, digits or '-'", most)
+	default:
+		return true
+	}
+	return false
+}
+
+// category checks a category ("" takes DefaultCategory) and returns it.
+func (c *layoutChecker) category(field, category string) string {
+	switch {
+	case category == "":
+		return DefaultCategory
+	case strings.ContainsFunc(category, isSpaceOrControl):
+		c.bad(field, "must not contain white space or control characters")
+	case utf8.RuneCountInString(category) > MaxCategoryRunes || !isShortName(category, true):
+		c.bad(field, "must be at most %d letters, digits, '-' or '_'", MaxCategoryRunes)
+	}
+	return category
+}
+
+// fold is the key under which names and labels are unique: Unicode case
+// folding, so "k" and the Kelvin sign "K" are one label, as "s" and the
+// long s "ſ" are.
+func fold(s string) string { return cases.Fold().String(s) }
 
 func isSpaceOrControl(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }
 
@@ -126,16 +219,30 @@ func SingleRowLayout(seats int) Layout {
 	return RestoreLayout([]Row{{Label: SingleRowLabel, Seats: seats, Category: DefaultCategory}})
 }
 
-// RestoreLayout rebuilds a stored layout. Only repositories (and the
-// constructors above) call it: the rows were checked when stored.
+// RestoreLayout rebuilds a stored layout of rows. Only repositories (and
+// the constructors above) call it: the rows were checked when stored.
 func RestoreLayout(rows []Row) Layout {
-	l := Layout{rows: append([]Row(nil), rows...), first: make([]int, len(rows))}
-	for i, r := range rows {
-		l.first[i] = l.total + 1
-		l.total += r.Seats
+	return RestoreSectionedLayout([]Section{{Rows: rows}})
+}
+
+// RestoreSectionedLayout rebuilds a stored layout of sections, as
+// RestoreLayout does one of rows.
+func RestoreSectionedLayout(sections []Section) Layout {
+	l := Layout{sections: make([]Section, len(sections)), sectionStart: make([]int, 0, len(sections)+1)}
+	for s, sec := range sections {
+		sec.Rows = append([]Row(nil), sec.Rows...)
+		l.sections[s] = sec
+		l.sectionStart = append(l.sectionStart, len(l.rows))
+		for _, r := range sec.Rows {
+			l.rows = append(l.rows, r)
+			l.rowSection = append(l.rowSection, s)
+			l.first = append(l.first, l.total+1)
+			l.total += r.Seats
+		}
 	}
+	l.sectionStart = append(l.sectionStart, len(l.rows))
 	l.distance = make([]float64, 0, l.total)
-	for i, r := range rows {
+	for i, r := range l.rows {
 		for n := 1; n <= r.Seats; n++ {
 			l.distance = append(l.distance, l.seatDistance(i, n))
 		}
@@ -143,8 +250,38 @@ func RestoreLayout(rows []Row) Layout {
 	return l
 }
 
-// Rows returns the rows, front to back.
+// Rows returns every row, section by section, front to back.
 func (l Layout) Rows() []Row { return append([]Row(nil), l.rows...) }
+
+// Sections returns the sections, best first; a layout of rows alone has
+// one, named "".
+func (l Layout) Sections() []Section {
+	out := make([]Section, len(l.sections))
+	for i, s := range l.sections {
+		out[i] = Section{Name: s.Name, Category: s.Category, Rows: append([]Row(nil), s.Rows...)}
+	}
+	return out
+}
+
+// Sectioned reports whether the layout was made of named sections
+// (NewSectionedLayout) rather than of rows alone.
+func (l Layout) Sectioned() bool {
+	return len(l.sections) > 1 || len(l.sections) == 1 && l.sections[0].Name != ""
+}
+
+// SectionRows returns the indexes into Rows of section s's rows: lo..hi-1.
+func (l Layout) SectionRows(s int) (lo, hi int) { return l.sectionStart[s], l.sectionStart[s+1] }
+
+// SectionIndex returns the index of the section named name (exactly), or
+// false.
+func (l Layout) SectionIndex(name string) (int, bool) {
+	for i, s := range l.sections {
+		if s.Name == name {
+			return i, true
+		}
+	}
+	return 0, false
+}
 
 // SeatCount is how many seats the layout has.
 func (l Layout) SeatCount() int { return l.total }
@@ -152,11 +289,13 @@ func (l Layout) SeatCount() int { return l.total }
 // FirstSeat is the id of row's first seat (row is an index into Rows).
 func (l Layout) FirstSeat(row int) int { return l.first[row] }
 
-// Place is where a seat is: its row (an index into Rows, and the row's
-// label), its number in the row (from 1), its label (e.g. "C7") and its
+// Place is where a seat is: its section's name ("" in a layout of rows),
+// its row (an index into Rows, and the row's label), its number in the
+// row (from 1), its label (e.g. "C7", or "114-C7" in section 114) and its
 // category.
 type Place struct {
 	SeatID   int
+	Section  string
 	Row      int
 	RowLabel string
 	Number   int
@@ -181,7 +320,9 @@ func (l Layout) Place(id int) (Place, bool) {
 	}
 	r := l.rows[lo]
 	number := id - l.first[lo] + 1
-	return Place{SeatID: id, Row: lo, RowLabel: r.Label, Number: number, Label: SeatLabel(r.Label, number), Category: r.Category}, true
+	section := l.sections[l.rowSection[lo]].Name
+	return Place{SeatID: id, Section: section, Row: lo, RowLabel: r.Label, Number: number,
+		Label: SectionSeatLabel(section, r.Label, number), Category: r.Category}, true
 }
 
 // SeatLabel is a seat's label: its row's label and its number ("C7"), with
@@ -192,6 +333,16 @@ func SeatLabel(rowLabel string, number int) string {
 		return rowLabel + "-" + strconv.Itoa(number)
 	}
 	return rowLabel + strconv.Itoa(number)
+}
+
+// SectionSeatLabel is the label of a seat in a section: the section's
+// name, '-' and SeatLabel ("114-C7"); SeatLabel alone when the section
+// has no name.
+func SectionSeatLabel(section, rowLabel string, number int) string {
+	if section == "" {
+		return SeatLabel(rowLabel, number)
+	}
+	return section + "-" + SeatLabel(rowLabel, number)
 }
 
 // HasCategory reports whether some row is of category.

@@ -70,7 +70,8 @@ func TestNewLayoutRefusesBadRows(t *testing.T) {
 		{"label after an ideographic space", []reservation.Row{{Label: "\u3000B", Seats: 2}}, "layout.rows[0].label"},
 		{"category after a space", []reservation.Row{{Label: "A", Seats: 2, Category: " vip"}}, "layout.rows[0].category"},
 		{"no seats", []reservation.Row{{Label: "A", Seats: 0}}, "layout.rows[0].seats"},
-		{"too many seats", []reservation.Row{{Label: "A", Seats: 1500}, {Label: "B", Seats: 501}}, "layout.rows"},
+		{"too many seats", []reservation.Row{{Label: "A", Seats: reservation.MaxSeatCount - 500}, {Label: "B", Seats: 501}}, "layout.rows"},
+		{"row of too many seats", []reservation.Row{{Label: "A", Seats: reservation.MaxSeatCount + 1}}, "layout.rows[0].seats"},
 		{"bad category", []reservation.Row{{Label: "A", Seats: 2, Category: "v i p"}}, "layout.rows[0].category"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

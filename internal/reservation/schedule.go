@@ -12,7 +12,7 @@ import (
 // document and the hammer use them, and a test checks that the schema's
 // CHECK constraints say the same.
 const (
-	MaxSeatCount  = 2000
+	MaxSeatCount  = 100_000
 	MaxTitleRunes = 200
 )
 
@@ -51,11 +51,24 @@ func NewSchedule(title string, startsAt time.Time, seatCount int) (Schedule, err
 // NewLaidOutSchedule is NewSchedule for a venue of rows (NewLayout checks
 // them).
 func NewLaidOutSchedule(title string, startsAt time.Time, rows []Row) (Schedule, error) {
+	layout, err := NewLayout(rows)
+	return newScheduleOf(title, startsAt, layout, err)
+}
+
+// NewSectionedSchedule is NewSchedule for a venue of sections
+// (NewSectionedLayout checks them).
+func NewSectionedSchedule(title string, startsAt time.Time, sections []Section) (Schedule, error) {
+	layout, err := NewSectionedLayout(sections)
+	return newScheduleOf(title, startsAt, layout, err)
+}
+
+// newScheduleOf checks title and startsAt, and joins their problems to
+// the layout's (invalid).
+func newScheduleOf(title string, startsAt time.Time, layout Layout, invalid error) (Schedule, error) {
 	startsAt = storedStart(startsAt)
 	errs := checkSchedule(title, startsAt)
-	layout, err := NewLayout(rows)
-	if err != nil {
-		errs = append(errs, err)
+	if invalid != nil {
+		errs = append(errs, invalid)
 	}
 	if len(errs) > 0 {
 		return Schedule{}, errors.Join(errs...)

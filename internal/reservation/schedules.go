@@ -17,9 +17,18 @@ func (s *Service) CreateSchedule(ctx context.Context, title string, startsAt tim
 	return s.storeSchedule(ctx, schedule)
 }
 
-// CreateLaidOutSchedule is CreateSchedule for a venue of rows.
+// CreateLaidOutSchedule is CreateSchedule for a venue of rows or of
+// sections.
 func (s *Service) CreateLaidOutSchedule(ctx context.Context, title string, startsAt time.Time, layout Layout) (Schedule, error) {
-	schedule, err := NewLaidOutSchedule(title, startsAt, layout.Rows())
+	var (
+		schedule Schedule
+		err      error
+	)
+	if layout.Sectioned() {
+		schedule, err = NewSectionedSchedule(title, startsAt, layout.Sections())
+	} else {
+		schedule, err = NewLaidOutSchedule(title, startsAt, layout.Rows())
+	}
 	if err != nil {
 		return Schedule{}, err
 	}

@@ -13,8 +13,9 @@ import (
 //
 //	{"seatId":7,"status":"reserved","label":"A7","row":"A","number":7,"category":"standard"}
 //
-// The place members are left out when place is the zero Place (a seat the
-// layout does not have). Written by hand: a seat map of thousands of seats
+// A seat of a named section carries the section's name before its row
+// ("label":"114-A7","section":"114","row":"A"). The place members are left
+// out when place is the zero Place (a seat the layout does not have). Written by hand: a seat map of thousands of seats
 // is rendered for every snapshot, and a batch of events for every stream
 // (BenchmarkSeatMapJSON).
 func AppendSeat(b []byte, seatID int, status reservation.SeatStatus, place reservation.Place) []byte {
@@ -25,6 +26,10 @@ func AppendSeat(b []byte, seatID int, status reservation.SeatStatus, place reser
 	if place.SeatID != 0 {
 		b = append(b, `,"label":`...)
 		b = appendString(b, place.Label)
+		if place.Section != "" {
+			b = append(b, `,"section":`...)
+			b = appendString(b, place.Section)
+		}
 		b = append(b, `,"row":`...)
 		b = appendString(b, place.RowLabel)
 		b = append(b, `,"number":`...)
