@@ -171,7 +171,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		repo = o.wrapStore(store)
 	}
 	bookings := reservation.NewService(repo, traces.Locker(locker), reservation.Config{LockTTL: cfg.LockTTL, SealBooked: cfg.FastPath,
-		HoldTTL: cfg.HoldTTL, MaxHoldsPerUser: cfg.MaxHoldsPerUser, HoldMaxLifetime: cfg.HoldMaxLifetime}, logger)
+		HoldTTL: cfg.HoldTTL, MaxHoldsPerUser: cfg.MaxHoldsPerUser, HoldMaxLifetime: cfg.HoldMaxLifetime,
+		SeatImages: a.openSeatImages(feed, store, logger)}, logger)
 	if a.jobs, err = newJobs(locker, store, keys, bookings, locks.pruner, bound, logger, o.jobNamespace); err != nil {
 		return nil, err
 	}
@@ -198,6 +199,18 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	})
 	a.handler = traces.Handler(a.handler)
 	return a, nil
+}
+
+// openSeatImages keeps the images of the schedules' seats (the seat map,
+// best available) by the seat feed; without one (no REDIS_URL), nil: the
+// use cases list them from PostgreSQL.
+func (a *App) openSeatImages(feed *seatfeed.Feed, store reservation.OccupiedSeatLister, logger *slog.Logger) reservation.SeatImages {
+	if feed == nil {
+		return nil
+	}
+	images := seatfeed.NewImages(feed, store, seatfeed.ImagesConfig{Logger: logger})
+	a.closeFirst(images.Close)
+	return images
 }
 
 // feedSpareConns are the feed's connections beyond its readers': the

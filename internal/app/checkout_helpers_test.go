@@ -6,9 +6,11 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/seatlock/seatlock/internal/lock/redislock"
 	"github.com/seatlock/seatlock/internal/reservation"
+	"github.com/seatlock/seatlock/internal/seatfeed"
 )
 
 // hold asks for a hold of seats through instance base.
@@ -58,6 +60,7 @@ func (h *harness) cancel(base int, user, reservationID string) response {
 // seatStatuses reads the seat map through instance 0: seat id -> status.
 func (h *harness) seatStatuses(schedule int64) map[int]string {
 	h.t.Helper()
+	h.settle(schedule)
 	resp := h.do(request{method: http.MethodGet, path: fmt.Sprintf("/schedules/%d/seats", schedule)})
 	if resp.status != http.StatusOK {
 		h.t.Fatalf("seat map: %d %s", resp.status, resp.raw)
@@ -68,6 +71,38 @@ func (h *harness) seatStatuses(schedule int64) map[int]string {
 		out[int(seat["seatId"].(float64))] = seat["status"].(string)
 	}
 	return out
+}
+
+// settle waits, up to 5 s, until instance 0's image of schedule has
+// every change committed so far: the relay has emptied the outbox of the
+// schedule's changes and the image's version has reached the stream's
+// count of them. The seat map shows a change made through another
+// instance once its seat event arrives.
+func (h *harness) settle(schedule int64) {
+	h.t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		var pending int
+		if err := h.pool.QueryRow(ctx, `SELECT count(*) FROM seat_changes WHERE schedule_id = $1`, schedule).Scan(&pending); err != nil {
+			h.t.Fatal(err)
+		}
+		if pending == 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var added int64
+	if info, err := h.redis.XInfoStream(ctx, seatfeed.StreamKey(schedule)).Result(); err == nil {
+		added = info.EntriesAdded
+	}
+	for time.Now().Before(deadline) {
+		resp := h.do(request{method: http.MethodGet, path: fmt.Sprintf("/schedules/%d/seats?form=compact", schedule)})
+		if v, _ := resp.body["version"].(float64); resp.status != http.StatusOK || int64(v) >= added {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // lockedSeats lists the seats of schedule whose lock key holds an owner's

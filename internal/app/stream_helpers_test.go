@@ -28,9 +28,14 @@ type eventStream struct {
 // stream opens GET /schedules/{id}/seats/events on instance base.
 func (h *harness) stream(base int, schedule int64, lastEventID string) *eventStream {
 	h.t.Helper()
+	return h.streamPath(base, fmt.Sprintf("/schedules/%d/seats/events", schedule), lastEventID)
+}
+
+// streamPath opens the stream at path (with its query) on instance base.
+func (h *harness) streamPath(base int, path, lastEventID string) *eventStream {
+	h.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet,
-		fmt.Sprintf("%s/schedules/%d/seats/events", h.bases[base], schedule), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.bases[base]+path, nil)
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -66,11 +66,14 @@ func (fuzzBookings) Schedule(_ context.Context, id int64) (reservation.Schedule,
 	return reservation.RestoreSchedule(fuzzSchedule, "Dune", time.Date(2030, 1, 1, 20, 0, 0, 0, time.UTC), 2), nil
 }
 
-func (fuzzBookings) SeatMap(_ context.Context, id int64) ([]reservation.Seat, error) {
-	if id != fuzzSchedule {
-		return nil, reservation.ErrScheduleNotFound
+func (b fuzzBookings) SeatImage(ctx context.Context, id int64) (*reservation.SeatImage, error) {
+	s, err := b.Schedule(ctx, id)
+	if err != nil {
+		return nil, err
 	}
-	return []reservation.Seat{{ID: 1, Status: reservation.SeatAvailable}, {ID: 2, Status: reservation.SeatReserved}}, nil
+	image := reservation.NewSeatImage(s)
+	image.Reset(1, "", "fuzz", []reservation.Seat{{ID: 2, Status: reservation.SeatReserved}})
+	return image, nil
 }
 
 func (fuzzBookings) Reserve(_ context.Context, cmd reservation.ReserveCommand) (reservation.Booked, error) {

@@ -29,7 +29,7 @@ type Bookings interface {
 	CreateLaidOutSchedule(ctx context.Context, title string, startsAt time.Time, layout reservation.Layout) (reservation.Schedule, error)
 	Schedules(ctx context.Context, after int64, limit int) (reservation.SchedulePage, error)
 	Schedule(ctx context.Context, id int64) (reservation.Schedule, error)
-	SeatMap(ctx context.Context, scheduleID int64) ([]reservation.Seat, error)
+	SeatImage(ctx context.Context, scheduleID int64) (*reservation.SeatImage, error)
 	Reserve(ctx context.Context, cmd reservation.ReserveCommand) (reservation.Booked, error)
 	Reservation(ctx context.Context, id uuid.UUID, userID string) (reservation.Reservation, error)
 	CancelReservation(ctx context.Context, id uuid.UUID, userID string) (again bool, err error)
@@ -86,6 +86,8 @@ type Options struct {
 	// Feed streams live seat maps (GET /schedules/{id}/seats/events); nil
 	// answers that endpoint 503.
 	Feed seatstream.Feed
+	// SeatMaps renders the seat maps (a Maps of its own when nil).
+	SeatMaps *seatstream.Maps
 	// MaxStreams caps the open seat-map streams
 	// (seatstream.DefaultMaxStreams when zero); past it, 503
 	// too_many_streams.
@@ -138,6 +140,8 @@ func (noObserver) RateLimited(string)                                 {}
 func (noObserver) BestAvailable(int, bool)                            {}
 
 type handler struct {
+	// maps renders the seat maps, for GET and the streams' snapshots.
+	maps     *seatstream.Maps
 	bookings Bookings
 	checkout Checkout
 	verifier *auth.Verifier
@@ -163,6 +167,7 @@ func NewHandler(opts Options) http.Handler {
 		validate: newValidator(),
 		maxWait:  opts.MaxWait,
 		observer: observer,
+		maps:     cmp.Or(opts.SeatMaps, &seatstream.Maps{}),
 	}
 	timeout := cmp.Or(max(opts.RequestTimeout, 0), DefaultRequestTimeout)
 	idempotent := idempotencyMiddleware(opts.Idempotency,
@@ -173,7 +178,8 @@ func NewHandler(opts Options) http.Handler {
 			s, err := h.bookings.Schedule(ctx, id)
 			return s.Layout(), err
 		},
-		SeatMap:    h.bookings.SeatMap,
+		Image:      h.bookings.SeatImage,
+		Maps:       h.maps,
 		MaxStreams: opts.MaxStreams,
 		Heartbeat:  opts.StreamHeartbeat,
 		Shutdown:   opts.Shutdown,

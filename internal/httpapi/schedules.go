@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
 	"net/http"
 	"strconv"
 	"strings"
@@ -190,30 +188,67 @@ func (h *handler) getSchedule(w http.ResponseWriter, r *http.Request) error {
 	return ok(w, http.StatusOK, toScheduleResponse(s))
 }
 
+// seatMap answers a schedule's seat map in the form ?form= asks for, from
+// this instance's image of its seats (no query), gzip-compressed when the
+// client accepts it. Its ETag names the image's state: a client that has
+// it gets 304, and nothing is rendered.
 func (h *handler) seatMap(w http.ResponseWriter, r *http.Request) error {
 	id, valid := parseID(chi.URLParam(r, "id"))
 	if !valid {
 		return reservation.ErrScheduleNotFound
 	}
-	seats, err := h.bookings.SeatMap(r.Context(), id)
+	form, err := seatstream.ParseForm(r.URL.Query()["form"])
 	if err != nil {
 		return err
 	}
-	body := append(seatstream.SeatMapJSON(id, seats), '\n')
-	// The ETag is the body's digest: equal maps, equal tags, on every
-	// instance. A client that has the map gets 304 and no body.
-	sum := sha256.Sum256(body)
-	etag := `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
-	w.Header()["Etag"] = []string{etag}
-	if etagMatches(r.Header.Get("If-None-Match"), etag) {
-		w.Header()["Cache-Control"] = noCache
+	image, err := h.bookings.SeatImage(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	gzipped := acceptsGzip(r.Header.Values("Accept-Encoding"))
+	hdr := w.Header()
+	// Cached copies must be revalidated, which the ETag makes cheap; the
+	// answer differs by encoding.
+	hdr["Cache-Control"] = noCache
+	hdr["Vary"] = varyEncoding
+	if _, tag := image.Tag(); etagMatches(r.Header.Get("If-None-Match"), seatstream.ETag(tag, form, gzipped)) {
+		hdr["Etag"] = []string{seatstream.ETag(tag, form, gzipped)}
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
-	// Cached copies must be revalidated, which the ETag makes cheap.
-	w.Header()["Cache-Control"] = noCache
-	problem.WriteBody(w, contentTypeJSON, http.StatusOK, body)
+	rendered := h.maps.Render(image, form, gzipped)
+	hdr["Etag"] = []string{rendered.ETag(form, gzipped)}
+	if gzipped {
+		hdr["Content-Encoding"] = gzipEncoding
+	}
+	problem.WriteBody(w, contentTypeJSON, http.StatusOK, rendered.Body)
 	return nil
+}
+
+var (
+	varyEncoding = []string{"Accept-Encoding"}
+	gzipEncoding = []string{"gzip"}
+)
+
+// acceptsGzip reads Accept-Encoding (RFC 9110 12.5.3): gzip (or x-gzip,
+// or *) listed without q=0.
+func acceptsGzip(values []string) bool {
+	for _, v := range values {
+		for _, item := range strings.Split(v, ",") {
+			coding, params, _ := strings.Cut(item, ";")
+			coding = strings.ToLower(strings.TrimSpace(coding))
+			if coding != "gzip" && coding != "x-gzip" && coding != "*" {
+				continue
+			}
+			if name, value, _ := strings.Cut(strings.TrimSpace(params), "="); strings.EqualFold(strings.TrimSpace(name), "q") {
+				if q, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err != nil || q == 0 {
+					continue
+				}
+			}
+			return true
+		}
+	}
+	return false
 }
 
 // etagMatches applies If-None-Match (RFC 9110 13.1.2): "*" or any listed

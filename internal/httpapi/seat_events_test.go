@@ -19,12 +19,12 @@ import (
 	"github.com/seatlock/seatlock/internal/seatfeed"
 )
 
-// mapBookings knows one schedule of three free seats, and counts the
-// seat map reads.
+// mapBookings knows one schedule of three seats, whose image images
+// keeps.
 type mapBookings struct {
 	fakeBookings
-	id    int64
-	reads *atomic.Int64
+	id     int64
+	images reservation.SeatImages
 }
 
 func (b mapBookings) Schedule(_ context.Context, id int64) (reservation.Schedule, error) {
@@ -34,11 +34,20 @@ func (b mapBookings) Schedule(_ context.Context, id int64) (reservation.Schedule
 	return reservation.RestoreSchedule(id, "Hamlet", time.Now(), 3), nil
 }
 
-func (b mapBookings) SeatMap(context.Context, int64) ([]reservation.Seat, error) {
-	if b.reads != nil {
-		b.reads.Add(1)
+func (b mapBookings) SeatImage(ctx context.Context, id int64) (*reservation.SeatImage, error) {
+	s, err := b.Schedule(ctx, id)
+	if err != nil {
+		return nil, err
 	}
-	return []reservation.Seat{{ID: 1, Status: "available"}, {ID: 2, Status: "available"}, {ID: 3, Status: "available"}}, nil
+	return b.images.SeatImage(ctx, s)
+}
+
+// countedSeats lists no occupied seat, and counts the listings.
+type countedSeats struct{ reads *atomic.Int64 }
+
+func (c countedSeats) OccupiedSeats(context.Context, int64) ([]reservation.Seat, error) {
+	c.reads.Add(1)
+	return nil, nil
 }
 
 // An idle stream gets a comment every heartbeat, and a stream that the
@@ -54,7 +63,7 @@ func TestStreamHeartbeatAndShutdown(t *testing.T) {
 	schedule := rand.Int64N(1<<40) + 1
 	shutdown := make(chan struct{})
 	srv := httptest.NewServer(httpapi.NewHandler(httpapi.Options{
-		Bookings: mapBookings{id: schedule}, Verifier: verifier, Feed: feed,
+		Bookings: mapBookings{id: schedule, images: reservation.NewPollingSeatImages(countedSeats{&atomic.Int64{}})}, Verifier: verifier, Feed: feed,
 		StreamHeartbeat: 50 * time.Millisecond, Shutdown: shutdown,
 	}))
 	defer srv.Close()
@@ -108,8 +117,9 @@ func TestStreamHeartbeatAndShutdown(t *testing.T) {
 	}
 }
 
-// Streams that start at the same position share one snapshot: a crowd of
-// reconnecting browsers costs one seat map read.
+// Streams share their schedule's image, and its rendering: a crowd of
+// reconnecting browsers costs one listing of the seats, and a change
+// reaches the next snapshot by the feed, not by listing them again.
 func TestStreamsShareASnapshot(t *testing.T) {
 	t.Parallel()
 	feed := seatfeed.New(lockenv.Redis(t), seatfeed.Config{Block: 100 * time.Millisecond})
@@ -120,8 +130,10 @@ func TestStreamsShareASnapshot(t *testing.T) {
 	}
 	schedule := rand.Int64N(1<<40) + 1
 	reads := &atomic.Int64{}
+	images := seatfeed.NewImages(feed, countedSeats{reads}, seatfeed.ImagesConfig{})
+	t.Cleanup(images.Close)
 	srv := httptest.NewServer(httpapi.NewHandler(httpapi.Options{
-		Bookings: mapBookings{id: schedule, reads: reads}, Verifier: verifier, Feed: feed,
+		Bookings: mapBookings{id: schedule, images: images}, Verifier: verifier, Feed: feed,
 	}))
 	defer srv.Close()
 	snapshot := func() string {
@@ -141,14 +153,19 @@ func TestStreamsShareASnapshot(t *testing.T) {
 	}
 	first, second := snapshot(), snapshot()
 	if first != second || reads.Load() != 1 {
-		t.Errorf("two streams read the seat map %d times (snapshots equal: %v), want once", reads.Load(), first == second)
+		t.Errorf("two streams listed the seats %d times (snapshots equal: %v), want once", reads.Load(), first == second)
 	}
-	// A change moves the position: the next stream reads the map again.
 	if err := feed.SeatsChanged(context.Background(), schedule, []reservation.Seat{{ID: 1, Status: "held"}}); err != nil {
 		t.Fatal(err)
 	}
-	snapshot()
-	if reads.Load() != 2 {
-		t.Errorf("after a change, %d seat map reads, want 2", reads.Load())
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(snapshot(), `"seatId":1,"status":"held"`) {
+		if time.Now().After(deadline) {
+			t.Fatal("the change never reached a snapshot")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if reads.Load() != 1 {
+		t.Errorf("after a change, %d listings of the seats, want still 1", reads.Load())
 	}
 }

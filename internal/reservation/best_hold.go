@@ -180,6 +180,8 @@ func pickBest(view *seatView, layout Layout, cmd BestHoldCommand, section int) (
 	category := cmd.Category
 	view.mu.Lock()
 	defer view.mu.Unlock()
+	view.image.mu.RLock()
+	defer view.image.mu.RUnlock()
 	now := time.Now()
 	free := view.free(now)
 	blocks := BestBlocksIn(layout, free, cmd.Quantity, category, section, cmd.Adjacent, bestCandidates)

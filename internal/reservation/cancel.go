@@ -47,5 +47,6 @@ func (s *Service) CancelReservation(ctx context.Context, id uuid.UUID, userID st
 	if _, err := s.repo.CancelReservation(write, id, lease.Fence()); err != nil {
 		return false, fmt.Errorf("cancel reservation: %w", err)
 	}
+	s.expect(r.ScheduleID(), []int{r.SeatID()}, SeatAvailable)
 	return false, nil
 }

@@ -107,6 +107,7 @@ func (s *Service) holdSeats(ctx context.Context, cmd HoldCommand, seats []int) (
 	if err != nil {
 		return Hold{}, fmt.Errorf("insert hold: %w", err)
 	}
+	s.expect(cmd.ScheduleID, seats, SeatHeld)
 	return h, nil
 }
 
@@ -219,6 +220,7 @@ func (s *Service) Confirm(ctx context.Context, id uuid.UUID, userID string) (Con
 	if err != nil {
 		return Confirmed{}, fmt.Errorf("confirm hold: %w", err)
 	}
+	s.expect(h.ScheduleID(), h.SeatIDs(), SeatReserved)
 	return Confirmed{Reservations: rs, Again: h.Status() != HoldActive}, nil
 }
 
@@ -241,6 +243,9 @@ func (s *Service) Release(ctx context.Context, id uuid.UUID, userID string) erro
 	defer cancel()
 	if _, err := s.repo.ReleaseHold(write, id, userID); err != nil {
 		return fmt.Errorf("release hold: %w", err)
+	}
+	if h.Status() == HoldActive {
+		s.expect(h.ScheduleID(), h.SeatIDs(), SeatAvailable)
 	}
 	return nil
 }

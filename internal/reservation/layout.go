@@ -272,6 +272,16 @@ func (l Layout) Sectioned() bool {
 // SectionRows returns the indexes into Rows of section s's rows: lo..hi-1.
 func (l Layout) SectionRows(s int) (lo, hi int) { return l.sectionStart[s], l.sectionStart[s+1] }
 
+// RowSection is the index into Sections of row's section.
+func (l Layout) RowSection(row int) int { return l.rowSection[row] }
+
+// SectionCount is how many sections the layout has (1 for a layout of
+// rows).
+func (l Layout) SectionCount() int { return len(l.sections) }
+
+// SectionName is section s's name ("" in a layout of rows).
+func (l Layout) SectionName(s int) string { return l.sections[s].Name }
+
 // SectionIndex returns the index of the section named name (exactly), or
 // false.
 func (l Layout) SectionIndex(name string) (int, bool) {

@@ -84,6 +84,9 @@ func (s *Service) Reserve(ctx context.Context, cmd ReserveCommand) (Booked, erro
 		}
 	}
 	r, err := s.reserve(ctx, cmd)
+	if err == nil {
+		s.expect(cmd.ScheduleID, []int{cmd.SeatID}, SeatReserved)
+	}
 	return Booked{Reservation: r}, err
 }
 

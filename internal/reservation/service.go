@@ -42,6 +42,11 @@ type Config struct {
 	// live (HOLD_MAX_LIFETIME); zero: DefaultHoldMaxLifetime, or HoldTTL
 	// when that is longer.
 	HoldMaxLifetime time.Duration
+	// SeatImages keeps this instance's images of the schedules' seats,
+	// which the seat map and best available read; nil: they are listed
+	// from the repository again when older than 100 ms
+	// (NewPollingSeatImages).
+	SeatImages SeatImages
 }
 
 // SeatLocker takes one seat's lock or several at once: what the use cases
@@ -67,6 +72,7 @@ type Service struct {
 	// availability is this instance's view of free seats, for choices of
 	// best seats.
 	availability *seatAvailability
+	images       SeatImages
 }
 
 // NewService wires the use cases to their ports. A nil logger discards.
@@ -76,8 +82,12 @@ func NewService(repo Repository, locker SeatLocker, cfg Config, logger *slog.Log
 		lockTTL: orDefault(cfg.LockTTL, DefaultLockTTL), sealBooked: cfg.SealBooked,
 		sealTTL: orDefault(cfg.SealTTL, DefaultSealTTL), holdTTL: orDefault(cfg.HoldTTL, DefaultHoldTTL),
 		maxHolds: orDefault(cfg.MaxHoldsPerUser, DefaultMaxHoldsPerUser), log: logger,
-		availability: newSeatAvailability(repo),
 	}
+	s.images = cfg.SeatImages
+	if s.images == nil {
+		s.images = NewPollingSeatImages(repo)
+	}
+	s.availability = newSeatAvailability(s.images)
 	s.holdLife = orDefault(cfg.HoldMaxLifetime, max(DefaultHoldMaxLifetime, s.holdTTL))
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

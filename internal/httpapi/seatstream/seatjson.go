@@ -40,22 +40,6 @@ func AppendSeat(b []byte, seatID int, status reservation.SeatStatus, place reser
 	return append(b, '}')
 }
 
-// SeatMapJSON renders a schedule's seat map: the body of GET
-// /schedules/{id}/seats and the snapshot of its live stream.
-func SeatMapJSON(scheduleID int64, seats []reservation.Seat) []byte {
-	b := make([]byte, 0, 32+len(seats)*96)
-	b = append(b, `{"scheduleId":`...)
-	b = strconv.AppendInt(b, scheduleID, 10)
-	b = append(b, `,"seats":[`...)
-	for i, s := range seats {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = AppendSeat(b, s.ID, s.Status, s.Place)
-	}
-	return append(b, "]}"...)
-}
-
 // appendString appends s as a JSON string. Labels and categories are
 // letters, digits, '-' and '_' (reservation.NewLayout), but a stored text
 // is escaped all the same; invalid UTF-8, which cannot be stored, would
@@ -64,4 +48,95 @@ func SeatMapJSON(scheduleID int64, seats []reservation.Seat) []byte {
 func appendString(b []byte, s string) []byte {
 	b, _ = jsontext.AppendQuote(b, s)
 	return b
+}
+
+// AppendSeatMap appends the seat map of a schedule of layout whose seats
+// have the codes status (status[id-1] for seat id; reservation.SeatImage):
+// the full form, one object per seat as AppendSeat writes it. The parts of
+// a row's seats that do not change from seat to seat are written once a
+// row, so a stadium's map costs no allocation per seat.
+func AppendSeatMap(b []byte, scheduleID int64, layout reservation.Layout, status []byte) []byte {
+	b = append(b, `{"scheduleId":`...)
+	b = strconv.AppendInt(b, scheduleID, 10)
+	b = append(b, `,"seats":[`...)
+	var label, tail []byte
+	for i, r := range layout.Rows() {
+		section := layout.SectionName(layout.RowSection(i))
+		// label: `,"label":"<section>-<row>[-]` before the number;
+		// tail: `","section":..,"row":..,"number":` after it.
+		label = append(label[:0], `,"label":`...)
+		quoted := appendString(nil, reservation.SectionSeatLabel(section, r.Label, 0))
+		label = append(label, quoted[:len(quoted)-2]...) // less the number 0 and the closing quote
+		tail = append(tail[:0], '"')
+		if section != "" {
+			tail = append(tail, `,"section":`...)
+			tail = appendString(tail, section)
+		}
+		tail = append(tail, `,"row":`...)
+		tail = appendString(tail, r.Label)
+		tail = append(tail, `,"number":`...)
+		category := appendString([]byte(`,"category":`), r.Category)
+		first := layout.FirstSeat(i)
+		for n := 1; n <= r.Seats; n++ {
+			id := first + n - 1
+			if id > 1 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"seatId":`...)
+			b = strconv.AppendInt(b, int64(id), 10)
+			b = append(b, `,"status":"`...)
+			b = append(b, reservation.StatusOfCode(status[id-1])...)
+			b = append(b, '"')
+			b = append(b, label...)
+			b = strconv.AppendInt(b, int64(n), 10)
+			b = append(b, tail...)
+			b = strconv.AppendInt(b, int64(n), 10)
+			b = append(b, category...)
+			b = append(b, '}')
+		}
+	}
+	return append(b, "]}"...)
+}
+
+// AppendCompactSeatMap appends the compact seat map of a schedule of
+// layout at version, whose seats have the codes status: each row once,
+// with its first seat's id and a string of one code per seat.
+//
+//	{"scheduleId":1,"version":42,"sections":[{"name":"114","rows":[
+//	  {"label":"A","firstSeatId":1,"category":"standard","status":"aahr"}]}]}
+//
+// A layout of rows is one section named "".
+func AppendCompactSeatMap(b []byte, scheduleID, version int64, layout reservation.Layout, status []byte) []byte {
+	b = append(b, `{"scheduleId":`...)
+	b = strconv.AppendInt(b, scheduleID, 10)
+	b = append(b, `,"version":`...)
+	b = strconv.AppendInt(b, version, 10)
+	b = append(b, `,"sections":[`...)
+	rows := layout.Rows()
+	for s := range layout.SectionCount() {
+		if s > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"name":`...)
+		b = appendString(b, layout.SectionName(s))
+		b = append(b, `,"rows":[`...)
+		lo, hi := layout.SectionRows(s)
+		for i := lo; i < hi; i++ {
+			if i > lo {
+				b = append(b, ',')
+			}
+			first := layout.FirstSeat(i)
+			b = append(b, `{"label":`...)
+			b = appendString(b, rows[i].Label)
+			b = append(b, `,"firstSeatId":`...)
+			b = strconv.AppendInt(b, int64(first), 10)
+			b = append(b, `,"category":`...)
+			b = appendString(b, rows[i].Category)
+			b = append(b, `,"status":"`...)
+			b = append(b, status[first-1:first-1+rows[i].Seats]...)
+			b = append(b, `"}`...)
+		}
+		b = append(b, "]}"...)
+	}
+	return append(b, "]}"...)
 }

@@ -2,6 +2,7 @@ package seatstream_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/seatlock/seatlock/internal/httpapi/seatstream"
@@ -13,59 +14,164 @@ type seatJSON struct {
 	SeatID   int    `json:"seatId"`
 	Status   string `json:"status"`
 	Label    string `json:"label,omitempty"`
+	Section  string `json:"section,omitempty"`
 	Row      string `json:"row,omitempty"`
 	Number   int    `json:"number,omitempty"`
 	Category string `json:"category,omitempty"`
 }
 
-func seatsOf(t testing.TB) []reservation.Seat {
-	layout, err := reservation.NewLayout([]reservation.Row{
+type compactJSON struct {
+	ScheduleID int64 `json:"scheduleId"`
+	Version    int64 `json:"version"`
+	Sections   []struct {
+		Name string `json:"name"`
+		Rows []struct {
+			Label       string `json:"label"`
+			FirstSeatID int    `json:"firstSeatId"`
+			Category    string `json:"category"`
+			Status      string `json:"status"`
+		} `json:"rows"`
+	} `json:"sections"`
+}
+
+// layouts are a layout of rows and one of sections, with non-ASCII labels
+// and categories and row labels ending in digits.
+func layouts(t testing.TB) map[string]reservation.Layout {
+	rows, err := reservation.NewLayout([]reservation.Row{
 		{Label: "A", Seats: 3, Category: "vip"}, {Label: "Ä-10", Seats: 2, Category: "ложа_2"}, {Label: "11", Seats: 2},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	statuses := []reservation.SeatStatus{reservation.SeatAvailable, reservation.SeatHeld, reservation.SeatReserved}
-	seats := make([]reservation.Seat, layout.SeatCount())
-	for i := range seats {
-		place, _ := layout.Place(i + 1)
-		seats[i] = reservation.Seat{ID: i + 1, Status: statuses[i%len(statuses)], Place: place}
-	}
-	return seats
-}
-
-// The hand-written seat map is what encoding/json makes of the documented
-// shape, seat by seat, non-ASCII labels and categories included; a seat
-// the layout has not is written without its place.
-func TestSeatMapJSONIsTheDocumentedShape(t *testing.T) {
-	t.Parallel()
-	seats := append(seatsOf(t), reservation.Seat{ID: 99, Status: reservation.SeatAvailable})
-	want := struct {
-		ScheduleID int64      `json:"scheduleId"`
-		Seats      []seatJSON `json:"seats"`
-	}{ScheduleID: 7}
-	for _, s := range seats {
-		want.Seats = append(want.Seats, seatJSON{SeatID: s.ID, Status: string(s.Status), Label: s.Place.Label,
-			Row: s.Place.RowLabel, Number: s.Place.Number, Category: s.Place.Category})
-	}
-	wantJSON, err := json.Marshal(want)
+	sections, err := reservation.NewSectionedLayout([]reservation.Section{
+		{Name: "114", Category: "lower", Rows: []reservation.Row{{Label: "A", Seats: 2}, {Label: "9", Seats: 3, Category: "vip"}}},
+		{Name: "Nord-Ö", Rows: []reservation.Row{{Label: "Ж", Seats: 4}}},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := seatstream.SeatMapJSON(7, seats); string(got) != string(wantJSON) {
-		t.Errorf("SeatMapJSON =\n%s\nwant\n%s", got, wantJSON)
+	return map[string]reservation.Layout{"rows": rows, "sections": sections}
+}
+
+func statusesOf(layout reservation.Layout) []byte {
+	codes := []byte{reservation.CodeAvailable, reservation.CodeHeld, reservation.CodeReserved}
+	status := make([]byte, layout.SeatCount())
+	for i := range status {
+		status[i] = codes[i%len(codes)]
+	}
+	return status
+}
+
+// The hand-written seat map is what encoding/json makes of the documented
+// shape, seat by seat, non-ASCII labels and categories included.
+func TestSeatMapIsTheDocumentedShape(t *testing.T) {
+	t.Parallel()
+	for name, layout := range layouts(t) {
+		t.Run(name, func(t *testing.T) {
+			status := statusesOf(layout)
+			want := struct {
+				ScheduleID int64      `json:"scheduleId"`
+				Seats      []seatJSON `json:"seats"`
+			}{ScheduleID: 7}
+			for id := 1; id <= layout.SeatCount(); id++ {
+				p, _ := layout.Place(id)
+				want.Seats = append(want.Seats, seatJSON{SeatID: id, Status: string(reservation.StatusOfCode(status[id-1])), Label: p.Label,
+					Section: p.Section, Row: p.RowLabel, Number: p.Number, Category: p.Category})
+			}
+			wantJSON, err := json.Marshal(want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := seatstream.AppendSeatMap(nil, 7, layout, status); string(got) != string(wantJSON) {
+				t.Errorf("AppendSeatMap =\n%s\nwant\n%s", got, wantJSON)
+			}
+			// Each seat as its events carry it, too.
+			for id := 1; id <= layout.SeatCount(); id++ {
+				p, _ := layout.Place(id)
+				one, _ := json.Marshal(want.Seats[id-1])
+				if got := seatstream.AppendSeat(nil, id, reservation.StatusOfCode(status[id-1]), p); string(got) != string(one) {
+					t.Errorf("AppendSeat(%d) = %s, want %s", id, got, one)
+				}
+			}
+		})
 	}
 }
 
-func BenchmarkSeatMapJSON(b *testing.B) {
-	layout := reservation.SingleRowLayout(reservation.MaxSeatCount)
-	seats := make([]reservation.Seat, layout.SeatCount())
-	for i := range seats {
-		place, _ := layout.Place(i + 1)
-		seats[i] = reservation.Seat{ID: i + 1, Status: reservation.SeatAvailable, Place: place}
+// The compact map says, row by row, what the full one says seat by seat.
+func TestCompactSeatMapAgreesWithTheFullOne(t *testing.T) {
+	t.Parallel()
+	for name, layout := range layouts(t) {
+		t.Run(name, func(t *testing.T) {
+			status := statusesOf(layout)
+			var compact compactJSON
+			if err := json.Unmarshal(seatstream.AppendCompactSeatMap(nil, 7, 42, layout, status), &compact); err != nil {
+				t.Fatal(err)
+			}
+			var full struct {
+				Seats []seatJSON `json:"seats"`
+			}
+			if err := json.Unmarshal(seatstream.AppendSeatMap(nil, 7, layout, status), &full); err != nil {
+				t.Fatal(err)
+			}
+			if compact.ScheduleID != 7 || compact.Version != 42 || len(compact.Sections) != layout.SectionCount() {
+				t.Fatalf("compact map %+v: want schedule 7, version 42, %d sections", compact, layout.SectionCount())
+			}
+			seen := 0
+			for _, s := range compact.Sections {
+				for _, r := range s.Rows {
+					for i, code := range []byte(r.Status) {
+						seat := full.Seats[r.FirstSeatID+i-1]
+						got := fmt.Sprintf("%d %s %s %s%d %s", r.FirstSeatID+i, reservation.StatusOfCode(code), s.Name, r.Label, i+1, r.Category)
+						want := fmt.Sprintf("%d %s %s %s%d %s", seat.SeatID, seat.Status, seat.Section, seat.Row, seat.Number, seat.Category)
+						if got != want {
+							t.Errorf("compact seat %s, full seat %s", got, want)
+						}
+						seen++
+					}
+				}
+			}
+			if seen != layout.SeatCount() {
+				t.Errorf("the compact map has %d seats, want %d", seen, layout.SeatCount())
+			}
+		})
 	}
+}
+
+// stadium is the venue of the targets: 100 sections × 20 rows × 40 seats.
+func stadium(tb testing.TB) reservation.Layout {
+	sections := make([]reservation.Section, 100)
+	for s := range sections {
+		rows := make([]reservation.Row, 20)
+		for r := range rows {
+			rows[r] = reservation.Row{Label: reservation.RowLabel(r), Seats: 40}
+		}
+		sections[s] = reservation.Section{Name: fmt.Sprint(101 + s), Rows: rows}
+	}
+	l, err := reservation.NewSectionedLayout(sections)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return l
+}
+
+func BenchmarkSeatMap(b *testing.B) {
+	layout := stadium(b)
+	status := statusesOf(layout)
+	buf := make([]byte, 0, 10<<20)
 	b.ReportAllocs()
 	for b.Loop() {
-		seatstream.SeatMapJSON(7, seats)
+		buf = seatstream.AppendSeatMap(buf[:0], 7, layout, status)
 	}
+	b.ReportMetric(float64(len(buf)), "bytes/map")
+}
+
+func BenchmarkCompactSeatMap(b *testing.B) {
+	layout := stadium(b)
+	status := statusesOf(layout)
+	buf := make([]byte, 0, 1<<20)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = seatstream.AppendCompactSeatMap(buf[:0], 7, 1, layout, status)
+	}
+	b.ReportMetric(float64(len(buf)), "bytes/map")
 }

@@ -54,9 +54,12 @@ type Options struct {
 	// seats are, for the seat events. A schedule's layout never changes:
 	// a batch of events is encoded once for every stream of the schedule.
 	Schedule func(ctx context.Context, scheduleID int64) (reservation.Layout, error)
-	// SeatMap reads a schedule's seats with their places, the stream's
-	// first event (rendered by SeatMapJSON).
-	SeatMap func(ctx context.Context, scheduleID int64) ([]reservation.Seat, error)
+	// Image returns this instance's image of a schedule's seats, which
+	// the stream's first event shows (rendered by Maps).
+	Image func(ctx context.Context, scheduleID int64) (*reservation.SeatImage, error)
+	// Maps renders the snapshots, sharing them with the seat map's GET
+	// (a Maps of its own when nil).
+	Maps *Maps
 	// MaxStreams caps the open streams (DefaultMaxStreams when zero);
 	// past it, 503 too_many_streams.
 	MaxStreams int
@@ -73,15 +76,17 @@ type Options struct {
 
 // Handler serves the live seat maps of one instance.
 type Handler struct {
-	opts      Options
-	open      atomic.Int64
-	snapshots snapshots
+	opts Options
+	open atomic.Int64
 }
 
 // New returns a Handler.
 func New(opts Options) *Handler {
 	opts.MaxStreams = cmp.Or(opts.MaxStreams, DefaultMaxStreams)
 	opts.Heartbeat = cmp.Or(opts.Heartbeat, DefaultHeartbeat)
+	if opts.Maps == nil {
+		opts.Maps = &Maps{}
+	}
 	if opts.Streams == nil {
 		opts.Streams = func(int64) {}
 	}
@@ -107,7 +112,8 @@ func setStreamHeaders(hdr http.Header) {
 func (h *Handler) leave() { h.opts.Streams(h.open.Add(-1)) }
 
 // Serve streams schedule id's seat map as Server-Sent Events: first a
-// `snapshot` (the whole map, with the id of the last change it includes),
+// `snapshot` (the whole map in the form ?form= asks for, with the id of
+// the last change it includes),
 // then a `seat` event per change made on any instance. A client that
 // reconnects with Last-Event-ID gets the changes it missed, or a fresh
 // snapshot when they are no longer kept. A comment every heartbeat keeps
@@ -120,6 +126,11 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, id int64) {
 		return
 	}
 	ctx := r.Context()
+	form, err := ParseForm(r.URL.Query()["form"])
+	if err != nil {
+		problem.Write(w, r, err)
+		return
+	}
 	layout, err := h.opts.Schedule(ctx, id)
 	if err != nil {
 		problem.Write(w, r, err)
@@ -147,7 +158,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, id int64) {
 	}
 	defer sub.Close()
 	out := &eventWriter{w: w, rc: http.NewResponseController(w), layout: layout}
-	last, first, err := h.streamStart(ctx, id, r.Header.Get("Last-Event-ID"), layout)
+	last, first, err := h.streamStart(ctx, id, r.Header.Get("Last-Event-ID"), layout, form)
 	if err != nil {
 		problem.Write(w, r, err)
 		return
@@ -207,39 +218,60 @@ type sseEvent struct {
 }
 
 // streamStart says where a stream begins: the changes after Last-Event-ID
-// when the feed still has them all, else a snapshot of the map with the id
-// of the last change before it was read.
-func (h *Handler) streamStart(ctx context.Context, scheduleID int64, lastEventID string, layout reservation.Layout) (string, []sseEvent, error) {
+// when the feed still has them all, else a snapshot of the map in form
+// with the id of the last change it includes, and the changes after that
+// one the feed has already: the image may not have taken in the latest
+// when the stream subscribed.
+func (h *Handler) streamStart(ctx context.Context, scheduleID int64, lastEventID string, layout reservation.Layout, form Form) (string, []sseEvent, error) {
 	if lastEventID != "" {
-		missed, ok, err := h.opts.Feed.Since(ctx, scheduleID, lastEventID)
-		if err != nil {
+		last, events, ok, err := h.since(ctx, scheduleID, lastEventID, layout)
+		if err != nil || ok {
+			return last, events, err
+		}
+	}
+	image, err := imageOf(ctx, h.opts.Image, scheduleID)
+	if err != nil {
+		return "", nil, err
+	}
+	head := image.LastEvent()
+	if head == "" {
+		// An image listed from PostgreSQL (the feed could not be
+		// followed when it was made) knows no position: the feed's head,
+		// read before the map, stands for it.
+		if head, err = h.opts.Feed.Head(ctx, scheduleID); err != nil {
 			return "", nil, err
 		}
-		if ok {
-			events := make([]sseEvent, len(missed))
-			last := lastEventID
-			for i, ev := range missed {
-				events[i] = sseEvent{id: ev.ID, name: "seat", data: seatEvent(ev, layout)}
-				last = ev.ID
-			}
-			return last, events, nil
-		}
 	}
-	head, err := h.opts.Feed.Head(ctx, scheduleID)
+	snapshot := h.opts.Maps.Render(image, form, false)
+	if snapshot.LastEvent != "" {
+		head = snapshot.LastEvent
+	}
+	events := []sseEvent{{id: head, name: "snapshot", data: bytes.TrimSuffix(snapshot.Body, []byte("\n"))}}
+	last, missed, ok, err := h.since(ctx, scheduleID, head, layout)
 	if err != nil {
 		return "", nil, err
 	}
-	data, err := h.snapshots.get(ctx, scheduleID, head, func(ctx context.Context) ([]byte, error) {
-		seats, err := h.opts.SeatMap(ctx, scheduleID)
-		if err != nil {
-			return nil, err
-		}
-		return SeatMapJSON(scheduleID, seats), nil
-	})
-	if err != nil {
-		return "", nil, err
+	if !ok {
+		return head, events, nil
 	}
-	return head, []sseEvent{{id: head, name: "snapshot", data: data}}, nil
+	return last, append(events, missed...), nil
+}
+
+// since returns the changes after afterID as seat events, and the id of
+// the last one (afterID when none); ok is false when the feed no longer
+// has them all.
+func (h *Handler) since(ctx context.Context, scheduleID int64, afterID string, layout reservation.Layout) (string, []sseEvent, bool, error) {
+	missed, ok, err := h.opts.Feed.Since(ctx, scheduleID, afterID)
+	if err != nil || !ok {
+		return afterID, nil, false, err
+	}
+	events := make([]sseEvent, len(missed))
+	last := afterID
+	for i, ev := range missed {
+		events[i] = sseEvent{id: ev.ID, name: "seat", data: seatEvent(ev, layout)}
+		last = ev.ID
+	}
+	return last, events, true, nil
 }
 
 // eventWriter writes the text/event-stream format.

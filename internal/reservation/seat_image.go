@@ -1,0 +1,275 @@
+package reservation
+
+import (
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// expectedTTL is how long an image shows a change this instance made
+// before its seat event arrives: longer than the relay and the feed take.
+const expectedTTL = 5 * time.Second
+
+// Seat status codes, one byte a seat: what a SeatImage keeps and the
+// compact seat map sends.
+const (
+	CodeAvailable byte = 'a'
+	CodeHeld      byte = 'h'
+	CodeReserved  byte = 'r'
+)
+
+// Code is status's one-byte code.
+func (s SeatStatus) Code() byte {
+	switch s {
+	case SeatHeld:
+		return CodeHeld
+	case SeatReserved:
+		return CodeReserved
+	}
+	return CodeAvailable
+}
+
+// StatusOfCode is the status a code stands for (available for any other
+// byte).
+func StatusOfCode(code byte) SeatStatus {
+	switch code {
+	case CodeHeld:
+		return SeatHeld
+	case CodeReserved:
+		return SeatReserved
+	}
+	return SeatAvailable
+}
+
+// SeatImage is what this instance knows of a schedule's seats: one status
+// code a seat, at a version that grows with every change it takes in. A
+// provider (SeatImages) loads it and keeps it current; the seat map, its
+// live stream and the choices of best seats read it instead of
+// PostgreSQL.
+type SeatImage struct {
+	schedule Schedule
+
+	mu     sync.RWMutex
+	status []byte // status[id-1] is seat id's code
+	// version counts the changes the image holds; stamp is what, with
+	// it, names this state on every instance that has it (Tag).
+	version   int64
+	stamp     string
+	lastEvent string
+	// expected are the changes this instance made whose events have not
+	// arrived yet (Expect): shown over status, so that a client reads its
+	// own writes on the instance that made them. expectedGen counts them,
+	// and own stamps the tags of states that show some.
+	expected    map[int]expectedChange
+	expectedGen int64
+	own         string
+}
+
+type expectedChange struct {
+	code  byte
+	until time.Time
+}
+
+// NewSeatImage returns an image of schedule with every seat available,
+// at version 0.
+func NewSeatImage(schedule Schedule) *SeatImage {
+	status := make([]byte, schedule.SeatCount())
+	for i := range status {
+		status[i] = CodeAvailable
+	}
+	return &SeatImage{schedule: schedule, status: status, own: strconv.FormatUint(rand.Uint64(), 36)}
+}
+
+// Schedule is the schedule the image is of.
+func (im *SeatImage) Schedule() Schedule { return im.schedule }
+
+// Reset replaces the image's statuses with occupied (every other seat
+// available) at version. lastEvent is the id of the last seat event
+// occupied includes ("" when the provider follows no events); stamp, with
+// the version, names the state (Tag).
+func (im *SeatImage) Reset(version int64, lastEvent, stamp string, occupied []Seat) {
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	for i := range im.status {
+		im.status[i] = CodeAvailable
+	}
+	for _, s := range occupied {
+		if im.schedule.HasSeat(s.ID) {
+			im.status[s.ID-1] = s.Status.Code()
+		}
+	}
+	im.version, im.lastEvent, im.stamp = version, lastEvent, stamp
+}
+
+// SeatEvent is one change an image takes in: seat SeatID became Status,
+// by the seat event ID.
+type SeatEvent struct {
+	ID     string
+	SeatID int
+	Status SeatStatus
+}
+
+// Apply takes in events, in order: each one is a change, and a version,
+// even when the seat already had that status (every instance counts the
+// same changes). stamp is the new state's stamp (Tag).
+func (im *SeatImage) Apply(events []SeatEvent, stamp string) {
+	if len(events) == 0 {
+		return
+	}
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	for _, ev := range events {
+		if im.schedule.HasSeat(ev.SeatID) {
+			im.status[ev.SeatID-1] = ev.Status.Code()
+		}
+		if e, ok := im.expected[ev.SeatID]; ok && e.code == ev.Status.Code() {
+			delete(im.expected, ev.SeatID)
+		}
+		im.version++
+		im.lastEvent = ev.ID
+	}
+	im.stamp = stamp
+}
+
+// ImageState is a copy of an image at one version.
+type ImageState struct {
+	Version int64
+	// Tag names this state: equal tags, equal statuses, on every instance.
+	Tag string
+	// LastEvent is the id of the last seat event the state includes; ""
+	// when the image follows no events.
+	LastEvent string
+	// Status is one code a seat, status[id-1] for seat id.
+	Status []byte
+}
+
+// Expect shows seats with status until their event arrives (or for
+// expectedTTL): the service calls it for the changes it has just
+// committed, so that the instance that made them shows them at once.
+func (im *SeatImage) Expect(seats []int, status SeatStatus) {
+	code, until := status.Code(), time.Now().Add(expectedTTL)
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	if im.expected == nil {
+		im.expected = map[int]expectedChange{}
+	}
+	for _, seat := range seats {
+		if !im.schedule.HasSeat(seat) {
+			continue
+		}
+		if im.status[seat-1] == code {
+			delete(im.expected, seat)
+			continue
+		}
+		im.expected[seat] = expectedChange{code: code, until: until}
+		im.expectedGen++
+	}
+}
+
+// showing returns the expected changes still shown; im.mu must be held
+// (read locked is enough: expired ones are only skipped).
+func (im *SeatImage) showing(now time.Time) int {
+	n := 0
+	for _, e := range im.expected {
+		if e.until.After(now) {
+			n++
+		}
+	}
+	return n
+}
+
+// Tag returns the image's version and its tag, without copying it.
+func (im *SeatImage) Tag() (int64, string) {
+	im.mu.RLock()
+	defer im.mu.RUnlock()
+	shown := im.showing(time.Now())
+	return im.version + int64(shown), im.tag(shown)
+}
+
+// tag names the state: the version and the stamp, and, when it shows
+// expected changes, this image's own stamp and their count, which no other
+// instance's tag has.
+func (im *SeatImage) tag(shown int) string {
+	t := strconv.FormatInt(im.version, 10) + "." + im.stamp
+	if shown > 0 {
+		t += "~" + im.own + "." + strconv.FormatInt(im.expectedGen, 10)
+	}
+	return t
+}
+
+// LastEvent is the id of the last seat event the image took in; "" when
+// it follows no events.
+func (im *SeatImage) LastEvent() string {
+	im.mu.RLock()
+	defer im.mu.RUnlock()
+	return im.lastEvent
+}
+
+// State copies the image, with the expected changes it shows; its
+// version counts them.
+func (im *SeatImage) State() ImageState {
+	im.mu.RLock()
+	defer im.mu.RUnlock()
+	now := time.Now()
+	shown := im.showing(now)
+	status := append([]byte(nil), im.status...)
+	for seat, e := range im.expected {
+		if e.until.After(now) {
+			status[seat-1] = e.code
+		}
+	}
+	return ImageState{Version: im.version + int64(shown), Tag: im.tag(shown), LastEvent: im.lastEvent, Status: status}
+}
+
+// occupied reports whether seat is held or reserved, as the events say
+// (a choice of best seats has its own marks for what this instance did);
+// im.mu must be read locked.
+func (im *SeatImage) occupied(seat int) bool { return im.status[seat-1] != CodeAvailable }
+
+// SeatImages gives this instance's image of a schedule's seats, kept
+// current: seatfeed.Images keeps it by the seat events, and
+// NewPollingSeatImages by reading PostgreSQL again when it is asked for
+// after a while. A provider returns the same image for a schedule for as
+// long as it keeps it, reset in place when it reloads.
+type SeatImages interface {
+	SeatImage(ctx context.Context, schedule Schedule) (*SeatImage, error)
+	// Kept returns the schedule's image if the provider keeps one, and
+	// loads none.
+	Kept(scheduleID int64) *SeatImage
+}
+
+// OccupiedSeatLister is what an image is loaded from (a SeatStore).
+type OccupiedSeatLister interface {
+	OccupiedSeats(ctx context.Context, scheduleID int64) ([]Seat, error)
+}
+
+// replace sets the statuses to occupied (every other seat available),
+// and takes a version more when that changed any of them.
+func (im *SeatImage) replace(occupied []Seat, stamp string) {
+	next := make([]byte, len(im.status))
+	for i := range next {
+		next[i] = CodeAvailable
+	}
+	for _, s := range occupied {
+		if im.schedule.HasSeat(s.ID) {
+			next[s.ID-1] = s.Status.Code()
+		}
+	}
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	if string(next) != string(im.status) {
+		im.status = next
+		im.version++
+	}
+	im.stamp = stamp
+}
+
+// expect shows seats of schedule with status on this instance's image of
+// it, if it keeps one, until their events arrive (SeatImage.Expect).
+func (s *Service) expect(scheduleID int64, seats []int, status SeatStatus) {
+	if image := s.images.Kept(scheduleID); image != nil {
+		image.Expect(seats, status)
+	}
+}

@@ -1,0 +1,109 @@
+package seatfeed
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
+	"github.com/seatlock/seatlock/internal/reservation"
+)
+
+// listedSeats is a store whose occupied seats the test sets.
+type listedSeats struct {
+	mu    sync.Mutex
+	seats []reservation.Seat
+	reads int
+}
+
+func (l *listedSeats) OccupiedSeats(context.Context, int64) ([]reservation.Seat, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.reads++
+	return append([]reservation.Seat(nil), l.seats...), nil
+}
+
+func (l *listedSeats) set(seats ...reservation.Seat) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seats = seats
+}
+
+func statusOf(t *testing.T, image *reservation.SeatImage, seat int) reservation.SeatStatus {
+	t.Helper()
+	return reservation.StatusOfCode(image.State().Status[seat-1])
+}
+
+// An image takes in the seat events after the position it was listed at,
+// counting each as a version; when its events stop short (its
+// subscription fell behind and was ended), the next request lists the
+// seats again, and changes the events never carried show.
+func TestImageFollowsTheFeedAndReloadsAfterAGap(t *testing.T) {
+	t.Parallel()
+	feed := New(lockenv.Redis(t), Config{Block: 100 * time.Millisecond})
+	t.Cleanup(feed.Close)
+	store := &listedSeats{}
+	store.set(reservation.Seat{ID: 1, Status: reservation.SeatReserved})
+	images := NewImages(feed, store, ImagesConfig{})
+	t.Cleanup(images.Close)
+	ctx := context.Background()
+	id := rand.Int64N(1<<40) + 1
+	// Two changes before the image: its version starts at their count.
+	if err := feed.SeatsChanged(ctx, id, []reservation.Seat{{ID: 1, Status: "held"}, {ID: 1, Status: "reserved"}}); err != nil {
+		t.Fatal(err)
+	}
+	schedule := reservation.RestoreSchedule(id, "Final", time.Now(), 5)
+	image, err := images.SeatImage(ctx, schedule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := image.Tag(); v != 2 || statusOf(t, image, 1) != reservation.SeatReserved {
+		t.Fatalf("image at version %d, seat 1 %s; want 2, reserved", v, statusOf(t, image, 1))
+	}
+	if err := feed.SeatsChanged(ctx, id, []reservation.Seat{{ID: 3, Status: "held"}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for statusOf(t, image, 3) != reservation.SeatHeld {
+		if time.Now().After(deadline) {
+			t.Fatal("the image never took in the change")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if v, _ := image.Tag(); v != 3 || store.reads != 1 {
+		t.Errorf("after one change: version %d, %d listings; want 3, 1", v, store.reads)
+	}
+
+	// A change the events never carry, then a gap: the hub ends the
+	// image's subscription as it ends a subscriber that fell behind.
+	store.set(reservation.Seat{ID: 1, Status: reservation.SeatReserved}, reservation.Seat{ID: 3, Status: reservation.SeatHeld}, reservation.Seat{ID: 5, Status: reservation.SeatReserved})
+	images.mu.Lock()
+	sub := images.kept[id].sub
+	images.mu.Unlock()
+	sub.hub.mu.Lock()
+	sub.lagged = true
+	sub.hub.end(sub)
+	sub.hub.mu.Unlock()
+	deadline = time.Now().Add(5 * time.Second)
+	for {
+		again, err := images.SeatImage(ctx, schedule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again != image {
+			t.Fatal("the image was remade, not reloaded in place: readers would keep a dead one")
+		}
+		if statusOf(t, image, 5) == reservation.SeatReserved {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("after the gap, the image never showed the change the events missed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if store.reads != 2 {
+		t.Errorf("%d listings, want 2: one at first, one after the gap", store.reads)
+	}
+}
