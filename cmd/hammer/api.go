@@ -366,48 +366,21 @@ var knownCodes = func() []struct {
 	return codes
 }()
 
-// venue is a schedule with its layout, as POST /schedules and GET
-// /schedules/{id} describe it.
-type venue struct {
-	ID        int64 `json:"id"`
-	SeatCount int   `json:"seatCount"`
-	Layout    struct {
-		Rows []venueRow `json:"rows"`
-	} `json:"layout"`
-}
-
-// venueRow is one row of a venue: its seats are FirstSeat..FirstSeat+Seats-1.
-type venueRow struct {
-	Label     string `json:"label"`
-	Seats     int    `json:"seats"`
-	Category  string `json:"category"`
-	FirstSeat int    `json:"firstSeatId"`
-}
-
 type layoutScheduleIn struct {
-	Title    string `json:"title"`
-	StartsAt string `json:"startsAt"`
-	Layout   struct {
-		Rows []layoutRowIn `json:"rows"`
-	} `json:"layout"`
+	Title    string   `json:"title"`
+	StartsAt string   `json:"startsAt"`
+	Layout   layoutIn `json:"layout"`
 }
 
-type layoutRowIn struct {
-	Label    string `json:"label"`
-	Seats    int    `json:"seats"`
-	Category string `json:"category,omitempty"`
-}
-
-// createVenue creates a schedule a day ahead laid out in rows and returns
-// it as the service answered, rows numbered.
-func (a *api) createVenue(ctx context.Context, target, adminToken, title string, rows []layoutRowIn) (venue, error) {
-	in := layoutScheduleIn{Title: title, StartsAt: time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)}
-	in.Layout.Rows = rows
+// createVenue creates a schedule a day ahead laid out as layout says and
+// returns it as the service answered, rows numbered.
+func (a *api) createVenue(ctx context.Context, target, adminToken, title string, layout layoutIn) (venue, error) {
+	in := layoutScheduleIn{Title: title, StartsAt: time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339), Layout: layout}
 	var out venue
 	if err := a.call(ctx, "create schedule", http.MethodPost, target+"/schedules", adminToken, in, &out, http.StatusCreated); err != nil {
 		return venue{}, err
 	}
-	if err := out.check(len(rows)); err != nil {
+	if err := out.check(&layout); err != nil {
 		return venue{}, fmt.Errorf("create schedule: %w", err)
 	}
 	return out, nil
@@ -423,29 +396,10 @@ func (a *api) venue(ctx context.Context, target string, scheduleID int64) (venue
 	if out.ID != scheduleID {
 		return venue{}, fmt.Errorf("get schedule: answer is for schedule %d, want %d", out.ID, scheduleID)
 	}
-	if err := out.check(0); err != nil {
+	if err := out.check(nil); err != nil {
 		return venue{}, fmt.Errorf("get schedule: %w", err)
 	}
 	return out, nil
-}
-
-// check makes sure the layout numbers seats 1..SeatCount row by row, as
-// the API promises (and, when rows > 0, has that many rows).
-func (v venue) check(rows int) error {
-	if v.ID <= 0 || rows > 0 && len(v.Layout.Rows) != rows {
-		return fmt.Errorf("answer has id %d and %d rows, want a positive id and %d", v.ID, len(v.Layout.Rows), rows)
-	}
-	next := 1
-	for _, r := range v.Layout.Rows {
-		if r.FirstSeat != next || r.Seats < 1 {
-			return fmt.Errorf("row %q starts at seat %d with %d seats, want seat %d and at least one", r.Label, r.FirstSeat, r.Seats, next)
-		}
-		next += r.Seats
-	}
-	if next-1 != v.SeatCount {
-		return fmt.Errorf("rows have %d seats, seatCount says %d", next-1, v.SeatCount)
-	}
-	return nil
 }
 
 // holdAttemptsHeader says how many choices a best-available hold tried.

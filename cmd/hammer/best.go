@@ -4,7 +4,8 @@ package main
 // number of seats and let the service choose them.
 //
 //  1. Two fresh schedules of the same layout are made: -rows rows of
-//     -row-seats seats.
+//     -row-seats seats; with -sections, that many sections of such rows;
+//     or the layout of the file -layout names.
 //  2. The best-available phase: -c connections send POST /holds
 //     {quantity, category?, adjacent?}, request i for a quantity drawn
 //     from -quantity by a generator seeded with -seed and i, as user
@@ -14,8 +15,8 @@ package main
 //     available seats in a row; with -adjacent=false, fewer available
 //     seats than that). -duration bounds the phase.
 //  3. Its seat map and layout are read back and checked (verify.go).
-//  4. The explicit phase: the same connections and users hold the second
-//     venue with POST /holds {seatIds}: every row cut into consecutive
+//  4. The explicit phase: the same connections, as users of its own, hold
+//     the second venue with POST /holds {seatIds}: every row cut into consecutive
 //     blocks of quantities drawn from the same range, the blocks shuffled,
 //     so no two requests share a seat. Its holds/s is the yardstick of
 //     the best-available holds/s.
@@ -33,7 +34,6 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/seatlock/seatlock/internal/auth"
-	"github.com/seatlock/seatlock/internal/reservation"
 )
 
 // Why a phase ended.
@@ -44,17 +44,6 @@ const (
 	stopMaxRequests = "request limit"
 	stopInterrupted = "interrupted"
 )
-
-// layout is the venue's rows: Rows rows of RowSeats seats, labelled A, B,
-// ..., Z, AA, AB, ... from the front, of Category (the service's default
-// category when "").
-func (b bestConfig) layout() []layoutRowIn {
-	rows := make([]layoutRowIn, b.Rows)
-	for i := range rows {
-		rows[i] = layoutRowIn{Label: reservation.RowLabel(i), Seats: b.RowSeats, Category: b.Category}
-	}
-	return rows
-}
 
 // quantityOf is the quantity request i asks for: drawn from the range by a
 // generator of Seed and i, so that a run asks for the same quantities in
@@ -72,13 +61,13 @@ func splitmix64(x uint64) uint64 {
 	return x ^ x>>31
 }
 
-// explicitBlocks cuts every row of v into consecutive blocks of quantities
+// explicitBlocks cuts every row of v (of every section) into consecutive blocks of quantities
 // drawn from the range (a row's last block takes the seats that are left)
 // and shuffles them: disjoint holds that cover the venue.
 func (b bestConfig) explicitBlocks(v venue) [][]int {
 	rng := rand.New(rand.NewPCG(b.Seed, 0x5ea7))
 	var blocks [][]int
-	for _, r := range v.Layout.Rows {
+	for _, r := range v.rows() {
 		for n := 0; n < r.Seats; {
 			q := min(b.MinQuantity+rng.IntN(b.MaxQuantity-b.MinQuantity+1), r.Seats-n)
 			block := make([]int, q)
@@ -249,11 +238,11 @@ func explicitPhase(a *api, v venue, blocks [][]int) phase {
 }
 
 // room reports whether statuses leave a hold of quantity seats of
-// category ("" for any) possible: that many available seats in a row, one
-// after another when adjacent.
+// category ("" for any) possible: that many available seats in a row (of
+// any section), one after another when adjacent.
 func room(v venue, statuses map[int]string, quantity int, category string, adjacent bool) bool {
 	free := 0
-	for _, r := range v.Layout.Rows {
+	for _, r := range v.rows() {
 		if category != "" && r.Category != category {
 			continue
 		}
@@ -294,7 +283,13 @@ func hammerBest(ctx context.Context, cfg config, progressOut io.Writer) (*report
 			return nil, err
 		}
 	}
+	// Each phase has users of its own: a user keeps its holds to the end
+	// of the run, and may have MAX_HOLDS_PER_USER (20 by default) of them.
 	users, err := mintUsers(cfg.Secret, runID, cfg.Users, ttl)
+	if err != nil {
+		return nil, err
+	}
+	explicitUsers, err := mintUsers(cfg.Secret, runID+"-x", cfg.Users, ttl)
 	if err != nil {
 		return nil, err
 	}
@@ -305,7 +300,7 @@ func hammerBest(ctx context.Context, cfg config, progressOut io.Writer) (*report
 	if ctx.Err() == nil {
 		checks[0] = verifyPhase(ctx, a, cfg, runs[0], b.Adjacent, b.Category)
 		blocks := b.explicitBlocks(venues[1])
-		runs[1] = runPhase(ctx, a, cfg, users, venues[1], explicitPhase(a, venues[1], blocks), "seats held, explicit seats", progressOut)
+		runs[1] = runPhase(ctx, a, cfg, explicitUsers, venues[1], explicitPhase(a, venues[1], blocks), "seats held, explicit seats", progressOut)
 	}
 	if ctx.Err() == nil {
 		checks[1] = verifyPhase(ctx, a, cfg, runs[1], false, "")

@@ -330,13 +330,12 @@ func writeBestText(w io.Writer, r *report) error {
 	v := b.Venue
 	p("scenario:\t%s (run %s)", r.Scenario, r.RunID)
 	p("targets:\t%s", strings.Join(r.Targets, ", "))
-	p("venue:\t%d rows × %d seats = %d seats%s; schedules %d (best available), %d (explicit seats)",
-		v.Rows, v.RowSeats, b.Capacity, categoryNote(v.Category), b.Best.Schedule, b.Explicit.Schedule)
+	p("venue:\t%s; schedules %d (best available), %d (explicit seats)", v.describe(), b.Best.Schedule, b.Explicit.Schedule)
 	adj := "adjacent"
 	if !v.Adjacent {
 		adj = "not adjacent"
 	}
-	p("requests:\tquantity %s, %s, seed %d; %d connections, %d users; each phase at most %s",
+	p("requests:\tquantity %s, %s, seed %d; %d connections, %d users a phase; each phase at most %s",
 		quantityRange(v), adj, v.Seed, r.C, r.Users, b.PhaseLimit)
 	for _, phase := range []struct {
 		name string

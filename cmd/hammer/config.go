@@ -1,11 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -86,23 +89,71 @@ type config struct {
 	Best bestConfig
 }
 
-// bestConfig is what -scenario best-available hammers: a fresh layout of
-// Rows rows of RowSeats seats (of Category, when given), and requests for
-// a quantity drawn from MinQuantity..MaxQuantity by a generator seeded
-// with Seed. With -duration, Duration bounds each phase instead of
-// defaultPhaseTime.
+// venueConfig is the venue a scenario makes: Rows rows of RowSeats seats
+// (of Category, when given); with Sections, that many sections of such
+// rows; or the layout of LayoutFile.
+type venueConfig struct {
+	Rows       int    `json:"rows,omitempty"`
+	RowSeats   int    `json:"rowSeats,omitempty"`
+	Sections   int    `json:"sections,omitempty"`
+	LayoutFile string `json:"layoutFile,omitempty"`
+	Category   string `json:"category,omitempty"`
+	file       *layoutIn
+}
+
+// layout is what POST /schedules is sent as the venue's layout.
+func (v venueConfig) layout() layoutIn {
+	if v.file != nil {
+		return *v.file
+	}
+	return gridLayout(v.Sections, v.Rows, v.RowSeats, v.Category)
+}
+
+// capacity is the layout's number of seats.
+func (v venueConfig) capacity() int {
+	if v.file == nil {
+		return max(v.Sections, 1) * v.Rows * v.RowSeats
+	}
+	n := 0
+	for _, r := range v.file.Rows {
+		n += r.Seats
+	}
+	for _, s := range v.file.Sections {
+		for _, r := range s.Rows {
+			n += r.Seats
+		}
+	}
+	return n
+}
+
+// describe says what the venue is, for the text report.
+func (v venueConfig) describe() string {
+	switch {
+	case v.file != nil:
+		l := v.layout()
+		shape := fmt.Sprintf("%d rows", l.rowCount())
+		if l.sectioned() {
+			shape = fmt.Sprintf("%d sections, %s", len(l.Sections), shape)
+		}
+		return fmt.Sprintf("layout %s: %s, %d seats%s", v.LayoutFile, shape, v.capacity(), categoryNote(v.Category))
+	case v.Sections > 0:
+		return fmt.Sprintf("%d sections × %d rows × %d seats = %d seats%s", v.Sections, v.Rows, v.RowSeats, v.capacity(), categoryNote(v.Category))
+	}
+	return fmt.Sprintf("%d rows × %d seats = %d seats%s", v.Rows, v.RowSeats, v.capacity(), categoryNote(v.Category))
+}
+
+// bestConfig is what -scenario best-available hammers: a fresh venue
+// (venueConfig; the category, when given, is asked for by every request),
+// and requests for a quantity drawn from MinQuantity..MaxQuantity by a
+// generator seeded with Seed. With -duration, Duration bounds each phase
+// instead of defaultPhaseTime.
 type bestConfig struct {
-	Rows        int    `json:"rows"`
-	RowSeats    int    `json:"rowSeats"`
-	Category    string `json:"category,omitempty"`
+	venueConfig
 	MinQuantity int    `json:"minQuantity"`
 	MaxQuantity int    `json:"maxQuantity"`
 	Adjacent    bool   `json:"adjacent"`
 	Seed        uint64 `json:"seed"`
 }
-
-// capacity is the layout's number of seats.
-func (b bestConfig) capacity() int { return b.Rows * b.RowSeats }
 
 // usageError is a bad flag or environment value: exit status 2.
 type usageError struct {
@@ -150,8 +201,16 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		"open this many more live seat-map clients per hammered schedule on the -watch-url instance, reading only (env HAMMER_STREAMS)")
 	watchURL := fs.String("watch-url", env.str("HAMMER_WATCH_URL", ""),
 		"the instance whose stream -watch follows; default the last -url (env HAMMER_WATCH_URL)")
-	rows := fs.Int("rows", env.int("HAMMER_ROWS", defaultRows), "best-available: rows of the fresh layout (env HAMMER_ROWS)")
-	rowSeats := fs.Int("row-seats", env.int("HAMMER_ROW_SEATS", defaultRowSeats), "best-available: seats in each row (env HAMMER_ROW_SEATS)")
+	rows := fs.Int("rows", env.int("HAMMER_ROWS", defaultRows),
+		"best-available: rows of the fresh layout, of each section with -sections, 1.."+strconv.Itoa(reservation.MaxRows)+" (env HAMMER_ROWS)")
+	rowSeats := fs.Int("row-seats", env.int("HAMMER_ROW_SEATS", defaultRowSeats),
+		"best-available: seats in each row; "+strconv.Itoa(maxSeats)+" seats at most in a layout of rows alone (env HAMMER_ROW_SEATS)")
+	sections := fs.Int("sections", env.int("HAMMER_SECTIONS", 0),
+		fmt.Sprintf("best-available: lay the venue out in this many sections (named 101, 102, ...), each of -rows rows of -row-seats seats, "+
+			"1..%d, %d seats at most in all; 0: rows alone (env HAMMER_SECTIONS)", reservation.MaxSections, reservation.MaxSeatCount))
+	layoutFile := fs.String("layout", env.str("HAMMER_LAYOUT", ""),
+		"best-available: the venue's layout from this JSON file, what POST /schedules's \"layout\" takes ({\"rows\": [...]} or {\"sections\": [...]}), "+
+			"instead of -rows, -row-seats and -sections (env HAMMER_LAYOUT)")
 	quantity := fs.String("quantity", env.str("HAMMER_QUANTITY", defaultQuantity),
 		"best-available: seats each request asks for, N or MIN-MAX within 1..10, drawn at random (env HAMMER_QUANTITY)")
 	category := fs.String("category", env.str("HAMMER_CATEGORY", ""),
@@ -174,6 +233,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return config{}, usagef("unexpected arguments %q", fs.Args())
 	}
 
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	cfg := config{
 		Scenario: scenario(*scen), N: *n, Duration: *dur, C: *c, Users: *users, Seats: *seats,
 		ScheduleID: *schedule, Seat: *seat, Secret: []byte(*secret), Timeout: *timeout, JSON: *asJSON, Verify: *verify,
@@ -183,7 +244,11 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	switch cfg.Scenario {
 	case scenarioHotSeat, scenarioFreshSeats, scenarioContended:
 	case scenarioBestAvailable:
-		best, err := parseBest(*rows, *rowSeats, *quantity, *category, *adjacent, *seed)
+		v, err := parseVenue(*rows, *rowSeats, *sections, *layoutFile, *category, set)
+		if err != nil {
+			return config{}, err
+		}
+		best, err := parseBest(v, *quantity, *adjacent, *seed)
 		if err != nil {
 			return config{}, err
 		}
@@ -192,14 +257,14 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return bad("-scenario must be hot-seat, fresh-seats, contended or best-available")
 	}
 	if cfg.Scenario != scenarioBestAvailable {
-		var set []string
-		fs.Visit(func(f *flag.Flag) {
-			if bestFlags[f.Name] {
-				set = append(set, "-"+f.Name)
+		var misplaced []string
+		for _, name := range slices.Sorted(maps.Keys(set)) {
+			if bestFlags[name] {
+				misplaced = append(misplaced, "-"+name)
 			}
-		})
-		if len(set) > 0 {
-			return bad("%s: for -scenario best-available", strings.Join(set, ", "))
+		}
+		if len(misplaced) > 0 {
+			return bad("%s: for -scenario best-available", strings.Join(misplaced, ", "))
 		}
 	}
 	if *perSeat < 0 {
@@ -222,7 +287,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		case cfg.N > 0:
 			return bad("-n is not for best-available: each phase runs until its venue is sold out (-duration bounds it)")
 		case cfg.Seats != 1 || cfg.ScheduleID != 0 || cfg.Seat != 0:
-			return bad("-seats, -schedule and -seat are not for best-available: it makes its own layouts (-rows, -row-seats)")
+			return bad("-seats, -schedule and -seat are not for best-available: it makes its own layouts (-rows, -row-seats, -sections, -layout)")
 		case *watch || *streams != 0:
 			return bad("-watch and -streams are not for best-available")
 		case cfg.Duration == 0:
@@ -306,21 +371,77 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 }
 
 // bestFlags are the flags only -scenario best-available reads.
-var bestFlags = map[string]bool{"rows": true, "row-seats": true, "quantity": true, "category": true, "adjacent": true, "seed": true}
+var bestFlags = map[string]bool{"rows": true, "row-seats": true, "sections": true, "layout": true, "quantity": true, "category": true,
+	"adjacent": true, "seed": true}
 
-// parseBest checks best-available's flags: a layout the API accepts
-// (reservation.NewLayout's rules) and a quantity range within 1..10 that
-// an adjacent hold can have in one row.
-func parseBest(rows, rowSeats int, quantity, category string, adjacent bool, seed uint64) (bestConfig, error) {
-	b := bestConfig{Rows: rows, RowSeats: rowSeats, Category: category, Adjacent: adjacent, Seed: seed}
-	switch {
-	case rows < 1 || rows > reservation.MaxRows:
-		return b, usagef("-rows must be 1..%d", reservation.MaxRows)
-	case rowSeats < 1 || rowSeats > maxSeats:
-		return b, usagef("-row-seats must be 1..%d", maxSeats)
-	case rows*rowSeats > maxSeats:
-		return b, usagef("-rows × -row-seats must be at most %d seats, not %d", maxSeats, rows*rowSeats)
+// parseVenue checks the venue's flags: a grid of rows (-rows × -row-seats,
+// at most maxSeats seats, as the halls the hammer makes), of sections of
+// such rows (-sections: the API's limits, reservation.MaxSections
+// sections of reservation.MaxRows rows, reservation.MaxSeatCount seats in
+// all), or a layout file (-layout, which excludes the others), and a
+// -category the layout has. set names the flags given on the command line.
+func parseVenue(rows, rowSeats, sections int, file, category string, set map[string]bool) (venueConfig, error) {
+	v := venueConfig{Rows: rows, RowSeats: rowSeats, Sections: sections, Category: category}
+	if file != "" {
+		if set["rows"] || set["row-seats"] || set["sections"] {
+			return v, usagef("-layout excludes -rows, -row-seats and -sections")
+		}
+		l, err := readLayoutFile(file)
+		if err != nil {
+			return v, usagef("-layout %s: %v", file, err)
+		}
+		checked, err := l.check()
+		if err != nil {
+			return v, usagef("-layout %s: %v", file, err)
+		}
+		if category != "" && !checked.HasCategory(category) {
+			return v, usagef("-category %q: the layout of %s has no row of that category", category, file)
+		}
+		return venueConfig{LayoutFile: file, Category: category, file: &l}, nil
 	}
+	switch {
+	case sections < 0 || sections > reservation.MaxSections:
+		return v, usagef("-sections must be 0..%d", reservation.MaxSections)
+	case rows < 1 || rows > reservation.MaxRows:
+		return v, usagef("-rows must be 1..%d", reservation.MaxRows)
+	case sections == 0 && (rowSeats < 1 || rowSeats > maxSeats):
+		return v, usagef("-row-seats must be 1..%d", maxSeats)
+	case rowSeats < 1 || rowSeats > reservation.MaxSeatCount:
+		return v, usagef("-row-seats must be 1..%d", reservation.MaxSeatCount)
+	case sections == 0 && rows*rowSeats > maxSeats:
+		return v, usagef("-rows × -row-seats must be at most %d seats, not %d (lay a larger venue out in -sections)", maxSeats, rows*rowSeats)
+	case sections*rows*rowSeats > reservation.MaxSeatCount:
+		return v, usagef("-sections × -rows × -row-seats must be at most %d seats, not %d", reservation.MaxSeatCount, sections*rows*rowSeats)
+	}
+	if _, err := v.layout().check(); err != nil {
+		return v, usagef("-category %q: %v", category, err)
+	}
+	return v, nil
+}
+
+// longestRow is the most seats a row of the venue has (of category, when
+// not "").
+func (v venueConfig) longestRow(category string) int {
+	l := v.layout()
+	longest := 0
+	consider := func(sectionCategory string, rows []layoutRowIn) {
+		for _, r := range rows {
+			if c := cmp.Or(r.Category, sectionCategory, reservation.DefaultCategory); category == "" || c == category {
+				longest = max(longest, r.Seats)
+			}
+		}
+	}
+	consider("", l.Rows)
+	for _, s := range l.Sections {
+		consider(s.Category, s.Rows)
+	}
+	return longest
+}
+
+// parseBest checks best-available's requests: a quantity range within
+// 1..10 that an adjacent hold can have in one row of the venue v.
+func parseBest(v venueConfig, quantity string, adjacent bool, seed uint64) (bestConfig, error) {
+	b := bestConfig{venueConfig: v, Adjacent: adjacent, Seed: seed}
 	lo, hi, ok := strings.Cut(quantity, "-")
 	if !ok {
 		hi = lo
@@ -328,19 +449,14 @@ func parseBest(rows, rowSeats int, quantity, category string, adjacent bool, see
 	var errLo, errHi error
 	b.MinQuantity, errLo = strconv.Atoi(strings.TrimSpace(lo))
 	b.MaxQuantity, errHi = strconv.Atoi(strings.TrimSpace(hi))
-	switch {
+	switch longest := v.longestRow(v.Category); {
 	case errLo != nil || errHi != nil || b.MinQuantity < 1 || b.MaxQuantity > reservation.MaxHoldSeats || b.MinQuantity > b.MaxQuantity:
 		return b, usagef("-quantity must be N or MIN-MAX with 1 <= MIN <= MAX <= %d, not %q", reservation.MaxHoldSeats, quantity)
-	case adjacent && b.MaxQuantity > rowSeats:
-		return b, usagef("-quantity: %d adjacent seats do not fit in a row of %d (-row-seats)", b.MaxQuantity, rowSeats)
-	}
-	rowsIn := b.layout()
-	checked := make([]reservation.Row, len(rowsIn))
-	for i, r := range rowsIn {
-		checked[i] = reservation.Row{Label: r.Label, Seats: r.Seats, Category: r.Category}
-	}
-	if _, err := reservation.NewLayout(checked); err != nil {
-		return b, usagef("-category %q: %v", category, err)
+	case adjacent && b.MaxQuantity > longest && v.file == nil:
+		return b, usagef("-quantity: %d adjacent seats do not fit in a row of %d (-row-seats)", b.MaxQuantity, longest)
+	case adjacent && b.MaxQuantity > longest:
+		return b, usagef("-quantity: %d adjacent seats do not fit in the longest row of %s%s (%d seats)",
+			b.MaxQuantity, v.LayoutFile, categoryNote(v.Category), longest)
 	}
 	return b, nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/seatlock/seatlock/internal/auth"
+	"github.com/seatlock/seatlock/internal/reservation"
 )
 
 const testSecret = "hammer-test-secret-0123456789abcdef"
@@ -46,9 +47,11 @@ type fakeSchedule struct {
 	seats    int
 	locked   map[int]bool
 	reserved map[int]int
-	rows     []venueRow
-	held     map[int]int // holds per seat
-	holds    int
+	rows     []venueRow // every row, section by section
+	// sectioned: rows are of named sections (their Section).
+	sectioned bool
+	held      map[int]int // holds per seat
+	holds     int
 	// offered is set once holdTwice has offered a held seat again.
 	offered bool
 }
@@ -115,38 +118,63 @@ func (f *fakeAPI) createSchedule(w http.ResponseWriter, r *http.Request) {
 	}
 	var in struct {
 		scheduleIn
-		Layout *struct {
-			Rows []layoutRowIn `json:"rows"`
-		} `json:"layout"`
+		Layout *layoutIn `json:"layout"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
 		writeProblem(w, http.StatusBadRequest, "malformed_json")
 		return
 	}
 	var rows []venueRow
+	sectioned := false
 	if in.Layout != nil {
-		for _, row := range in.Layout.Rows {
-			rows = append(rows, venueRow{Label: row.Label, Seats: row.Seats, Category: cmp.Or(row.Category, "standard"), FirstSeat: in.SeatCount + 1})
+		if _, err := in.Layout.check(); err != nil && !strings.Contains(err.Error(), "rows alone") {
+			writeProblem(w, http.StatusUnprocessableEntity, "validation_failed")
+			return
+		}
+		add := func(section, sectionCategory string, row layoutRowIn) {
+			category := cmp.Or(row.Category, sectionCategory, "standard")
+			rows = append(rows, venueRow{Section: section, Label: row.Label, Seats: row.Seats, Category: category, FirstSeat: in.SeatCount + 1})
 			in.SeatCount += row.Seats
+		}
+		for _, row := range in.Layout.Rows {
+			add("", "", row)
+		}
+		for _, sec := range in.Layout.Sections {
+			sectioned = true
+			for _, row := range sec.Rows {
+				add(sec.Name, sec.Category, row)
+			}
 		}
 	} else {
 		rows = []venueRow{{Label: "A", Seats: in.SeatCount, Category: "standard", FirstSeat: 1}}
 	}
-	if _, err := time.Parse(time.RFC3339, in.StartsAt); err != nil || in.Title == "" || in.SeatCount < 1 || in.SeatCount > maxSeats {
+	if _, err := time.Parse(time.RFC3339, in.StartsAt); err != nil || in.Title == "" || in.SeatCount < 1 || in.SeatCount > reservation.MaxSeatCount {
 		writeProblem(w, http.StatusUnprocessableEntity, "validation_failed")
 		return
 	}
 	f.mu.Lock()
 	f.nextID++
 	id := f.nextID
-	s := &fakeSchedule{seats: in.SeatCount, locked: map[int]bool{}, reserved: map[int]int{}, rows: rows, held: map[int]int{}}
+	s := &fakeSchedule{seats: in.SeatCount, locked: map[int]bool{}, reserved: map[int]int{}, rows: rows, sectioned: sectioned, held: map[int]int{}}
 	f.schedules[id] = s
 	f.mu.Unlock()
 	writeJSONBody(w, http.StatusCreated, s.describe(id, in.Title, in.StartsAt))
 }
 
 func (s *fakeSchedule) describe(id int64, title, startsAt string) map[string]any {
-	return map[string]any{"id": id, "title": title, "startsAt": startsAt, "seatCount": s.seats, "layout": map[string]any{"rows": s.rows}}
+	layout := map[string]any{"rows": s.rows}
+	if s.sectioned {
+		var sections []venueSection
+		for _, r := range s.rows {
+			if len(sections) == 0 || sections[len(sections)-1].Name != r.Section {
+				sections = append(sections, venueSection{Name: r.Section, Category: "standard"})
+			}
+			last := &sections[len(sections)-1]
+			last.Rows = append(last.Rows, r)
+		}
+		layout = map[string]any{"sections": sections}
+	}
+	return map[string]any{"id": id, "title": title, "startsAt": startsAt, "seatCount": s.seats, "layout": layout}
 }
 
 func (f *fakeAPI) getSchedule(w http.ResponseWriter, r *http.Request) {
@@ -173,6 +201,7 @@ func (f *fakeAPI) createHold(w http.ResponseWriter, r *http.Request) {
 		SeatIDs    []int  `json:"seatIds"`
 		Quantity   int    `json:"quantity"`
 		Category   string `json:"category"`
+		Section    string `json:"section"`
 		Adjacent   *bool  `json:"adjacent"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
@@ -194,7 +223,7 @@ func (f *fakeAPI) createHold(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if seats == nil {
-		seats = s.choose(in.Quantity, in.Category, in.Adjacent == nil || *in.Adjacent, f.scatter, free)
+		seats = s.choose(in.Quantity, in.Category, in.Section, in.Adjacent == nil || *in.Adjacent, f.scatter, free)
 		if f.holdTwice && !s.offered && len(seats) > 0 && s.holds > 0 {
 			// The bug under test: the first seat ever held is offered
 			// again, as if free.
@@ -234,9 +263,10 @@ func (f *fakeAPI) createHold(w http.ResponseWriter, r *http.Request) {
 }
 
 // choose is the fake's best available: the first quantity free seats of
-// category, consecutive in a row when adjacent; with scatter, a hold of
-// several seats takes the first free seat of as many rows.
-func (s *fakeSchedule) choose(quantity int, category string, adjacent, scatter bool, free func(int) bool) []int {
+// category (and section), consecutive in a row when adjacent; with
+// scatter, a hold of several seats takes the first free seat of as many
+// rows.
+func (s *fakeSchedule) choose(quantity int, category, section string, adjacent, scatter bool, free func(int) bool) []int {
 	var seats []int
 	if scatter && quantity > 1 {
 		for _, r := range s.rows {
@@ -253,7 +283,7 @@ func (s *fakeSchedule) choose(quantity int, category string, adjacent, scatter b
 		seats = nil
 	}
 	for _, r := range s.rows {
-		if category != "" && r.Category != category {
+		if category != "" && r.Category != category || section != "" && r.Section != section {
 			continue
 		}
 		if !adjacent {

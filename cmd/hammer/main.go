@@ -25,16 +25,22 @@
 //	       [-c 64] [-users U] [-url http://127.0.0.1:8080[,...]]
 //	       [-seats K [-per-seat M]] [-schedule ID -seat N]
 //	       [-secret S] [-timeout 15s] [-json] [-verify=false]
-//	hammer -scenario best-available [-rows 40 -row-seats 50] [-quantity 1-6]
-//	       [-category C] [-adjacent=false] [-seed 1] [-duration 2m]
+//	hammer -scenario best-available [-rows 40 -row-seats 50 [-sections N] | -layout FILE]
+//	       [-quantity 1-6] [-category C] [-adjacent=false] [-seed 1] [-duration 2m]
 //	       [-c 64] [-users U] [-url ...] [-json]
+//
+// A best-available venue is -rows rows of -row-seats seats (2,000 seats at
+// most); with -sections N, N sections named 101, 102, ... of such rows (up
+// to 500 sections of up to 100 rows, 100,000 seats in all: the 80,000-seat
+// stadium is -sections 100 -rows 20 -row-seats 40); or the layout in FILE,
+// a JSON file holding what POST /schedules's "layout" member takes.
 //
 // Every flag falls back to an environment variable: HAMMER_SCENARIO,
 // HAMMER_N, HAMMER_DURATION, HAMMER_C, HAMMER_USERS, HAMMER_URL (else
 // http://$HTTP_ADDR), HAMMER_SEATS, HAMMER_PER_SEAT, HAMMER_SCHEDULE,
 // HAMMER_SEAT, AUTH_SECRET, HAMMER_TIMEOUT, HAMMER_JSON, HAMMER_VERIFY,
-// HAMMER_ROWS, HAMMER_ROW_SEATS, HAMMER_QUANTITY, HAMMER_CATEGORY,
-// HAMMER_ADJACENT, HAMMER_SEED.
+// HAMMER_ROWS, HAMMER_ROW_SEATS, HAMMER_SECTIONS, HAMMER_LAYOUT,
+// HAMMER_QUANTITY, HAMMER_CATEGORY, HAMMER_ADJACENT, HAMMER_SEED.
 package main
 
 import (
