@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -26,20 +27,24 @@ type fakeAPI struct {
 	verifier *auth.Verifier
 	hold     time.Duration // how long a winning request holds the seat lock
 
-	doubleBook       bool          // let two requests win each seat
-	unavailableEvery int           // every k-th reservation answers 503
-	dropEvery        int           // every k-th reservation loses its connection
-	noSeatMap        bool          // no GET /schedules/{id}/seats, like the plain baseline
-	holdTwice        bool          // best available: the first seat held is offered again, once
-	scatter          bool          // best available: a hold of several seats takes one per row
-	contendAll       bool          // best available: every request answers seats_contended
-	stall            chan struct{} // reservations block until closed or cancelled
-	arrived          chan struct{} // receives once per stalled reservation
+	doubleBook        bool          // let two requests win each seat
+	unavailableEvery  int           // every k-th reservation answers 503
+	dropEvery         int           // every k-th reservation loses its connection
+	noSeatMap         bool          // no GET /schedules/{id}/seats, like the plain baseline
+	fullOnly          bool          // the seat map's full form, whatever the form asked
+	noGzip            bool          // seat maps never compressed
+	notModifiedAlways bool          // the seat map answers 304 even without If-None-Match, once anything changed
+	holdTwice         bool          // best available: the first seat held is offered again, once
+	scatter           bool          // best available: a hold of several seats takes one per row
+	contendAll        bool          // best available: every request answers seats_contended
+	stall             chan struct{} // reservations block until closed or cancelled
+	arrived           chan struct{} // receives once per stalled reservation
 
 	mu        sync.Mutex
 	nextID    int64
 	schedules map[int64]*fakeSchedule
 	calls     int
+	seatMaps  int // seat-map requests answered
 	users     map[string]bool
 }
 
@@ -54,6 +59,8 @@ type fakeSchedule struct {
 	holds     int
 	// offered is set once holdTwice has offered a held seat again.
 	offered bool
+	// version counts the changes of the seat map.
+	version int64
 }
 
 func newFakeAPI(tb testing.TB) *fakeAPI {
@@ -256,6 +263,7 @@ func (f *fakeAPI) createHold(w http.ResponseWriter, r *http.Request) {
 		s.held[seat]++
 	}
 	s.holds++
+	s.version++
 	writeJSONBody(w, http.StatusCreated, map[string]any{
 		"id": fmt.Sprintf("00000000-0000-4000-9000-%012d", s.holds), "scheduleId": in.ScheduleID, "seatIds": seats,
 		"userId": p.UserID, "status": "active",
@@ -393,6 +401,7 @@ func (f *fakeAPI) reserve(w http.ResponseWriter, r *http.Request) {
 		s.locked[in.SeatID] = false
 	}
 	s.reserved[in.SeatID]++
+	s.version++
 	n := s.reserved[in.SeatID]
 	f.mu.Unlock()
 	writeJSONBody(w, http.StatusOK, map[string]any{
@@ -401,6 +410,10 @@ func (f *fakeAPI) reserve(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// seatMap answers the full form, or the compact one for ?form=compact
+// (unless fullOnly), with an ETag of the schedule's version (304 for
+// If-None-Match with it), gzip-compressed for Accept-Encoding: gzip
+// (unless noGzip).
 func (f *fakeAPI) seatMap(w http.ResponseWriter, r *http.Request) {
 	if f.noSeatMap {
 		http.NotFound(w, r)
@@ -412,27 +425,85 @@ func (f *fakeAPI) seatMap(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	s := f.schedules[id]
 	if s == nil {
+		f.mu.Unlock()
 		writeProblem(w, http.StatusNotFound, "schedule_not_found")
 		return
 	}
+	compact := r.URL.Query().Get("form") == formCompact && !f.fullOnly
+	etag := fmt.Sprintf(`"f%d"`, s.version)
+	if compact {
+		etag = fmt.Sprintf(`"c%d"`, s.version)
+	}
+	f.seatMaps++
+	if inm := r.Header.Get("If-None-Match"); inm == etag || f.notModifiedAlways && s.version > 0 {
+		f.mu.Unlock()
+		w.Header().Set("ETag", etag)
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	var body []byte
+	if compact {
+		body = s.compactJSON(id)
+	} else {
+		body = s.fullJSON(id)
+	}
+	f.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("ETag", etag)
+	if !f.noGzip && strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		_, _ = zw.Write(body)
+		_ = zw.Close()
+		return
+	}
+	_, _ = w.Write(body)
+}
+
+// status is the seat's status on the seat map.
+func (s *fakeSchedule) status(seat int) string {
+	switch {
+	case s.reserved[seat] > 0:
+		return "reserved"
+	case s.held[seat] > 0:
+		return "held"
+	}
+	return "available"
+}
+
+// fullJSON is the seat map's full form: one object a seat.
+func (s *fakeSchedule) fullJSON(id int64) []byte {
 	type seat struct {
 		SeatID int    `json:"seatId"`
 		Status string `json:"status"`
 	}
 	seats := make([]seat, 0, s.seats)
 	for i := 1; i <= s.seats; i++ {
-		st := "available"
-		if s.reserved[i] > 0 {
-			st = "reserved"
-		} else if s.held[i] > 0 {
-			st = "held"
-		}
-		seats = append(seats, seat{i, st})
+		seats = append(seats, seat{i, s.status(i)})
 	}
-	writeJSONBody(w, http.StatusOK, map[string]any{"scheduleId": id, "seats": seats})
+	body, _ := json.Marshal(map[string]any{"scheduleId": id, "seats": seats})
+	return append(body, '\n')
+}
+
+// compactJSON is the seat map's compact form: a character a seat, row by
+// row, section by section.
+func (s *fakeSchedule) compactJSON(id int64) []byte {
+	var sections []compactSection
+	for _, r := range s.rows {
+		if len(sections) == 0 || sections[len(sections)-1].Name != r.Section {
+			sections = append(sections, compactSection{Name: r.Section})
+		}
+		status := make([]byte, r.Seats)
+		for i := range status {
+			status[i] = s.status(r.FirstSeat + i)[0]
+		}
+		last := &sections[len(sections)-1]
+		last.Rows = append(last.Rows, compactRow{Label: r.Label, FirstSeatID: r.FirstSeat, Category: r.Category, Status: string(status)})
+	}
+	body, _ := json.Marshal(map[string]any{"scheduleId": id, "version": s.version, "sections": sections})
+	return append(body, '\n')
 }
 
 func (f *fakeAPI) auth(w http.ResponseWriter, r *http.Request) (auth.Principal, bool) {
@@ -461,7 +532,8 @@ func (f *fakeAPI) addSchedule(seats int, reserved ...int) int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.nextID++
-	s := &fakeSchedule{seats: seats, locked: map[int]bool{}, reserved: map[int]int{}, held: map[int]int{}}
+	s := &fakeSchedule{seats: seats, locked: map[int]bool{}, reserved: map[int]int{}, held: map[int]int{},
+		rows: []venueRow{{Label: "A", Seats: seats, Category: "standard", FirstSeat: 1}}}
 	for _, r := range reserved {
 		s.reserved[r] = 1
 	}
