@@ -21,6 +21,10 @@ package main
 //     so no two requests share a seat. Its holds/s is the yardstick of
 //     the best-available holds/s.
 //  5. Its seat map is read back and checked the same way.
+//
+// With -watch (or -streams), the best-available venue's live seat map is
+// followed (in the -form asked) through its phase, and each seat of each
+// 201 is matched with its "held" event.
 
 import (
 	"context"
@@ -294,9 +298,25 @@ func hammerBest(ctx context.Context, cfg config, progressOut io.Writer) (*report
 		return nil, err
 	}
 
+	var watch *watcher
+	if cfg.Watch {
+		// The best-available venue's stream, each seat of a 201 matched
+		// with its "held" event, as -watch matches bookings.
+		watch = newWatcher(cfg.WatchURL, cfg.Streams, cfg.Form, "held")
+		defer watch.stop()
+		if err := watch.follow(ctx, venues[0].ID); err != nil {
+			return nil, err
+		}
+	}
+
 	var runs [2]phaseRun
 	var checks [2]phaseCheck
+	var watched *watchReport
 	runs[0] = runPhase(ctx, a, cfg, users, venues[0], bestPhase(ctx, a, cfg, venues[0]), "seats held, best available", progressOut)
+	if watch != nil {
+		watched = watch.finishHolds(venues[0].ID, runs[0].outcomes)
+		watched.Streams = cfg.Streams
+	}
 	if ctx.Err() == nil {
 		checks[0] = verifyPhase(ctx, a, cfg, runs[0], b.Adjacent, b.Category)
 		blocks := b.explicitBlocks(venues[1])
@@ -306,6 +326,7 @@ func hammerBest(ctx context.Context, cfg config, progressOut io.Writer) (*report
 		checks[1] = verifyPhase(ctx, a, cfg, runs[1], false, "")
 	}
 	r := summarizeBest(cfg, runID, runs, checks)
+	r.Watch = watched
 	r.Verdict = judgeBest(r)
 	return r, nil
 }

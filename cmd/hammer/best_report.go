@@ -279,6 +279,7 @@ func judgeBest(r *report) verdict {
 		}
 		judgeInvariant(ph.name, p.Invariant, p.StoppedBy == "not run", fail)
 	}
+	judgeWatch(r.Watch, func(format string, a ...any) { fail("best-available phase: "+format, a...) })
 	return verdict{Pass: len(reasons) == 0, Reasons: capReasons(reasons)}
 }
 
@@ -389,6 +390,7 @@ func writeBestText(w io.Writer, r *report) error {
 	p("sold:\t%d of %d seats (%.1f%%); %d free, %d stranded single seats (%.2f%%)",
 		b.SeatsSold, b.Capacity, 100*b.SoldShare, b.FreeSeats, b.StrandedSingles, 100*b.StrandedShare)
 	p("holds/s:\tbest available ÷ explicit seats = %.2f", b.HoldsRatio)
+	writeWatchText(p, r.Watch)
 	p("targets:\t(reported, not judged)")
 	// The targets are a table of their own, aligned apart from the rest.
 	if err := tw.Flush(); err != nil {

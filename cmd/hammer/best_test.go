@@ -250,7 +250,6 @@ func TestParseConfigBestAvailable(t *testing.T) {
 		{[]string{"-n", "100"}, "-n is not for best-available"},
 		{[]string{"-seats", "3"}, "not for best-available"},
 		{[]string{"-schedule", "1", "-seat", "1"}, "not for best-available"},
-		{[]string{"-watch"}, "-watch and -streams are not for best-available"},
 		{[]string{"-duration", "2h"}, "-duration must be"},
 	}
 	for _, tt := range tests {
@@ -565,5 +564,61 @@ func TestBestAvailableOnSections(t *testing.T) {
 	s := f.schedules[r.Schedules[0]]
 	if !s.sectioned || len(s.rows) != 12 || s.rows[11].Section != "103" {
 		t.Errorf("the fake's venue: %+v", s.rows)
+	}
+}
+
+// -watch follows the best-available venue's stream in the form asked, and
+// every seat of every 201 has its "held" event; the reading-only -streams
+// last the phase.
+func TestBestAvailableWatched(t *testing.T) {
+	for _, tt := range []struct {
+		form, want string
+		fullOnly   bool
+	}{{formFull, formFull, false}, {formCompact, formCompact, false}, {formCompact, formFull, true}} {
+		f := newFakeAPI(t)
+		f.fullOnly = tt.fullOnly
+		urls, _ := f.serve(t, 2)
+		r := mustHammer(t, t.Context(), mustConfig(t, urls, "-scenario", "best-available", "-sections", "2", "-rows", "5", "-row-seats", "10",
+			"-quantity", "1-4", "-c", "8", "-watch", "-streams", "2", "-form", tt.form))
+		var text bytes.Buffer
+		if err := writeText(&text, r); err != nil {
+			t.Fatal(err)
+		}
+		w := r.Watch
+		if !r.Verdict.Pass || w == nil || w.Status != "held" || w.Booked != 100 || w.Matched != 100 || len(w.Missing) != 0 ||
+			w.Form != tt.form || w.SnapshotForm != tt.want || w.SnapshotBytes == 0 || w.Streams != 2 || w.Dropped != 0 || w.Target != urls[1] {
+			t.Errorf("-form %s (full only %v): verdict %+v, watch %+v\n%s", tt.form, tt.fullOnly, r.Verdict, w, text.String())
+		}
+		for _, want := range []string{"100 of 100 held seats seen as events", "snapshot:", "asked " + tt.form + "; first one " + tt.want + " form"} {
+			if !strings.Contains(text.String(), want) {
+				t.Errorf("-form %s: the report lacks %q:\n%s", tt.form, want, text.String())
+			}
+		}
+	}
+}
+
+// -form is full or compact, for the live seat map's clients.
+func TestParseConfigForm(t *testing.T) {
+	env := envOf(map[string]string{"AUTH_SECRET": testSecret})
+	cfg, err := parseConfig([]string{"-watch", "-form", "compact"}, env, io.Discard)
+	if err != nil || cfg.Form != formCompact || !cfg.Watch {
+		t.Errorf("-watch -form compact: %+v, %v", cfg, err)
+	}
+	cfg, err = parseConfig([]string{"-scenario", "best-available", "-streams", "3"}, env, io.Discard)
+	if err != nil || cfg.Form != formFull || !cfg.Watch || cfg.Streams != 3 {
+		t.Errorf("best-available -streams 3: %+v, %v; want watched in the full form", cfg, err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-watch", "-form", "tiny"}, "-form must be full or compact"},
+		{[]string{"-form", "compact"}, "-form is for the live seat map's clients"},
+	} {
+		_, err := parseConfig(tt.args, env, io.Discard)
+		var usage *usageError
+		if !errors.As(err, &usage) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("parseConfig(%q) = %v, want a usage error containing %q", tt.args, err, tt.want)
+		}
 	}
 }

@@ -85,6 +85,9 @@ type config struct {
 	// Streams extra live seat-map clients per hammered schedule only read
 	// their stream, as browsers would (the load a watched sale adds).
 	Streams int
+	// Form is the seat map's form the watchers' streams ask for
+	// (formFull or formCompact).
+	Form string
 	// Best is -scenario best-available's venue and requests.
 	Best bestConfig
 }
@@ -199,6 +202,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		"follow the live seat map while hammering; report each booking's event delay and any event that never came (env HAMMER_WATCH)")
 	streams := fs.Int("streams", env.int("HAMMER_STREAMS", 0),
 		"open this many more live seat-map clients per hammered schedule on the -watch-url instance, reading only (env HAMMER_STREAMS)")
+	form := fs.String("form", env.str("HAMMER_FORM", formFull),
+		"the seat map's form the -watch and -streams clients ask their streams for: full (an object a seat) or compact (a character a seat) (env HAMMER_FORM)")
 	watchURL := fs.String("watch-url", env.str("HAMMER_WATCH_URL", ""),
 		"the instance whose stream -watch follows; default the last -url (env HAMMER_WATCH_URL)")
 	rows := fs.Int("rows", env.int("HAMMER_ROWS", defaultRows),
@@ -239,6 +244,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		Scenario: scenario(*scen), N: *n, Duration: *dur, C: *c, Users: *users, Seats: *seats,
 		ScheduleID: *schedule, Seat: *seat, Secret: []byte(*secret), Timeout: *timeout, JSON: *asJSON, Verify: *verify,
 		CPUProfile: *cpuProfile, Client: *client, Watch: *watch, WatchURL: strings.TrimRight(*watchURL, "/"), Streams: *streams,
+		Form: *form,
 	}
 	bad := func(format string, a ...any) (config, error) { return config{}, usagef(format, a...) }
 	switch cfg.Scenario {
@@ -288,8 +294,6 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			return bad("-n is not for best-available: each phase runs until its venue is sold out (-duration bounds it)")
 		case cfg.Seats != 1 || cfg.ScheduleID != 0 || cfg.Seat != 0:
 			return bad("-seats, -schedule and -seat are not for best-available: it makes its own layouts (-rows, -row-seats, -sections, -layout)")
-		case *watch || *streams != 0:
-			return bad("-watch and -streams are not for best-available")
 		case cfg.Duration == 0:
 			cfg.Duration = defaultPhaseTime
 		}
@@ -359,9 +363,15 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if cfg.Streams > 0 {
 		cfg.Watch = true
 	}
+	switch {
+	case cfg.Form != formFull && cfg.Form != formCompact:
+		return bad("-form must be %s or %s", formFull, formCompact)
+	case set["form"] && !cfg.Watch:
+		return bad("-form is for the live seat map's clients: -watch or -streams")
+	}
 	if cfg.Watch {
 		if cfg.Scenario == scenarioHotSeat {
-			return bad("-watch needs bookings to watch: use contended or fresh-seats")
+			return bad("-watch needs bookings to watch: use contended, fresh-seats or best-available")
 		}
 		if cfg.WatchURL == "" {
 			cfg.WatchURL = targets[len(targets)-1]

@@ -46,6 +46,10 @@ type fakeAPI struct {
 	calls     int
 	seatMaps  int // seat-map requests answered
 	users     map[string]bool
+	// watchers are the open streams' channels by schedule; events numbers
+	// the seat events sent.
+	watchers map[int64][]chan string
+	events   int
 }
 
 type fakeSchedule struct {
@@ -109,6 +113,7 @@ func (f *fakeAPI) handler() http.Handler {
 	mux.HandleFunc("POST /schedules", f.createSchedule)
 	mux.HandleFunc("POST /reservations", f.reserve)
 	mux.HandleFunc("GET /schedules/{id}/seats", f.seatMap)
+	mux.HandleFunc("GET /schedules/{id}/seats/events", f.seatEvents)
 	mux.HandleFunc("GET /schedules/{id}", f.getSchedule)
 	mux.HandleFunc("POST /holds", f.createHold)
 	return mux
@@ -261,6 +266,7 @@ func (f *fakeAPI) createHold(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, seat := range seats {
 		s.held[seat]++
+		f.publish(in.ScheduleID, seat, "held")
 	}
 	s.holds++
 	s.version++
@@ -402,6 +408,7 @@ func (f *fakeAPI) reserve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.reserved[in.SeatID]++
 	s.version++
+	f.publish(in.ScheduleID, in.SeatID, "reserved")
 	n := s.reserved[in.SeatID]
 	f.mu.Unlock()
 	writeJSONBody(w, http.StatusOK, map[string]any{
@@ -504,6 +511,62 @@ func (s *fakeSchedule) compactJSON(id int64) []byte {
 	}
 	body, _ := json.Marshal(map[string]any{"scheduleId": id, "version": s.version, "sections": sections})
 	return append(body, '\n')
+}
+
+// seatEvents is the live seat map: a snapshot (of the form asked, as the
+// seat map's), then a seat event per change, until the client goes.
+func (f *fakeAPI) seatEvents(w http.ResponseWriter, r *http.Request) {
+	id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	f.mu.Lock()
+	s := f.schedules[id]
+	if s == nil {
+		f.mu.Unlock()
+		writeProblem(w, http.StatusNotFound, "schedule_not_found")
+		return
+	}
+	snapshot := s.fullJSON(id)
+	if r.URL.Query().Get("form") == formCompact && !f.fullOnly {
+		snapshot = s.compactJSON(id)
+	}
+	changes := make(chan string, 1<<16)
+	if f.watchers == nil {
+		f.watchers = map[int64][]chan string{}
+	}
+	f.watchers[id] = append(f.watchers[id], changes)
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.watchers[id] = slices.DeleteFunc(f.watchers[id], func(c chan string) bool { return c == changes })
+	}()
+	w.Header().Set("Content-Type", "text/event-stream")
+	fmt.Fprintf(w, "retry: 1000\n\nid: 0-0\nevent: snapshot\ndata: %s\n", snapshot)
+	w.(http.Flusher).Flush()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case event := <-changes:
+			fmt.Fprint(w, event)
+			w.(http.Flusher).Flush()
+		}
+	}
+}
+
+// publish sends seat's change to status to the schedule's streams; f.mu
+// is held.
+func (f *fakeAPI) publish(schedule int64, seat int, status string) {
+	if len(f.watchers[schedule]) == 0 {
+		return
+	}
+	f.events++
+	event := fmt.Sprintf("id: %d-0\nevent: seat\ndata: {\"seatId\":%d,\"status\":%q}\n\n", f.events, seat, status)
+	for _, c := range f.watchers[schedule] {
+		select {
+		case c <- event:
+		default: // a stream that far behind loses the change, as a test would see
+		}
+	}
 }
 
 func (f *fakeAPI) auth(w http.ResponseWriter, r *http.Request) (auth.Principal, bool) {

@@ -40,7 +40,7 @@ func hammer(ctx context.Context, cfg config, progressOut io.Writer) (*report, er
 
 	var watch *watcher
 	if cfg.Watch {
-		watch = newWatcher(cfg.WatchURL, cfg.Streams)
+		watch = newWatcher(cfg.WatchURL, cfg.Streams, cfg.Form, "reserved")
 		defer watch.stop()
 	}
 	w, err := setUp(ctx, a, cfg, runID, admin, watch)

@@ -24,10 +24,11 @@
 //	hammer [-scenario hot-seat|fresh-seats|contended] [-n 1000 | -duration 10s]
 //	       [-c 64] [-users U] [-url http://127.0.0.1:8080[,...]]
 //	       [-seats K [-per-seat M]] [-schedule ID -seat N]
+//	       [-watch [-streams S] [-watch-url URL] [-form full|compact]]
 //	       [-secret S] [-timeout 15s] [-json] [-verify=false]
 //	hammer -scenario best-available [-rows 40 -row-seats 50 [-sections N] | -layout FILE]
 //	       [-quantity 1-6] [-category C] [-adjacent=false] [-seed 1] [-duration 2m]
-//	       [-c 64] [-users U] [-url ...] [-json]
+//	       [-watch [-streams S] [-form full|compact]] [-c 64] [-users U] [-url ...] [-json]
 //
 // A best-available venue is -rows rows of -row-seats seats (2,000 seats at
 // most); with -sections N, N sections named 101, 102, ... of such rows (up
@@ -35,10 +36,17 @@
 // stadium is -sections 100 -rows 20 -row-seats 40); or the layout in FILE,
 // a JSON file holding what POST /schedules's "layout" member takes.
 //
+// -watch follows the live seat map of what is hammered (contended and
+// fresh-seats: each 200's "reserved" event; best-available: each seat of
+// each best-available 201's "held" event) and reports the events' delay;
+// -streams adds reading-only clients; -form compact has them all ask for
+// the compact form (a character a seat) instead of the full one.
+//
 // Every flag falls back to an environment variable: HAMMER_SCENARIO,
 // HAMMER_N, HAMMER_DURATION, HAMMER_C, HAMMER_USERS, HAMMER_URL (else
 // http://$HTTP_ADDR), HAMMER_SEATS, HAMMER_PER_SEAT, HAMMER_SCHEDULE,
 // HAMMER_SEAT, AUTH_SECRET, HAMMER_TIMEOUT, HAMMER_JSON, HAMMER_VERIFY,
+// HAMMER_WATCH, HAMMER_STREAMS, HAMMER_WATCH_URL, HAMMER_FORM,
 // HAMMER_ROWS, HAMMER_ROW_SEATS, HAMMER_SECTIONS, HAMMER_LAYOUT,
 // HAMMER_QUANTITY, HAMMER_CATEGORY, HAMMER_ADJACENT, HAMMER_SEED.
 package main
