@@ -226,6 +226,99 @@ func (a *api) sendStd(ctx context.Context, method, url, token string, body []byt
 	return resp.StatusCode, data, value, latency, nil
 }
 
+// getOptions are a GET's extra request headers (name, value pairs), the
+// response headers to return, and whether to keep the body (else only
+// its size is kept).
+type getOptions struct {
+	header   []string
+	read     []string
+	keepBody bool
+}
+
+// getResult is a GET's answer: Size is the body's length as it came over
+// the wire (compressed, when the server compressed it: neither client
+// decompresses a body whose Accept-Encoding the request set itself).
+type getResult struct {
+	Status  int
+	Size    int
+	Body    []byte   // with keepBody
+	Header  []string // the values of opt.read, in order
+	Latency time.Duration
+}
+
+// get sends one GET with opt's headers, bounded as send is.
+func (a *api) get(ctx context.Context, url string, opt getOptions) (getResult, error) {
+	var res getResult
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	if a.std != nil {
+		return a.getStd(ctx, url, opt)
+	}
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI(url)
+	req.Header.SetMethod(http.MethodGet)
+	for i := 0; i+1 < len(opt.header); i += 2 {
+		req.Header.Set(opt.header[i], opt.header[i+1])
+	}
+	start := time.Now()
+	err := a.client.Do(req, resp)
+	res.Latency = time.Since(start)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			err = fmt.Errorf("%w (%v)", ctxErr, err)
+		}
+		return res, err
+	}
+	res.Status, res.Size = resp.StatusCode(), len(resp.Body())
+	if opt.keepBody {
+		res.Body = append([]byte(nil), resp.Body()...)
+	}
+	for _, name := range opt.read {
+		res.Header = append(res.Header, string(resp.Header.Peek(name)))
+	}
+	return res, nil
+}
+
+// getStd is get on net/http.
+func (a *api) getStd(ctx context.Context, url string, opt getOptions) (getResult, error) {
+	var res getResult
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return res, err
+	}
+	for i := 0; i+1 < len(opt.header); i += 2 {
+		req.Header.Set(opt.header[i], opt.header[i+1])
+	}
+	start := time.Now()
+	resp, err := a.std.Do(req)
+	if err != nil {
+		res.Latency = time.Since(start)
+		return res, err
+	}
+	defer resp.Body.Close()
+	body := io.LimitReader(resp.Body, maxBody)
+	if opt.keepBody {
+		res.Body, err = io.ReadAll(body)
+		res.Size = len(res.Body)
+	} else {
+		var n int64
+		n, err = io.Copy(io.Discard, body)
+		res.Size = int(n)
+	}
+	res.Latency = time.Since(start)
+	if err != nil {
+		return res, err
+	}
+	res.Status = resp.StatusCode
+	for _, name := range opt.read {
+		res.Header = append(res.Header, resp.Header.Get(name))
+	}
+	return res, nil
+}
+
 // call sends in as JSON (nil: no body) and decodes the answer into out when
 // the status is want; any other status is an *apiError.
 func (a *api) call(ctx context.Context, op, method, url, token string, in, out any, want int) error {

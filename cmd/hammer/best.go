@@ -22,6 +22,10 @@ package main
 //     the best-available holds/s.
 //  5. Its seat map is read back and checked the same way.
 //
+// The best-available venue's seat map is read in both forms with
+// Accept-Encoding: gzip before the first phase (all seats free) and at
+// the end (sold), and the report gives the bodies' sizes on the wire.
+//
 // With -watch (or -streams), the best-available venue's live seat map is
 // followed (in the -form asked) through its phase, and each seat of each
 // 201 is matched with its "held" event.
@@ -298,6 +302,9 @@ func hammerBest(ctx context.Context, cfg config, progressOut io.Writer) (*report
 		return nil, err
 	}
 
+	// The seat map's bytes on the wire, empty now and sold at the end.
+	wire := &wireReport{Start: a.seatMapWires(ctx, cfg.Targets[0], venues[0].ID)}
+
 	var watch *watcher
 	if cfg.Watch {
 		// The best-available venue's stream, each seat of a 201 matched
@@ -324,8 +331,10 @@ func hammerBest(ctx context.Context, cfg config, progressOut io.Writer) (*report
 	}
 	if ctx.Err() == nil {
 		checks[1] = verifyPhase(ctx, a, cfg, runs[1], false, "")
+		wire.End = a.seatMapWires(ctx, cfg.Targets[0], venues[0].ID)
 	}
 	r := summarizeBest(cfg, runID, runs, checks)
+	r.Best.SeatMapBytes = wire
 	r.Watch = watched
 	r.Verdict = judgeBest(r)
 	return r, nil

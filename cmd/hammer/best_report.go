@@ -37,11 +37,14 @@ type bestReport struct {
 	SoldShare float64 `json:"seatsSoldShare"`
 	// FreeSeats and StrandedSingles are read on the best-available
 	// venue's seat map (first target) after its phase.
-	FreeSeats       int      `json:"freeSeats"`
-	StrandedSingles int      `json:"strandedSingles"`
-	StrandedShare   float64  `json:"strandedShare"`
-	Targets         []target `json:"targets"`
-	TargetsMet      bool     `json:"targetsMet"`
+	FreeSeats       int     `json:"freeSeats"`
+	StrandedSingles int     `json:"strandedSingles"`
+	StrandedShare   float64 `json:"strandedShare"`
+	// SeatMapBytes is the best-available venue's seat map on the wire,
+	// compact and full, gzip-compressed, at the start and the end.
+	SeatMapBytes *wireReport `json:"seatMapBytes,omitempty"`
+	Targets      []target    `json:"targets"`
+	TargetsMet   bool        `json:"targetsMet"`
 }
 
 // phaseReport is one phase of holds.
@@ -390,6 +393,21 @@ func writeBestText(w io.Writer, r *report) error {
 	p("sold:\t%d of %d seats (%.1f%%); %d free, %d stranded single seats (%.2f%%)",
 		b.SeatsSold, b.Capacity, 100*b.SoldShare, b.FreeSeats, b.StrandedSingles, 100*b.StrandedShare)
 	p("holds/s:\tbest available ÷ explicit seats = %.2f", b.HoldsRatio)
+	if w := b.SeatMapBytes; w != nil {
+		for _, at := range []struct {
+			name  string
+			sizes []wireSize
+		}{{"start", w.Start}, {"end", w.End}} {
+			if len(at.sizes) == 0 {
+				continue
+			}
+			parts := make([]string, len(at.sizes))
+			for i, size := range at.sizes {
+				parts[i] = size.String()
+			}
+			p("seat map, %s:\t%s (gzip asked; through %s)", at.name, strings.Join(parts, "; "), r.Targets[0])
+		}
+	}
 	writeWatchText(p, r.Watch)
 	p("targets:\t(reported, not judged)")
 	// The targets are a table of their own, aligned apart from the rest.

@@ -559,6 +559,15 @@ func TestBestAvailableOnSections(t *testing.T) {
 	if !strings.Contains(text.String(), "3 sections × 4 rows × 10 seats = 120 seats; schedules") {
 		t.Errorf("the report does not describe the venue")
 	}
+	for _, at := range [][]wireSize{b.SeatMapBytes.Start, b.SeatMapBytes.End} {
+		if len(at) != 2 || at[0].FormSeen != formCompact || at[1].FormSeen != formFull || at[0].Encoding != "gzip" ||
+			at[0].Bytes == 0 || at[0].Bytes >= at[1].Bytes || at[0].Decoded >= at[1].Decoded {
+			t.Errorf("seat map bytes %+v: want the compact form's and the full form's, gzip-compressed", at)
+		}
+	}
+	if !strings.Contains(text.String(), "seat map, end:") || !strings.Contains(text.String(), "B gzip (") {
+		t.Errorf("the report lacks the seat map's bytes")
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s := f.schedules[r.Schedules[0]]

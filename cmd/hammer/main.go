@@ -34,7 +34,10 @@
 // most); with -sections N, N sections named 101, 102, ... of such rows (up
 // to 500 sections of up to 100 rows, 100,000 seats in all: the 80,000-seat
 // stadium is -sections 100 -rows 20 -row-seats 40); or the layout in FILE,
-// a JSON file holding what POST /schedules's "layout" member takes.
+// a JSON file holding what POST /schedules's "layout" member takes. Its
+// report adds the venue's seat map on the wire: GET
+// /schedules/{id}/seats?form=compact and the full form with
+// Accept-Encoding: gzip, before the sale and after it, in bytes as sent.
 //
 // -watch follows the live seat map of what is hammered (contended and
 // fresh-seats: each 200's "reserved" event; best-available: each seat of

@@ -2,6 +2,7 @@ package main
 
 import (
 	"maps"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -52,6 +53,46 @@ func TestSeatMapEitherForm(t *testing.T) {
 		}
 		if _, err := a.seatMap(t.Context(), urls[0], id+1); err == nil || !strings.Contains(err.Error(), "HTTP 404 schedule_not_found") {
 			t.Errorf("full only %v: unknown schedule: %v", fullOnly, err)
+		}
+	}
+}
+
+// The seat map's bytes on the wire are those of the gzip-compressed body
+// as it came, with either client (net/http decompresses only what it
+// asked to be compressed itself); a server that does not compress, or
+// has no compact form, is reported as such.
+func TestSeatMapWire(t *testing.T) {
+	for _, client := range []string{clientFast, clientStd} {
+		f := newFakeAPI(t)
+		urls, _ := f.serve(t, 1)
+		a := newAPI(1, 1, 5*time.Second, client)
+		defer a.close()
+		id := f.addSchedule(2000, 2, 4)
+		sizes := a.seatMapWires(t.Context(), urls[0], id)
+		compact, full := sizes[0], sizes[1]
+		f.mu.Lock()
+		wantCompact, wantFull := len(f.schedules[id].compactJSON(id)), len(f.schedules[id].fullJSON(id))
+		f.mu.Unlock()
+		if compact.Form != formCompact || compact.FormSeen != formCompact || compact.Encoding != "gzip" || compact.Decoded != wantCompact ||
+			compact.Bytes <= 0 || compact.Bytes >= compact.Decoded || compact.Error != "" {
+			t.Errorf("%s: compact %+v, want %d bytes gzip-compressed", client, compact, wantCompact)
+		}
+		if full.Form != formFull || full.FormSeen != formFull || full.Encoding != "gzip" || full.Decoded != wantFull ||
+			full.Bytes >= full.Decoded || full.Bytes <= compact.Bytes || full.Error != "" {
+			t.Errorf("%s: full %+v, want %d bytes gzip-compressed, more than the compact form's", client, full, wantFull)
+		}
+		if got := compact.String(); !strings.HasPrefix(got, "compact ") || !strings.Contains(got, " B gzip (") {
+			t.Errorf("%s: %q", client, got)
+		}
+
+		f.noGzip, f.fullOnly = true, true
+		compact = a.seatMapWire(t.Context(), urls[0], id, formCompact)
+		if compact.Encoding != "" || compact.Bytes != wantFull || compact.Decoded != wantFull || compact.FormSeen != formFull ||
+			compact.String() != "compact: the full form answered, "+strconv.Itoa(wantFull)+" B, not compressed" {
+			t.Errorf("%s: uncompressed full form for compact: %+v %q", client, compact, compact.String())
+		}
+		if w := a.seatMapWire(t.Context(), urls[0], id+1, formCompact); w.Error != "HTTP 404" {
+			t.Errorf("%s: unknown schedule: %+v", client, w)
 		}
 	}
 }
