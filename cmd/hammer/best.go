@@ -22,6 +22,11 @@ package main
 //     the best-available holds/s.
 //  5. Its seat map is read back and checked the same way.
 //
+// With -database-url (else DATABASE_URL), the report gives the rows
+// PostgreSQL read in each phase (the delta of tup_returned + tup_fetched
+// of the service's database in pg_stat_database, background work
+// included) per hold made.
+//
 // The best-available venue's seat map is read in both forms with
 // Accept-Encoding: gzip before the first phase (all seats free) and at
 // the end (sold), and the report gives the bodies' sizes on the wire.
@@ -31,6 +36,7 @@ package main
 // 201 is matched with its "held" event.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -231,6 +237,17 @@ func bestPhase(ctx context.Context, a *api, cfg config, v venue) phase {
 	}
 }
 
+// grantedHolds counts a phase's 201s.
+func grantedHolds(outcomes []holdOutcome) int {
+	n := 0
+	for _, o := range outcomes {
+		if o.granted() {
+			n++
+		}
+	}
+	return n
+}
+
 // explicitPhase holds the blocks, one request each, then ends.
 func explicitPhase(a *api, v venue, blocks [][]int) phase {
 	return phase{
@@ -304,6 +321,15 @@ func hammerBest(ctx context.Context, cfg config, progressOut io.Writer) (*report
 
 	// The seat map's bytes on the wire, empty now and sold at the end.
 	wire := &wireReport{Start: a.seatMapWires(ctx, cfg.Targets[0], venues[0].ID)}
+	var meters [2]*pgMeter
+	if cfg.DatabaseURL != "" {
+		stats, err := openPGStats(ctx, cfg.DatabaseURL)
+		if err != nil {
+			return nil, err
+		}
+		defer stats.close()
+		meters = [2]*pgMeter{{stats: stats}, {stats: stats}}
+	}
 
 	var watch *watcher
 	if cfg.Watch {
@@ -319,7 +345,11 @@ func hammerBest(ctx context.Context, cfg config, progressOut io.Writer) (*report
 	var runs [2]phaseRun
 	var checks [2]phaseCheck
 	var watched *watchReport
+	var pg [2]*pgRows
+	var pgErr error
+	meters[0].start(ctx)
 	runs[0] = runPhase(ctx, a, cfg, users, venues[0], bestPhase(ctx, a, cfg, venues[0]), "seats held, best available", progressOut)
+	pg[0], pgErr = meters[0].stop(ctx, grantedHolds(runs[0].outcomes))
 	if watch != nil {
 		watched = watch.finishHolds(venues[0].ID, runs[0].outcomes)
 		watched.Streams = cfg.Streams
@@ -327,7 +357,11 @@ func hammerBest(ctx context.Context, cfg config, progressOut io.Writer) (*report
 	if ctx.Err() == nil {
 		checks[0] = verifyPhase(ctx, a, cfg, runs[0], b.Adjacent, b.Category)
 		blocks := b.explicitBlocks(venues[1])
+		meters[1].start(ctx)
 		runs[1] = runPhase(ctx, a, cfg, explicitUsers, venues[1], explicitPhase(a, venues[1], blocks), "seats held, explicit seats", progressOut)
+		var err error
+		pg[1], err = meters[1].stop(ctx, grantedHolds(runs[1].outcomes))
+		pgErr = cmp.Or(pgErr, err)
 	}
 	if ctx.Err() == nil {
 		checks[1] = verifyPhase(ctx, a, cfg, runs[1], false, "")
@@ -335,6 +369,15 @@ func hammerBest(ctx context.Context, cfg config, progressOut io.Writer) (*report
 	}
 	r := summarizeBest(cfg, runID, runs, checks)
 	r.Best.SeatMapBytes = wire
+	r.Best.Best.Postgres, r.Best.Explicit.Postgres = pg[0], pg[1]
+	switch {
+	case cfg.DatabaseURL == "":
+		r.Best.PostgresNote = "rows read not measured: no -database-url (or DATABASE_URL) given"
+	case pgErr != nil && ctx.Err() == nil:
+		r.Best.PostgresNote = "rows read not measured: " + pgErr.Error()
+	default:
+		r.Best.PostgresDatabase = meters[0].stats.database
+	}
 	r.Watch = watched
 	r.Verdict = judgeBest(r)
 	return r, nil

@@ -40,6 +40,10 @@ type bestReport struct {
 	FreeSeats       int     `json:"freeSeats"`
 	StrandedSingles int     `json:"strandedSingles"`
 	StrandedShare   float64 `json:"strandedShare"`
+	// PostgresDatabase is the database whose rows read each phase's
+	// Postgres counts; PostgresNote says why there are none.
+	PostgresDatabase string `json:"postgresDatabase,omitempty"`
+	PostgresNote     string `json:"postgresNote,omitempty"`
 	// SeatMapBytes is the best-available venue's seat map on the wire,
 	// compact and full, gzip-compressed, at the start and the end.
 	SeatMapBytes *wireReport `json:"seatMapBytes,omitempty"`
@@ -70,7 +74,9 @@ type phaseReport struct {
 	// ByQuantity counts requests and answers by the quantity asked.
 	ByQuantity map[int]*quantityCounts `json:"byQuantity,omitempty"`
 	SoldOut    *soldOutProbe           `json:"soldOutChecks,omitempty"`
-	Invariant  invariantReport         `json:"invariant"`
+	// Postgres is what PostgreSQL read during the phase (-database-url).
+	Postgres  *pgRows         `json:"postgres,omitempty"`
+	Invariant invariantReport `json:"invariant"`
 }
 
 // attemptsReport is how many choices the service tried per 201.
@@ -367,6 +373,9 @@ func writeBestText(w io.Writer, r *report) error {
 			}
 			p("  quantity %d:\t%d asked, %d held, %d not enough seats, %d contended%s", q, c.Requests, c.Holds, c.NotEnough, c.Contended, first)
 		}
+		if pg := ph.Postgres; pg != nil {
+			p("  PostgreSQL:\t%d rows read (tup_returned + tup_fetched of database %s): %.1f per hold", pg.RowsRead, b.PostgresDatabase, pg.RowsPerHold)
+		}
 		if s := ph.SoldOut; s != nil {
 			p("  sold out:\t%d seat-map reads after a refusal of %d, %d found room left", s.Checks, v.MinQuantity, s.RoomSeen)
 		}
@@ -393,6 +402,9 @@ func writeBestText(w io.Writer, r *report) error {
 	p("sold:\t%d of %d seats (%.1f%%); %d free, %d stranded single seats (%.2f%%)",
 		b.SeatsSold, b.Capacity, 100*b.SoldShare, b.FreeSeats, b.StrandedSingles, 100*b.StrandedShare)
 	p("holds/s:\tbest available ÷ explicit seats = %.2f", b.HoldsRatio)
+	if b.PostgresNote != "" {
+		p("PostgreSQL:\t%s", b.PostgresNote)
+	}
 	if w := b.SeatMapBytes; w != nil {
 		for _, at := range []struct {
 			name  string

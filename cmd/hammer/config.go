@@ -88,6 +88,9 @@ type config struct {
 	// Form is the seat map's form the watchers' streams ask for
 	// (formFull or formCompact).
 	Form string
+	// DatabaseURL is the service's database, whose statistics say how
+	// many rows PostgreSQL read (best-available); "" leaves that out.
+	DatabaseURL string
 	// Best is -scenario best-available's venue and requests.
 	Best bestConfig
 }
@@ -222,6 +225,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		"best-available: the category of the layout's rows, asked for by every request; default none asked (rows standard) (env HAMMER_CATEGORY)")
 	adjacent := fs.Bool("adjacent", env.bool("HAMMER_ADJACENT", true),
 		"best-available: ask for consecutive seats of one row (env HAMMER_ADJACENT)")
+	databaseURL := fs.String("database-url", env.str("HAMMER_DATABASE_URL", getenv("DATABASE_URL")),
+		"best-available: the service's PostgreSQL database, to report the rows it read per hold (pg_stat_database); "+
+			"default none: the figure is left out (env HAMMER_DATABASE_URL, else DATABASE_URL)")
 	seed := fs.Uint64("seed", env.uint64("HAMMER_SEED", 1),
 		"best-available: seed of the quantities and of the explicit phase's blocks (env HAMMER_SEED)")
 
@@ -259,6 +265,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			return config{}, err
 		}
 		cfg.Best = best
+		cfg.DatabaseURL = *databaseURL
 	default:
 		return bad("-scenario must be hot-seat, fresh-seats, contended or best-available")
 	}
@@ -382,7 +389,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 
 // bestFlags are the flags only -scenario best-available reads.
 var bestFlags = map[string]bool{"rows": true, "row-seats": true, "sections": true, "layout": true, "quantity": true, "category": true,
-	"adjacent": true, "seed": true}
+	"adjacent": true, "seed": true, "database-url": true}
 
 // parseVenue checks the venue's flags: a grid of rows (-rows × -row-seats,
 // at most maxSeats seats, as the halls the hammer makes), of sections of

@@ -37,6 +37,7 @@ type fakeAPI struct {
 	holdTwice         bool          // best available: the first seat held is offered again, once
 	scatter           bool          // best available: a hold of several seats takes one per row
 	contendAll        bool          // best available: every request answers seats_contended
+	onHold            func()        // called for each hold granted, with f.mu held
 	stall             chan struct{} // reservations block until closed or cancelled
 	arrived           chan struct{} // receives once per stalled reservation
 
@@ -270,6 +271,9 @@ func (f *fakeAPI) createHold(w http.ResponseWriter, r *http.Request) {
 	}
 	s.holds++
 	s.version++
+	if f.onHold != nil {
+		f.onHold()
+	}
 	writeJSONBody(w, http.StatusCreated, map[string]any{
 		"id": fmt.Sprintf("00000000-0000-4000-9000-%012d", s.holds), "scheduleId": in.ScheduleID, "seatIds": seats,
 		"userId": p.UserID, "status": "active",

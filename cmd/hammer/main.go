@@ -28,7 +28,8 @@
 //	       [-secret S] [-timeout 15s] [-json] [-verify=false]
 //	hammer -scenario best-available [-rows 40 -row-seats 50 [-sections N] | -layout FILE]
 //	       [-quantity 1-6] [-category C] [-adjacent=false] [-seed 1] [-duration 2m]
-//	       [-watch [-streams S] [-form full|compact]] [-c 64] [-users U] [-url ...] [-json]
+//	       [-watch [-streams S] [-form full|compact]] [-database-url URL]
+//	       [-c 64] [-users U] [-url ...] [-json]
 //
 // A best-available venue is -rows rows of -row-seats seats (2,000 seats at
 // most); with -sections N, N sections named 101, 102, ... of such rows (up
@@ -37,7 +38,11 @@
 // a JSON file holding what POST /schedules's "layout" member takes. Its
 // report adds the venue's seat map on the wire: GET
 // /schedules/{id}/seats?form=compact and the full form with
-// Accept-Encoding: gzip, before the sale and after it, in bytes as sent.
+// Accept-Encoding: gzip, before the sale and after it, in bytes as sent;
+// and, with -database-url (else DATABASE_URL), the rows PostgreSQL read
+// in each phase per hold (the delta of tup_returned + tup_fetched of the
+// service's database in pg_stat_database; reading it settled adds some
+// 45 s to the run). Without a database URL the figure is left out.
 //
 // -watch follows the live seat map of what is hammered (contended and
 // fresh-seats: each 200's "reserved" event; best-available: each seat of
@@ -51,7 +56,8 @@
 // HAMMER_SEAT, AUTH_SECRET, HAMMER_TIMEOUT, HAMMER_JSON, HAMMER_VERIFY,
 // HAMMER_WATCH, HAMMER_STREAMS, HAMMER_WATCH_URL, HAMMER_FORM,
 // HAMMER_ROWS, HAMMER_ROW_SEATS, HAMMER_SECTIONS, HAMMER_LAYOUT,
-// HAMMER_QUANTITY, HAMMER_CATEGORY, HAMMER_ADJACENT, HAMMER_SEED.
+// HAMMER_QUANTITY, HAMMER_CATEGORY, HAMMER_ADJACENT, HAMMER_SEED,
+// HAMMER_DATABASE_URL (else DATABASE_URL).
 package main
 
 import (
