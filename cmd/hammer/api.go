@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -91,11 +92,56 @@ func (a *api) stopOnCancel(ctx context.Context) (stop func() bool) {
 type connSet struct {
 	mu   sync.Mutex
 	open map[net.Conn]struct{}
+	// spread, when set, has each connection to a loopback IPv4 address
+	// come from a loopback address of its own (127.0.0.2, 127.0.0.3, ...):
+	// next numbers them, sources counts the connections so made.
+	spread  bool
+	next    atomic.Int64
+	sources atomic.Int64
+}
+
+// spreadSources has each connection to a loopback target come from a
+// loopback address of its own, as clients on as many machines would:
+// the service limits its public routes per client address (RATE_LIMIT_IP).
+// Call it before the first request.
+func (a *api) spreadSources() { a.conns.spread = true }
+
+// sourceAddresses is how many source addresses spreadSources gave out.
+func (a *api) sourceAddresses() int { return int(min(a.conns.sources.Load(), maxSources)) }
+
+// maxSources is how many loopback source addresses spreadSources uses
+// (127.0.0.2 to 127.0.255.251), before it takes them again.
+const maxSources = 256 * 250
+
+// source is the local address of the next connection to addr: nil but
+// for a loopback IPv4 target when spreading.
+func (s *connSet) source(addr string) *net.TCPAddr {
+	if !s.spread {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	ip := net.ParseIP(host)
+	if err != nil || ip == nil || !ip.IsLoopback() || ip.To4() == nil {
+		return nil
+	}
+	n := (s.next.Add(1) - 1) % maxSources
+	return &net.TCPAddr{IP: net.IPv4(127, 0, byte(n/250), byte(n%250+2))}
 }
 
 func (s *connSet) dial(timeout time.Duration) fasthttp.DialFunc {
 	return func(addr string) (net.Conn, error) {
-		c, err := net.DialTimeout("tcp", addr, timeout)
+		d := net.Dialer{Timeout: timeout}
+		if src := s.source(addr); src != nil {
+			d.LocalAddr = src
+		}
+		c, err := d.Dial("tcp", addr)
+		switch {
+		case err != nil && d.LocalAddr != nil:
+			d.LocalAddr = nil // a system that will not bind it: from the usual address
+			c, err = d.Dial("tcp", addr)
+		case d.LocalAddr != nil:
+			s.sources.Add(1)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -48,6 +48,9 @@ const (
 	// a fresh venue layout until it is sold out, then explicit-seat holds
 	// of the same quantities on another (best.go).
 	scenarioBestAvailable scenario = "best-available"
+	// scenarioSeatMap: clients read a schedule's seat map, half of them
+	// revalidating, while bookings may go on (seatmap_scenario.go).
+	scenarioSeatMap scenario = "seat-map"
 )
 
 // Defaults of -scenario best-available: make compare's venue of 2,000
@@ -57,6 +60,10 @@ const (
 	defaultRowSeats  = 50
 	defaultQuantity  = "1-6"
 	defaultPhaseTime = 2 * time.Minute
+	// defaultReadTime is how long -scenario seat-map reads by default.
+	defaultReadTime = 10 * time.Second
+	// maxBookRate bounds -book-rate.
+	maxBookRate = 100_000
 )
 
 // config is one run, fully validated.
@@ -93,7 +100,40 @@ type config struct {
 	DatabaseURL string
 	// Best is -scenario best-available's venue and requests.
 	Best bestConfig
+	// SeatMap is -scenario seat-map's venue and bookings.
+	SeatMap seatMapConfig
 }
+
+// seatMapConfig is what -scenario seat-map reads: a fresh venue
+// (venueConfig; unless -schedule names an existing schedule), its seat map
+// in Form, while BookRate bookings a second go on.
+type seatMapConfig struct {
+	venueConfig
+	Form     string  `json:"form"`
+	BookRate float64 `json:"bookRate"`
+}
+
+// usageSynopsis opens -h's text (main.go's doc says more).
+const usageSynopsis = `Usage:
+  hammer [-scenario hot-seat|fresh-seats|contended] [-n 1000 | -duration 10s]
+         [-c 64] [-users U] [-url http://127.0.0.1:8080[,...]]
+         [-seats K [-per-seat M]] [-schedule ID -seat N]
+         [-watch [-streams S] [-watch-url URL] [-form full|compact]]
+         [-secret S] [-timeout 15s] [-json] [-verify=false]
+  hammer -scenario best-available [-rows 40 -row-seats 50 [-sections N] | -layout FILE]
+         [-quantity 1-6] [-category C] [-adjacent=false] [-seed 1] [-duration 2m]
+         [-watch [-streams S] [-form full|compact]] [-database-url URL]
+         [-c 64] [-users U] [-url ...] [-json]
+  hammer -scenario seat-map [-schedule ID | -rows 40 -row-seats 50 [-sections N] | -layout FILE]
+         [-form compact|full] [-book-rate R] [-duration 10s] [-c 64] [-users U] [-url ...] [-json]
+
+  The 80,000-seat stadium sold to parties of 1-6:
+    hammer -scenario best-available -sections 100 -rows 20 -row-seats 40 -quantity 1-6 -users 2000 -c 64
+  Its seat map read by 64 clients while 200 bookings a second go on:
+    hammer -scenario seat-map -sections 100 -rows 20 -row-seats 40 -c 64 -book-rate 200 -duration 30s
+
+Flags:
+`
 
 // venueConfig is the venue a scenario makes: Rows rows of RowSeats seats
 // (of Category, when given); with Sections, that many sections of such
@@ -177,13 +217,18 @@ func usagef(format string, a ...any) error { return &usageError{err: fmt.Errorf(
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("hammer", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usageSynopsis)
+		fs.PrintDefaults()
+	}
 	env := envDefaults{getenv: getenv}
 
 	scen := fs.String("scenario", env.str("HAMMER_SCENARIO", string(scenarioContended)),
-		"hot-seat, fresh-seats, contended or best-available (env HAMMER_SCENARIO)")
+		"hot-seat, fresh-seats, contended, best-available or seat-map (env HAMMER_SCENARIO)")
 	n := fs.Int("n", env.int("HAMMER_N", 0), "total requests; default 1000, or -seats x -per-seat (env HAMMER_N)")
 	dur := fs.Duration("duration", env.duration("HAMMER_DURATION", 0),
-		"run this long instead of -n requests; best-available: the most each phase may last, default "+defaultPhaseTime.String()+" (env HAMMER_DURATION)")
+		"run this long instead of -n requests; best-available: the most each phase may last, default "+defaultPhaseTime.String()+
+			"; seat-map: how long to read, default "+defaultReadTime.String()+" (env HAMMER_DURATION)")
 	c := fs.Int("c", env.int("HAMMER_C", 64), "concurrent workers, one connection each (env HAMMER_C)")
 	users := fs.Int("users", env.int("HAMMER_USERS", 0), "distinct users (tokens); default one per worker, at least 100 (env HAMMER_USERS)")
 	urls := fs.String("url", env.str("HAMMER_URL", defaultURL(getenv)),
@@ -191,7 +236,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	seats := fs.Int("seats", env.int("HAMMER_SEATS", 1), "contended: seats to race for, 1.."+strconv.Itoa(maxSeats)+" (env HAMMER_SEATS)")
 	perSeat := fs.Int("per-seat", env.int("HAMMER_PER_SEAT", 0), "contended: requests per seat, sets -n (env HAMMER_PER_SEAT)")
 	schedule := fs.Int64("schedule", int64(env.int("HAMMER_SCHEDULE", 0)),
-		"hot-seat or contended: an existing schedule (with -seat) instead of a fresh one (env HAMMER_SCHEDULE)")
+		"hot-seat or contended: an existing schedule (with -seat) instead of a fresh one; seat-map: the existing schedule to read (env HAMMER_SCHEDULE)")
 	seat := fs.Int("seat", env.int("HAMMER_SEAT", 0), "the seat of -schedule (env HAMMER_SEAT)")
 	secret := fs.String("secret", getenv("AUTH_SECRET"), "HS256 secret for minting tokens (env AUTH_SECRET)")
 	timeout := fs.Duration("timeout", env.duration("HAMMER_TIMEOUT", 15*time.Second), "per-request timeout (env HAMMER_TIMEOUT)")
@@ -205,24 +250,27 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		"follow the live seat map while hammering; report each booking's event delay and any event that never came (env HAMMER_WATCH)")
 	streams := fs.Int("streams", env.int("HAMMER_STREAMS", 0),
 		"open this many more live seat-map clients per hammered schedule on the -watch-url instance, reading only (env HAMMER_STREAMS)")
-	form := fs.String("form", env.str("HAMMER_FORM", formFull),
-		"the seat map's form the -watch and -streams clients ask their streams for: full (an object a seat) or compact (a character a seat) (env HAMMER_FORM)")
+	form := fs.String("form", env.str("HAMMER_FORM", ""),
+		"the seat map's form the -watch and -streams clients ask their streams for, full (an object a seat; their default) or compact "+
+			"(a character a seat); seat-map: the form its clients read, default compact (env HAMMER_FORM)")
+	bookRate := fs.Float64("book-rate", env.float("HAMMER_BOOK_RATE", 0),
+		"seat-map: bookings a second (POST /reservations of the venue's seats in turn) while the clients read; 0: none (env HAMMER_BOOK_RATE)")
 	watchURL := fs.String("watch-url", env.str("HAMMER_WATCH_URL", ""),
 		"the instance whose stream -watch follows; default the last -url (env HAMMER_WATCH_URL)")
 	rows := fs.Int("rows", env.int("HAMMER_ROWS", defaultRows),
-		"best-available: rows of the fresh layout, of each section with -sections, 1.."+strconv.Itoa(reservation.MaxRows)+" (env HAMMER_ROWS)")
+		"best-available and seat-map: rows of the fresh layout, of each section with -sections, 1.."+strconv.Itoa(reservation.MaxRows)+" (env HAMMER_ROWS)")
 	rowSeats := fs.Int("row-seats", env.int("HAMMER_ROW_SEATS", defaultRowSeats),
-		"best-available: seats in each row; "+strconv.Itoa(maxSeats)+" seats at most in a layout of rows alone (env HAMMER_ROW_SEATS)")
+		"best-available and seat-map: seats in each row; "+strconv.Itoa(maxSeats)+" seats at most in a layout of rows alone (env HAMMER_ROW_SEATS)")
 	sections := fs.Int("sections", env.int("HAMMER_SECTIONS", 0),
-		fmt.Sprintf("best-available: lay the venue out in this many sections (named 101, 102, ...), each of -rows rows of -row-seats seats, "+
+		fmt.Sprintf("best-available and seat-map: lay the venue out in this many sections (named 101, 102, ...), each of -rows rows of -row-seats seats, "+
 			"1..%d, %d seats at most in all; 0: rows alone (env HAMMER_SECTIONS)", reservation.MaxSections, reservation.MaxSeatCount))
 	layoutFile := fs.String("layout", env.str("HAMMER_LAYOUT", ""),
-		"best-available: the venue's layout from this JSON file, what POST /schedules's \"layout\" takes ({\"rows\": [...]} or {\"sections\": [...]}), "+
+		"best-available and seat-map: the venue's layout from this JSON file, what POST /schedules's \"layout\" takes ({\"rows\": [...]} or {\"sections\": [...]}), "+
 			"instead of -rows, -row-seats and -sections (env HAMMER_LAYOUT)")
 	quantity := fs.String("quantity", env.str("HAMMER_QUANTITY", defaultQuantity),
 		"best-available: seats each request asks for, N or MIN-MAX within 1..10, drawn at random (env HAMMER_QUANTITY)")
 	category := fs.String("category", env.str("HAMMER_CATEGORY", ""),
-		"best-available: the category of the layout's rows, asked for by every request; default none asked (rows standard) (env HAMMER_CATEGORY)")
+		"best-available and seat-map: the category of the layout's rows, asked for by every best-available request; default none asked (rows standard) (env HAMMER_CATEGORY)")
 	adjacent := fs.Bool("adjacent", env.bool("HAMMER_ADJACENT", true),
 		"best-available: ask for consecutive seats of one row (env HAMMER_ADJACENT)")
 	databaseURL := fs.String("database-url", env.str("HAMMER_DATABASE_URL", getenv("DATABASE_URL")),
@@ -250,7 +298,6 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		Scenario: scenario(*scen), N: *n, Duration: *dur, C: *c, Users: *users, Seats: *seats,
 		ScheduleID: *schedule, Seat: *seat, Secret: []byte(*secret), Timeout: *timeout, JSON: *asJSON, Verify: *verify,
 		CPUProfile: *cpuProfile, Client: *client, Watch: *watch, WatchURL: strings.TrimRight(*watchURL, "/"), Streams: *streams,
-		Form: *form,
 	}
 	bad := func(format string, a ...any) (config, error) { return config{}, usagef(format, a...) }
 	switch cfg.Scenario {
@@ -266,20 +313,23 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		}
 		cfg.Best = best
 		cfg.DatabaseURL = *databaseURL
-	default:
-		return bad("-scenario must be hot-seat, fresh-seats, contended or best-available")
-	}
-	if cfg.Scenario != scenarioBestAvailable {
-		var misplaced []string
-		for _, name := range slices.Sorted(maps.Keys(set)) {
-			if bestFlags[name] {
-				misplaced = append(misplaced, "-"+name)
+	case scenarioSeatMap:
+		sm := seatMapConfig{Form: cmp.Or(*form, formCompact), BookRate: *bookRate}
+		if cfg.ScheduleID == 0 {
+			v, err := parseVenue(*rows, *rowSeats, *sections, *layoutFile, *category, set)
+			if err != nil {
+				return config{}, err
 			}
+			sm.venueConfig = v
 		}
-		if len(misplaced) > 0 {
-			return bad("%s: for -scenario best-available", strings.Join(misplaced, ", "))
-		}
+		cfg.SeatMap = sm
+	default:
+		return bad("-scenario must be hot-seat, fresh-seats, contended, best-available or seat-map")
 	}
+	if err := checkScenarioFlags(cfg.Scenario, set); err != nil {
+		return config{}, err
+	}
+	cfg.Form = cmp.Or(*form, formFull)
 	if *perSeat < 0 {
 		return bad("-per-seat must be positive")
 	}
@@ -295,6 +345,23 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	switch {
 	case cfg.N > 0 && cfg.Duration > 0:
 		return bad("-n and -duration exclude each other")
+	case cfg.Scenario == scenarioSeatMap:
+		switch {
+		case cfg.N > 0:
+			return bad("-n is not for seat-map: it reads for -duration")
+		case cfg.Seats != 1 || cfg.Seat != 0:
+			return bad("-seats and -seat are not for seat-map: it reads a whole seat map (-schedule, or a venue of its own)")
+		case *watch || *streams != 0:
+			return bad("-watch and -streams are not for seat-map")
+		case cfg.ScheduleID != 0 && (set["rows"] || set["row-seats"] || set["sections"] || set["layout"] || set["category"]):
+			return bad("-schedule reads an existing schedule: not with -rows, -row-seats, -sections, -layout or -category")
+		case cfg.SeatMap.Form != formFull && cfg.SeatMap.Form != formCompact:
+			return bad("-form must be %s or %s", formFull, formCompact)
+		case cfg.SeatMap.BookRate < 0 || cfg.SeatMap.BookRate > maxBookRate:
+			return bad("-book-rate must be 0..%d", maxBookRate)
+		case cfg.Duration == 0:
+			cfg.Duration = defaultReadTime
+		}
 	case cfg.Scenario == scenarioBestAvailable:
 		switch {
 		case cfg.N > 0:
@@ -324,7 +391,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return bad("-schedule must be positive")
 	case cfg.Seat < 0:
 		return bad("-seat must be positive")
-	case (cfg.ScheduleID > 0) != (cfg.Seat > 0):
+	case (cfg.ScheduleID > 0) != (cfg.Seat > 0) && cfg.Scenario != scenarioSeatMap:
 		return bad("-schedule and -seat go together")
 	case cfg.Seat > 0 && cfg.Scenario == scenarioFreshSeats:
 		return bad("-schedule/-seat hammer one seat: not for fresh-seats")
@@ -373,8 +440,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	switch {
 	case cfg.Form != formFull && cfg.Form != formCompact:
 		return bad("-form must be %s or %s", formFull, formCompact)
-	case set["form"] && !cfg.Watch:
-		return bad("-form is for the live seat map's clients: -watch or -streams")
+	case set["form"] && !cfg.Watch && cfg.Scenario != scenarioSeatMap:
+		return bad("-form is for the live seat map's clients (-watch or -streams) and -scenario seat-map")
 	}
 	if cfg.Watch {
 		if cfg.Scenario == scenarioHotSeat {
@@ -387,9 +454,45 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	return cfg, nil
 }
 
-// bestFlags are the flags only -scenario best-available reads.
-var bestFlags = map[string]bool{"rows": true, "row-seats": true, "sections": true, "layout": true, "quantity": true, "category": true,
-	"adjacent": true, "seed": true, "database-url": true}
+// scenarioFlags names the flags that only some scenarios read, and which.
+var scenarioFlags = map[string][]scenario{
+	"rows": {scenarioBestAvailable, scenarioSeatMap}, "row-seats": {scenarioBestAvailable, scenarioSeatMap},
+	"sections": {scenarioBestAvailable, scenarioSeatMap}, "layout": {scenarioBestAvailable, scenarioSeatMap},
+	"category": {scenarioBestAvailable, scenarioSeatMap},
+	"quantity": {scenarioBestAvailable}, "adjacent": {scenarioBestAvailable}, "seed": {scenarioBestAvailable},
+	"database-url": {scenarioBestAvailable},
+	"book-rate":    {scenarioSeatMap},
+}
+
+// checkScenarioFlags refuses the flags of set that s does not read,
+// naming the scenarios that do: "-quantity: for -scenario best-available".
+func checkScenarioFlags(s scenario, set map[string]bool) error {
+	var misplaced []string
+	var byScenarios []string // the same order: whom each group is for
+	groups := map[string][]string{}
+	for _, name := range slices.Sorted(maps.Keys(set)) {
+		readers, ok := scenarioFlags[name]
+		if !ok || slices.Contains(readers, s) {
+			continue
+		}
+		names := make([]string, len(readers))
+		for i, sc := range readers {
+			names[i] = string(sc)
+		}
+		whom := strings.Join(names, " or ")
+		if groups[whom] == nil {
+			byScenarios = append(byScenarios, whom)
+		}
+		groups[whom] = append(groups[whom], "-"+name)
+	}
+	for _, whom := range byScenarios {
+		misplaced = append(misplaced, strings.Join(groups[whom], ", ")+": for -scenario "+whom)
+	}
+	if len(misplaced) > 0 {
+		return usagef("%s", strings.Join(misplaced, "; "))
+	}
+	return nil
+}
 
 // parseVenue checks the venue's flags: a grid of rows (-rows × -row-seats,
 // at most maxSeats seats, as the halls the hammer makes), of sections of
@@ -528,6 +631,11 @@ func (e *envDefaults) int(name string, def int) int {
 
 func (e *envDefaults) uint64(name string, def uint64) uint64 {
 	e.lookup(name, func(v string) (err error) { def, err = strconv.ParseUint(v, 10, 64); return err })
+	return def
+}
+
+func (e *envDefaults) float(name string, def float64) float64 {
+	e.lookup(name, func(v string) (err error) { def, err = strconv.ParseFloat(v, 64); return err })
 	return def
 }
 

@@ -24,6 +24,9 @@ func writeText(w io.Writer, r *report) error {
 	if r.Best != nil {
 		return writeBestText(w, r)
 	}
+	if r.SeatMap != nil {
+		return writeSeatMapText(w, r)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	p := func(format string, a ...any) { fmt.Fprintf(tw, format+"\n", a...) }
 
