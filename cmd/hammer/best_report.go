@@ -374,7 +374,12 @@ func writeBestText(w io.Writer, r *report) error {
 			p("  quantity %d:\t%d asked, %d held, %d not enough seats, %d contended%s", q, c.Requests, c.Holds, c.NotEnough, c.Contended, first)
 		}
 		if pg := ph.Postgres; pg != nil {
-			p("  PostgreSQL:\t%d rows read (tup_returned + tup_fetched of database %s): %.1f per hold", pg.RowsRead, b.PostgresDatabase, pg.RowsPerHold)
+			probes := ""
+			if ph.SoldOut != nil && ph.SoldOut.Checks > 0 {
+				probes = fmt.Sprintf("; the %d seat-map reads of the sold-out check included", ph.SoldOut.Checks)
+			}
+			p("  PostgreSQL:\t%d rows read (tup_returned + tup_fetched of database %s): %.1f per hold%s",
+				pg.RowsRead, b.PostgresDatabase, pg.RowsPerHold, probes)
 		}
 		if s := ph.SoldOut; s != nil {
 			p("  sold out:\t%d seat-map reads after a refusal of %d, %d found room left", s.Checks, v.MinQuantity, s.RoomSeen)
