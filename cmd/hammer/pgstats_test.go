@@ -32,7 +32,7 @@ func TestBestAvailableRowsReadPerHold(t *testing.T) {
 	// A backend publishes its counts as it exits: a connection a hold,
 	// and no settling.
 	settle := pgStatSettle
-	pgStatSettle = 300 * time.Millisecond
+	pgStatSettle = time.Second
 	defer func() { pgStatSettle = settle }()
 	f := newFakeAPI(t)
 	f.onHold = func() {
