@@ -22,7 +22,7 @@ package main
 //     the best-available holds/s.
 //  5. Its seat map is read back and checked the same way.
 //
-// With -database-url (else DATABASE_URL), the report gives the rows
+// With -database-url, the report gives the rows
 // PostgreSQL read in each phase (the delta of tup_returned + tup_fetched
 // of the service's database in pg_stat_database, background work
 // included) per hold made.
@@ -372,7 +372,7 @@ func hammerBest(ctx context.Context, cfg config, progressOut io.Writer) (*report
 	r.Best.Best.Postgres, r.Best.Explicit.Postgres = pg[0], pg[1]
 	switch {
 	case cfg.DatabaseURL == "":
-		r.Best.PostgresNote = "rows read not measured: no -database-url (or DATABASE_URL) given"
+		r.Best.PostgresNote = "rows read not measured: no -database-url given (make hammer: ARGS='... -database-url $$DATABASE_URL')"
 	case pgErr != nil && ctx.Err() == nil:
 		r.Best.PostgresNote = "rows read not measured: " + pgErr.Error()
 	default:

@@ -43,10 +43,12 @@
 // report adds the venue's seat map on the wire: GET
 // /schedules/{id}/seats?form=compact and the full form with
 // Accept-Encoding: gzip, before the sale and after it, in bytes as sent;
-// and, with -database-url (else DATABASE_URL), the rows PostgreSQL read
-// in each phase per hold (the delta of tup_returned + tup_fetched of the
-// service's database in pg_stat_database; reading it settled adds some
-// 45 s to the run). Without a database URL the figure is left out.
+// and, with -database-url (the service's DATABASE_URL), the rows
+// PostgreSQL read in each phase per hold (the delta of tup_returned +
+// tup_fetched of the service's database in pg_stat_database; reading it
+// settled adds some 45 s to the run). Without a database URL the figure
+// is left out. make hammer has DATABASE_URL in its environment:
+// ARGS='-scenario best-available -database-url $$DATABASE_URL'.
 //
 // -scenario seat-map has -c clients read GET /schedules/{id}/seats (the
 // compact form, or -form full) with Accept-Encoding: gzip for -duration,
@@ -73,7 +75,7 @@
 // HAMMER_WATCH, HAMMER_STREAMS, HAMMER_WATCH_URL, HAMMER_FORM,
 // HAMMER_ROWS, HAMMER_ROW_SEATS, HAMMER_SECTIONS, HAMMER_LAYOUT,
 // HAMMER_QUANTITY, HAMMER_CATEGORY, HAMMER_ADJACENT, HAMMER_SEED,
-// HAMMER_DATABASE_URL (else DATABASE_URL), HAMMER_BOOK_RATE.
+// HAMMER_DATABASE_URL, HAMMER_BOOK_RATE.
 package main
 
 import (
