@@ -11,14 +11,16 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
 )
 
-// maxBody caps what we read of any response; the API's bodies are tiny and a
+// maxBody caps what we read of any response: the full seat map of a
+// venue of 100,000 seats is some 11 MB, the other bodies are tiny, and a
 // misbehaving server must not make the hammer buffer without bound.
-const maxBody = 1 << 20
+const maxBody = 64 << 20
 
 // api is the one place that talks HTTP to the service: setup calls,
 // reservations and seat-map reads all go through send. It uses fasthttp's
@@ -90,11 +92,56 @@ func (a *api) stopOnCancel(ctx context.Context) (stop func() bool) {
 type connSet struct {
 	mu   sync.Mutex
 	open map[net.Conn]struct{}
+	// spread, when set, has each connection to a loopback IPv4 address
+	// come from a loopback address of its own (127.0.0.2, 127.0.0.3, ...):
+	// next numbers them, sources counts the connections so made.
+	spread  bool
+	next    atomic.Int64
+	sources atomic.Int64
+}
+
+// spreadSources has each connection to a loopback target come from a
+// loopback address of its own, as clients on as many machines would:
+// the service limits its public routes per client address (RATE_LIMIT_IP).
+// Call it before the first request.
+func (a *api) spreadSources() { a.conns.spread = true }
+
+// sourceAddresses is how many source addresses spreadSources gave out.
+func (a *api) sourceAddresses() int { return int(min(a.conns.sources.Load(), maxSources)) }
+
+// maxSources is how many loopback source addresses spreadSources uses
+// (127.0.0.2 to 127.0.255.251), before it takes them again.
+const maxSources = 256 * 250
+
+// source is the local address of the next connection to addr: nil but
+// for a loopback IPv4 target when spreading.
+func (s *connSet) source(addr string) *net.TCPAddr {
+	if !s.spread {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	ip := net.ParseIP(host)
+	if err != nil || ip == nil || !ip.IsLoopback() || ip.To4() == nil {
+		return nil
+	}
+	n := (s.next.Add(1) - 1) % maxSources
+	return &net.TCPAddr{IP: net.IPv4(127, 0, byte(n/250), byte(n%250+2))}
 }
 
 func (s *connSet) dial(timeout time.Duration) fasthttp.DialFunc {
 	return func(addr string) (net.Conn, error) {
-		c, err := net.DialTimeout("tcp", addr, timeout)
+		d := net.Dialer{Timeout: timeout}
+		if src := s.source(addr); src != nil {
+			d.LocalAddr = src
+		}
+		c, err := d.Dial("tcp", addr)
+		switch {
+		case err != nil && d.LocalAddr != nil:
+			d.LocalAddr = nil // a system that will not bind it: from the usual address
+			c, err = d.Dial("tcp", addr)
+		case d.LocalAddr != nil:
+			s.sources.Add(1)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -225,6 +272,99 @@ func (a *api) sendStd(ctx context.Context, method, url, token string, body []byt
 	return resp.StatusCode, data, value, latency, nil
 }
 
+// getOptions are a GET's extra request headers (name, value pairs), the
+// response headers to return, and whether to keep the body (else only
+// its size is kept).
+type getOptions struct {
+	header   []string
+	read     []string
+	keepBody bool
+}
+
+// getResult is a GET's answer: Size is the body's length as it came over
+// the wire (compressed, when the server compressed it: neither client
+// decompresses a body whose Accept-Encoding the request set itself).
+type getResult struct {
+	Status  int
+	Size    int
+	Body    []byte   // with keepBody
+	Header  []string // the values of opt.read, in order
+	Latency time.Duration
+}
+
+// get sends one GET with opt's headers, bounded as send is.
+func (a *api) get(ctx context.Context, url string, opt getOptions) (getResult, error) {
+	var res getResult
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	if a.std != nil {
+		return a.getStd(ctx, url, opt)
+	}
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI(url)
+	req.Header.SetMethod(http.MethodGet)
+	for i := 0; i+1 < len(opt.header); i += 2 {
+		req.Header.Set(opt.header[i], opt.header[i+1])
+	}
+	start := time.Now()
+	err := a.client.Do(req, resp)
+	res.Latency = time.Since(start)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			err = fmt.Errorf("%w (%v)", ctxErr, err)
+		}
+		return res, err
+	}
+	res.Status, res.Size = resp.StatusCode(), len(resp.Body())
+	if opt.keepBody {
+		res.Body = append([]byte(nil), resp.Body()...)
+	}
+	for _, name := range opt.read {
+		res.Header = append(res.Header, string(resp.Header.Peek(name)))
+	}
+	return res, nil
+}
+
+// getStd is get on net/http.
+func (a *api) getStd(ctx context.Context, url string, opt getOptions) (getResult, error) {
+	var res getResult
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return res, err
+	}
+	for i := 0; i+1 < len(opt.header); i += 2 {
+		req.Header.Set(opt.header[i], opt.header[i+1])
+	}
+	start := time.Now()
+	resp, err := a.std.Do(req)
+	if err != nil {
+		res.Latency = time.Since(start)
+		return res, err
+	}
+	defer resp.Body.Close()
+	body := io.LimitReader(resp.Body, maxBody)
+	if opt.keepBody {
+		res.Body, err = io.ReadAll(body)
+		res.Size = len(res.Body)
+	} else {
+		var n int64
+		n, err = io.Copy(io.Discard, body)
+		res.Size = int(n)
+	}
+	res.Latency = time.Since(start)
+	if err != nil {
+		return res, err
+	}
+	res.Status = resp.StatusCode
+	for _, name := range opt.read {
+		res.Header = append(res.Header, resp.Header.Get(name))
+	}
+	return res, nil
+}
+
 // call sends in as JSON (nil: no body) and decodes the answer into out when
 // the status is want; any other status is an *apiError.
 func (a *api) call(ctx context.Context, op, method, url, token string, in, out any, want int) error {
@@ -275,29 +415,28 @@ func (a *api) createSchedule(ctx context.Context, target, adminToken, title stri
 	return out.ID, nil
 }
 
-type seatMapOut struct {
-	ScheduleID int64 `json:"scheduleId"`
-	Seats      []struct {
-		SeatID int    `json:"seatId"`
-		Status string `json:"status"`
-	} `json:"seats"`
-}
-
-// seatMap returns the status of every seat of a schedule by seat id.
+// seatMap returns the status of every seat of a schedule by seat id,
+// reading the compact form (a server that does not know it answers the
+// full form, which is read as well).
 func (a *api) seatMap(ctx context.Context, target string, scheduleID int64) (map[int]string, error) {
-	var out seatMapOut
-	url := target + "/schedules/" + strconv.FormatInt(scheduleID, 10) + "/seats"
-	if err := a.call(ctx, "get seat map", http.MethodGet, url, "", nil, &out, http.StatusOK); err != nil {
-		return nil, err
+	url := target + "/schedules/" + strconv.FormatInt(scheduleID, 10) + "/seats?form=" + formCompact
+	status, data, _, err := a.send(ctx, http.MethodGet, url, "", nil)
+	if err != nil {
+		return nil, fmt.Errorf("get seat map: %w", err)
 	}
-	if out.ScheduleID != scheduleID {
-		return nil, fmt.Errorf("get seat map: answer is for schedule %d, want %d", out.ScheduleID, scheduleID)
+	if status != http.StatusOK {
+		e := &apiError{Op: "get seat map", Status: status}
+		_ = json.Unmarshal(data, &e.Problem)
+		return nil, e
 	}
-	statuses := make(map[int]string, len(out.Seats))
-	for _, s := range out.Seats {
-		statuses[s.SeatID] = s.Status
+	m, err := parseSeatMap(data)
+	if err != nil {
+		return nil, fmt.Errorf("get seat map: %w", err)
 	}
-	return statuses, nil
+	if m.ScheduleID != scheduleID {
+		return nil, fmt.Errorf("get seat map: answer is for schedule %d, want %d", m.ScheduleID, scheduleID)
+	}
+	return m.Statuses, nil
 }
 
 type reservationOut struct {
@@ -366,48 +505,21 @@ var knownCodes = func() []struct {
 	return codes
 }()
 
-// venue is a schedule with its layout, as POST /schedules and GET
-// /schedules/{id} describe it.
-type venue struct {
-	ID        int64 `json:"id"`
-	SeatCount int   `json:"seatCount"`
-	Layout    struct {
-		Rows []venueRow `json:"rows"`
-	} `json:"layout"`
-}
-
-// venueRow is one row of a venue: its seats are FirstSeat..FirstSeat+Seats-1.
-type venueRow struct {
-	Label     string `json:"label"`
-	Seats     int    `json:"seats"`
-	Category  string `json:"category"`
-	FirstSeat int    `json:"firstSeatId"`
-}
-
 type layoutScheduleIn struct {
-	Title    string `json:"title"`
-	StartsAt string `json:"startsAt"`
-	Layout   struct {
-		Rows []layoutRowIn `json:"rows"`
-	} `json:"layout"`
+	Title    string   `json:"title"`
+	StartsAt string   `json:"startsAt"`
+	Layout   layoutIn `json:"layout"`
 }
 
-type layoutRowIn struct {
-	Label    string `json:"label"`
-	Seats    int    `json:"seats"`
-	Category string `json:"category,omitempty"`
-}
-
-// createVenue creates a schedule a day ahead laid out in rows and returns
-// it as the service answered, rows numbered.
-func (a *api) createVenue(ctx context.Context, target, adminToken, title string, rows []layoutRowIn) (venue, error) {
-	in := layoutScheduleIn{Title: title, StartsAt: time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)}
-	in.Layout.Rows = rows
+// createVenue creates a schedule a day ahead laid out as layout says and
+// returns it as the service answered, rows numbered.
+func (a *api) createVenue(ctx context.Context, target, adminToken, title string, layout layoutIn) (venue, error) {
+	in := layoutScheduleIn{Title: title, StartsAt: time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339), Layout: layout}
 	var out venue
 	if err := a.call(ctx, "create schedule", http.MethodPost, target+"/schedules", adminToken, in, &out, http.StatusCreated); err != nil {
 		return venue{}, err
 	}
-	if err := out.check(len(rows)); err != nil {
+	if err := out.check(&layout); err != nil {
 		return venue{}, fmt.Errorf("create schedule: %w", err)
 	}
 	return out, nil
@@ -423,29 +535,10 @@ func (a *api) venue(ctx context.Context, target string, scheduleID int64) (venue
 	if out.ID != scheduleID {
 		return venue{}, fmt.Errorf("get schedule: answer is for schedule %d, want %d", out.ID, scheduleID)
 	}
-	if err := out.check(0); err != nil {
+	if err := out.check(nil); err != nil {
 		return venue{}, fmt.Errorf("get schedule: %w", err)
 	}
 	return out, nil
-}
-
-// check makes sure the layout numbers seats 1..SeatCount row by row, as
-// the API promises (and, when rows > 0, has that many rows).
-func (v venue) check(rows int) error {
-	if v.ID <= 0 || rows > 0 && len(v.Layout.Rows) != rows {
-		return fmt.Errorf("answer has id %d and %d rows, want a positive id and %d", v.ID, len(v.Layout.Rows), rows)
-	}
-	next := 1
-	for _, r := range v.Layout.Rows {
-		if r.FirstSeat != next || r.Seats < 1 {
-			return fmt.Errorf("row %q starts at seat %d with %d seats, want seat %d and at least one", r.Label, r.FirstSeat, r.Seats, next)
-		}
-		next += r.Seats
-	}
-	if next-1 != v.SeatCount {
-		return fmt.Errorf("rows have %d seats, seatCount says %d", next-1, v.SeatCount)
-	}
-	return nil
 }
 
 // holdAttemptsHeader says how many choices a best-available hold tried.

@@ -4,7 +4,8 @@ package main
 // number of seats and let the service choose them.
 //
 //  1. Two fresh schedules of the same layout are made: -rows rows of
-//     -row-seats seats.
+//     -row-seats seats; with -sections, that many sections of such rows;
+//     or the layout of the file -layout names.
 //  2. The best-available phase: -c connections send POST /holds
 //     {quantity, category?, adjacent?}, request i for a quantity drawn
 //     from -quantity by a generator seeded with -seed and i, as user
@@ -14,14 +15,28 @@ package main
 //     available seats in a row; with -adjacent=false, fewer available
 //     seats than that). -duration bounds the phase.
 //  3. Its seat map and layout are read back and checked (verify.go).
-//  4. The explicit phase: the same connections and users hold the second
-//     venue with POST /holds {seatIds}: every row cut into consecutive
+//  4. The explicit phase: the same connections, as users of its own, hold
+//     the second venue with POST /holds {seatIds}: every row cut into consecutive
 //     blocks of quantities drawn from the same range, the blocks shuffled,
 //     so no two requests share a seat. Its holds/s is the yardstick of
 //     the best-available holds/s.
 //  5. Its seat map is read back and checked the same way.
+//
+// With -database-url, the report gives the rows
+// PostgreSQL read in each phase (the delta of tup_returned + tup_fetched
+// of the service's database in pg_stat_database, background work
+// included) per hold made.
+//
+// The best-available venue's seat map is read in both forms with
+// Accept-Encoding: gzip before the first phase (all seats free) and at
+// the end (sold), and the report gives the bodies' sizes on the wire.
+//
+// With -watch (or -streams), the best-available venue's live seat map is
+// followed (in the -form asked) through its phase, and each seat of each
+// 201 is matched with its "held" event.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -33,7 +48,6 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/seatlock/seatlock/internal/auth"
-	"github.com/seatlock/seatlock/internal/reservation"
 )
 
 // Why a phase ended.
@@ -44,17 +58,6 @@ const (
 	stopMaxRequests = "request limit"
 	stopInterrupted = "interrupted"
 )
-
-// layout is the venue's rows: Rows rows of RowSeats seats, labelled A, B,
-// ..., Z, AA, AB, ... from the front, of Category (the service's default
-// category when "").
-func (b bestConfig) layout() []layoutRowIn {
-	rows := make([]layoutRowIn, b.Rows)
-	for i := range rows {
-		rows[i] = layoutRowIn{Label: reservation.RowLabel(i), Seats: b.RowSeats, Category: b.Category}
-	}
-	return rows
-}
 
 // quantityOf is the quantity request i asks for: drawn from the range by a
 // generator of Seed and i, so that a run asks for the same quantities in
@@ -72,13 +75,13 @@ func splitmix64(x uint64) uint64 {
 	return x ^ x>>31
 }
 
-// explicitBlocks cuts every row of v into consecutive blocks of quantities
+// explicitBlocks cuts every row of v (of every section) into consecutive blocks of quantities
 // drawn from the range (a row's last block takes the seats that are left)
 // and shuffles them: disjoint holds that cover the venue.
 func (b bestConfig) explicitBlocks(v venue) [][]int {
 	rng := rand.New(rand.NewPCG(b.Seed, 0x5ea7))
 	var blocks [][]int
-	for _, r := range v.Layout.Rows {
+	for _, r := range v.rows() {
 		for n := 0; n < r.Seats; {
 			q := min(b.MinQuantity+rng.IntN(b.MaxQuantity-b.MinQuantity+1), r.Seats-n)
 			block := make([]int, q)
@@ -234,6 +237,17 @@ func bestPhase(ctx context.Context, a *api, cfg config, v venue) phase {
 	}
 }
 
+// grantedHolds counts a phase's 201s.
+func grantedHolds(outcomes []holdOutcome) int {
+	n := 0
+	for _, o := range outcomes {
+		if o.granted() {
+			n++
+		}
+	}
+	return n
+}
+
 // explicitPhase holds the blocks, one request each, then ends.
 func explicitPhase(a *api, v venue, blocks [][]int) phase {
 	return phase{
@@ -249,11 +263,11 @@ func explicitPhase(a *api, v venue, blocks [][]int) phase {
 }
 
 // room reports whether statuses leave a hold of quantity seats of
-// category ("" for any) possible: that many available seats in a row, one
-// after another when adjacent.
+// category ("" for any) possible: that many available seats in a row (of
+// any section), one after another when adjacent.
 func room(v venue, statuses map[int]string, quantity int, category string, adjacent bool) bool {
 	free := 0
-	for _, r := range v.Layout.Rows {
+	for _, r := range v.rows() {
 		if category != "" && r.Category != category {
 			continue
 		}
@@ -294,23 +308,77 @@ func hammerBest(ctx context.Context, cfg config, progressOut io.Writer) (*report
 			return nil, err
 		}
 	}
+	// Each phase has users of its own: a user keeps its holds to the end
+	// of the run, and may have MAX_HOLDS_PER_USER (20 by default) of them.
 	users, err := mintUsers(cfg.Secret, runID, cfg.Users, ttl)
 	if err != nil {
 		return nil, err
 	}
+	explicitUsers, err := mintUsers(cfg.Secret, runID+"-x", cfg.Users, ttl)
+	if err != nil {
+		return nil, err
+	}
+
+	// The seat map's bytes on the wire, empty now and sold at the end.
+	wire := &wireReport{Start: a.seatMapWires(ctx, cfg.Targets[0], venues[0].ID)}
+	var meters [2]*pgMeter
+	if cfg.DatabaseURL != "" {
+		stats, err := openPGStats(ctx, cfg.DatabaseURL)
+		if err != nil {
+			return nil, err
+		}
+		defer stats.close()
+		meters = [2]*pgMeter{{stats: stats}, {stats: stats}}
+	}
+
+	var watch *watcher
+	if cfg.Watch {
+		// The best-available venue's stream, each seat of a 201 matched
+		// with its "held" event, as -watch matches bookings.
+		watch = newWatcher(cfg.WatchURL, cfg.Streams, cfg.Form, "held")
+		defer watch.stop()
+		if err := watch.follow(ctx, venues[0].ID); err != nil {
+			return nil, err
+		}
+	}
 
 	var runs [2]phaseRun
 	var checks [2]phaseCheck
+	var watched *watchReport
+	var pg [2]*pgRows
+	var pgErr error
+	meters[0].start(ctx)
 	runs[0] = runPhase(ctx, a, cfg, users, venues[0], bestPhase(ctx, a, cfg, venues[0]), "seats held, best available", progressOut)
+	pg[0], pgErr = meters[0].stop(ctx, grantedHolds(runs[0].outcomes))
+	if watch != nil {
+		watched = watch.finishHolds(venues[0].ID, runs[0].outcomes)
+		watched.Streams = cfg.Streams
+	}
 	if ctx.Err() == nil {
 		checks[0] = verifyPhase(ctx, a, cfg, runs[0], b.Adjacent, b.Category)
 		blocks := b.explicitBlocks(venues[1])
-		runs[1] = runPhase(ctx, a, cfg, users, venues[1], explicitPhase(a, venues[1], blocks), "seats held, explicit seats", progressOut)
+		meters[1].start(ctx)
+		runs[1] = runPhase(ctx, a, cfg, explicitUsers, venues[1], explicitPhase(a, venues[1], blocks), "seats held, explicit seats", progressOut)
+		var err error
+		pg[1], err = meters[1].stop(ctx, grantedHolds(runs[1].outcomes))
+		pgErr = cmp.Or(pgErr, err)
 	}
 	if ctx.Err() == nil {
 		checks[1] = verifyPhase(ctx, a, cfg, runs[1], false, "")
+		wire.End = a.seatMapWires(ctx, cfg.Targets[0], venues[0].ID)
 	}
 	r := summarizeBest(cfg, runID, runs, checks)
+	r.Best.SeatMapBytes = wire
+	r.Best.Best.Postgres, r.Best.Explicit.Postgres = pg[0], pg[1]
+	switch {
+	case cfg.DatabaseURL == "":
+		r.Best.PostgresNote = "rows read not measured: no -database-url given (make hammer: ARGS='... -database-url $$DATABASE_URL')"
+	case pgErr != nil && ctx.Err() == nil:
+		r.Best.PostgresNote = "rows read not measured: " + pgErr.Error()
+	default:
+		r.Best.PostgresDatabase = meters[0].stats.database
+	}
+	r.Watch = watched
 	r.Verdict = judgeBest(r)
 	return r, nil
 }

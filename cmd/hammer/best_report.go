@@ -37,11 +37,18 @@ type bestReport struct {
 	SoldShare float64 `json:"seatsSoldShare"`
 	// FreeSeats and StrandedSingles are read on the best-available
 	// venue's seat map (first target) after its phase.
-	FreeSeats       int      `json:"freeSeats"`
-	StrandedSingles int      `json:"strandedSingles"`
-	StrandedShare   float64  `json:"strandedShare"`
-	Targets         []target `json:"targets"`
-	TargetsMet      bool     `json:"targetsMet"`
+	FreeSeats       int     `json:"freeSeats"`
+	StrandedSingles int     `json:"strandedSingles"`
+	StrandedShare   float64 `json:"strandedShare"`
+	// PostgresDatabase is the database whose rows read each phase's
+	// Postgres counts; PostgresNote says why there are none.
+	PostgresDatabase string `json:"postgresDatabase,omitempty"`
+	PostgresNote     string `json:"postgresNote,omitempty"`
+	// SeatMapBytes is the best-available venue's seat map on the wire,
+	// compact and full, gzip-compressed, at the start and the end.
+	SeatMapBytes *wireReport `json:"seatMapBytes,omitempty"`
+	Targets      []target    `json:"targets"`
+	TargetsMet   bool        `json:"targetsMet"`
 }
 
 // phaseReport is one phase of holds.
@@ -67,7 +74,9 @@ type phaseReport struct {
 	// ByQuantity counts requests and answers by the quantity asked.
 	ByQuantity map[int]*quantityCounts `json:"byQuantity,omitempty"`
 	SoldOut    *soldOutProbe           `json:"soldOutChecks,omitempty"`
-	Invariant  invariantReport         `json:"invariant"`
+	// Postgres is what PostgreSQL read during the phase (-database-url).
+	Postgres  *pgRows         `json:"postgres,omitempty"`
+	Invariant invariantReport `json:"invariant"`
 }
 
 // attemptsReport is how many choices the service tried per 201.
@@ -279,6 +288,7 @@ func judgeBest(r *report) verdict {
 		}
 		judgeInvariant(ph.name, p.Invariant, p.StoppedBy == "not run", fail)
 	}
+	judgeWatch(r.Watch, func(format string, a ...any) { fail("best-available phase: "+format, a...) })
 	return verdict{Pass: len(reasons) == 0, Reasons: capReasons(reasons)}
 }
 
@@ -330,13 +340,12 @@ func writeBestText(w io.Writer, r *report) error {
 	v := b.Venue
 	p("scenario:\t%s (run %s)", r.Scenario, r.RunID)
 	p("targets:\t%s", strings.Join(r.Targets, ", "))
-	p("venue:\t%d rows × %d seats = %d seats%s; schedules %d (best available), %d (explicit seats)",
-		v.Rows, v.RowSeats, b.Capacity, categoryNote(v.Category), b.Best.Schedule, b.Explicit.Schedule)
+	p("venue:\t%s; schedules %d (best available), %d (explicit seats)", v.describe(), b.Best.Schedule, b.Explicit.Schedule)
 	adj := "adjacent"
 	if !v.Adjacent {
 		adj = "not adjacent"
 	}
-	p("requests:\tquantity %s, %s, seed %d; %d connections, %d users; each phase at most %s",
+	p("requests:\tquantity %s, %s, seed %d; %d connections, %d users a phase; each phase at most %s",
 		quantityRange(v), adj, v.Seed, r.C, r.Users, b.PhaseLimit)
 	for _, phase := range []struct {
 		name string
@@ -364,6 +373,14 @@ func writeBestText(w io.Writer, r *report) error {
 			}
 			p("  quantity %d:\t%d asked, %d held, %d not enough seats, %d contended%s", q, c.Requests, c.Holds, c.NotEnough, c.Contended, first)
 		}
+		if pg := ph.Postgres; pg != nil {
+			probes := ""
+			if ph.SoldOut != nil && ph.SoldOut.Checks > 0 {
+				probes = fmt.Sprintf("; the %d seat-map reads of the sold-out check included", ph.SoldOut.Checks)
+			}
+			p("  PostgreSQL:\t%d rows read (tup_returned + tup_fetched of database %s): %.1f per hold%s",
+				pg.RowsRead, b.PostgresDatabase, pg.RowsPerHold, probes)
+		}
 		if s := ph.SoldOut; s != nil {
 			p("  sold out:\t%d seat-map reads after a refusal of %d, %d found room left", s.Checks, v.MinQuantity, s.RoomSeen)
 		}
@@ -390,6 +407,25 @@ func writeBestText(w io.Writer, r *report) error {
 	p("sold:\t%d of %d seats (%.1f%%); %d free, %d stranded single seats (%.2f%%)",
 		b.SeatsSold, b.Capacity, 100*b.SoldShare, b.FreeSeats, b.StrandedSingles, 100*b.StrandedShare)
 	p("holds/s:\tbest available ÷ explicit seats = %.2f", b.HoldsRatio)
+	if b.PostgresNote != "" {
+		p("PostgreSQL:\t%s", b.PostgresNote)
+	}
+	if w := b.SeatMapBytes; w != nil {
+		for _, at := range []struct {
+			name  string
+			sizes []wireSize
+		}{{"start", w.Start}, {"end", w.End}} {
+			if len(at.sizes) == 0 {
+				continue
+			}
+			parts := make([]string, len(at.sizes))
+			for i, size := range at.sizes {
+				parts[i] = size.String()
+			}
+			p("seat map, %s:\t%s (gzip asked; through %s)", at.name, strings.Join(parts, "; "), r.Targets[0])
+		}
+	}
+	writeWatchText(p, r.Watch)
 	p("targets:\t(reported, not judged)")
 	// The targets are a table of their own, aligned apart from the rest.
 	if err := tw.Flush(); err != nil {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -150,7 +152,7 @@ func TestCheckMap(t *testing.T) {
 // Quantities are drawn from the range by the seed, the same whichever
 // worker sends which request; the explicit blocks cover the venue once.
 func TestQuantitiesAndBlocks(t *testing.T) {
-	b := bestConfig{Rows: 40, RowSeats: 50, MinQuantity: 1, MaxQuantity: 6, Seed: 1}
+	b := bestConfig{venueConfig: venueConfig{Rows: 40, RowSeats: 50}, MinQuantity: 1, MaxQuantity: 6, Seed: 1}
 	seen := map[int]int{}
 	for i := range 6000 {
 		q := b.quantityOf(i)
@@ -180,7 +182,7 @@ func TestQuantitiesAndBlocks(t *testing.T) {
 	}
 
 	v := venue{ID: 1, SeatCount: 2000}
-	for i, r := range b.layout() {
+	for i, r := range b.layout().Rows {
 		v.Layout.Rows = append(v.Layout.Rows, venueRow{Label: r.Label, Seats: r.Seats, FirstSeat: 1 + i*50})
 	}
 	if got := []string{v.Layout.Rows[0].Label, v.Layout.Rows[25].Label, v.Layout.Rows[26].Label, v.Layout.Rows[39].Label}; !slices.Equal(got, []string{"A", "Z", "AA", "AN"}) {
@@ -211,20 +213,20 @@ func TestParseConfigBestAvailable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := bestConfig{Rows: 40, RowSeats: 50, MinQuantity: 1, MaxQuantity: 6, Adjacent: true, Seed: 1}
+	want := bestConfig{venueConfig: venueConfig{Rows: 40, RowSeats: 50}, MinQuantity: 1, MaxQuantity: 6, Adjacent: true, Seed: 1}
 	if cfg.Best != want || cfg.N != 0 || cfg.Duration != defaultPhaseTime || cfg.C != 64 || cfg.Users != 200 {
 		t.Errorf("defaults: %+v, best %+v; want %+v, no -n, a %s phase limit, 200 users (10 holds a user a phase)", cfg, cfg.Best, want, defaultPhaseTime)
 	}
 	cfg, err = parseConfig([]string{"-scenario", "best-available", "-rows", "10", "-row-seats", "20", "-quantity", "2-4",
 		"-category", "vip", "-adjacent=false", "-seed", "9", "-duration", "30s", "-users", "2000"}, env, io.Discard)
-	want = bestConfig{Rows: 10, RowSeats: 20, MinQuantity: 2, MaxQuantity: 4, Category: "vip", Seed: 9}
+	want = bestConfig{venueConfig: venueConfig{Rows: 10, RowSeats: 20, Category: "vip"}, MinQuantity: 2, MaxQuantity: 4, Seed: 9}
 	if err != nil || cfg.Best != want || cfg.Duration != 30*time.Second || cfg.Users != 2000 {
 		t.Errorf("flags: %+v, %v; want best %+v", cfg.Best, err, want)
 	}
 	cfg, err = parseConfig(nil, envOf(map[string]string{"AUTH_SECRET": testSecret, "HAMMER_SCENARIO": "best-available",
 		"HAMMER_ROWS": "5", "HAMMER_ROW_SEATS": "8", "HAMMER_QUANTITY": "3", "HAMMER_ADJACENT": "false", "HAMMER_SEED": "4",
 		"HAMMER_CATEGORY": "balcony"}), io.Discard)
-	want = bestConfig{Rows: 5, RowSeats: 8, MinQuantity: 3, MaxQuantity: 3, Category: "balcony", Seed: 4}
+	want = bestConfig{venueConfig: venueConfig{Rows: 5, RowSeats: 8, Category: "balcony"}, MinQuantity: 3, MaxQuantity: 3, Seed: 4}
 	if err != nil || cfg.Best != want || cfg.Users != 100 {
 		t.Errorf("env: %+v, %v; want best %+v and 100 users", cfg.Best, err, want)
 	}
@@ -248,7 +250,6 @@ func TestParseConfigBestAvailable(t *testing.T) {
 		{[]string{"-n", "100"}, "-n is not for best-available"},
 		{[]string{"-seats", "3"}, "not for best-available"},
 		{[]string{"-schedule", "1", "-seat", "1"}, "not for best-available"},
-		{[]string{"-watch"}, "-watch and -streams are not for best-available"},
 		{[]string{"-duration", "2h"}, "-duration must be"},
 	}
 	for _, tt := range tests {
@@ -260,7 +261,7 @@ func TestParseConfigBestAvailable(t *testing.T) {
 	}
 	// The venue's flags are for best-available only.
 	if _, err := parseConfig([]string{"-scenario", "contended", "-rows", "3", "-quantity", "2"}, env, io.Discard); err == nil ||
-		!strings.Contains(err.Error(), "-quantity, -rows: for -scenario best-available") {
+		!strings.Contains(err.Error(), "-quantity: for -scenario best-available; -rows: for -scenario best-available or seat-map") {
 		t.Errorf("contended with -rows: %v", err)
 	}
 	// -row-seats 5 fits parties of 6 when they need not sit together.
@@ -391,5 +392,242 @@ func TestBestAvailableTimeLimit(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "409 seats_contended") || strings.Contains(stdout.String(), "explicit phase:") {
 		t.Errorf("want the contended answers counted and the explicit phase passing:\n%s", stdout.String())
+	}
+}
+
+// A venue of sections: 101 (rows A and B of 3 seats) and 102 (row A of 3
+// seats), seats 1..9.
+func testSectionedVenue() venue {
+	v := venue{ID: 8, SeatCount: 9}
+	v.Layout.Sections = []venueSection{
+		{Name: "101", Category: "standard", Rows: []venueRow{{Label: "A", Seats: 3, Category: "standard", FirstSeat: 1}, {Label: "B", Seats: 3, Category: "standard", FirstSeat: 4}}},
+		{Name: "102", Category: "vip", Rows: []venueRow{{Label: "A", Seats: 3, Category: "vip", FirstSeat: 7}}},
+	}
+	return v
+}
+
+// In a venue of sections a row ends where it ends, whichever section comes
+// next: stranded seats, room and adjacency are counted within a row.
+func TestSectionedVenue(t *testing.T) {
+	v := testSectionedVenue()
+	if err := v.check(nil); err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	rows := v.rows()
+	if len(rows) != 3 || rows[1].Section != "101" || rows[2].Section != "102" || rows[2].FirstSeat != 7 {
+		t.Fatalf("rows %+v", rows)
+	}
+	for _, tt := range []struct {
+		seats string // 101-A1..3, 101-B1..3, 102-A1..3
+		want  int
+	}{
+		{"aaa" + "aaa" + "aaa", 0},
+		{"hha" + "ahh" + "hhh", 2}, // 101-A3 and 101-B1 are in two rows
+		{"hhh" + "hha" + "ahh", 2}, // 101-B3 and 102-A1 are in two sections
+		{"aha" + "hhh" + "hah", 3},
+		{"hhh" + "haa" + "hhh", 0},
+	} {
+		if got := strandedSingles(v, mapOf(tt.seats)); got != tt.want {
+			t.Errorf("strandedSingles(%s) = %d, want %d", tt.seats, got, tt.want)
+		}
+	}
+	if room(v, mapOf("hhh"+"hha"+"ahh"), 2, "", true) || !room(v, mapOf("hhh"+"hha"+"ahh"), 2, "", false) {
+		t.Error("101-B3 and 102-A1 are no pair of adjacent seats, but two free seats")
+	}
+	if !room(v, mapOf("hhh"+"hhh"+"aah"), 2, "vip", true) || room(v, mapOf("aaa"+"hhh"+"hhh"), 2, "vip", true) {
+		t.Error("room for two vip seats is in section 102 only")
+	}
+	inv := checkHolds(v, []holdOutcome{held("h1", 2, 6, 7), held("h2", 2, 8, 9)}, true, "")
+	if inv.NotAdjacent != 1 || !strings.Contains(inv.Examples[faultNotAdjacent][0], "[101-B3 102-A1]") {
+		t.Errorf("101-B3 + 102-A1 are not adjacent: %+v", inv)
+	}
+	want := layoutIn{Sections: []layoutSectionIn{{Name: "101", Rows: make([]layoutRowIn, 2)}, {Name: "102", Rows: make([]layoutRowIn, 1)}}}
+	if err := v.check(&want); err != nil {
+		t.Errorf("check against its own shape: %v", err)
+	}
+	want.Sections[1].Name = "103"
+	if err := v.check(&want); err == nil || !strings.Contains(err.Error(), `"102" of 1 rows, want "103"`) {
+		t.Errorf("check against another section: %v", err)
+	}
+	v.Layout.Sections[1].Rows[0].FirstSeat = 8
+	if err := v.check(nil); err == nil || !strings.Contains(err.Error(), `row "102-A" starts at seat 8`) {
+		t.Errorf("check of a gap in the numbering: %v", err)
+	}
+}
+
+// writeFile writes data to a file of the test's own and returns its path.
+func writeFile(t *testing.T, name, data string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// -sections lays the venue out in sections of -rows × -row-seats within
+// the API's limits; -layout takes any layout the API takes from a file.
+func TestParseConfigVenueOfSections(t *testing.T) {
+	env := envOf(map[string]string{"AUTH_SECRET": testSecret})
+	cfg, err := parseConfig([]string{"-scenario", "best-available", "-sections", "100", "-rows", "20", "-row-seats", "40",
+		"-quantity", "1-6", "-users", "2000", "-c", "64"}, env, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := cfg.Best.layout()
+	if cfg.Best.capacity() != 80_000 || len(l.Sections) != 100 || l.Sections[0].Name != "101" || l.Sections[99].Name != "200" ||
+		len(l.Sections[99].Rows) != 20 || l.Sections[99].Rows[19].Label != "T" || l.Sections[99].Rows[19].Seats != 40 || cfg.Users != 2000 {
+		t.Errorf("stadium: capacity %d, %d sections, users %d", cfg.Best.capacity(), len(l.Sections), cfg.Users)
+	}
+	if got := cfg.Best.describe(); got != "100 sections × 20 rows × 40 seats = 80000 seats" {
+		t.Errorf("describe: %q", got)
+	}
+	// Without -users, enough users that none needs more than 10 holds in a phase.
+	cfg, err = parseConfig([]string{"-scenario", "best-available", "-sections", "100", "-rows", "20", "-row-seats", "40"}, env, io.Discard)
+	if err != nil || cfg.Users != 8000 {
+		t.Errorf("default users of an 80,000-seat venue: %d, %v; want 8000", cfg.Users, err)
+	}
+
+	rows := writeFile(t, "rows.json", `{"rows": [{"label": "A", "seats": 8, "category": "vip"}, {"label": "B", "seats": 12}]}`)
+	sections := writeFile(t, "sections.json", `{"sections": [{"name": "North", "category": "vip", "rows": [{"label": "A", "seats": 30}]},
+		{"name": "South", "rows": [{"label": "A", "seats": 4}, {"label": "B", "seats": 5000, "category": "cheap"}]}]}`)
+	cfg, err = parseConfig([]string{"-scenario", "best-available", "-layout", sections, "-category", "vip", "-quantity", "2-8"}, env, io.Discard)
+	if err != nil || cfg.Best.capacity() != 5034 || !cfg.Best.layout().sectioned() || cfg.Best.Category != "vip" {
+		t.Errorf("-layout of sections: %+v, %v", cfg.Best, err)
+	}
+	if got := cfg.Best.describe(); got != "layout "+sections+": 2 sections, 3 rows, 5034 seats, category vip" {
+		t.Errorf("describe: %q", got)
+	}
+	cfg, err = parseConfig([]string{"-scenario", "best-available", "-layout", rows, "-quantity", "1-10"}, env, io.Discard)
+	if err != nil || cfg.Best.capacity() != 20 || cfg.Best.layout().sectioned() {
+		t.Errorf("-layout of rows: %+v, %v", cfg.Best, err)
+	}
+
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-sections", "501", "-rows", "1", "-row-seats", "1"}, "-sections must be 0..500"},
+		{[]string{"-sections", "-1"}, "-sections must be 0..500"},
+		{[]string{"-sections", "100"}, "-sections × -rows × -row-seats must be at most 100000 seats, not 200000"},
+		{[]string{"-sections", "2", "-rows", "101"}, "-rows must be 1..100"},
+		{[]string{"-sections", "2", "-rows", "1", "-row-seats", "100001"}, "-row-seats must be 1..100000"},
+		{[]string{"-rows", "1", "-row-seats", "2001"}, "-row-seats must be 1..2000"},
+		{[]string{"-rows", "41"}, "lay a larger venue out in -sections"},
+		{[]string{"-layout", rows, "-rows", "3"}, "-layout excludes -rows, -row-seats and -sections"},
+		{[]string{"-layout", rows, "-sections", "3"}, "-layout excludes"},
+		{[]string{"-layout", filepath.Join(t.TempDir(), "none.json")}, "no such file"},
+		{[]string{"-layout", writeFile(t, "bad.json", `{"rows": [`)}, "not a layout"},
+		{[]string{"-layout", writeFile(t, "unknown.json", `{"rows": [{"label": "A", "seats": 2, "price": 9}]}`)}, `unknown field "price"`},
+		{[]string{"-layout", writeFile(t, "both.json", `{"rows": [], "sections": []}`)}, "not both"},
+		{[]string{"-layout", writeFile(t, "neither.json", `{}`)}, `needs "rows" or "sections"`},
+		{[]string{"-layout", writeFile(t, "dup.json", `{"sections": [{"name": "A1", "rows": [{"label": "A", "seats": 2}]}, {"name": "a1", "rows": [{"label": "A", "seats": 2}]}]}`)},
+			"layout.sections[1].name"},
+		{[]string{"-layout", writeFile(t, "hall.json", `{"rows": [{"label": "A", "seats": 2001}]}`)}, "at most 2000 seats, not 2001"},
+		{[]string{"-layout", writeFile(t, "big.json", `{"sections": [{"name": "A", "rows": [{"label": "A", "seats": 100001}]}]}`)}, "layout.sections[0].rows[0].seats"},
+		{[]string{"-layout", rows, "-category", "balcony"}, `-category "balcony": the layout of ` + rows + ` has no row of that category`},
+		{[]string{"-layout", rows, "-category", "vip", "-quantity", "2-10"}, "10 adjacent seats do not fit in the longest row of " + rows + ", category vip (8 seats)"},
+	} {
+		_, err := parseConfig(append([]string{"-scenario", "best-available"}, tt.args...), env, io.Discard)
+		var usage *usageError
+		if !errors.As(err, &usage) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("parseConfig(%q) = %v, want a usage error containing %q", tt.args, err, tt.want)
+		}
+	}
+	if _, err := parseConfig([]string{"-scenario", "contended", "-sections", "3"}, env, io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "-sections: for -scenario best-available or seat-map") {
+		t.Errorf("contended with -sections: %v", err)
+	}
+}
+
+// The scenario sells a venue of sections out, the explicit phase holds
+// every block of every section, and the report names the sections.
+func TestBestAvailableOnSections(t *testing.T) {
+	f := newFakeAPI(t)
+	urls, _ := f.serve(t, 2)
+	r := mustHammer(t, t.Context(), mustConfig(t, urls, "-scenario", "best-available", "-sections", "3", "-rows", "4", "-row-seats", "10",
+		"-quantity", "1-4", "-c", "8"))
+	var text bytes.Buffer
+	if err := writeText(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report:\n%s", text.String())
+	b := r.Best
+	if !r.Verdict.Pass || b.Capacity != 120 || b.SeatsSold != 120 || b.StrandedSingles != 0 || b.Explicit.SeatsHeld != 120 {
+		t.Fatalf("verdict %+v; capacity %d, sold %d, stranded %d, explicit %d", r.Verdict, b.Capacity, b.SeatsSold, b.StrandedSingles, b.Explicit.SeatsHeld)
+	}
+	if !strings.Contains(text.String(), "3 sections × 4 rows × 10 seats = 120 seats; schedules") {
+		t.Errorf("the report does not describe the venue")
+	}
+	for _, at := range [][]wireSize{b.SeatMapBytes.Start, b.SeatMapBytes.End} {
+		if len(at) != 2 || at[0].FormSeen != formCompact || at[1].FormSeen != formFull || at[0].Encoding != "gzip" ||
+			at[0].Bytes == 0 || at[0].Bytes >= at[1].Bytes || at[0].Decoded >= at[1].Decoded {
+			t.Errorf("seat map bytes %+v: want the compact form's and the full form's, gzip-compressed", at)
+		}
+	}
+	if !strings.Contains(text.String(), "seat map, end:") || !strings.Contains(text.String(), "B gzip (") {
+		t.Errorf("the report lacks the seat map's bytes")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := f.schedules[r.Schedules[0]]
+	if !s.sectioned || len(s.rows) != 12 || s.rows[11].Section != "103" {
+		t.Errorf("the fake's venue: %+v", s.rows)
+	}
+}
+
+// -watch follows the best-available venue's stream in the form asked, and
+// every seat of every 201 has its "held" event; the reading-only -streams
+// last the phase.
+func TestBestAvailableWatched(t *testing.T) {
+	for _, tt := range []struct {
+		form, want string
+		fullOnly   bool
+	}{{formFull, formFull, false}, {formCompact, formCompact, false}, {formCompact, formFull, true}} {
+		f := newFakeAPI(t)
+		f.fullOnly = tt.fullOnly
+		urls, _ := f.serve(t, 2)
+		r := mustHammer(t, t.Context(), mustConfig(t, urls, "-scenario", "best-available", "-sections", "2", "-rows", "5", "-row-seats", "10",
+			"-quantity", "1-4", "-c", "8", "-watch", "-streams", "2", "-form", tt.form))
+		var text bytes.Buffer
+		if err := writeText(&text, r); err != nil {
+			t.Fatal(err)
+		}
+		w := r.Watch
+		if !r.Verdict.Pass || w == nil || w.Status != "held" || w.Booked != 100 || w.Matched != 100 || len(w.Missing) != 0 ||
+			w.Form != tt.form || w.SnapshotForm != tt.want || w.SnapshotBytes == 0 || w.Streams != 2 || w.Dropped != 0 || w.Target != urls[1] {
+			t.Errorf("-form %s (full only %v): verdict %+v, watch %+v\n%s", tt.form, tt.fullOnly, r.Verdict, w, text.String())
+		}
+		for _, want := range []string{"100 of 100 held seats seen as events", "snapshot:", "asked " + tt.form + "; first one " + tt.want + " form"} {
+			if !strings.Contains(text.String(), want) {
+				t.Errorf("-form %s: the report lacks %q:\n%s", tt.form, want, text.String())
+			}
+		}
+	}
+}
+
+// -form is full or compact, for the live seat map's clients.
+func TestParseConfigForm(t *testing.T) {
+	env := envOf(map[string]string{"AUTH_SECRET": testSecret})
+	cfg, err := parseConfig([]string{"-watch", "-form", "compact"}, env, io.Discard)
+	if err != nil || cfg.Form != formCompact || !cfg.Watch {
+		t.Errorf("-watch -form compact: %+v, %v", cfg, err)
+	}
+	cfg, err = parseConfig([]string{"-scenario", "best-available", "-streams", "3"}, env, io.Discard)
+	if err != nil || cfg.Form != formFull || !cfg.Watch || cfg.Streams != 3 {
+		t.Errorf("best-available -streams 3: %+v, %v; want watched in the full form", cfg, err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-watch", "-form", "tiny"}, "-form must be full or compact"},
+		{[]string{"-form", "compact"}, "-form is for the live seat map's clients"},
+	} {
+		_, err := parseConfig(tt.args, env, io.Discard)
+		var usage *usageError
+		if !errors.As(err, &usage) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("parseConfig(%q) = %v, want a usage error containing %q", tt.args, err, tt.want)
+		}
 	}
 }

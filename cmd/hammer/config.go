@@ -1,11 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +48,9 @@ const (
 	// a fresh venue layout until it is sold out, then explicit-seat holds
 	// of the same quantities on another (best.go).
 	scenarioBestAvailable scenario = "best-available"
+	// scenarioSeatMap: clients read a schedule's seat map, half of them
+	// revalidating, while bookings may go on (seatmap_scenario.go).
+	scenarioSeatMap scenario = "seat-map"
 )
 
 // Defaults of -scenario best-available: make compare's venue of 2,000
@@ -54,6 +60,10 @@ const (
 	defaultRowSeats  = 50
 	defaultQuantity  = "1-6"
 	defaultPhaseTime = 2 * time.Minute
+	// defaultReadTime is how long -scenario seat-map reads by default.
+	defaultReadTime = 10 * time.Second
+	// maxBookRate bounds -book-rate.
+	maxBookRate = 100_000
 )
 
 // config is one run, fully validated.
@@ -82,27 +92,114 @@ type config struct {
 	// Streams extra live seat-map clients per hammered schedule only read
 	// their stream, as browsers would (the load a watched sale adds).
 	Streams int
+	// Form is the seat map's form the watchers' streams ask for
+	// (formFull or formCompact).
+	Form string
+	// DatabaseURL is the service's database, whose statistics say how
+	// many rows PostgreSQL read (best-available); "" leaves that out.
+	DatabaseURL string
 	// Best is -scenario best-available's venue and requests.
 	Best bestConfig
+	// SeatMap is -scenario seat-map's venue and bookings.
+	SeatMap seatMapConfig
 }
 
-// bestConfig is what -scenario best-available hammers: a fresh layout of
-// Rows rows of RowSeats seats (of Category, when given), and requests for
-// a quantity drawn from MinQuantity..MaxQuantity by a generator seeded
-// with Seed. With -duration, Duration bounds each phase instead of
-// defaultPhaseTime.
+// seatMapConfig is what -scenario seat-map reads: a fresh venue
+// (venueConfig; unless -schedule names an existing schedule), its seat map
+// in Form, while BookRate bookings a second go on.
+type seatMapConfig struct {
+	venueConfig
+	Form     string  `json:"form"`
+	BookRate float64 `json:"bookRate"`
+}
+
+// usageSynopsis opens -h's text (main.go's doc says more).
+const usageSynopsis = `Usage:
+  hammer [-scenario hot-seat|fresh-seats|contended] [-n 1000 | -duration 10s]
+         [-c 64] [-users U] [-url http://127.0.0.1:8080[,...]]
+         [-seats K [-per-seat M]] [-schedule ID -seat N]
+         [-watch [-streams S] [-watch-url URL] [-form full|compact]]
+         [-secret S] [-timeout 15s] [-json] [-verify=false]
+  hammer -scenario best-available [-rows 40 -row-seats 50 [-sections N] | -layout FILE]
+         [-quantity 1-6] [-category C] [-adjacent=false] [-seed 1] [-duration 2m]
+         [-watch [-streams S] [-form full|compact]] [-database-url URL]
+         [-c 64] [-users U] [-url ...] [-json]
+  hammer -scenario seat-map [-schedule ID | -rows 40 -row-seats 50 [-sections N] | -layout FILE]
+         [-form compact|full] [-book-rate R] [-duration 10s] [-c 64] [-users U] [-url ...] [-json]
+
+  The 80,000-seat stadium sold to parties of 1-6:
+    hammer -scenario best-available -sections 100 -rows 20 -row-seats 40 -quantity 1-6 -users 2000 -c 64
+  Its seat map read by 64 clients while 200 bookings a second go on:
+    hammer -scenario seat-map -sections 100 -rows 20 -row-seats 40 -c 64 -book-rate 200 -duration 30s
+
+Flags:
+`
+
+// venueConfig is the venue a scenario makes: Rows rows of RowSeats seats
+// (of Category, when given); with Sections, that many sections of such
+// rows; or the layout of LayoutFile.
+type venueConfig struct {
+	Rows       int    `json:"rows,omitempty"`
+	RowSeats   int    `json:"rowSeats,omitempty"`
+	Sections   int    `json:"sections,omitempty"`
+	LayoutFile string `json:"layoutFile,omitempty"`
+	Category   string `json:"category,omitempty"`
+	file       *layoutIn
+}
+
+// layout is what POST /schedules is sent as the venue's layout.
+func (v venueConfig) layout() layoutIn {
+	if v.file != nil {
+		return *v.file
+	}
+	return gridLayout(v.Sections, v.Rows, v.RowSeats, v.Category)
+}
+
+// capacity is the layout's number of seats.
+func (v venueConfig) capacity() int {
+	if v.file == nil {
+		return max(v.Sections, 1) * v.Rows * v.RowSeats
+	}
+	n := 0
+	for _, r := range v.file.Rows {
+		n += r.Seats
+	}
+	for _, s := range v.file.Sections {
+		for _, r := range s.Rows {
+			n += r.Seats
+		}
+	}
+	return n
+}
+
+// describe says what the venue is, for the text report.
+func (v venueConfig) describe() string {
+	switch {
+	case v.file != nil:
+		l := v.layout()
+		shape := fmt.Sprintf("%d rows", l.rowCount())
+		if l.sectioned() {
+			shape = fmt.Sprintf("%d sections, %s", len(l.Sections), shape)
+		}
+		return fmt.Sprintf("layout %s: %s, %d seats%s", v.LayoutFile, shape, v.capacity(), categoryNote(v.Category))
+	case v.Sections > 0:
+		return fmt.Sprintf("%d sections × %d rows × %d seats = %d seats%s", v.Sections, v.Rows, v.RowSeats, v.capacity(), categoryNote(v.Category))
+	}
+	return fmt.Sprintf("%d rows × %d seats = %d seats%s", v.Rows, v.RowSeats, v.capacity(), categoryNote(v.Category))
+}
+
+// bestConfig is what -scenario best-available hammers: a fresh venue
+// (venueConfig; the category, when given, is asked for by every request),
+// and requests for a quantity drawn from MinQuantity..MaxQuantity by a
+// generator seeded with Seed. With -duration, Duration bounds each phase
+// instead of defaultPhaseTime.
 type bestConfig struct {
-	Rows        int    `json:"rows"`
-	RowSeats    int    `json:"rowSeats"`
-	Category    string `json:"category,omitempty"`
+	venueConfig
 	MinQuantity int    `json:"minQuantity"`
 	MaxQuantity int    `json:"maxQuantity"`
 	Adjacent    bool   `json:"adjacent"`
 	Seed        uint64 `json:"seed"`
 }
-
-// capacity is the layout's number of seats.
-func (b bestConfig) capacity() int { return b.Rows * b.RowSeats }
 
 // usageError is a bad flag or environment value: exit status 2.
 type usageError struct {
@@ -120,13 +217,18 @@ func usagef(format string, a ...any) error { return &usageError{err: fmt.Errorf(
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("hammer", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usageSynopsis)
+		fs.PrintDefaults()
+	}
 	env := envDefaults{getenv: getenv}
 
 	scen := fs.String("scenario", env.str("HAMMER_SCENARIO", string(scenarioContended)),
-		"hot-seat, fresh-seats, contended or best-available (env HAMMER_SCENARIO)")
+		"hot-seat, fresh-seats, contended, best-available or seat-map (env HAMMER_SCENARIO)")
 	n := fs.Int("n", env.int("HAMMER_N", 0), "total requests; default 1000, or -seats x -per-seat (env HAMMER_N)")
 	dur := fs.Duration("duration", env.duration("HAMMER_DURATION", 0),
-		"run this long instead of -n requests; best-available: the most each phase may last, default "+defaultPhaseTime.String()+" (env HAMMER_DURATION)")
+		"run this long instead of -n requests; best-available: the most each phase may last, default "+defaultPhaseTime.String()+
+			"; seat-map: how long to read, default "+defaultReadTime.String()+" (env HAMMER_DURATION)")
 	c := fs.Int("c", env.int("HAMMER_C", 64), "concurrent workers, one connection each (env HAMMER_C)")
 	users := fs.Int("users", env.int("HAMMER_USERS", 0), "distinct users (tokens); default one per worker, at least 100 (env HAMMER_USERS)")
 	urls := fs.String("url", env.str("HAMMER_URL", defaultURL(getenv)),
@@ -134,7 +236,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	seats := fs.Int("seats", env.int("HAMMER_SEATS", 1), "contended: seats to race for, 1.."+strconv.Itoa(maxSeats)+" (env HAMMER_SEATS)")
 	perSeat := fs.Int("per-seat", env.int("HAMMER_PER_SEAT", 0), "contended: requests per seat, sets -n (env HAMMER_PER_SEAT)")
 	schedule := fs.Int64("schedule", int64(env.int("HAMMER_SCHEDULE", 0)),
-		"hot-seat or contended: an existing schedule (with -seat) instead of a fresh one (env HAMMER_SCHEDULE)")
+		"hot-seat or contended: an existing schedule (with -seat) instead of a fresh one; seat-map: the existing schedule to read (env HAMMER_SCHEDULE)")
 	seat := fs.Int("seat", env.int("HAMMER_SEAT", 0), "the seat of -schedule (env HAMMER_SEAT)")
 	secret := fs.String("secret", getenv("AUTH_SECRET"), "HS256 secret for minting tokens (env AUTH_SECRET)")
 	timeout := fs.Duration("timeout", env.duration("HAMMER_TIMEOUT", 15*time.Second), "per-request timeout (env HAMMER_TIMEOUT)")
@@ -148,16 +250,32 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		"follow the live seat map while hammering; report each booking's event delay and any event that never came (env HAMMER_WATCH)")
 	streams := fs.Int("streams", env.int("HAMMER_STREAMS", 0),
 		"open this many more live seat-map clients per hammered schedule on the -watch-url instance, reading only (env HAMMER_STREAMS)")
+	form := fs.String("form", env.str("HAMMER_FORM", ""),
+		"the seat map's form the -watch and -streams clients ask their streams for, full (an object a seat; their default) or compact "+
+			"(a character a seat); seat-map: the form its clients read, default compact (env HAMMER_FORM)")
+	bookRate := fs.Float64("book-rate", env.float("HAMMER_BOOK_RATE", 0),
+		"seat-map: bookings a second (POST /reservations of the venue's seats in turn) while the clients read; 0: none (env HAMMER_BOOK_RATE)")
 	watchURL := fs.String("watch-url", env.str("HAMMER_WATCH_URL", ""),
 		"the instance whose stream -watch follows; default the last -url (env HAMMER_WATCH_URL)")
-	rows := fs.Int("rows", env.int("HAMMER_ROWS", defaultRows), "best-available: rows of the fresh layout (env HAMMER_ROWS)")
-	rowSeats := fs.Int("row-seats", env.int("HAMMER_ROW_SEATS", defaultRowSeats), "best-available: seats in each row (env HAMMER_ROW_SEATS)")
+	rows := fs.Int("rows", env.int("HAMMER_ROWS", defaultRows),
+		"best-available and seat-map: rows of the fresh layout, of each section with -sections, 1.."+strconv.Itoa(reservation.MaxRows)+" (env HAMMER_ROWS)")
+	rowSeats := fs.Int("row-seats", env.int("HAMMER_ROW_SEATS", defaultRowSeats),
+		"best-available and seat-map: seats in each row; "+strconv.Itoa(maxSeats)+" seats at most in a layout of rows alone (env HAMMER_ROW_SEATS)")
+	sections := fs.Int("sections", env.int("HAMMER_SECTIONS", 0),
+		fmt.Sprintf("best-available and seat-map: lay the venue out in this many sections (named 101, 102, ...), each of -rows rows of -row-seats seats, "+
+			"1..%d, %d seats at most in all; 0: rows alone (env HAMMER_SECTIONS)", reservation.MaxSections, reservation.MaxSeatCount))
+	layoutFile := fs.String("layout", env.str("HAMMER_LAYOUT", ""),
+		"best-available and seat-map: the venue's layout from this JSON file, what POST /schedules's \"layout\" takes ({\"rows\": [...]} or {\"sections\": [...]}), "+
+			"instead of -rows, -row-seats and -sections (env HAMMER_LAYOUT)")
 	quantity := fs.String("quantity", env.str("HAMMER_QUANTITY", defaultQuantity),
 		"best-available: seats each request asks for, N or MIN-MAX within 1..10, drawn at random (env HAMMER_QUANTITY)")
 	category := fs.String("category", env.str("HAMMER_CATEGORY", ""),
-		"best-available: the category of the layout's rows, asked for by every request; default none asked (rows standard) (env HAMMER_CATEGORY)")
+		"best-available and seat-map: the category of the layout's rows, asked for by every best-available request; default none asked (rows standard) (env HAMMER_CATEGORY)")
 	adjacent := fs.Bool("adjacent", env.bool("HAMMER_ADJACENT", true),
 		"best-available: ask for consecutive seats of one row (env HAMMER_ADJACENT)")
+	databaseURL := fs.String("database-url", env.str("HAMMER_DATABASE_URL", ""),
+		"best-available: the service's PostgreSQL database (its DATABASE_URL), to report the rows it read per hold (pg_stat_database; "+
+			"adds some 45 s to the run); default none: the figure is left out (env HAMMER_DATABASE_URL)")
 	seed := fs.Uint64("seed", env.uint64("HAMMER_SEED", 1),
 		"best-available: seed of the quantities and of the explicit phase's blocks (env HAMMER_SEED)")
 
@@ -174,6 +292,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return config{}, usagef("unexpected arguments %q", fs.Args())
 	}
 
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	cfg := config{
 		Scenario: scenario(*scen), N: *n, Duration: *dur, C: *c, Users: *users, Seats: *seats,
 		ScheduleID: *schedule, Seat: *seat, Secret: []byte(*secret), Timeout: *timeout, JSON: *asJSON, Verify: *verify,
@@ -183,25 +303,33 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	switch cfg.Scenario {
 	case scenarioHotSeat, scenarioFreshSeats, scenarioContended:
 	case scenarioBestAvailable:
-		best, err := parseBest(*rows, *rowSeats, *quantity, *category, *adjacent, *seed)
+		v, err := parseVenue(*rows, *rowSeats, *sections, *layoutFile, *category, set)
+		if err != nil {
+			return config{}, err
+		}
+		best, err := parseBest(v, *quantity, *adjacent, *seed)
 		if err != nil {
 			return config{}, err
 		}
 		cfg.Best = best
-	default:
-		return bad("-scenario must be hot-seat, fresh-seats, contended or best-available")
-	}
-	if cfg.Scenario != scenarioBestAvailable {
-		var set []string
-		fs.Visit(func(f *flag.Flag) {
-			if bestFlags[f.Name] {
-				set = append(set, "-"+f.Name)
+		cfg.DatabaseURL = *databaseURL
+	case scenarioSeatMap:
+		sm := seatMapConfig{Form: cmp.Or(*form, formCompact), BookRate: *bookRate}
+		if cfg.ScheduleID == 0 {
+			v, err := parseVenue(*rows, *rowSeats, *sections, *layoutFile, *category, set)
+			if err != nil {
+				return config{}, err
 			}
-		})
-		if len(set) > 0 {
-			return bad("%s: for -scenario best-available", strings.Join(set, ", "))
+			sm.venueConfig = v
 		}
+		cfg.SeatMap = sm
+	default:
+		return bad("-scenario must be hot-seat, fresh-seats, contended, best-available or seat-map")
 	}
+	if err := checkScenarioFlags(cfg.Scenario, set); err != nil {
+		return config{}, err
+	}
+	cfg.Form = cmp.Or(*form, formFull)
 	if *perSeat < 0 {
 		return bad("-per-seat must be positive")
 	}
@@ -217,14 +345,29 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	switch {
 	case cfg.N > 0 && cfg.Duration > 0:
 		return bad("-n and -duration exclude each other")
+	case cfg.Scenario == scenarioSeatMap:
+		switch {
+		case cfg.N > 0:
+			return bad("-n is not for seat-map: it reads for -duration")
+		case cfg.Seats != 1 || cfg.Seat != 0:
+			return bad("-seats and -seat are not for seat-map: it reads a whole seat map (-schedule, or a venue of its own)")
+		case *watch || *streams != 0:
+			return bad("-watch and -streams are not for seat-map")
+		case cfg.ScheduleID != 0 && (set["rows"] || set["row-seats"] || set["sections"] || set["layout"] || set["category"]):
+			return bad("-schedule reads an existing schedule: not with -rows, -row-seats, -sections, -layout or -category")
+		case cfg.SeatMap.Form != formFull && cfg.SeatMap.Form != formCompact:
+			return bad("-form must be %s or %s", formFull, formCompact)
+		case cfg.SeatMap.BookRate < 0 || cfg.SeatMap.BookRate > maxBookRate:
+			return bad("-book-rate must be 0..%d", maxBookRate)
+		case cfg.Duration == 0:
+			cfg.Duration = defaultReadTime
+		}
 	case cfg.Scenario == scenarioBestAvailable:
 		switch {
 		case cfg.N > 0:
 			return bad("-n is not for best-available: each phase runs until its venue is sold out (-duration bounds it)")
 		case cfg.Seats != 1 || cfg.ScheduleID != 0 || cfg.Seat != 0:
-			return bad("-seats, -schedule and -seat are not for best-available: it makes its own layouts (-rows, -row-seats)")
-		case *watch || *streams != 0:
-			return bad("-watch and -streams are not for best-available")
+			return bad("-seats, -schedule and -seat are not for best-available: it makes its own layouts (-rows, -row-seats, -sections, -layout)")
 		case cfg.Duration == 0:
 			cfg.Duration = defaultPhaseTime
 		}
@@ -248,7 +391,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return bad("-schedule must be positive")
 	case cfg.Seat < 0:
 		return bad("-seat must be positive")
-	case (cfg.ScheduleID > 0) != (cfg.Seat > 0):
+	case (cfg.ScheduleID > 0) != (cfg.Seat > 0) && cfg.Scenario != scenarioSeatMap:
 		return bad("-schedule and -seat go together")
 	case cfg.Seat > 0 && cfg.Scenario == scenarioFreshSeats:
 		return bad("-schedule/-seat hammer one seat: not for fresh-seats")
@@ -294,9 +437,15 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if cfg.Streams > 0 {
 		cfg.Watch = true
 	}
+	switch {
+	case cfg.Form != formFull && cfg.Form != formCompact:
+		return bad("-form must be %s or %s", formFull, formCompact)
+	case set["form"] && !cfg.Watch && cfg.Scenario != scenarioSeatMap:
+		return bad("-form is for the live seat map's clients (-watch or -streams) and -scenario seat-map")
+	}
 	if cfg.Watch {
 		if cfg.Scenario == scenarioHotSeat {
-			return bad("-watch needs bookings to watch: use contended or fresh-seats")
+			return bad("-watch needs bookings to watch: use contended, fresh-seats or best-available")
 		}
 		if cfg.WatchURL == "" {
 			cfg.WatchURL = targets[len(targets)-1]
@@ -305,22 +454,114 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	return cfg, nil
 }
 
-// bestFlags are the flags only -scenario best-available reads.
-var bestFlags = map[string]bool{"rows": true, "row-seats": true, "quantity": true, "category": true, "adjacent": true, "seed": true}
+// scenarioFlags names the flags that only some scenarios read, and which.
+var scenarioFlags = map[string][]scenario{
+	"rows": {scenarioBestAvailable, scenarioSeatMap}, "row-seats": {scenarioBestAvailable, scenarioSeatMap},
+	"sections": {scenarioBestAvailable, scenarioSeatMap}, "layout": {scenarioBestAvailable, scenarioSeatMap},
+	"category": {scenarioBestAvailable, scenarioSeatMap},
+	"quantity": {scenarioBestAvailable}, "adjacent": {scenarioBestAvailable}, "seed": {scenarioBestAvailable},
+	"database-url": {scenarioBestAvailable},
+	"book-rate":    {scenarioSeatMap},
+}
 
-// parseBest checks best-available's flags: a layout the API accepts
-// (reservation.NewLayout's rules) and a quantity range within 1..10 that
-// an adjacent hold can have in one row.
-func parseBest(rows, rowSeats int, quantity, category string, adjacent bool, seed uint64) (bestConfig, error) {
-	b := bestConfig{Rows: rows, RowSeats: rowSeats, Category: category, Adjacent: adjacent, Seed: seed}
-	switch {
-	case rows < 1 || rows > reservation.MaxRows:
-		return b, usagef("-rows must be 1..%d", reservation.MaxRows)
-	case rowSeats < 1 || rowSeats > maxSeats:
-		return b, usagef("-row-seats must be 1..%d", maxSeats)
-	case rows*rowSeats > maxSeats:
-		return b, usagef("-rows × -row-seats must be at most %d seats, not %d", maxSeats, rows*rowSeats)
+// checkScenarioFlags refuses the flags of set that s does not read,
+// naming the scenarios that do: "-quantity: for -scenario best-available".
+func checkScenarioFlags(s scenario, set map[string]bool) error {
+	var misplaced []string
+	var byScenarios []string // the same order: whom each group is for
+	groups := map[string][]string{}
+	for _, name := range slices.Sorted(maps.Keys(set)) {
+		readers, ok := scenarioFlags[name]
+		if !ok || slices.Contains(readers, s) {
+			continue
+		}
+		names := make([]string, len(readers))
+		for i, sc := range readers {
+			names[i] = string(sc)
+		}
+		whom := strings.Join(names, " or ")
+		if groups[whom] == nil {
+			byScenarios = append(byScenarios, whom)
+		}
+		groups[whom] = append(groups[whom], "-"+name)
 	}
+	for _, whom := range byScenarios {
+		misplaced = append(misplaced, strings.Join(groups[whom], ", ")+": for -scenario "+whom)
+	}
+	if len(misplaced) > 0 {
+		return usagef("%s", strings.Join(misplaced, "; "))
+	}
+	return nil
+}
+
+// parseVenue checks the venue's flags: a grid of rows (-rows × -row-seats,
+// at most maxSeats seats, as the halls the hammer makes), of sections of
+// such rows (-sections: the API's limits, reservation.MaxSections
+// sections of reservation.MaxRows rows, reservation.MaxSeatCount seats in
+// all), or a layout file (-layout, which excludes the others), and a
+// -category the layout has. set names the flags given on the command line.
+func parseVenue(rows, rowSeats, sections int, file, category string, set map[string]bool) (venueConfig, error) {
+	v := venueConfig{Rows: rows, RowSeats: rowSeats, Sections: sections, Category: category}
+	if file != "" {
+		if set["rows"] || set["row-seats"] || set["sections"] {
+			return v, usagef("-layout excludes -rows, -row-seats and -sections")
+		}
+		l, err := readLayoutFile(file)
+		if err != nil {
+			return v, usagef("-layout %s: %v", file, err)
+		}
+		checked, err := l.check()
+		if err != nil {
+			return v, usagef("-layout %s: %v", file, err)
+		}
+		if category != "" && !checked.HasCategory(category) {
+			return v, usagef("-category %q: the layout of %s has no row of that category", category, file)
+		}
+		return venueConfig{LayoutFile: file, Category: category, file: &l}, nil
+	}
+	switch {
+	case sections < 0 || sections > reservation.MaxSections:
+		return v, usagef("-sections must be 0..%d", reservation.MaxSections)
+	case rows < 1 || rows > reservation.MaxRows:
+		return v, usagef("-rows must be 1..%d", reservation.MaxRows)
+	case sections == 0 && (rowSeats < 1 || rowSeats > maxSeats):
+		return v, usagef("-row-seats must be 1..%d", maxSeats)
+	case rowSeats < 1 || rowSeats > reservation.MaxSeatCount:
+		return v, usagef("-row-seats must be 1..%d", reservation.MaxSeatCount)
+	case sections == 0 && rows*rowSeats > maxSeats:
+		return v, usagef("-rows × -row-seats must be at most %d seats, not %d (lay a larger venue out in -sections)", maxSeats, rows*rowSeats)
+	case sections*rows*rowSeats > reservation.MaxSeatCount:
+		return v, usagef("-sections × -rows × -row-seats must be at most %d seats, not %d", reservation.MaxSeatCount, sections*rows*rowSeats)
+	}
+	if _, err := v.layout().check(); err != nil {
+		return v, usagef("-category %q: %v", category, err)
+	}
+	return v, nil
+}
+
+// longestRow is the most seats a row of the venue has (of category, when
+// not "").
+func (v venueConfig) longestRow(category string) int {
+	l := v.layout()
+	longest := 0
+	consider := func(sectionCategory string, rows []layoutRowIn) {
+		for _, r := range rows {
+			if c := cmp.Or(r.Category, sectionCategory, reservation.DefaultCategory); category == "" || c == category {
+				longest = max(longest, r.Seats)
+			}
+		}
+	}
+	consider("", l.Rows)
+	for _, s := range l.Sections {
+		consider(s.Category, s.Rows)
+	}
+	return longest
+}
+
+// parseBest checks best-available's requests: a quantity range within
+// 1..10 that an adjacent hold can have in one row of the venue v.
+func parseBest(v venueConfig, quantity string, adjacent bool, seed uint64) (bestConfig, error) {
+	b := bestConfig{venueConfig: v, Adjacent: adjacent, Seed: seed}
 	lo, hi, ok := strings.Cut(quantity, "-")
 	if !ok {
 		hi = lo
@@ -328,19 +569,14 @@ func parseBest(rows, rowSeats int, quantity, category string, adjacent bool, see
 	var errLo, errHi error
 	b.MinQuantity, errLo = strconv.Atoi(strings.TrimSpace(lo))
 	b.MaxQuantity, errHi = strconv.Atoi(strings.TrimSpace(hi))
-	switch {
+	switch longest := v.longestRow(v.Category); {
 	case errLo != nil || errHi != nil || b.MinQuantity < 1 || b.MaxQuantity > reservation.MaxHoldSeats || b.MinQuantity > b.MaxQuantity:
 		return b, usagef("-quantity must be N or MIN-MAX with 1 <= MIN <= MAX <= %d, not %q", reservation.MaxHoldSeats, quantity)
-	case adjacent && b.MaxQuantity > rowSeats:
-		return b, usagef("-quantity: %d adjacent seats do not fit in a row of %d (-row-seats)", b.MaxQuantity, rowSeats)
-	}
-	rowsIn := b.layout()
-	checked := make([]reservation.Row, len(rowsIn))
-	for i, r := range rowsIn {
-		checked[i] = reservation.Row{Label: r.Label, Seats: r.Seats, Category: r.Category}
-	}
-	if _, err := reservation.NewLayout(checked); err != nil {
-		return b, usagef("-category %q: %v", category, err)
+	case adjacent && b.MaxQuantity > longest && v.file == nil:
+		return b, usagef("-quantity: %d adjacent seats do not fit in a row of %d (-row-seats)", b.MaxQuantity, longest)
+	case adjacent && b.MaxQuantity > longest:
+		return b, usagef("-quantity: %d adjacent seats do not fit in the longest row of %s%s (%d seats)",
+			b.MaxQuantity, v.LayoutFile, categoryNote(v.Category), longest)
 	}
 	return b, nil
 }
@@ -395,6 +631,11 @@ func (e *envDefaults) int(name string, def int) int {
 
 func (e *envDefaults) uint64(name string, def uint64) uint64 {
 	e.lookup(name, func(v string) (err error) { def, err = strconv.ParseUint(v, 10, 64); return err })
+	return def
+}
+
+func (e *envDefaults) float(name string, def float64) float64 {
+	e.lookup(name, func(v string) (err error) { def, err = strconv.ParseFloat(v, 64); return err })
 	return def
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/seatlock/seatlock/internal/auth"
+	"github.com/seatlock/seatlock/internal/reservation"
 )
 
 const testSecret = "hammer-test-secret-0123456789abcdef"
@@ -25,32 +27,45 @@ type fakeAPI struct {
 	verifier *auth.Verifier
 	hold     time.Duration // how long a winning request holds the seat lock
 
-	doubleBook       bool          // let two requests win each seat
-	unavailableEvery int           // every k-th reservation answers 503
-	dropEvery        int           // every k-th reservation loses its connection
-	noSeatMap        bool          // no GET /schedules/{id}/seats, like the plain baseline
-	holdTwice        bool          // best available: the first seat held is offered again, once
-	scatter          bool          // best available: a hold of several seats takes one per row
-	contendAll       bool          // best available: every request answers seats_contended
-	stall            chan struct{} // reservations block until closed or cancelled
-	arrived          chan struct{} // receives once per stalled reservation
+	doubleBook        bool          // let two requests win each seat
+	unavailableEvery  int           // every k-th reservation answers 503
+	dropEvery         int           // every k-th reservation loses its connection
+	noSeatMap         bool          // no GET /schedules/{id}/seats, like the plain baseline
+	fullOnly          bool          // the seat map's full form, whatever the form asked
+	noGzip            bool          // seat maps never compressed
+	notModifiedAlways bool          // the seat map answers 304 even without If-None-Match, once anything changed
+	holdTwice         bool          // best available: the first seat held is offered again, once
+	scatter           bool          // best available: a hold of several seats takes one per row
+	contendAll        bool          // best available: every request answers seats_contended
+	onHold            func()        // called for each hold granted, with f.mu held
+	stall             chan struct{} // reservations block until closed or cancelled
+	arrived           chan struct{} // receives once per stalled reservation
 
 	mu        sync.Mutex
 	nextID    int64
 	schedules map[int64]*fakeSchedule
 	calls     int
+	seatMaps  int // seat-map requests answered
 	users     map[string]bool
+	// watchers are the open streams' channels by schedule; events numbers
+	// the seat events sent.
+	watchers map[int64][]chan string
+	events   int
 }
 
 type fakeSchedule struct {
 	seats    int
 	locked   map[int]bool
 	reserved map[int]int
-	rows     []venueRow
-	held     map[int]int // holds per seat
-	holds    int
+	rows     []venueRow // every row, section by section
+	// sectioned: rows are of named sections (their Section).
+	sectioned bool
+	held      map[int]int // holds per seat
+	holds     int
 	// offered is set once holdTwice has offered a held seat again.
 	offered bool
+	// version counts the changes of the seat map.
+	version int64
 }
 
 func newFakeAPI(tb testing.TB) *fakeAPI {
@@ -99,6 +114,7 @@ func (f *fakeAPI) handler() http.Handler {
 	mux.HandleFunc("POST /schedules", f.createSchedule)
 	mux.HandleFunc("POST /reservations", f.reserve)
 	mux.HandleFunc("GET /schedules/{id}/seats", f.seatMap)
+	mux.HandleFunc("GET /schedules/{id}/seats/events", f.seatEvents)
 	mux.HandleFunc("GET /schedules/{id}", f.getSchedule)
 	mux.HandleFunc("POST /holds", f.createHold)
 	return mux
@@ -115,38 +131,63 @@ func (f *fakeAPI) createSchedule(w http.ResponseWriter, r *http.Request) {
 	}
 	var in struct {
 		scheduleIn
-		Layout *struct {
-			Rows []layoutRowIn `json:"rows"`
-		} `json:"layout"`
+		Layout *layoutIn `json:"layout"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
 		writeProblem(w, http.StatusBadRequest, "malformed_json")
 		return
 	}
 	var rows []venueRow
+	sectioned := false
 	if in.Layout != nil {
-		for _, row := range in.Layout.Rows {
-			rows = append(rows, venueRow{Label: row.Label, Seats: row.Seats, Category: cmp.Or(row.Category, "standard"), FirstSeat: in.SeatCount + 1})
+		if _, err := in.Layout.check(); err != nil && !strings.Contains(err.Error(), "rows alone") {
+			writeProblem(w, http.StatusUnprocessableEntity, "validation_failed")
+			return
+		}
+		add := func(section, sectionCategory string, row layoutRowIn) {
+			category := cmp.Or(row.Category, sectionCategory, "standard")
+			rows = append(rows, venueRow{Section: section, Label: row.Label, Seats: row.Seats, Category: category, FirstSeat: in.SeatCount + 1})
 			in.SeatCount += row.Seats
+		}
+		for _, row := range in.Layout.Rows {
+			add("", "", row)
+		}
+		for _, sec := range in.Layout.Sections {
+			sectioned = true
+			for _, row := range sec.Rows {
+				add(sec.Name, sec.Category, row)
+			}
 		}
 	} else {
 		rows = []venueRow{{Label: "A", Seats: in.SeatCount, Category: "standard", FirstSeat: 1}}
 	}
-	if _, err := time.Parse(time.RFC3339, in.StartsAt); err != nil || in.Title == "" || in.SeatCount < 1 || in.SeatCount > maxSeats {
+	if _, err := time.Parse(time.RFC3339, in.StartsAt); err != nil || in.Title == "" || in.SeatCount < 1 || in.SeatCount > reservation.MaxSeatCount {
 		writeProblem(w, http.StatusUnprocessableEntity, "validation_failed")
 		return
 	}
 	f.mu.Lock()
 	f.nextID++
 	id := f.nextID
-	s := &fakeSchedule{seats: in.SeatCount, locked: map[int]bool{}, reserved: map[int]int{}, rows: rows, held: map[int]int{}}
+	s := &fakeSchedule{seats: in.SeatCount, locked: map[int]bool{}, reserved: map[int]int{}, rows: rows, sectioned: sectioned, held: map[int]int{}}
 	f.schedules[id] = s
 	f.mu.Unlock()
 	writeJSONBody(w, http.StatusCreated, s.describe(id, in.Title, in.StartsAt))
 }
 
 func (s *fakeSchedule) describe(id int64, title, startsAt string) map[string]any {
-	return map[string]any{"id": id, "title": title, "startsAt": startsAt, "seatCount": s.seats, "layout": map[string]any{"rows": s.rows}}
+	layout := map[string]any{"rows": s.rows}
+	if s.sectioned {
+		var sections []venueSection
+		for _, r := range s.rows {
+			if len(sections) == 0 || sections[len(sections)-1].Name != r.Section {
+				sections = append(sections, venueSection{Name: r.Section, Category: "standard"})
+			}
+			last := &sections[len(sections)-1]
+			last.Rows = append(last.Rows, r)
+		}
+		layout = map[string]any{"sections": sections}
+	}
+	return map[string]any{"id": id, "title": title, "startsAt": startsAt, "seatCount": s.seats, "layout": layout}
 }
 
 func (f *fakeAPI) getSchedule(w http.ResponseWriter, r *http.Request) {
@@ -173,6 +214,7 @@ func (f *fakeAPI) createHold(w http.ResponseWriter, r *http.Request) {
 		SeatIDs    []int  `json:"seatIds"`
 		Quantity   int    `json:"quantity"`
 		Category   string `json:"category"`
+		Section    string `json:"section"`
 		Adjacent   *bool  `json:"adjacent"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
@@ -194,7 +236,7 @@ func (f *fakeAPI) createHold(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if seats == nil {
-		seats = s.choose(in.Quantity, in.Category, in.Adjacent == nil || *in.Adjacent, f.scatter, free)
+		seats = s.choose(in.Quantity, in.Category, in.Section, in.Adjacent == nil || *in.Adjacent, f.scatter, free)
 		if f.holdTwice && !s.offered && len(seats) > 0 && s.holds > 0 {
 			// The bug under test: the first seat ever held is offered
 			// again, as if free.
@@ -225,8 +267,13 @@ func (f *fakeAPI) createHold(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, seat := range seats {
 		s.held[seat]++
+		f.publish(in.ScheduleID, seat, "held")
 	}
 	s.holds++
+	s.version++
+	if f.onHold != nil {
+		f.onHold()
+	}
 	writeJSONBody(w, http.StatusCreated, map[string]any{
 		"id": fmt.Sprintf("00000000-0000-4000-9000-%012d", s.holds), "scheduleId": in.ScheduleID, "seatIds": seats,
 		"userId": p.UserID, "status": "active",
@@ -234,9 +281,10 @@ func (f *fakeAPI) createHold(w http.ResponseWriter, r *http.Request) {
 }
 
 // choose is the fake's best available: the first quantity free seats of
-// category, consecutive in a row when adjacent; with scatter, a hold of
-// several seats takes the first free seat of as many rows.
-func (s *fakeSchedule) choose(quantity int, category string, adjacent, scatter bool, free func(int) bool) []int {
+// category (and section), consecutive in a row when adjacent; with
+// scatter, a hold of several seats takes the first free seat of as many
+// rows.
+func (s *fakeSchedule) choose(quantity int, category, section string, adjacent, scatter bool, free func(int) bool) []int {
 	var seats []int
 	if scatter && quantity > 1 {
 		for _, r := range s.rows {
@@ -253,7 +301,7 @@ func (s *fakeSchedule) choose(quantity int, category string, adjacent, scatter b
 		seats = nil
 	}
 	for _, r := range s.rows {
-		if category != "" && r.Category != category {
+		if category != "" && r.Category != category || section != "" && r.Section != section {
 			continue
 		}
 		if !adjacent {
@@ -363,6 +411,8 @@ func (f *fakeAPI) reserve(w http.ResponseWriter, r *http.Request) {
 		s.locked[in.SeatID] = false
 	}
 	s.reserved[in.SeatID]++
+	s.version++
+	f.publish(in.ScheduleID, in.SeatID, "reserved")
 	n := s.reserved[in.SeatID]
 	f.mu.Unlock()
 	writeJSONBody(w, http.StatusOK, map[string]any{
@@ -371,6 +421,10 @@ func (f *fakeAPI) reserve(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// seatMap answers the full form, or the compact one for ?form=compact
+// (unless fullOnly), with an ETag of the schedule's version (304 for
+// If-None-Match with it), gzip-compressed for Accept-Encoding: gzip
+// (unless noGzip).
 func (f *fakeAPI) seatMap(w http.ResponseWriter, r *http.Request) {
 	if f.noSeatMap {
 		http.NotFound(w, r)
@@ -382,27 +436,141 @@ func (f *fakeAPI) seatMap(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	s := f.schedules[id]
 	if s == nil {
+		f.mu.Unlock()
 		writeProblem(w, http.StatusNotFound, "schedule_not_found")
 		return
 	}
+	compact := r.URL.Query().Get("form") == formCompact && !f.fullOnly
+	etag := fmt.Sprintf(`"f%d"`, s.version)
+	if compact {
+		etag = fmt.Sprintf(`"c%d"`, s.version)
+	}
+	f.seatMaps++
+	if inm := r.Header.Get("If-None-Match"); inm == etag || f.notModifiedAlways && s.version > 0 {
+		f.mu.Unlock()
+		w.Header().Set("ETag", etag)
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	var body []byte
+	if compact {
+		body = s.compactJSON(id)
+	} else {
+		body = s.fullJSON(id)
+	}
+	f.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("ETag", etag)
+	if !f.noGzip && strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		_, _ = zw.Write(body)
+		_ = zw.Close()
+		return
+	}
+	_, _ = w.Write(body)
+}
+
+// status is the seat's status on the seat map.
+func (s *fakeSchedule) status(seat int) string {
+	switch {
+	case s.reserved[seat] > 0:
+		return "reserved"
+	case s.held[seat] > 0:
+		return "held"
+	}
+	return "available"
+}
+
+// fullJSON is the seat map's full form: one object a seat.
+func (s *fakeSchedule) fullJSON(id int64) []byte {
 	type seat struct {
 		SeatID int    `json:"seatId"`
 		Status string `json:"status"`
 	}
 	seats := make([]seat, 0, s.seats)
 	for i := 1; i <= s.seats; i++ {
-		st := "available"
-		if s.reserved[i] > 0 {
-			st = "reserved"
-		} else if s.held[i] > 0 {
-			st = "held"
-		}
-		seats = append(seats, seat{i, st})
+		seats = append(seats, seat{i, s.status(i)})
 	}
-	writeJSONBody(w, http.StatusOK, map[string]any{"scheduleId": id, "seats": seats})
+	body, _ := json.Marshal(map[string]any{"scheduleId": id, "seats": seats})
+	return append(body, '\n')
+}
+
+// compactJSON is the seat map's compact form: a character a seat, row by
+// row, section by section.
+func (s *fakeSchedule) compactJSON(id int64) []byte {
+	var sections []compactSection
+	for _, r := range s.rows {
+		if len(sections) == 0 || sections[len(sections)-1].Name != r.Section {
+			sections = append(sections, compactSection{Name: r.Section})
+		}
+		status := make([]byte, r.Seats)
+		for i := range status {
+			status[i] = s.status(r.FirstSeat + i)[0]
+		}
+		last := &sections[len(sections)-1]
+		last.Rows = append(last.Rows, compactRow{Label: r.Label, FirstSeatID: r.FirstSeat, Category: r.Category, Status: string(status)})
+	}
+	body, _ := json.Marshal(map[string]any{"scheduleId": id, "version": s.version, "sections": sections})
+	return append(body, '\n')
+}
+
+// seatEvents is the live seat map: a snapshot (of the form asked, as the
+// seat map's), then a seat event per change, until the client goes.
+func (f *fakeAPI) seatEvents(w http.ResponseWriter, r *http.Request) {
+	id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	f.mu.Lock()
+	s := f.schedules[id]
+	if s == nil {
+		f.mu.Unlock()
+		writeProblem(w, http.StatusNotFound, "schedule_not_found")
+		return
+	}
+	snapshot := s.fullJSON(id)
+	if r.URL.Query().Get("form") == formCompact && !f.fullOnly {
+		snapshot = s.compactJSON(id)
+	}
+	changes := make(chan string, 1<<16)
+	if f.watchers == nil {
+		f.watchers = map[int64][]chan string{}
+	}
+	f.watchers[id] = append(f.watchers[id], changes)
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.watchers[id] = slices.DeleteFunc(f.watchers[id], func(c chan string) bool { return c == changes })
+	}()
+	w.Header().Set("Content-Type", "text/event-stream")
+	fmt.Fprintf(w, "retry: 1000\n\nid: 0-0\nevent: snapshot\ndata: %s\n", snapshot)
+	w.(http.Flusher).Flush()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case event := <-changes:
+			fmt.Fprint(w, event)
+			w.(http.Flusher).Flush()
+		}
+	}
+}
+
+// publish sends seat's change to status to the schedule's streams; f.mu
+// is held.
+func (f *fakeAPI) publish(schedule int64, seat int, status string) {
+	if len(f.watchers[schedule]) == 0 {
+		return
+	}
+	f.events++
+	event := fmt.Sprintf("id: %d-0\nevent: seat\ndata: {\"seatId\":%d,\"status\":%q}\n\n", f.events, seat, status)
+	for _, c := range f.watchers[schedule] {
+		select {
+		case c <- event:
+		default: // a stream that far behind loses the change, as a test would see
+		}
+	}
 }
 
 func (f *fakeAPI) auth(w http.ResponseWriter, r *http.Request) (auth.Principal, bool) {
@@ -431,7 +599,8 @@ func (f *fakeAPI) addSchedule(seats int, reserved ...int) int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.nextID++
-	s := &fakeSchedule{seats: seats, locked: map[int]bool{}, reserved: map[int]int{}, held: map[int]int{}}
+	s := &fakeSchedule{seats: seats, locked: map[int]bool{}, reserved: map[int]int{}, held: map[int]int{},
+		rows: []venueRow{{Label: "A", Seats: seats, Category: "standard", FirstSeat: 1}}}
 	for _, r := range reserved {
 		s.reserved[r] = 1
 	}

@@ -28,6 +28,9 @@ func hammer(ctx context.Context, cfg config, progressOut io.Writer) (*report, er
 	if cfg.Scenario == scenarioBestAvailable {
 		return hammerBest(ctx, cfg, progressOut)
 	}
+	if cfg.Scenario == scenarioSeatMap {
+		return hammerSeatMap(ctx, cfg, progressOut)
+	}
 	runID := newRunID()
 	a := newAPI(cfg.C, len(cfg.Targets), cfg.Timeout, cfg.Client)
 	defer a.close()
@@ -40,7 +43,7 @@ func hammer(ctx context.Context, cfg config, progressOut io.Writer) (*report, er
 
 	var watch *watcher
 	if cfg.Watch {
-		watch = newWatcher(cfg.WatchURL, cfg.Streams)
+		watch = newWatcher(cfg.WatchURL, cfg.Streams, cfg.Form, "reserved")
 		defer watch.stop()
 	}
 	w, err := setUp(ctx, a, cfg, runID, admin, watch)

@@ -1,12 +1,14 @@
 // Command hammer load-tests the seat-booking API with the three loads it
 // must win: one booked seat hammered by everybody (-scenario hot-seat), a
 // fresh seat for every request (fresh-seats), and K seats raced by M
-// requests each (contended, the default); and with a sale of a venue to
+// requests each (contended, the default); with a sale of a venue to
 // parties who let the service choose their seats (best-available: best.go
-// says how it runs and what it reports). Requests go out from -c workers
-// (one connection each) as -users distinct users, round-robin over the
-// comma-separated -url targets (several stateless instances can be raced
-// against each other), for -n requests or for -duration.
+// says how it runs and what it reports); and with a crowd reading a seat
+// map while bookings go on (seat-map: seatmap_scenario.go). Requests go
+// out from -c workers (one connection each) as -users distinct users,
+// round-robin over the comma-separated -url targets (several stateless
+// instances can be raced against each other), for -n requests or for
+// -duration.
 //
 // The report shows the status/code histogram ("200", "409 seat_locked",
 // "409 seat_taken", "transport error", ...), wall time, throughput, latency
@@ -24,17 +26,56 @@
 //	hammer [-scenario hot-seat|fresh-seats|contended] [-n 1000 | -duration 10s]
 //	       [-c 64] [-users U] [-url http://127.0.0.1:8080[,...]]
 //	       [-seats K [-per-seat M]] [-schedule ID -seat N]
+//	       [-watch [-streams S] [-watch-url URL] [-form full|compact]]
 //	       [-secret S] [-timeout 15s] [-json] [-verify=false]
-//	hammer -scenario best-available [-rows 40 -row-seats 50] [-quantity 1-6]
-//	       [-category C] [-adjacent=false] [-seed 1] [-duration 2m]
+//	hammer -scenario best-available [-rows 40 -row-seats 50 [-sections N] | -layout FILE]
+//	       [-quantity 1-6] [-category C] [-adjacent=false] [-seed 1] [-duration 2m]
+//	       [-watch [-streams S] [-form full|compact]] [-database-url URL]
 //	       [-c 64] [-users U] [-url ...] [-json]
+//	hammer -scenario seat-map [-schedule ID | -rows 40 -row-seats 50 [-sections N] | -layout FILE]
+//	       [-form compact|full] [-book-rate R] [-duration 10s] [-c 64] [-users U] [-url ...] [-json]
+//
+// A best-available venue is -rows rows of -row-seats seats (2,000 seats at
+// most); with -sections N, N sections named 101, 102, ... of such rows (up
+// to 500 sections of up to 100 rows, 100,000 seats in all: the 80,000-seat
+// stadium is -sections 100 -rows 20 -row-seats 40); or the layout in FILE,
+// a JSON file holding what POST /schedules's "layout" member takes. Its
+// report adds the venue's seat map on the wire: GET
+// /schedules/{id}/seats?form=compact and the full form with
+// Accept-Encoding: gzip, before the sale and after it, in bytes as sent;
+// and, with -database-url (the service's DATABASE_URL), the rows
+// PostgreSQL read in each phase per hold (the delta of tup_returned +
+// tup_fetched of the service's database in pg_stat_database; reading it
+// settled adds some 45 s to the run). Without a database URL the figure
+// is left out. make hammer has DATABASE_URL in its environment:
+// ARGS='-scenario best-available -database-url $$DATABASE_URL'.
+//
+// -scenario seat-map has -c clients read GET /schedules/{id}/seats (the
+// compact form, or -form full) with Accept-Encoding: gzip for -duration,
+// every other one revalidating with If-None-Match (304 while nothing
+// changed), from a loopback address each when the target is a loopback
+// one (the service limits its public routes per client address); with
+// -book-rate R, R bookings a second (POST /reservations of the seats in
+// turn) go on meanwhile, or run a second hammer beside it. The schedule is
+// -schedule's, or a fresh venue laid out as best-available's. It reports
+// the reads a second split by 200 and 304, their p50/p99 latency and the
+// bytes of a 200 on the wire, against the targets: p99 <= 20 ms with 64
+// clients while bookings go on, and 304s at >= 10,000 a second.
+//
+// -watch follows the live seat map of what is hammered (contended and
+// fresh-seats: each 200's "reserved" event; best-available: each seat of
+// each best-available 201's "held" event) and reports the events' delay;
+// -streams adds reading-only clients; -form compact has them all ask for
+// the compact form (a character a seat) instead of the full one.
 //
 // Every flag falls back to an environment variable: HAMMER_SCENARIO,
 // HAMMER_N, HAMMER_DURATION, HAMMER_C, HAMMER_USERS, HAMMER_URL (else
 // http://$HTTP_ADDR), HAMMER_SEATS, HAMMER_PER_SEAT, HAMMER_SCHEDULE,
 // HAMMER_SEAT, AUTH_SECRET, HAMMER_TIMEOUT, HAMMER_JSON, HAMMER_VERIFY,
-// HAMMER_ROWS, HAMMER_ROW_SEATS, HAMMER_QUANTITY, HAMMER_CATEGORY,
-// HAMMER_ADJACENT, HAMMER_SEED.
+// HAMMER_WATCH, HAMMER_STREAMS, HAMMER_WATCH_URL, HAMMER_FORM,
+// HAMMER_ROWS, HAMMER_ROW_SEATS, HAMMER_SECTIONS, HAMMER_LAYOUT,
+// HAMMER_QUANTITY, HAMMER_CATEGORY, HAMMER_ADJACENT, HAMMER_SEED,
+// HAMMER_DATABASE_URL, HAMMER_BOOK_RATE.
 package main
 
 import (

@@ -24,6 +24,9 @@ func writeText(w io.Writer, r *report) error {
 	if r.Best != nil {
 		return writeBestText(w, r)
 	}
+	if r.SeatMap != nil {
+		return writeSeatMapText(w, r)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	p := func(format string, a ...any) { fmt.Fprintf(tw, format+"\n", a...) }
 
@@ -54,16 +57,7 @@ func writeText(w io.Writer, r *report) error {
 	if !r.SeatMapChecked {
 		p("seat map:\tnot checked (-verify=false): one 200 per seat is judged from the answers alone")
 	}
-	if wr := r.Watch; wr != nil {
-		p("live map:\t%s: %d of %d bookings seen as events, %d missing, %d before their 200", wr.Target, wr.Matched, wr.Booked, len(wr.Missing), wr.Early)
-		p("  200 → event:\tp50 %s  p90 %s  p99 %s  p99.9 %s  max %s", wr.Delay.P50, wr.Delay.P90, wr.Delay.P99, wr.Delay.P999, wr.Delay.Max)
-		if wr.Streams > 0 {
-			p("  more clients:\t%d reading-only streams, %d ended early", wr.Streams, wr.Dropped)
-		}
-		if wr.Resumed > 0 {
-			p("  resumed:\t%d times the server ended the stream and it was reopened with Last-Event-ID", wr.Resumed)
-		}
-	}
+	writeWatchText(p, r.Watch)
 	if r.Verdict.Pass {
 		p("verdict:\tPASS")
 	} else {
@@ -73,6 +67,30 @@ func writeText(w io.Writer, r *report) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// writeWatchText prints what -watch found, if anything, as lines of p.
+func writeWatchText(p func(format string, a ...any), wr *watchReport) {
+	if wr == nil {
+		return
+	}
+	what, answer := "bookings", "200"
+	if wr.Status == "held" {
+		what, answer = "held seats", "201"
+	}
+	p("live map:\t%s: %d of %d %s seen as events, %d missing, %d before their %s", wr.Target, wr.Matched, wr.Booked, what, len(wr.Missing), wr.Early, answer)
+	p("  %s → event:\tp50 %s  p90 %s  p99 %s  p99.9 %s  max %s", answer, wr.Delay.P50, wr.Delay.P90, wr.Delay.P99, wr.Delay.P999, wr.Delay.Max)
+	snapshot := "none read"
+	if wr.SnapshotForm != "" {
+		snapshot = fmt.Sprintf("%s form, %d bytes", wr.SnapshotForm, wr.SnapshotBytes)
+	}
+	p("  snapshot:\tasked %s; first one %s", wr.Form, snapshot)
+	if wr.Streams > 0 {
+		p("  more clients:\t%d reading-only streams, %d ended early", wr.Streams, wr.Dropped)
+	}
+	if wr.Resumed > 0 {
+		p("  resumed:\t%d times the server ended the stream and it was reopened with Last-Event-ID", wr.Resumed)
+	}
 }
 
 // joinIDs lists ids, eliding the middle of a long list.

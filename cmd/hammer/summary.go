@@ -31,6 +31,7 @@ type report struct {
 	TransportErrs  []string       `json:"transportErrorSamples,omitempty"`
 	Watch          *watchReport   `json:"watch,omitempty"`
 	Best           *bestReport    `json:"bestAvailable,omitempty"`
+	SeatMap        *seatMapReport `json:"seatMap,omitempty"`
 	Verdict        verdict        `json:"verdict"`
 
 	allSeats []seatReport // PerSeat, never cut short: what judge reads

@@ -36,17 +36,7 @@ func judge(r *report, views []seatMapView) verdict {
 			fail("seat %d of schedule %d: %d requests, want 1 (fresh seats)", s.Seat, s.Schedule, s.Requests)
 		}
 	}
-	if wr := r.Watch; wr != nil {
-		if len(wr.Missing) > 0 {
-			fail("%d bookings never had their event on %s's stream (e.g. schedule/seat %s)", len(wr.Missing), wr.Target, wr.Missing[0])
-		}
-		if wr.Error != "" {
-			fail("watching the stream: %s", wr.Error)
-		}
-		if wr.Dropped > 0 {
-			fail("%d reading-only streams ended before the run did", wr.Dropped)
-		}
-	}
+	judgeWatch(r.Watch, fail)
 	judgeResponses(r.Responses, func(k string) bool { return expected(r.Scenario, k) || k == keyNotSent || k == keyCanceled },
 		string(r.Scenario), r.TransportErrs, fail)
 	if r.SeatMapChecked && len(views) == 0 && interrupted == 0 {
@@ -71,6 +61,28 @@ func judge(r *report, views []seatMapView) verdict {
 	}
 
 	return verdict{Pass: len(reasons) == 0, Reasons: capReasons(reasons)}
+}
+
+// judgeWatch fails what -watch found wrong (nothing when wr is nil):
+// events that never came, a stream that failed, reading-only streams
+// that ended early.
+func judgeWatch(wr *watchReport, fail func(string, ...any)) {
+	if wr == nil {
+		return
+	}
+	if len(wr.Missing) > 0 {
+		what := "bookings"
+		if wr.Status == "held" {
+			what = "held seats"
+		}
+		fail("%d %s never had their event on %s's stream (e.g. schedule/seat %s)", len(wr.Missing), what, wr.Target, wr.Missing[0])
+	}
+	if wr.Error != "" {
+		fail("watching the stream: %s", wr.Error)
+	}
+	if wr.Dropped > 0 {
+		fail("%d reading-only streams ended before the run did", wr.Dropped)
+	}
 }
 
 // capReasons keeps the first maxReasons reasons and says how many more

@@ -95,7 +95,7 @@ func checkHolds(v venue, outcomes []holdOutcome, adjacent bool, category string)
 			inv.Examples[kind] = append(inv.Examples[kind], fmt.Sprintf(format, a...))
 		}
 	}
-	rowOf := seatRows(v)
+	rows, rowOf := v.rows(), seatRows(v)
 	holderOf := map[int]string{}
 	counted := map[int]bool{}
 	// In the order they were answered: a seat's first hold comes first.
@@ -118,7 +118,7 @@ func checkHolds(v venue, outcomes []holdOutcome, adjacent bool, category string)
 			}
 			if s < 1 || s > len(rowOf) {
 				outside = true
-			} else if category != "" && v.Layout.Rows[rowOf[s-1]].Category != category {
+			} else if category != "" && rows[rowOf[s-1]].Category != category {
 				wrong = true
 			}
 		}
@@ -128,20 +128,21 @@ func checkHolds(v venue, outcomes []holdOutcome, adjacent bool, category string)
 			example(faultNotInVenue, "hold %s has seats %v, not all of the venue's 1..%d", o.Hold, o.Seats, len(rowOf))
 		case adjacent && !oneRun(o.Seats, rowOf):
 			inv.NotAdjacent++
-			example(faultNotAdjacent, "hold %s of %d adjacent seats has seats %s", o.Hold, o.Quantity, seatNames(v, rowOf, o.Seats))
+			example(faultNotAdjacent, "hold %s of %d adjacent seats has seats %s", o.Hold, o.Quantity, seatNames(rows, rowOf, o.Seats))
 		}
 		if wrong {
 			inv.WrongCategory++
-			example(faultCategory, "hold %s has seats %s outside category %q", o.Hold, seatNames(v, rowOf, o.Seats), category)
+			example(faultCategory, "hold %s has seats %s outside category %q", o.Hold, seatNames(rows, rowOf, o.Seats), category)
 		}
 	}
 	return inv
 }
 
-// seatRows maps each seat of v (seat s at s-1) to the index of its row.
+// seatRows maps each seat of v (seat s at s-1) to the index of its row in
+// v.rows().
 func seatRows(v venue) []int {
-	var rowOf []int
-	for i, r := range v.Layout.Rows {
+	rowOf := make([]int, 0, v.SeatCount)
+	for i, r := range v.rows() {
 		for range r.Seats {
 			rowOf = append(rowOf, i)
 		}
@@ -160,16 +161,17 @@ func oneRun(seats []int, rowOf []int) bool {
 	return true
 }
 
-// seatNames shows seats by their labels (B7), as the seat map does.
-func seatNames(v venue, rowOf []int, seats []int) string {
+// seatNames shows seats by their labels (B7, 114-C7), as the seat map
+// does; rows are the venue's, rowOf as seatRows makes it.
+func seatNames(rows []venueRow, rowOf []int, seats []int) string {
 	names := make([]string, len(seats))
 	for k, s := range seats {
 		if s < 1 || s > len(rowOf) {
 			names[k] = fmt.Sprint(s)
 			continue
 		}
-		r := v.Layout.Rows[rowOf[s-1]]
-		names[k] = fmt.Sprintf("%s%d", r.Label, s-r.FirstSeat+1)
+		r := rows[rowOf[s-1]]
+		names[k] = seatLabel(r, s-r.FirstSeat+1)
 	}
 	return fmt.Sprint(names)
 }
@@ -214,11 +216,13 @@ func checkMap(target string, v venue, outcomes []holdOutcome, statuses map[int]s
 }
 
 // strandedSingles counts the available seats of v that no party of two
-// can have: both neighbours in the row taken, or the row's end.
+// can have: both neighbours in the row taken, or the row's end (the rows
+// of every section; the last seat of a row is never next to the first of
+// the next, whichever section they are in).
 func strandedSingles(v venue, statuses map[int]string) int {
 	free := func(s int) bool { return statuses[s] == "available" }
 	n := 0
-	for _, r := range v.Layout.Rows {
+	for _, r := range v.rows() {
 		last := r.FirstSeat + r.Seats - 1
 		for s := r.FirstSeat; s <= last; s++ {
 			if free(s) && (s == r.FirstSeat || !free(s-1)) && (s == last || !free(s+1)) {

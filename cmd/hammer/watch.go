@@ -19,7 +19,8 @@ import (
 const watchGrace = 3 * time.Second
 
 // watcher follows the live seat maps of the hammered schedules on one
-// instance and notes when each seat's "reserved" event arrived.
+// instance and notes when each seat's event of the status it watches for
+// ("reserved" for bookings, "held" for holds) arrived.
 type watcher struct {
 	// life is the streams' context, ended by stop: not the caller's, which
 	// for a schedule made during a run is the run's own and ends with it,
@@ -27,7 +28,9 @@ type watcher struct {
 	life    context.Context
 	end     context.CancelFunc
 	target  string
-	extra   int // reading-only clients per schedule
+	extra   int    // reading-only clients per schedule
+	form    string // the seat map's form the streams ask for: formFull or formCompact
+	status  string // the status whose events are matched
 	client  *http.Client
 	drained atomic.Int64 // reading-only clients whose stream ended early
 	// resumed counts the streams the watcher reopened with Last-Event-ID
@@ -41,11 +44,19 @@ type watcher struct {
 	seen   map[seatRef]time.Time
 	events int
 	err    error
+	// snapshotForm and snapshotBytes are those of the first snapshot the
+	// watched (not reading-only) stream sent.
+	snapshotForm  string
+	snapshotBytes int
 }
 
-func newWatcher(target string, extra int) *watcher {
+// newWatcher watches target's streams in form (formFull or formCompact)
+// for the seats' events of status, with extra reading-only clients per
+// schedule.
+func newWatcher(target string, extra int, form, status string) *watcher {
 	life, end := context.WithCancel(context.Background())
-	return &watcher{life: life, end: end, target: target, extra: extra, client: &http.Client{}, seen: map[seatRef]time.Time{}}
+	return &watcher{life: life, end: end, target: target, extra: extra, form: form, status: status, client: &http.Client{},
+		seen: map[seatRef]time.Time{}}
 }
 
 // follow opens the schedule's stream, and the reading-only ones, and
@@ -91,14 +102,28 @@ func (w *watcher) open(ctx context.Context, schedule int64, drainOnly bool) erro
 	// The snapshot comes first; it is read whole before the hammer
 	// starts, so that the run measures watched bookings, not clients
 	// joining.
+	snapshot := ""
 	for sc.Scan() {
-		if strings.HasPrefix(sc.Text(), "data: ") {
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			snapshot = data
 			break
 		}
 	}
 	if sc.Err() != nil {
 		body.Close()
 		return fmt.Errorf("watch schedule %d: %w", schedule, sc.Err())
+	}
+	if !drainOnly {
+		m, err := parseSeatMap([]byte(snapshot))
+		if err != nil {
+			body.Close()
+			return fmt.Errorf("watch schedule %d: snapshot: %w", schedule, err)
+		}
+		w.mu.Lock()
+		if w.snapshotForm == "" {
+			w.snapshotForm, w.snapshotBytes = m.Form, len(snapshot)
+		}
+		w.mu.Unlock()
 	}
 	if err := w.keep(schedule, body); err != nil {
 		return err
@@ -137,7 +162,11 @@ func (w *watcher) open(ctx context.Context, schedule int64, drainOnly bool) erro
 // connect opens schedule's stream (after the event id last, when given)
 // and returns its body once the server has answered 200.
 func (w *watcher) connect(ctx context.Context, schedule int64, last string) (io.ReadCloser, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/schedules/%d/seats/events", w.target, schedule), nil)
+	url := fmt.Sprintf("%s/schedules/%d/seats/events", w.target, schedule)
+	if w.form == formCompact {
+		url += "?form=" + formCompact
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -170,10 +199,11 @@ func (w *watcher) keep(schedule int64, body io.ReadCloser) error {
 }
 
 // eventScanner reads a stream line by line; a snapshot of a large
-// schedule is one long line.
+// schedule is one long line (some 11 MB for 100,000 seats in the full
+// form).
 func eventScanner(body io.Reader) *bufio.Scanner {
 	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	sc.Buffer(make([]byte, 64<<10), maxBody)
 	return sc
 }
 
@@ -200,8 +230,9 @@ func (w *watcher) resume(ctx context.Context, schedule int64, last string) (io.R
 }
 
 // read follows one open stream until it ends, noting each seat's first
-// "reserved" (from a seat event, or from a snapshot sent on a reopen), and
-// returns the id of the last event read (last when none).
+// event of the status watched (from a seat event, or from a snapshot sent
+// on a reopen, of either form), and returns the id of the last event read
+// (last when none).
 func (w *watcher) read(ctx context.Context, schedule int64, sc *bufio.Scanner, last string) string {
 	var event string
 	for sc.Scan() {
@@ -219,7 +250,7 @@ func (w *watcher) read(ctx context.Context, schedule int64, sc *bufio.Scanner, l
 				SeatID int    `json:"seatId"`
 				Status string `json:"status"`
 			}
-			if json.Unmarshal([]byte(line[len("data: "):]), &change) != nil || change.Status != "reserved" {
+			if json.Unmarshal([]byte(line[len("data: "):]), &change) != nil || change.Status != w.status {
 				continue
 			}
 			w.mu.Lock()
@@ -231,19 +262,15 @@ func (w *watcher) read(ctx context.Context, schedule int64, sc *bufio.Scanner, l
 			w.mu.Unlock()
 		case strings.HasPrefix(line, "data: ") && event == "snapshot":
 			at := time.Now()
-			var snap struct {
-				Seats []struct {
-					SeatID int    `json:"seatId"`
-					Status string `json:"status"`
-				} `json:"seats"`
-			}
-			if json.Unmarshal([]byte(line[len("data: "):]), &snap) != nil {
+			snap, err := parseSeatMap([]byte(line[len("data: "):]))
+			if err != nil {
+				w.fail(fmt.Errorf("schedule %d: snapshot: %w", schedule, err))
 				continue
 			}
 			w.mu.Lock()
-			for _, seat := range snap.Seats {
-				ref := seatRef{Schedule: schedule, Seat: seat.SeatID}
-				if _, dup := w.seen[ref]; !dup && seat.Status == "reserved" {
+			for seat, st := range snap.Statuses {
+				ref := seatRef{Schedule: schedule, Seat: seat}
+				if _, dup := w.seen[ref]; !dup && st == w.status {
 					w.seen[ref] = at
 				}
 			}
@@ -266,10 +293,18 @@ func (w *watcher) fail(err error) {
 
 // watchReport is what -watch found.
 type watchReport struct {
-	Target  string   `json:"target"`
-	Booked  int      `json:"booked"`
-	Matched int      `json:"matched"`
-	Missing []string `json:"missing,omitempty"` // "schedule/seat" of 200s whose event never came
+	Target string `json:"target"`
+	// Status is the status of the events matched: "reserved" (each 200's
+	// seat), or "held" (each seat of each 201 of best-available holds).
+	Status string `json:"status"`
+	// Form is the seat map's form the streams asked for; SnapshotForm and
+	// SnapshotBytes are the form and size of the first snapshot sent.
+	Form          string   `json:"form"`
+	SnapshotForm  string   `json:"snapshotForm,omitempty"`
+	SnapshotBytes int      `json:"snapshotBytes,omitempty"`
+	Booked        int      `json:"booked"`
+	Matched       int      `json:"matched"`
+	Missing       []string `json:"missing,omitempty"` // "schedule/seat" of 200s whose event never came
 	// Early counts events that arrived before their 200 (the event is
 	// published before the answer is written); their delay counts as 0.
 	Early int     `json:"early"`
@@ -293,16 +328,37 @@ func (w *watcher) finish(outcomes []outcome) *watchReport {
 			booked[o.Seat] = o.At
 		}
 	}
+	return w.finishSeats(booked)
+}
+
+// finishHolds is finish for holds: every seat of every 201 of schedule
+// is matched with its "held" event.
+func (w *watcher) finishHolds(schedule int64, outcomes []holdOutcome) *watchReport {
+	held := map[seatRef]time.Time{}
+	for _, o := range outcomes {
+		if o.granted() {
+			for _, s := range o.Seats {
+				held[seatRef{Schedule: schedule, Seat: s}] = o.At
+			}
+		}
+	}
+	return w.finishSeats(held)
+}
+
+// finishSeats waits watchGrace for events still due, stops the streams
+// and matches each seat of booked, answered at its time, with its event.
+func (w *watcher) finishSeats(booked map[seatRef]time.Time) *watchReport {
 	deadline := time.Now().Add(watchGrace)
 	for time.Now().Before(deadline) && w.missing(booked) > 0 {
 		time.Sleep(50 * time.Millisecond)
 	}
 	w.stop()
 
-	r := &watchReport{Target: w.target, Booked: len(booked), Dropped: w.drained.Load(), Resumed: w.resumed.Load()}
+	r := &watchReport{Target: w.target, Status: w.status, Form: w.form, Booked: len(booked), Dropped: w.drained.Load(), Resumed: w.resumed.Load()}
 	hist := newLatencyHistogram()
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	r.SnapshotForm, r.SnapshotBytes = w.snapshotForm, w.snapshotBytes
 	for ref, answered := range booked {
 		seen, ok := w.seen[ref]
 		if !ok {

@@ -33,7 +33,7 @@ func TestWatcherMatchesBookingsWithEvents(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 
-	w := newWatcher(srv.URL, 0)
+	w := newWatcher(srv.URL, 0, formFull, "reserved")
 	if err := w.follow(context.Background(), 7); err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestWatcherResumesWithLastEventID(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	w := newWatcher(srv.URL, 0)
+	w := newWatcher(srv.URL, 0, formFull, "reserved")
 	if err := w.follow(context.Background(), 7); err != nil {
 		t.Fatal(err)
 	}
@@ -102,5 +102,51 @@ func TestWatcherResumesWithLastEventID(t *testing.T) {
 	r := w.finish([]outcome{{Seat: seatRef{7, 1}, Status: 200, At: at}, {Seat: seatRef{7, 2}, Status: 200, At: at}, {Seat: seatRef{7, 3}, Status: 200, At: at}})
 	if r.Matched != 3 || len(r.Missing) != 0 || r.Resumed != 2 || r.Error != "" {
 		t.Fatalf("report = %+v, want all 3 bookings seen over 2 resumed streams", r)
+	}
+}
+
+// With -form compact the streams ask for the compact form, and a snapshot
+// of it (here on a reopen) counts the seats its characters say are of the
+// status watched.
+func TestWatcherReadsTheCompactForm(t *testing.T) {
+	t.Parallel()
+	var (
+		queries = make(chan string, 4)
+		n       int
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		n++
+		queries <- r.URL.RawQuery
+		switch n {
+		case 1:
+			fmt.Fprint(w, "retry: 1000\n\nid: 0-0\nevent: snapshot\ndata: {\"scheduleId\":7,\"version\":1,\"sections\":[{\"name\":\"\",\"rows\":[{\"label\":\"A\",\"firstSeatId\":1,\"status\":\"aaaa\"}]}]}\n\n")
+			fmt.Fprint(w, "id: 1-0\nevent: seat\ndata: {\"seatId\":1,\"status\":\"held\",\"label\":\"101-A1\",\"section\":\"101\",\"row\":\"A\",\"number\":1}\n\n")
+		default: // a fresh snapshot: seats 2 and 4 held since
+			fmt.Fprint(w, "retry: 1000\n\nid: 3-0\nevent: snapshot\ndata: {\"scheduleId\":7,\"version\":3,\"sections\":[{\"name\":\"101\",\"rows\":[{\"label\":\"A\",\"firstSeatId\":1,\"status\":\"hhr\"}]},{\"name\":\"102\",\"rows\":[{\"label\":\"A\",\"firstSeatId\":4,\"status\":\"h\"}]}]}\n\n")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}
+	}))
+	defer srv.Close()
+
+	w := newWatcher(srv.URL, 0, formCompact, "held")
+	if err := w.follow(context.Background(), 7); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		select {
+		case q := <-queries:
+			if q != "form=compact" {
+				t.Errorf("open %d: query %q, want form=compact", i+1, q)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("open %d never came", i+1)
+		}
+	}
+	r := w.finishHolds(7, []holdOutcome{held("h1", 2, 1, 2), held("h2", 2, 3, 4)})
+	if r.Matched != 3 || len(r.Missing) != 1 || r.Missing[0] != "7/3" || r.SnapshotForm != formCompact || r.Form != formCompact ||
+		r.Status != "held" || r.SnapshotBytes < 80 || r.Error != "" {
+		t.Fatalf("report = %+v, want seats 1, 2 and 4 seen held, 3 (reserved) missing, a compact snapshot", r)
 	}
 }
