@@ -38,6 +38,7 @@ const state = {
   tiles: [],              // the overview's canvases, by section index
   detail: null,           // the zoomed section's view: {section, canvas?}
   buttons: new Map(),     // seatId -> button, of the view drawn as buttons
+  cursor: 0,              // the seat the keys are on, on the large canvas
   selected: new Set(),
   hold: null,             // the user's current hold
   source: null,
@@ -305,6 +306,7 @@ function palette() {
   const read = (name, fallback) => css.getPropertyValue(name).trim() || fallback;
   const p = [read("--unknown", "#9e9e9e"), read("--available", "#1b7f3b"), read("--held", "#b36b00"), read("--reserved", "#a3122a")];
   p.ink = read("--ink", "#1d1d1f");
+  p.focus = read("--focus", "#1a5fd0");
   p.paper = read("--tile-paper", "#ffffff");
   p.rgb = p.slice(0, 4).map(rgbOf);
   state.palette = p;
@@ -523,6 +525,8 @@ function drawBig(sec) {
     pitch -= 2;
   }
   const ctx = sizeCanvas(canvas, g.width, g.height);
+  canvas.setAttribute("aria-label", (sec.name ? "Section " + sec.name + ", " : "") + sec.count +
+    " seats: the arrow keys move from seat to seat, Enter or Space selects one");
   const view = { section: sec.index, canvas, ctx, g, big: true };
   state.detail = view;
   return paintSection(view, sec);
@@ -664,6 +668,11 @@ function paintCell(view, row, id, clear = true) {
     ctx.strokeStyle = pal.ink;
     ctx.lineWidth = 1;
     ctx.strokeRect(x + 0.5, y + 0.5, p - 1, p - 1);
+  }
+  if (id === state.cursor && document.activeElement === view.canvas) {
+    ctx.strokeStyle = pal.focus;
+    ctx.lineWidth = 1;
+    ctx.strokeRect(x + 1.5, y + 1.5, s - 1, s - 1);
   }
 }
 
@@ -875,6 +884,45 @@ async function act(action, fn) {
   selection();
 }
 
+// keys move the cursor over the large canvas's seats (the arrows, Home
+// and End) and select the seat it is on (Enter, Space).
+function keys(e) {
+  const d = state.detail;
+  const r = rowOf(state.cursor);
+  if (!d || !d.canvas || !r || r.section !== d.section) return;
+  const sec = state.venue.sections[d.section];
+  let id = state.cursor;
+  switch (e.key) {
+    case "ArrowLeft": id = Math.max(r.first, id - 1); break;
+    case "ArrowRight": id = Math.min(r.first + r.count - 1, id + 1); break;
+    case "ArrowUp":
+    case "ArrowDown": {
+      const to = sec.rows[r.index + (e.key === "ArrowUp" ? -1 : 1)];
+      if (to) id = to.first + Math.min(id - r.first, to.count - 1);
+      break;
+    }
+    case "Home": id = r.first; break;
+    case "End": id = r.first + r.count - 1; break;
+    case "Enter":
+    case " ": toggle(id); break;
+    default: return;
+  }
+  e.preventDefault();
+  moveCursor(id);
+}
+
+// moveCursor puts the keys' cursor on seat id, names it, and (scroll)
+// scrolls it into view.
+function moveCursor(id, scroll = true) {
+  const old = state.cursor;
+  state.cursor = id;
+  if (old && old !== id) repaint(old);
+  repaint(id);
+  $("hover").textContent = description(id);
+  const at = window.seatmap.point(id);
+  if (scroll && at && (at.y < 0 || at.y > innerHeight)) window.scrollBy(0, at.y - innerHeight / 2);
+}
+
 // pointed is the seat under the pointer on the large canvas, or 0.
 function pointed(e) {
   const d = state.detail;
@@ -916,8 +964,18 @@ function wire() {
     const id = pointed(e);
     if (!id) return;
     toggle(id);
-    $("hover").textContent = description(id);
+    moveCursor(id, false);
   });
+  detail.addEventListener("keydown", keys);
+  detail.addEventListener("focus", () => {
+    const d = state.detail;
+    if (!d || !d.canvas) return;
+    const r = rowOf(state.cursor);
+    // Not scrolled: a click focuses the canvas too, and puts the cursor
+    // on its seat.
+    moveCursor(r && r.section === d.section ? state.cursor : state.venue.sections[d.section].rows[0].first, false);
+  });
+  detail.addEventListener("blur", () => { if (state.cursor) repaint(state.cursor); });
   let resized = 0;
   window.addEventListener("resize", () => {
     clearTimeout(resized);

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // The stadium of TestPageDrawsAStadium: 100 sections (101..200) of 20
@@ -380,6 +381,22 @@ func TestPageDrawsALargeHallOnACanvas(t *testing.T) {
 	}
 	if got := h.seatStatuses(schedule)[chosen]; got != "held" {
 		t.Errorf("A%d is %s in the seat map, want held", chosen, got)
+	}
+
+	// The keys: the cursor is on the seat clicked last (A1234, held now);
+	// two steps right and Enter select A1236.
+	if err := run(t, ctx, wait,
+		chromedp.Focus("#detail", chromedp.ByID),
+		chromedp.KeyEvent(kb.ArrowRight),
+		chromedp.KeyEvent(kb.ArrowRight),
+		chromedp.KeyEvent(kb.Enter),
+		chromedp.Text("#hover", &hover, chromedp.ByID),
+		chromedp.Text("#selection", &selected, chromedp.ByID),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if hover != "A1236 · standard · available" || selected != "Selected: A1236." {
+		t.Errorf("right, right, Enter from A1234: the page names %q and says %q; want A1236 named and selected", hover, selected)
 	}
 	keepScreenshot(t, ctx, "seatmap-large-hall.png")
 }
