@@ -52,15 +52,15 @@ type stadiumPlace struct {
 	label, section, row, status string
 }
 
-// seatMapOf reads the whole seat map through instance 0: the seats in
-// id order, and by label.
-func (h *harness) seatMapOf(schedule int64) ([]stadiumPlace, map[string]stadiumPlace) {
+// seatPlacesOf reads the whole seat map through instance 0, once it has
+// every change made so far: the seats by label.
+func (h *harness) seatPlacesOf(schedule int64) map[string]stadiumPlace {
 	h.t.Helper()
+	h.settle(schedule)
 	resp := h.do(request{method: http.MethodGet, path: fmt.Sprintf("/schedules/%d/seats", schedule)})
 	if resp.status != http.StatusOK {
 		h.t.Fatalf("seat map: %d %.200s", resp.status, resp.raw)
 	}
-	var list []stadiumPlace
 	byLabel := map[string]stadiumPlace{}
 	for _, s := range resp.body["seats"].([]any) {
 		seat := s.(map[string]any)
@@ -68,17 +68,30 @@ func (h *harness) seatMapOf(schedule int64) ([]stadiumPlace, map[string]stadiumP
 		p.label, _ = seat["label"].(string)
 		p.section, _ = seat["section"].(string)
 		p.row, _ = seat["row"].(string)
-		list = append(list, p)
 		byLabel[p.label] = p
 	}
-	return list, byLabel
+	return byLabel
 }
 
-// letters writes seat statuses as the page's seatmap.statuses() does.
-func letters(seats []stadiumPlace) string {
+// compactStatuses reads the compact seat map through instance 0, once it
+// has every change made so far: every seat's status in id order, one
+// letter each, as the page's seatmap.statuses() writes them.
+func (h *harness) compactStatuses(schedule int64) string {
+	h.t.Helper()
+	h.settle(schedule)
+	resp := h.do(request{method: http.MethodGet, path: fmt.Sprintf("/schedules/%d/seats?form=compact", schedule)})
+	if resp.status != http.StatusOK {
+		h.t.Fatalf("compact seat map: %d %.200s", resp.status, resp.raw)
+	}
+	m, _ := compactSeats(h.t, resp.raw)
 	var b strings.Builder
-	for _, p := range seats {
-		b.WriteByte(p.status[0])
+	for _, s := range m.Sections {
+		for _, r := range s.Rows {
+			if r.FirstSeatID != b.Len()+1 {
+				h.t.Fatalf("compact seat map: row %s of section %q starts at seat %d, want %d", r.Label, s.Name, r.FirstSeatID, b.Len()+1)
+			}
+			b.WriteString(r.Status)
+		}
 	}
 	return b.String()
 }
@@ -127,6 +140,9 @@ func TestPageDrawsAStadium(t *testing.T) {
 	t.Logf("the page showed the %d seats %s after the navigation began (seen by the test after %s); in the page: snapshot of %.0f KiB (%s form) received at %.0f ms, parsed at %.0f ms, drawn at %.0f ms, painted at %.0f ms",
 		stadiumSeats, opened.Round(time.Millisecond), seen.Round(time.Millisecond), timings["bytes"]/1024, form,
 		timings["received"], timings["parsed"], timings["drawn"], timings["painted"])
+	if form != "compact" {
+		t.Errorf("the page's snapshot was the %s seat map (%.0f KiB), want the compact one", form, timings["bytes"]/1024)
+	}
 	if opened > 15*time.Second {
 		t.Errorf("the page took %s to draw %d seats; want well under 15 s (the target is 3 s)", opened, stadiumSeats)
 	}
@@ -245,7 +261,7 @@ func TestPageDrawsAStadium(t *testing.T) {
 	if said == nil {
 		t.Fatalf("the page says %q, want \"Booked 4 together: <label>, <label>, <label>, <label>.\"", msg)
 	}
-	_, places := h.seatMapOf(schedule)
+	places := h.seatPlacesOf(schedule)
 	var ids []int
 	for i, label := range said[1:] {
 		p, ok := places[label]
@@ -269,9 +285,9 @@ func TestPageDrawsAStadium(t *testing.T) {
 		t.Fatalf("%v did not turn reserved on the page: %v", said[1:], err)
 	}
 
-	// Back to the overview, which agrees with the seat map seat for seat.
-	seats, _ := h.seatMapOf(schedule)
-	want := letters(seats)
+	// Back to the overview, which agrees with the compact seat map seat
+	// for seat.
+	want := h.compactStatuses(schedule)
 	var got string
 	if err := run(t, ctx, wait,
 		chromedp.Click("#overview", chromedp.ByID),
