@@ -165,3 +165,37 @@ func TestBestBlocksFillTheBestSectionFirst(t *testing.T) {
 		t.Errorf("5 seats when no section has them: %v, want section 1's four and section 2's one", got)
 	}
 }
+
+// BenchmarkBestBlocksStadium chooses 4 together in the stadium of the
+// targets (100 sections × 20 rows × 40 seats): empty, and with the first
+// 99 sections sold out, where every choice passes them first.
+func BenchmarkBestBlocksStadium(b *testing.B) {
+	sections := make([]reservation.Section, 100)
+	for s := range sections {
+		rows := make([]reservation.Row, 20)
+		for r := range rows {
+			rows[r] = reservation.Row{Label: reservation.RowLabel(r), Seats: 40}
+		}
+		sections[s] = reservation.Section{Name: fmt.Sprint(101 + s), Rows: rows}
+	}
+	l, err := reservation.NewSectionedLayout(sections)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bm := range []struct {
+		name string
+		free func(seat int) bool
+	}{
+		{"empty", func(int) bool { return true }},
+		{"last section left", func(seat int) bool { return seat > 99*800 }},
+	} {
+		b.Run(bm.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if len(reservation.BestBlocks(l, bm.free, 4, "", true, 8)) != 8 {
+					b.Fatal("fewer than 8 blocks")
+				}
+			}
+		})
+	}
+}
