@@ -111,6 +111,9 @@ type seatMapConfig struct {
 	venueConfig
 	Form     string  `json:"form"`
 	BookRate float64 `json:"bookRate"`
+	// Revalidating is how many of the clients send If-None-Match (-1:
+	// half of them).
+	Revalidating int `json:"revalidating"`
 }
 
 // usageSynopsis opens -h's text (main.go's doc says more).
@@ -255,6 +258,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			"(a character a seat); seat-map: the form its clients read, default compact (env HAMMER_FORM)")
 	bookRate := fs.Float64("book-rate", env.float("HAMMER_BOOK_RATE", 0),
 		"seat-map: bookings a second (POST /reservations of the venue's seats in turn) while the clients read; 0: none (env HAMMER_BOOK_RATE)")
+	revalidating := fs.Int("revalidating", env.int("HAMMER_REVALIDATING", -1),
+		"seat-map: how many of the -c clients revalidate with If-None-Match (the rest read plainly); default half (env HAMMER_REVALIDATING)")
 	watchURL := fs.String("watch-url", env.str("HAMMER_WATCH_URL", ""),
 		"the instance whose stream -watch follows; default the last -url (env HAMMER_WATCH_URL)")
 	rows := fs.Int("rows", env.int("HAMMER_ROWS", defaultRows),
@@ -314,7 +319,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		cfg.Best = best
 		cfg.DatabaseURL = *databaseURL
 	case scenarioSeatMap:
-		sm := seatMapConfig{Form: cmp.Or(*form, formCompact), BookRate: *bookRate}
+		sm := seatMapConfig{Form: cmp.Or(*form, formCompact), BookRate: *bookRate, Revalidating: *revalidating}
 		if cfg.ScheduleID == 0 {
 			v, err := parseVenue(*rows, *rowSeats, *sections, *layoutFile, *category, set)
 			if err != nil {
@@ -359,6 +364,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			return bad("-form must be %s or %s", formFull, formCompact)
 		case cfg.SeatMap.BookRate < 0 || cfg.SeatMap.BookRate > maxBookRate:
 			return bad("-book-rate must be 0..%d", maxBookRate)
+		case cfg.SeatMap.Revalidating > cfg.C || cfg.SeatMap.Revalidating < -1:
+			return bad("-revalidating must be 0..-c (%d)", cfg.C)
 		case cfg.Duration == 0:
 			cfg.Duration = defaultReadTime
 		}
@@ -462,6 +469,7 @@ var scenarioFlags = map[string][]scenario{
 	"quantity": {scenarioBestAvailable}, "adjacent": {scenarioBestAvailable}, "seed": {scenarioBestAvailable},
 	"database-url": {scenarioBestAvailable},
 	"book-rate":    {scenarioSeatMap},
+	"revalidating": {scenarioSeatMap},
 }
 
 // checkScenarioFlags refuses the flags of set that s does not read,

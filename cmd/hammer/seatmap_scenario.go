@@ -227,6 +227,9 @@ func hammerSeatMap(ctx context.Context, cfg config, progressOut io.Writer) (*rep
 	}
 	wall := drive(ctx, a, cfg.Targets, cfg.C, onTick, func() (stepFunc, func()) {
 		revalidate := workers%2 == 1
+		if n := cfg.SeatMap.Revalidating; n >= 0 {
+			revalidate = workers < n
+		}
 		workers++
 		mine := newReaderTally()
 		plain := []string{"Accept-Encoding", "gzip"}
@@ -417,7 +420,7 @@ func (b *booker) run(ctx context.Context, d time.Duration) *bookingsReport {
 // report without a verdict.
 func summarizeSeatMap(cfg config, runID string, v venue, desc string, wall time.Duration, t *readerTally, bookings *bookingsReport) *report {
 	sm := &seatMapReport{Schedule: v.ID, Venue: desc, SeatCount: v.SeatCount, Form: cfg.SeatMap.Form, FormsSeen: t.formSeen,
-		Clients: cfg.C, Revalidating: cfg.C / 2, Wall: duration(wall), Responses: t.responses,
+		Clients: cfg.C, Revalidating: revalidatingOf(cfg), Wall: duration(wall), Responses: t.responses,
 		OK: t.responses[keyOK], NotModified: t.responses[keyNotModified], GzipOK: t.gzipOK, NoETag: t.noETag,
 		Revalidations: t.revalidations, ChangedOK: t.changedOK, UnaskedNotModified: t.unasked,
 		Samples: t.samples, BadSamples: t.badSamples, TransportErrs: t.transportErrs, Bookings: bookings}
@@ -568,4 +571,12 @@ func writeSeatMapText(w io.Writer, r *report) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// revalidatingOf is how many of cfg's clients revalidate.
+func revalidatingOf(cfg config) int {
+	if n := cfg.SeatMap.Revalidating; n >= 0 {
+		return n
+	}
+	return cfg.C / 2
 }

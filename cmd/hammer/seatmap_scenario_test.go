@@ -59,6 +59,13 @@ func TestSeatMapScenario(t *testing.T) {
 	if sm.SourceAddresses < 8 {
 		t.Errorf("connections from %d loopback addresses, want one each", sm.SourceAddresses)
 	}
+
+	// Every client revalidating: one 200 each, then only 304s.
+	all := mustHammer(t, t.Context(), mustConfig(t, urls, "-scenario", "seat-map", "-sections", "2", "-rows", "5", "-row-seats", "20",
+		"-c", "4", "-revalidating", "4", "-duration", "300ms")).SeatMap
+	if all.Revalidating != 4 || all.OK != 4 || all.NotModified != all.Requests-4 || all.NotModified == 0 {
+		t.Errorf("all revalidating: %d of %d clients, %d 200, %d 304 of %d requests", all.Revalidating, all.Clients, all.OK, all.NotModified, all.Requests)
+	}
 	for _, want := range []string{"reads:", "304:", "latency, 304:", "B on the wire on average", "revalidations:", "none (-book-rate 0)", "304s a second", "PASS"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("the text report lacks %q", want)
@@ -169,6 +176,7 @@ func TestParseConfigSeatMap(t *testing.T) {
 		{[]string{"-schedule", "3", "-sections", "2"}, "-schedule reads an existing schedule"},
 		{[]string{"-form", "tiny"}, "-form must be full or compact"},
 		{[]string{"-book-rate", "-1"}, "-book-rate must be 0..100000"},
+		{[]string{"-c", "4", "-revalidating", "5"}, "-revalidating must be 0..-c (4)"},
 		{[]string{"-quantity", "2"}, "-quantity: for -scenario best-available"},
 		{[]string{"-database-url", "postgres://x/y"}, "-database-url: for -scenario best-available"},
 		{[]string{"-sections", "51"}, "-sections × -rows × -row-seats must be at most 100000 seats, not 102000"},
