@@ -170,6 +170,12 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, id int64) {
 	w.WriteHeader(http.StatusOK)
 	out.retry(streamRetry)
 	for _, ev := range first {
+		if ev.name == "snapshot" {
+			if out.shared(ev.id, ev.name, ev.data) != nil {
+				return
+			}
+			continue
+		}
 		out.event(ev.id, ev.name, ev.data)
 	}
 	if out.flush() != nil {
@@ -331,6 +337,24 @@ func encodeSeatEvents(events []seatfeed.Event, layout reservation.Layout) []byte
 func seatEvent(ev seatfeed.Event, layout reservation.Layout) []byte {
 	place, _ := layout.Place(ev.SeatID)
 	return AppendSeat(make([]byte, 0, 96), ev.SeatID, ev.Status, place)
+}
+
+// shared writes one event whose data is shared with other streams (a
+// snapshot, a stadium's hundreds of KiB): straight to the connection, not
+// copied into the stream's buffer, so that a thousand streams opening at
+// once do not each hold a copy.
+func (e *eventWriter) shared(id, name string, data []byte) error {
+	e.event(id, name, nil)
+	e.buf.Truncate(e.buf.Len() - 2) // the blank line that ends the event comes after the data
+	if _, err := e.w.Write(e.buf.Bytes()); err != nil {
+		return err
+	}
+	e.buf.Reset()
+	if _, err := e.w.Write(data); err != nil {
+		return err
+	}
+	e.buf.WriteString("\n\n")
+	return nil
 }
 
 func (e *eventWriter) comment(text string) { e.buf.WriteString(": " + text + "\n\n") }
