@@ -426,13 +426,20 @@ func writeBestText(w io.Writer, r *report) error {
 		}
 	}
 	writeWatchText(p, r.Watch)
+	return writeTargetsAndVerdict(w, tw, b.Targets, r.Verdict)
+}
+
+// writeTargetsAndVerdict ends a scenario's report: its targets, a table of
+// their own aligned apart from the rest (tw, flushed first), then the
+// verdict.
+func writeTargetsAndVerdict(w io.Writer, tw *tabwriter.Writer, targets []target, v verdict) error {
+	p := func(format string, a ...any) { fmt.Fprintf(tw, format+"\n", a...) }
 	p("targets:\t(reported, not judged)")
-	// The targets are a table of their own, aligned apart from the rest.
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	tt := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, t := range b.Targets {
+	for _, t := range targets {
 		met := "met"
 		if !t.Met {
 			met = "NOT MET"
@@ -442,11 +449,11 @@ func writeBestText(w io.Writer, r *report) error {
 	if err := tt.Flush(); err != nil {
 		return err
 	}
-	if r.Verdict.Pass {
+	if v.Pass {
 		p("verdict:\tPASS")
 	} else {
 		p("verdict:\tFAIL")
-		for _, reason := range r.Verdict.Reasons {
+		for _, reason := range v.Reasons {
 			p("  -\t%s", reason)
 		}
 	}

@@ -547,30 +547,7 @@ func writeSeatMapText(w io.Writer, r *report) error {
 	} else {
 		p("bookings:\tnone (-book-rate 0)")
 	}
-	p("targets:\t(reported, not judged)")
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	tt := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, t := range sm.Targets {
-		met := "met"
-		if !t.Met {
-			met = "NOT MET"
-		}
-		fmt.Fprintf(tt, "  %s\t%s\t%s\t%s\n", t.Name, t.Want, t.Shown, met)
-	}
-	if err := tt.Flush(); err != nil {
-		return err
-	}
-	if r.Verdict.Pass {
-		p("verdict:\tPASS")
-	} else {
-		p("verdict:\tFAIL")
-		for _, reason := range r.Verdict.Reasons {
-			p("  -\t%s", reason)
-		}
-	}
-	return tw.Flush()
+	return writeTargetsAndVerdict(w, tw, sm.Targets, r.Verdict)
 }
 
 // revalidatingOf is how many of cfg's clients revalidate.

@@ -152,7 +152,7 @@ func TestSeatMapScenarioFailures(t *testing.T) {
 func TestParseConfigSeatMap(t *testing.T) {
 	env := envOf(map[string]string{"AUTH_SECRET": testSecret})
 	cfg, err := parseConfig([]string{"-scenario", "seat-map"}, env, io.Discard)
-	want := seatMapConfig{venueConfig: venueConfig{Rows: 40, RowSeats: 50}, Form: formCompact}
+	want := seatMapConfig{venueConfig: venueConfig{Rows: 40, RowSeats: 50}, Form: formCompact, Revalidating: -1}
 	if err != nil || cfg.SeatMap != want || cfg.Duration != defaultReadTime || cfg.N != 0 || cfg.C != 64 {
 		t.Errorf("defaults: %+v, %v; want %+v for %s", cfg.SeatMap, err, want, defaultReadTime)
 	}
