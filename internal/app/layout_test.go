@@ -13,8 +13,15 @@ import (
 // {label, seats, category?} objects.
 func (h *harness) createLayout(rows ...map[string]any) int64 {
 	h.t.Helper()
+	return h.createVenue(map[string]any{"rows": rows})
+}
+
+// createVenue makes a schedule of layout (rows or sections) through the
+// API.
+func (h *harness) createVenue(layout map[string]any) int64 {
+	h.t.Helper()
 	resp := h.postJSON("/schedules", h.token("admin", auth.RoleAdmin), map[string]any{
-		"title": "Hamlet", "startsAt": "2026-12-24T19:30:00+09:00", "layout": map[string]any{"rows": rows},
+		"title": "Hamlet", "startsAt": "2026-12-24T19:30:00+09:00", "layout": layout,
 	})
 	if resp.status != http.StatusCreated {
 		h.t.Fatalf("create schedule with a layout: %d %s", resp.status, resp.raw)

@@ -17,13 +17,7 @@ import (
 // are {name, category?, rows} objects.
 func (h *harness) createSections(sections ...map[string]any) int64 {
 	h.t.Helper()
-	resp := h.postJSON("/schedules", h.token("admin", auth.RoleAdmin), map[string]any{
-		"title": "Final", "startsAt": "2026-12-24T19:30:00+09:00", "layout": map[string]any{"sections": sections},
-	})
-	if resp.status != http.StatusCreated {
-		h.t.Fatalf("create schedule with sections: %d %s", resp.status, resp.raw)
-	}
-	return int64(resp.body["id"].(float64))
+	return h.createVenue(map[string]any{"sections": sections})
 }
 
 func section(name string, category string, rows ...map[string]any) map[string]any {

@@ -9,7 +9,7 @@ import (
 	"github.com/seatlock/seatlock/internal/reservation"
 )
 
-func mustSections(t *testing.T, sections ...reservation.Section) reservation.Layout {
+func mustSections(t testing.TB, sections ...reservation.Section) reservation.Layout {
 	t.Helper()
 	l, err := reservation.NewSectionedLayout(sections)
 	if err != nil {
@@ -101,8 +101,9 @@ func TestNewSectionedLayoutRefusesBadSections(t *testing.T) {
 	}
 }
 
-func TestSectionsRepeatRowLabelsAndTakeTheMostSeats(t *testing.T) {
-	// The stadium of the targets: 100 sections × 20 rows × 40 seats.
+// stadium is the venue of the targets: 100 sections (101..200) × 20 rows
+// × 40 seats.
+func stadium(tb testing.TB) reservation.Layout {
 	sections := make([]reservation.Section, 100)
 	for s := range sections {
 		rows := make([]reservation.Row, 20)
@@ -111,7 +112,11 @@ func TestSectionsRepeatRowLabelsAndTakeTheMostSeats(t *testing.T) {
 		}
 		sections[s] = reservation.Section{Name: fmt.Sprint(101 + s), Rows: rows}
 	}
-	l := mustSections(t, sections...)
+	return mustSections(tb, sections...)
+}
+
+func TestSectionsRepeatRowLabelsAndTakeTheMostSeats(t *testing.T) {
+	l := stadium(t)
 	if l.SeatCount() != 80_000 {
 		t.Fatalf("SeatCount = %d, want 80000", l.SeatCount())
 	}
@@ -170,18 +175,7 @@ func TestBestBlocksFillTheBestSectionFirst(t *testing.T) {
 // targets (100 sections × 20 rows × 40 seats): empty, and with the first
 // 99 sections sold out, where every choice passes them first.
 func BenchmarkBestBlocksStadium(b *testing.B) {
-	sections := make([]reservation.Section, 100)
-	for s := range sections {
-		rows := make([]reservation.Row, 20)
-		for r := range rows {
-			rows[r] = reservation.Row{Label: reservation.RowLabel(r), Seats: 40}
-		}
-		sections[s] = reservation.Section{Name: fmt.Sprint(101 + s), Rows: rows}
-	}
-	l, err := reservation.NewSectionedLayout(sections)
-	if err != nil {
-		b.Fatal(err)
-	}
+	l := stadium(b)
 	for _, bm := range []struct {
 		name string
 		free func(seat int) bool
