@@ -207,6 +207,14 @@ func (im *SeatImage) LastEvent() string {
 	return im.lastEvent
 }
 
+// Position is the image's count of the events it took in (its version,
+// less the expected changes it shows) and the id of the last one.
+func (im *SeatImage) Position() (events int64, lastEvent string) {
+	im.mu.RLock()
+	defer im.mu.RUnlock()
+	return im.version, im.lastEvent
+}
+
 // State copies the image, with the expected changes it shows; its
 // version counts them.
 func (im *SeatImage) State() ImageState {

@@ -28,7 +28,9 @@ import (
 // next request load the image again. While the feed cannot be followed
 // (Redis unreachable), images are listed from PostgreSQL instead
 // (reservation.NewPollingSeatImages). An image nobody asked for in
-// ImagesConfig.Idle is dropped, and its subscription with it.
+// ImagesConfig.Idle is dropped, and its subscription with it. Every second
+// each kept image's count of events is checked against its stream's
+// (check): one that differs is loaded again.
 type Images struct {
 	feed     *Feed
 	seats    reservation.OccupiedSeatLister
@@ -72,7 +74,11 @@ type followedImage struct {
 
 	mu       sync.Mutex
 	usedAt   time.Time
-	broken   bool // its subscription ended: load again
+	broken   bool // its subscription ended, or its count went wrong: load again
+	checking bool
+	// retired is set when a load replaces this entry: its events, if any
+	// are still on their way, must not reach the image again.
+	retired  bool
 	lastSeen string
 }
 
@@ -91,7 +97,7 @@ func NewImages(f *Feed, seats reservation.OccupiedSeatLister, cfg ImagesConfig) 
 	m := &Images{feed: f, seats: seats, fallback: reservation.NewPollingSeatImages(seats), cfg: cfg,
 		kept: map[int64]*followedImage{}, stop: make(chan struct{})}
 	m.stopped.Add(1)
-	go m.dropIdle()
+	go m.maintain()
 	return m
 }
 
@@ -170,6 +176,10 @@ func (m *Images) load(ctx context.Context, schedule reservation.Schedule) (*rese
 	image := reservation.NewSeatImage(schedule)
 	if e != nil {
 		image = e.image // reset in place: readers keep the one they have
+		e.mu.Lock()
+		e.retired = true
+		e.mu.Unlock()
+		e.sub.Close()
 	}
 	image.Reset(added, last, last, seats)
 	next := &followedImage{image: image, sub: sub, usedAt: time.Now(), lastSeen: last}
@@ -197,6 +207,12 @@ func (m *Images) follow(scheduleID int64, e *followedImage) {
 	defer m.stopped.Done()
 	var events []reservation.SeatEvent
 	for batch := range e.sub.C {
+		e.mu.Lock()
+		retired := e.retired
+		e.mu.Unlock()
+		if retired {
+			continue // drained: the channel closes
+		}
 		events = events[:0]
 		for _, ev := range batch.Events {
 			if After(ev.ID, e.lastSeen) {
@@ -216,10 +232,37 @@ func (m *Images) follow(scheduleID int64, e *followedImage) {
 	}
 }
 
-// dropIdle drops, every Idle/2, the images nobody asked for in Idle.
-func (m *Images) dropIdle() {
+// checkEvery is how often a kept image is checked against its stream.
+const checkEvery = time.Second
+
+// check compares e's count of events with its stream's: when the stream's
+// last entry is the last event the image took in, the stream's count of
+// entries must be the image's. It is not when entries the image took in
+// were lost from the stream (a Redis failover drops what the old master
+// had not passed on; the relay appends those changes again, under new
+// ids), or when some never reached the image: either way the image may
+// be wrong, and the next request loads it again.
+func (m *Images) check(scheduleID int64, e *followedImage) {
 	defer m.stopped.Done()
-	tick := time.NewTicker(m.cfg.Idle / 2)
+	ctx, cancel := context.WithTimeout(context.Background(), checkEvery)
+	defer cancel()
+	last, added, err := m.feed.position(ctx, scheduleID)
+	events, seen := e.image.Position()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.checking = false
+	if err == nil && last == seen && added != events {
+		e.broken = true
+		m.cfg.Logger.Warn("seat images: an image's count of events differs from its stream's; loading it again",
+			slog.Int64("schedule", scheduleID), slog.Int64("image", events), slog.Int64("stream", added))
+	}
+}
+
+// maintain checks, every checkEvery, each kept image against its stream
+// (check), and drops the images nobody asked for in Idle.
+func (m *Images) maintain() {
+	defer m.stopped.Done()
+	tick := time.NewTicker(checkEvery)
 	defer tick.Stop()
 	for {
 		select {
@@ -231,10 +274,16 @@ func (m *Images) dropIdle() {
 		for id, e := range m.kept {
 			e.mu.Lock()
 			idle := time.Since(e.usedAt) > m.cfg.Idle
+			check := !idle && !e.broken && !e.checking
+			e.checking = e.checking || check
 			e.mu.Unlock()
-			if idle {
+			switch {
+			case idle:
 				delete(m.kept, id)
 				e.sub.Close()
+			case check:
+				m.stopped.Add(1)
+				go m.check(id, e)
 			}
 		}
 		m.mu.Unlock()

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/reservation"
 )
@@ -105,5 +107,48 @@ func TestImageFollowsTheFeedAndReloadsAfterAGap(t *testing.T) {
 	}
 	if store.reads != 2 {
 		t.Errorf("%d listings, want 2: one at first, one after the gap", store.reads)
+	}
+}
+
+// An image whose count of events differs from its stream's at the same
+// last entry (here an entry it could not read; in a Redis failover,
+// entries it read from the old master that the new one never had) is
+// loaded again by a request after the next check.
+func TestImageWhoseCountDiffersIsLoadedAgain(t *testing.T) {
+	t.Parallel()
+	rdb := lockenv.Redis(t)
+	feed := New(rdb, Config{Block: 100 * time.Millisecond})
+	t.Cleanup(feed.Close)
+	store := &listedSeats{}
+	images := NewImages(feed, store, ImagesConfig{})
+	t.Cleanup(images.Close)
+	ctx := context.Background()
+	id := rand.Int64N(1<<40) + 1
+	schedule := reservation.RestoreSchedule(id, "Final", time.Now(), 5)
+	image, err := images.SeatImage(ctx, schedule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: StreamKey(id), Values: []any{"seat", "x", "status", "bogus"}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	store.set(reservation.Seat{ID: 4, Status: reservation.SeatReserved}) // a change only a load shows
+	if err := feed.SeatsChanged(ctx, id, []reservation.Seat{{ID: 2, Status: "held"}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for statusOf(t, image, 4) != reservation.SeatReserved {
+		if time.Now().After(deadline) {
+			v, _ := image.Tag()
+			t.Fatalf("the image (version %d) was never loaded again", v)
+		}
+		if _, err := images.SeatImage(ctx, schedule); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if v, _ := image.Tag(); v != 2 || statusOf(t, image, 2) != reservation.SeatAvailable {
+		// Loaded from the store, which lists seat 4 only, at the stream's count.
+		t.Errorf("after the load: version %d, seat 2 %s; want 2, available (the store's word)", v, statusOf(t, image, 2))
 	}
 }
