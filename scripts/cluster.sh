@@ -48,7 +48,10 @@ start_instance() {
 		. "$dir/env"
 		. "$dir/sentinel/env"
 		set +a
-		REDIS_URL=$SENTINEL_URL HTTP_ADDR=127.0.0.1:$port SHUTDOWN_DELAY=${SHUTDOWN_DELAY:-2s} LOG_FORMAT=json exec bin/api serve
+		# HAProxy reaches the instances from 127.0.0.1 and names the client
+		# in X-Forwarded-For: the per-address limit counts each client.
+		REDIS_URL=$SENTINEL_URL HTTP_ADDR=127.0.0.1:$port SHUTDOWN_DELAY=${SHUTDOWN_DELAY:-2s} LOG_FORMAT=json \
+			TRUSTED_PROXIES=${TRUSTED_PROXIES:-127.0.0.1} exec bin/api serve
 	) >>"$state/api-$n.log" 2>&1 &
 	echo $! >"$state/api-$n.pid"
 	for _ in $(seq 1 150); do
@@ -99,6 +102,9 @@ defaults
     retries 3
     option redispatch
     retry-on conn-failure
+    # The client's address, for the instances' per-address limit
+    # (TRUSTED_PROXIES).
+    option forwardfor
 
 frontend api
     bind $addr

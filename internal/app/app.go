@@ -195,6 +195,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		Observer:       requests,
 		UserLimiter:    userLimiter,
 		AddressLimiter: addressLimiter,
+		TrustedProxies: cfg.TrustedProxies,
 		Routed:         traces.Routed(),
 	})
 	a.handler = traces.Handler(a.handler)

@@ -3,6 +3,7 @@ package app_test
 import (
 	"fmt"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"testing"
@@ -67,5 +68,44 @@ func TestAddressRateLimitSparesHealthChecks(t *testing.T) {
 		if got := h.do(request{method: http.MethodGet, path: probe}); got.status != http.StatusOK {
 			t.Errorf("GET %s past the address limit: %d, want 200", probe, got.status)
 		}
+	}
+}
+
+// Behind a trusted proxy the per-address limit counts each client the
+// proxy names in X-Forwarded-For, not the proxy; a peer that is not
+// trusted is counted as itself whatever the header says.
+func TestAddressRateLimitCountsClientsBehindTrustedProxies(t *testing.T) {
+	t.Parallel()
+	reads := func(h *harness, path, client string) []int {
+		var statuses []int
+		for range 3 {
+			statuses = append(statuses, h.do(request{method: http.MethodGet, path: path, header: map[string]string{"X-Forwarded-For": client}}).status)
+		}
+		return statuses
+	}
+	trusted := newHarnessWith(t, 1, func(cfg *config.Config) {
+		cfg.RateLimitIP = 1
+		cfg.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	})
+	path := fmt.Sprintf("/schedules/%d/seats", trusted.createSchedule(1))
+	if got := reads(trusted, path, "198.51.100.1"); !strings.Contains(fmt.Sprint(got), "429") {
+		t.Errorf("client A past its limit: %v, want a 429", got)
+	}
+	if got := trusted.do(request{method: http.MethodGet, path: path, header: map[string]string{"X-Forwarded-For": "198.51.100.2"}}); got.status != http.StatusOK {
+		t.Errorf("client B behind the same proxy: %d, want 200 (a limit of its own)", got.status)
+	}
+	// A client's own entry before the proxy's is not its key.
+	spoofed := trusted.do(request{method: http.MethodGet, path: path, header: map[string]string{"X-Forwarded-For": "203.0.113.9, 198.51.100.1"}})
+	expectProblem(t, spoofed, http.StatusTooManyRequests, "rate_limited")
+
+	untrusted := newHarnessWith(t, 1, func(cfg *config.Config) { cfg.RateLimitIP = 1 })
+	path = fmt.Sprintf("/schedules/%d/seats", untrusted.createSchedule(1))
+	statuses := []int{}
+	for i := range 3 {
+		statuses = append(statuses, untrusted.do(request{method: http.MethodGet, path: path,
+			header: map[string]string{"X-Forwarded-For": fmt.Sprintf("198.51.100.%d", 10+i)}}).status)
+	}
+	if !strings.Contains(fmt.Sprint(statuses), "429") {
+		t.Errorf("an untrusted peer naming three clients: %v, want a 429 (one address)", statuses)
 	}
 }

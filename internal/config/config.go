@@ -5,6 +5,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"reflect"
 	"strings"
 	"time"
@@ -42,6 +43,11 @@ type Config struct {
 	// RateLimitIP is how many requests a second one client address may
 	// make without a token, all instances together (0: no limit).
 	RateLimitIP int `env:"RATE_LIMIT_IP" envDefault:"1000"`
+	// TrustedProxiesText lists the proxies (addresses or CIDR prefixes,
+	// comma-separated) whose X-Forwarded-For the per-address limit reads
+	// the client's address from; TrustedProxies is it parsed.
+	TrustedProxiesText string         `env:"TRUSTED_PROXIES"`
+	TrustedProxies     []netip.Prefix `env:"-"`
 	// MaxHoldsPerUser caps the live holds of one user.
 	MaxHoldsPerUser int `env:"MAX_HOLDS_PER_USER" envDefault:"20"`
 	// HoldTTL is how long a seat hold lives before it expires.
@@ -126,6 +132,11 @@ func Load(environ map[string]string) (Config, error) {
 		} else if err := checkSeatFeedReplicas(&cfg, kind, environ); err != nil {
 			problems = append(problems, err)
 		}
+	}
+	if proxies, err := ParseProxies(cfg.TrustedProxiesText); err != nil {
+		problems = append(problems, fmt.Errorf("TRUSTED_PROXIES is invalid: %w", err))
+	} else {
+		cfg.TrustedProxies = proxies
 	}
 	if len(cfg.AuthSecret) < auth.MinSecretLen {
 		problems = append(problems, fmt.Errorf("AUTH_SECRET must be at least %d bytes", auth.MinSecretLen))
@@ -276,4 +287,30 @@ func LoadLogging(environ map[string]string) (Logging, error) {
 		return Logging{}, fmt.Errorf("config: LOG_FORMAT must be %q or %q", LogJSON, LogText)
 	}
 	return l, nil
+}
+
+// ParseProxies reads TRUSTED_PROXIES: addresses ("10.0.0.1") or prefixes
+// ("10.0.0.0/8"), separated by commas; "" is none.
+func ParseProxies(text string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, item := range strings.Split(text, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		if strings.Contains(item, "/") {
+			p, err := netip.ParsePrefix(item)
+			if err != nil {
+				return nil, fmt.Errorf("%q is not an address or a prefix", item)
+			}
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(item)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an address or a prefix", item)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
 }

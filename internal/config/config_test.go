@@ -179,3 +179,31 @@ func TestLoadRedisURLErrorHidesTheURL(t *testing.T) {
 		}
 	}
 }
+
+func TestTrustedProxies(t *testing.T) {
+	got, err := config.ParseProxies(" 127.0.0.1, 10.0.0.0/8 ,2001:db8::/32,")
+	if err != nil || len(got) != 3 || got[0].String() != "127.0.0.1/32" || got[1].String() != "10.0.0.0/8" || got[2].String() != "2001:db8::/32" {
+		t.Errorf("ParseProxies = %v, %v", got, err)
+	}
+	for _, bad := range []string{"10.0.0.0/33", "localhost", "10.0.0.1/8x"} {
+		if _, err := config.ParseProxies(bad); err == nil {
+			t.Errorf("ParseProxies(%q) took it", bad)
+		}
+	}
+}
+
+func TestLoadTrustedProxies(t *testing.T) {
+	env := valid()
+	env["TRUSTED_PROXIES"] = "127.0.0.1,10.0.0.0/8"
+	cfg, err := config.Load(env)
+	if err != nil || len(cfg.TrustedProxies) != 2 {
+		t.Fatalf("Load: %v, %v", cfg.TrustedProxies, err)
+	}
+	env["TRUSTED_PROXIES"] = "127.0.0.1,proxy.internal"
+	if _, err := config.Load(env); err == nil || !strings.Contains(err.Error(), "TRUSTED_PROXIES") {
+		t.Errorf("Load with a bad TRUSTED_PROXIES: %v", err)
+	}
+	if cfg, err := config.Load(valid()); err != nil || cfg.TrustedProxies != nil {
+		t.Errorf("unset: %v, %v; want none", cfg.TrustedProxies, err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -107,6 +108,10 @@ type Options struct {
 	// limited.
 	UserLimiter    Limiter
 	AddressLimiter Limiter
+	// TrustedProxies are the proxies whose X-Forwarded-For names the
+	// client (TRUSTED_PROXIES): the per-address limit counts the client
+	// behind them, not them.
+	TrustedProxies []netip.Prefix
 	// Routed, when set, is the first middleware of the router: it sees
 	// each request's matched route pattern (chi.RouteContext) once the
 	// request is answered (tracing.RouteNames names the request's span
@@ -195,7 +200,7 @@ func NewHandler(opts Options) http.Handler {
 	r.Use(withScope(h.log), logRequests(h.log, opts.AccessLog, observer), recoverPanics(h.log), checkHeaders, middleware.GetHead)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { problem.Write(w, r, problem.NotFound) })
 	r.MethodNotAllowed(methodNotAllowed(r))
-	publicLimit := h.admit(limitAddress, opts.AddressLimiter, addressKey)
+	publicLimit := h.admit(limitAddress, opts.AddressLimiter, addressKey(opts.TrustedProxies))
 
 	// The live seat map lasts as long as its client: no request timeout.
 	r.With(publicLimit).Get("/schedules/{id}/seats/events", handle(func(w http.ResponseWriter, r *http.Request) error {

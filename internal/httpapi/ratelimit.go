@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -65,13 +67,68 @@ func (h *handler) admit(name string, limiter Limiter, key func(*http.Request) st
 // userKey is the authenticated user; admit by user runs after authenticate.
 func userKey(r *http.Request) string { return principalFrom(r.Context()).UserID }
 
-// addressKey is the client's address without its port. Behind a proxy it
-// is the proxy's: such a deployment sets RATE_LIMIT_IP to 0 and limits at
-// the proxy.
-func addressKey(r *http.Request) string {
+// addressKey returns the key of the per-address limit: the client's
+// address (clientAddress).
+func addressKey(trusted []netip.Prefix) func(*http.Request) string {
+	return func(r *http.Request) string { return clientAddress(r, trusted) }
+}
+
+// clientAddress is the address of the client that sent r: the peer's,
+// without its port; when the peer is a trusted proxy (TRUSTED_PROXIES),
+// the address it was given the request by, as X-Forwarded-For says: read
+// from its end (what the nearest proxy added) back, the first address no
+// trusted proxy has. What an untrusted peer writes in X-Forwarded-For is
+// never read, and what a client writes there before the trusted proxies'
+// entries is never reached: a client cannot choose its own key. An entry
+// that is not an address ends the walk at the last address read.
+func clientAddress(r *http.Request, trusted []netip.Prefix) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
-		return r.RemoteAddr
+		host = r.RemoteAddr
 	}
-	return host
+	addr, err := netip.ParseAddr(host)
+	if err != nil || !isTrusted(addr, trusted) {
+		return host
+	}
+	values := r.Header.Values("X-Forwarded-For")
+	for i := len(values) - 1; i >= 0; i-- {
+		hops := strings.Split(values[i], ",")
+		for j := len(hops) - 1; j >= 0; j-- {
+			hop, ok := parseHop(hops[j])
+			if !ok {
+				return addr.String()
+			}
+			addr = hop
+			if !isTrusted(addr, trusted) {
+				return addr.String()
+			}
+		}
+	}
+	return addr.String()
+}
+
+// parseHop reads one X-Forwarded-For entry: an address, bracketed or with
+// a port as some proxies write it.
+func parseHop(s string) (netip.Addr, bool) {
+	s = strings.TrimSpace(s)
+	if a, err := netip.ParseAddr(s); err == nil {
+		return a.Unmap(), true
+	}
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap.Addr().Unmap(), true
+	}
+	if a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")); err == nil {
+		return a.Unmap(), true
+	}
+	return netip.Addr{}, false
+}
+
+func isTrusted(addr netip.Addr, trusted []netip.Prefix) bool {
+	addr = addr.Unmap()
+	for _, p := range trusted {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	return false
 }
