@@ -32,6 +32,8 @@ import (
 	"github.com/seatlock/seatlock/internal/reservation"
 	"github.com/seatlock/seatlock/internal/seatfeed"
 	"github.com/seatlock/seatlock/internal/tracing"
+	"github.com/seatlock/seatlock/internal/waitroom"
+	"github.com/seatlock/seatlock/internal/waitroom/redisroom"
 )
 
 // A request may wait LOCK_MAX_WAIT for a seat and then needs time for its
@@ -176,6 +178,10 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	if a.jobs, err = newJobs(locker, store, keys, bookings, locks.pruner, bound, logger, o.jobNamespace); err != nil {
 		return nil, err
 	}
+	room, err := a.openRoom(cfg, registry, traces, logger)
+	if err != nil {
+		return nil, err
+	}
 	a.handler = httpapi.NewHandler(httpapi.Options{
 		Bookings:    bookings,
 		Checkout:    bookings,
@@ -196,6 +202,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		UserLimiter:    userLimiter,
 		AddressLimiter: addressLimiter,
 		TrustedProxies: cfg.TrustedProxies,
+		Room:           room,
 		Routed:         traces.Routed(),
 	})
 	a.handler = traces.Handler(a.handler)
@@ -212,6 +219,39 @@ func (a *App) openSeatImages(feed *seatfeed.Feed, store reservation.OccupiedSeat
 	images := seatfeed.NewImages(feed, store, seatfeed.ImagesConfig{Logger: logger})
 	a.closeFirst(images.Close)
 	return images
+}
+
+// openRoom opens the waiting room on Redis connections of its own and
+// starts its rounds of admission; without REDIS_URL there is none (nil).
+func (a *App) openRoom(cfg config.Config, registry prometheus.Registerer, traces tracing.Tracing, logger *slog.Logger) (httpapi.WaitingRoom, error) {
+	if cfg.RedisURL == "" {
+		return nil, nil
+	}
+	client, err := redisconn.Open(cfg.RedisURL)
+	if err != nil {
+		return nil, err
+	}
+	a.closeFirst(func() { _ = client.Close() })
+	if err := errors.Join(opsmetrics.RegisterRedisPool(registry, "queue", client), traces.Redis(client)); err != nil {
+		return nil, err
+	}
+	metrics, err := opsmetrics.NewQueue(registry)
+	if err != nil {
+		return nil, err
+	}
+	store := redisroom.New(client, redisroom.Config{Replicas: cfg.SeatFeedReplicas, Logger: logger})
+	room := waitroom.NewRoom(store, waitroom.NewAdmissions([]byte(cfg.AuthSecret)), waitroom.Config{Logger: logger, Observer: metrics})
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		room.Run(ctx)
+	}()
+	a.closeFirst(func() {
+		stop()
+		<-done
+	})
+	return room, nil
 }
 
 // feedSpareConns are the feed's connections beyond its readers': the

@@ -112,6 +112,9 @@ type Options struct {
 	// client (TRUSTED_PROXIES): the per-address limit counts the client
 	// behind them, not them.
 	TrustedProxies []netip.Prefix
+	// Room is the waiting room; nil (no Redis) answers its endpoints 501
+	// queue_unsupported and lets every booking through.
+	Room WaitingRoom
 	// Routed, when set, is the first middleware of the router: it sees
 	// each request's matched route pattern (chi.RouteContext) once the
 	// request is answered (tracing.RouteNames names the request's span
@@ -155,6 +158,9 @@ type handler struct {
 	validate *validator.Validate
 	maxWait  time.Duration
 	observer Observer
+	room     WaitingRoom
+	// shutdown, once closed, ends the open streams.
+	shutdown <-chan struct{}
 }
 
 // NewHandler returns the service's HTTP API.
@@ -173,6 +179,8 @@ func NewHandler(opts Options) http.Handler {
 		maxWait:  opts.MaxWait,
 		observer: observer,
 		maps:     cmp.Or(opts.SeatMaps, &seatstream.Maps{}),
+		room:     opts.Room,
+		shutdown: opts.Shutdown,
 	}
 	timeout := cmp.Or(max(opts.RequestTimeout, 0), DefaultRequestTimeout)
 	idempotent := idempotencyMiddleware(opts.Idempotency,
@@ -211,6 +219,8 @@ func NewHandler(opts Options) http.Handler {
 		stream.Serve(w, r, id)
 		return nil
 	}))
+	// A buyer follows their place in a queue as long as they wait.
+	r.With(h.authenticate, h.admit(limitUser, opts.UserLimiter, userKey)).Get("/queue/{ticket}/events", handle(h.ticketEvents))
 	r.Group(func(r chi.Router) {
 		r.Use(withTimeout(timeout))
 		r.Get("/healthz", handle(h.healthz))
@@ -240,6 +250,12 @@ func NewHandler(opts Options) http.Handler {
 			r.With(idempotent).Post("/holds/{id}/confirm", handle(h.confirmHold))
 			r.With(idempotent).Post("/holds/{id}/extend", handle(h.extendHold))
 			r.Delete("/holds/{id}", handle(h.releaseHold))
+			r.With(requireAdmin).Put("/schedules/{id}/queue", handle(h.putQueue))
+			r.With(requireAdmin).Get("/schedules/{id}/queue", handle(h.getQueue))
+			r.With(requireAdmin).Delete("/schedules/{id}/queue", handle(h.deleteQueue))
+			r.Post("/schedules/{id}/queue", handle(h.joinQueue))
+			r.Get("/queue/{ticket}", handle(h.getTicket))
+			r.Delete("/queue/{ticket}", handle(h.leaveQueue))
 		})
 	})
 	return r

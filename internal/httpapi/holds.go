@@ -76,6 +76,9 @@ func (h *handler) createHold(w http.ResponseWriter, r *http.Request) error {
 	if err := validate(h.validate, &req, cmd.Validate()); err != nil {
 		return err
 	}
+	if err := h.requireAdmission(r, cmd.ScheduleID, cmd.Resumed); err != nil {
+		return err
+	}
 	held, err := h.checkout.Hold(r.Context(), cmd)
 	if err != nil {
 		return err
@@ -101,6 +104,9 @@ func (h *handler) holdBest(w http.ResponseWriter, r *http.Request, req holdReque
 		invalid = errors.Join(invalid, &reservation.InvalidError{Field: "quantity", Detail: "is required with category, section or adjacent"})
 	}
 	if err := validate(h.validate, &req, invalid); err != nil {
+		return err
+	}
+	if err := h.requireAdmission(r, cmd.ScheduleID, cmd.Resumed); err != nil {
 		return err
 	}
 	held, attempts, err := h.checkout.HoldBest(r.Context(), cmd)

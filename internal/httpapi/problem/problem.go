@@ -20,6 +20,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/seatlock/seatlock/internal/reservation"
+	"github.com/seatlock/seatlock/internal/waitroom"
 )
 
 // Error is a problem with the headers it needs. An *Error given to Write
@@ -35,6 +36,7 @@ type Error struct {
 	Checks     map[string]string
 	Available  *int   // not_enough_seats: how many seats of the category are free
 	HoldID     string // seat_held: the caller's own hold that claims the seat
+	Queue      string // admission_required: the path of the queue to join
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Detail }
@@ -65,6 +67,7 @@ type body struct {
 	Checks    map[string]string `json:"checks,omitempty"`
 	Available *int              `json:"available,omitempty"`
 	HoldID    string            `json:"holdId,omitempty"`
+	Queue     string            `json:"queue,omitempty"`
 }
 
 // unavailableRetryAfter is what a 503 tells clients: long enough for a
@@ -108,6 +111,16 @@ var errorTable = []struct {
 		Detail: "The hold already lives as long after it was made as a hold may; it cannot be extended again. Confirm it before it expires."}},
 	{reservation.ErrTooManyHolds, Error{Status: http.StatusConflict, Code: "too_many_holds", Title: "Too many holds",
 		Detail: "You have as many live holds as allowed; confirm or release one first."}},
+	{waitroom.ErrQueueNotFound, Error{Status: http.StatusNotFound, Code: "queue_not_found", Title: "Queue not found",
+		Detail: "This schedule has no queue: its sale is open to everyone."}},
+	{waitroom.ErrTicketNotFound, Error{Status: http.StatusNotFound, Code: "ticket_not_found", Title: "Ticket not found",
+		Detail: "You have no ticket with this id in a queue."}},
+	{waitroom.ErrAdmissionRequired, Error{Status: http.StatusForbidden, Code: "admission_required", Title: "Admission required",
+		Detail: "This schedule's sale has a queue: join it, and send the admission it gives in the Admission header."}},
+	{waitroom.ErrAdmissionInvalid, Error{Status: http.StatusForbidden, Code: "admission_invalid", Title: "Admission invalid",
+		Detail: "The admission is expired, given up, of another user or schedule, or not one this service signed."}},
+	{waitroom.ErrNoStore, Error{Status: http.StatusNotImplemented, Code: "queue_unsupported", Title: "Queues unsupported",
+		Detail: "This deployment runs without Redis (REDIS_URL), which the waiting room needs."}},
 	{reservation.ErrUnavailable, Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Title: "Service unavailable",
 		Detail: "A dependency of the service cannot be reached right now; retry later.", RetryAfter: unavailableRetryAfter}},
 }
@@ -179,7 +192,7 @@ func Write(w http.ResponseWriter, r *http.Request, err error) {
 		h["Retry-After"] = []string{strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds())))}
 	}
 	b, _ := json.Marshal(body{Type: "urn:seatlock:problem:" + e.Code, Title: e.Title, Status: e.Status, Detail: e.Detail,
-		Code: e.Code, Errors: e.Fields, Seats: e.Seats, RequestID: scope.ID, Checks: e.Checks, Available: e.Available, HoldID: e.HoldID})
+		Code: e.Code, Errors: e.Fields, Seats: e.Seats, RequestID: scope.ID, Checks: e.Checks, Available: e.Available, HoldID: e.HoldID, Queue: e.Queue})
 	h["Cache-Control"] = NoStore // whatever the handler had set for a success
 	WriteBody(w, contentTypeProblem, e.Status, append(b, '\n'))
 }

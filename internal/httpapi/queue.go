@@ -1,0 +1,256 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/seatlock/seatlock/internal/httpapi/problem"
+	"github.com/seatlock/seatlock/internal/reservation"
+	"github.com/seatlock/seatlock/internal/waitroom"
+)
+
+// WaitingRoom is what the HTTP edge needs of the waiting room.
+type WaitingRoom interface {
+	Put(ctx context.Context, scheduleID int64, s waitroom.Settings) error
+	Queue(ctx context.Context, scheduleID int64) (waitroom.Settings, waitroom.Counts, error)
+	Delete(ctx context.Context, scheduleID int64) error
+	Join(ctx context.Context, scheduleID int64, userID string) (waitroom.Ticket, bool, error)
+	Ticket(ctx context.Context, ticketID, userID string) (waitroom.Ticket, error)
+	Leave(ctx context.Context, ticketID, userID string) error
+	Check(ctx context.Context, scheduleID int64, userID, admission string) error
+	Watch(ctx context.Context, ticketID, userID string) (*waitroom.Watch, waitroom.Ticket, error)
+	Unwatch(w *waitroom.Watch)
+}
+
+// admissionHeader carries the admission of a request for a queued
+// schedule's seats.
+const admissionHeader = "Admission"
+
+type queueRequest struct {
+	OpensAt             *string `json:"opensAt" validate:"required,rfc3339"`
+	AdmitPerSecond      *int    `json:"admitPerSecond" validate:"required"`
+	MaxActive           *int    `json:"maxActive"`
+	AdmissionTTLSeconds *int    `json:"admissionTtlSeconds"`
+}
+
+type queueResponse struct {
+	ScheduleID          int64          `json:"scheduleId"`
+	OpensAt             time.Time      `json:"opensAt"`
+	AdmitPerSecond      int            `json:"admitPerSecond"`
+	MaxActive           *int           `json:"maxActive"`
+	AdmissionTTLSeconds int            `json:"admissionTtlSeconds"`
+	Counts              *countsReponse `json:"counts,omitempty"`
+}
+
+type countsReponse struct {
+	Prequeue int64 `json:"prequeue"`
+	Waiting  int64 `json:"waiting"`
+	Active   int64 `json:"active"`
+	Admitted int64 `json:"admitted"`
+}
+
+type ticketResponse struct {
+	Ticket               string     `json:"ticket"`
+	ScheduleID           int64      `json:"scheduleId"`
+	State                string     `json:"state"`
+	Position             *int       `json:"position"`
+	EstimatedWaitSeconds *float64   `json:"estimatedWaitSeconds"`
+	OpensAt              time.Time  `json:"opensAt"`
+	Admission            string     `json:"admission,omitempty"`
+	AdmissionExpiresAt   *time.Time `json:"admissionExpiresAt,omitempty"`
+}
+
+func toQueueResponse(id int64, s waitroom.Settings) queueResponse {
+	resp := queueResponse{ScheduleID: id, OpensAt: s.OpensAt.UTC(), AdmitPerSecond: s.AdmitPerSecond,
+		AdmissionTTLSeconds: int(s.AdmissionTTL / time.Second)}
+	if s.MaxActive > 0 {
+		resp.MaxActive = &s.MaxActive
+	}
+	return resp
+}
+
+func toTicketResponse(t waitroom.Ticket) ticketResponse {
+	resp := ticketResponse{Ticket: t.ID, ScheduleID: t.ScheduleID, State: string(t.State), OpensAt: t.OpensAt.UTC(),
+		Admission: t.Admission}
+	if t.State == waitroom.Waiting {
+		pos, wait := t.Position, math.Round(t.EstimatedWait.Seconds()*10)/10
+		resp.Position, resp.EstimatedWaitSeconds = &pos, &wait
+	}
+	if !t.AdmissionExpiresAt.IsZero() {
+		at := t.AdmissionExpiresAt.UTC()
+		resp.AdmissionExpiresAt = &at
+	}
+	return resp
+}
+
+// queueScheduleID reads the {id} of a schedule's queue path and checks
+// that the schedule exists.
+func (h *handler) queueScheduleID(r *http.Request) (int64, error) {
+	if h.room == nil {
+		return 0, waitroom.ErrNoStore
+	}
+	id, valid := parseID(chi.URLParam(r, "id"))
+	if !valid {
+		return 0, reservation.ErrScheduleNotFound
+	}
+	if _, err := h.bookings.Schedule(r.Context(), id); err != nil {
+		return 0, err
+	}
+	return id, nil
+}
+
+// putQueue creates or changes a schedule's queue (admin).
+func (h *handler) putQueue(w http.ResponseWriter, r *http.Request) error {
+	id, err := h.queueScheduleID(r)
+	if err != nil {
+		return err
+	}
+	var req queueRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	opensAt, _ := parseDateTime(value(req.OpensAt))
+	s := waitroom.Settings{OpensAt: opensAt, AdmitPerSecond: value(req.AdmitPerSecond), MaxActive: value(req.MaxActive),
+		AdmissionTTL: waitroom.DefaultAdmissionTTL}
+	if req.AdmissionTTLSeconds != nil {
+		s.AdmissionTTL = time.Duration(*req.AdmissionTTLSeconds) * time.Second
+	}
+	invalid := []error{s.Validate()}
+	if req.MaxActive != nil && *req.MaxActive == 0 {
+		invalid = append(invalid, &reservation.InvalidError{Field: "maxActive",
+			Detail: "must be from 1 to " + strconv.Itoa(waitroom.MaxActiveLimit) + "; leave it out for no cap"})
+	}
+	if err := validate(h.validate, &req, invalid...); err != nil {
+		return err
+	}
+	if err := h.room.Put(r.Context(), id, s); err != nil {
+		if fields := problem.InvalidFields(err); fields != nil {
+			return problem.ValidationFailed(fields)
+		}
+		return err
+	}
+	s.OpensAt = s.OpensAt.Truncate(time.Millisecond)
+	return ok(w, http.StatusOK, toQueueResponse(id, s))
+}
+
+// getQueue answers a schedule's queue with its counts (admin).
+func (h *handler) getQueue(w http.ResponseWriter, r *http.Request) error {
+	id, err := h.queueScheduleID(r)
+	if err != nil {
+		return err
+	}
+	s, c, err := h.room.Queue(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	resp := toQueueResponse(id, s)
+	resp.Counts = &countsReponse{Prequeue: c.Prequeue, Waiting: c.Waiting, Active: c.Active, Admitted: c.Admitted}
+	return ok(w, http.StatusOK, resp)
+}
+
+// deleteQueue removes a schedule's queue (admin): its sale is open to
+// everyone again.
+func (h *handler) deleteQueue(w http.ResponseWriter, r *http.Request) error {
+	id, err := h.queueScheduleID(r)
+	if err != nil {
+		return err
+	}
+	if err := h.room.Delete(r.Context(), id); err != nil {
+		return err
+	}
+	return noContent(w)
+}
+
+// joinQueue gives the caller a place in a schedule's queue: 201 with a
+// new ticket, 200 with the one they have.
+func (h *handler) joinQueue(w http.ResponseWriter, r *http.Request) error {
+	id, err := h.queueScheduleID(r)
+	if err != nil {
+		return err
+	}
+	t, created, err := h.room.Join(r.Context(), id, principalFrom(r.Context()).UserID)
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	w.Header().Set("Location", "/queue/"+t.ID)
+	setRetryAfter(w, t)
+	return ok(w, status, toTicketResponse(t))
+}
+
+// getTicket answers where the caller's ticket stands, with Retry-After
+// saying when to ask again while it waits.
+func (h *handler) getTicket(w http.ResponseWriter, r *http.Request) error {
+	if h.room == nil {
+		return waitroom.ErrTicketNotFound
+	}
+	t, err := h.room.Ticket(r.Context(), chi.URLParam(r, "ticket"), principalFrom(r.Context()).UserID)
+	if err != nil {
+		return err
+	}
+	setRetryAfter(w, t)
+	return ok(w, http.StatusOK, toTicketResponse(t))
+}
+
+// leaveQueue takes the caller's ticket out of the line or gives up its
+// admission.
+func (h *handler) leaveQueue(w http.ResponseWriter, r *http.Request) error {
+	if h.room == nil {
+		return waitroom.ErrTicketNotFound
+	}
+	if err := h.room.Leave(r.Context(), chi.URLParam(r, "ticket"), principalFrom(r.Context()).UserID); err != nil {
+		return err
+	}
+	return noContent(w)
+}
+
+// Polling: a buyer near the head asks every second, one far back about
+// four times before its turn, at most every maxPollInterval; before the
+// opening, at the opening (spread over a few seconds: everyone asks then).
+const (
+	maxPollInterval = 30 * time.Second
+	openingSpread   = 3 * time.Second
+)
+
+// setRetryAfter tells a waiting buyer when to ask again.
+func setRetryAfter(w http.ResponseWriter, t waitroom.Ticket) {
+	var after time.Duration
+	switch t.State {
+	case waitroom.Prequeue:
+		after = min(time.Until(t.OpensAt), maxPollInterval) + rand.N(openingSpread)
+	case waitroom.Waiting:
+		after = min(t.EstimatedWait/4, maxPollInterval)
+	default:
+		return
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(after.Seconds())))))
+}
+
+// requireAdmission lets a request for a schedule's seats through while
+// the schedule has no queue, or with an admission of the caller's for it.
+// The retry of a request whose first try began (an Idempotency-Key's
+// resumed claim) was admitted then: it finishes that request, whose
+// admission may have run out since.
+func (h *handler) requireAdmission(r *http.Request, scheduleID int64, resumed bool) error {
+	if h.room == nil || resumed {
+		return nil
+	}
+	err := h.room.Check(r.Context(), scheduleID, principalFrom(r.Context()).UserID, r.Header.Get(admissionHeader))
+	if errors.Is(err, waitroom.ErrAdmissionRequired) {
+		path := "/schedules/" + strconv.FormatInt(scheduleID, 10) + "/queue"
+		return &problem.Error{Status: http.StatusForbidden, Code: "admission_required", Title: "Admission required",
+			Detail: "This schedule's sale has a queue: join it (POST " + path + "), and send the admission it gives in the Admission header.",
+			Queue:  path}
+	}
+	return err
+}

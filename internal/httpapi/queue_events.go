@@ -1,0 +1,89 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/seatlock/seatlock/internal/httpapi/problem"
+	"github.com/seatlock/seatlock/internal/waitroom"
+)
+
+// queueHeartbeat is how often an idle queue stream gets a comment.
+const queueHeartbeat = 15 * time.Second
+
+// ticketEvents streams the caller's ticket as Server-Sent Events: a
+// `position` event with the ticket now and at each change (read at most
+// waitroom.DefaultWatchEvery apart), then one `admitted` event with the
+// admission, and the stream ends; a final state (expired, left) ends it
+// too, after its `position` event. A queue deleted meanwhile ends it with
+// no event: asking for the ticket then answers 404.
+func (h *handler) ticketEvents(w http.ResponseWriter, r *http.Request) error {
+	if h.room == nil {
+		return waitroom.ErrTicketNotFound
+	}
+	watch, t, err := h.room.Watch(r.Context(), chi.URLParam(r, "ticket"), principalFrom(r.Context()).UserID)
+	if err != nil {
+		return err
+	}
+	defer h.room.Unwatch(watch)
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{})
+	hdr := w.Header()
+	hdr["Content-Type"] = []string{"text/event-stream"}
+	hdr["Cache-Control"] = problem.NoStore
+	hdr["X-Accel-Buffering"] = []string{"no"}
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return nil
+	}
+	var buf bytes.Buffer
+	buf.WriteString("retry: 1000\n\n")
+	heartbeat := time.NewTicker(queueHeartbeat)
+	defer heartbeat.Stop()
+	var last []byte
+	for {
+		data, _ := json.Marshal(toTicketResponse(t))
+		if !bytes.Equal(data, last) {
+			name := "position"
+			if t.State == waitroom.Admitted {
+				name = "admitted"
+			}
+			buf.WriteString("event: " + name + "\ndata: ")
+			buf.Write(data)
+			buf.WriteString("\n\n")
+			last = data
+		}
+		if buf.Len() > 0 {
+			if _, err := w.Write(buf.Bytes()); err != nil {
+				return nil
+			}
+			if rc.Flush() != nil {
+				return nil
+			}
+			buf.Reset()
+		}
+		if t.State == waitroom.Admitted || t.State.Final() {
+			return nil
+		}
+		for next := false; !next; {
+			select {
+			case t2, open := <-watch.C:
+				if !open {
+					return nil
+				}
+				t, next = t2, true
+			case <-heartbeat.C:
+				buf.WriteString(": keep-alive\n\n")
+				next = true
+			case <-h.shutdown:
+				return nil
+			case <-r.Context().Done():
+				return nil
+			}
+		}
+	}
+}

@@ -1,0 +1,53 @@
+-- One round of admission: expires the admissions whose time is up, then
+-- admits, in line order, what the time since the last admission pays for
+-- at the rate (at most a second's worth at once), within maxActive.
+-- Reply: false without a queue; else {admitted now, in line, open (0/1),
+-- active, admitted in all, then the waits (ms) of those admitted}.
+local m = redis.call('HMGET', KEYS[1], 'opensAt', 'rate', 'maxActive', 'ttl', 'clock', 'obsStart', 'obsCount')
+if not m[1] then return false end
+local now = now_ms()
+local expired = redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now, 'WITHSCORES', 'LIMIT', 0, 10000)
+for i = 1, #expired, 2 do
+  redis.call('ZREM', KEYS[5], expired[i])
+  redis.call('HSET', KEYS[6], expired[i], 'expired|' .. expired[i + 1])
+end
+local opensAt = tonumber(m[1])
+local reply = {0, redis.call('ZCARD', KEYS[4]), 0, 0, 0}
+if now >= opensAt then
+  reply[3] = 1
+  local per = 1000 / tonumber(m[2])
+  local clock = tonumber(m[5]) or opensAt
+  if clock < now - 1000 then clock = now - 1000 end
+  local due = math.floor((now - clock) / per)
+  local room = due
+  local maxActive = tonumber(m[3]) or 0
+  if maxActive > 0 then room = math.min(room, maxActive - redis.call('ZCARD', KEYS[5])) end
+  local n = 0
+  if room > 0 then
+    local popped = redis.call('ZPOPMIN', KEYS[4], room)
+    local exp = now + tonumber(m[4])
+    for i = 1, #popped, 2 do
+      local ticket = popped[i]
+      redis.call('ZADD', KEYS[5], exp, ticket)
+      local joined = tonumber(string.match(redis.call('HGET', KEYS[3], ticket) or '|0', '|(%d+)$')) or now
+      reply[#reply + 1] = now - math.max(joined, opensAt)
+      n = n + 1
+    end
+  end
+  -- Time that paid for no admission (nobody waited, or maxActive was
+  -- full) is not saved up for later.
+  if n < due then clock = now else clock = clock + n * per end
+  local obsStart = tonumber(m[6]) or now
+  local obsCount = (tonumber(m[7]) or 0) + n
+  if now - obsStart >= 10000 then
+    redis.call('HSET', KEYS[1], 'obsRate', string.format('%.3f', obsCount * 1000 / (now - obsStart)))
+    obsStart, obsCount = now, 0
+  end
+  redis.call('HSET', KEYS[1], 'clock', string.format('%.3f', clock), 'obsStart', obsStart, 'obsCount', obsCount)
+  if n > 0 then redis.call('HINCRBY', KEYS[1], 'admitted', n) end
+  reply[1] = n
+  reply[2] = reply[2] - n
+end
+reply[4] = redis.call('ZCARD', KEYS[5])
+reply[5] = tonumber(redis.call('HGET', KEYS[1], 'admitted') or '0')
+return reply

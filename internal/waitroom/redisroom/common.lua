@@ -1,0 +1,55 @@
+-- Shared by every script of the waiting room (prepended to each).
+-- KEYS of a schedule's queue, in this order everywhere:
+-- 1 meta (hash), 2 users (hash user -> ticket), 3 tickets (hash ticket ->
+-- "user|joinedMs"), 4 line (zset: pre-queue in [0, 1), later arrivals by
+-- their sequence number from 1), 5 active (zset ticket -> admission's
+-- expiry, ms), 6 gone (hash ticket -> "left|expiryMs" or "expired|expiryMs").
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local META_FIELDS = {'opensAt', 'rate', 'maxActive', 'ttl', 'obsRate'}
+
+local function meta()
+  local m = redis.call('HMGET', KEYS[1], unpack(META_FIELDS))
+  if not m[1] then return nil end
+  return m
+end
+
+-- place: {user, state, position, expiryMs} of a ticket, or nil.
+local function place(ticket, now, opensAt)
+  local rec = redis.call('HGET', KEYS[3], ticket)
+  if not rec then return nil end
+  local user = string.match(rec, '^(.*)|')
+  local gone = redis.call('HGET', KEYS[6], ticket)
+  if gone then
+    local state, exp = string.match(gone, '^(%a+)|(%d*)$')
+    return {user, state, 0, tonumber(exp) or 0}
+  end
+  local rank = redis.call('ZRANK', KEYS[4], ticket)
+  if rank then
+    if now < opensAt then return {user, 'prequeue', 0, 0} end
+    return {user, 'waiting', rank + 1, 0}
+  end
+  local exp = redis.call('ZSCORE', KEYS[5], ticket)
+  if exp then
+    exp = tonumber(exp)
+    if exp > now then return {user, 'admitted', 0, exp} end
+    return {user, 'expired', 0, exp}
+  end
+  return {user, 'left', 0, 0}
+end
+
+-- reply: the queue's settings, then each place (or false).
+local function reply(m, now, places)
+  local r = {now, m[1], m[2], m[3] or '0', m[4], m[5] or '0'}
+  for _, p in ipairs(places) do
+    if p then
+      for _, v in ipairs(p) do r[#r + 1] = v end
+    else
+      for _ = 1, 4 do r[#r + 1] = false end
+    end
+  end
+  return r
+end

@@ -1,0 +1,329 @@
+package waitroom
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Defaults of Config.
+const (
+	// DefaultAdmitEvery is how often each instance asks the store to
+	// admit what is due: admissions come in steps this far apart.
+	DefaultAdmitEvery = 100 * time.Millisecond
+	// DefaultSettingsTTL is how long an instance trusts what it read of
+	// a schedule's queue (whether the gate is on) when no change was
+	// announced.
+	DefaultSettingsTTL = time.Second
+	// DefaultWatchEvery is how often the positions of the watched tickets
+	// are read: a streamed position is never older.
+	DefaultWatchEvery = 500 * time.Millisecond
+)
+
+// Config tunes a Room.
+type Config struct {
+	AdmitEvery  time.Duration
+	SettingsTTL time.Duration
+	WatchEvery  time.Duration
+	Logger      *slog.Logger
+	// Observer, when set, learns every round of admission.
+	Observer Observer
+}
+
+// Observer learns what the rounds of admission did (for metrics).
+type Observer interface {
+	// Round is called after each round of a schedule's queue.
+	Round(scheduleID int64, r Round)
+	// Removed is called when a schedule's queue is gone.
+	Removed(scheduleID int64)
+}
+
+// Room is the waiting room of every schedule with a queue. Run it.
+type Room struct {
+	store      Store
+	admissions *Admissions
+	cfg        Config
+	log        *slog.Logger
+
+	mu       sync.Mutex
+	settings map[int64]cachedSettings
+	watchers map[int64]*watcher
+}
+
+type cachedSettings struct {
+	on   bool
+	read time.Time
+}
+
+// NewRoom returns the waiting room kept in store, signing admissions with
+// admissions.
+func NewRoom(store Store, admissions *Admissions, cfg Config) *Room {
+	cfg.AdmitEvery = cmp.Or(cfg.AdmitEvery, DefaultAdmitEvery)
+	cfg.SettingsTTL = cmp.Or(cfg.SettingsTTL, DefaultSettingsTTL)
+	cfg.WatchEvery = cmp.Or(cfg.WatchEvery, DefaultWatchEvery)
+	return &Room{store: store, admissions: admissions, cfg: cfg, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
+		settings: map[int64]cachedSettings{}, watchers: map[int64]*watcher{}}
+}
+
+// Put creates or changes the queue of a schedule (the caller checked that
+// the schedule exists).
+func (r *Room) Put(ctx context.Context, scheduleID int64, s Settings) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	s.OpensAt = s.OpensAt.Truncate(time.Millisecond)
+	err := r.store.Put(ctx, scheduleID, s)
+	r.forget(scheduleID)
+	return err
+}
+
+// Queue returns a schedule's queue and its counts.
+func (r *Room) Queue(ctx context.Context, scheduleID int64) (Settings, Counts, error) {
+	snap, counts, err := r.store.Counts(ctx, scheduleID)
+	return snap.Settings, counts, err
+}
+
+// Delete removes a schedule's queue: its sale is open to everyone again.
+func (r *Room) Delete(ctx context.Context, scheduleID int64) error {
+	err := r.store.Delete(ctx, scheduleID)
+	r.forget(scheduleID)
+	return err
+}
+
+// Join gives userID a place in the schedule's queue, or the one it has:
+// created says whether it is new.
+func (r *Room) Join(ctx context.Context, scheduleID int64, userID string) (Ticket, bool, error) {
+	ticket, key, err := newTicket(scheduleID)
+	if err != nil {
+		return Ticket{}, false, err
+	}
+	ticket, snap, created, err := r.store.Join(ctx, scheduleID, userID, ticket, key)
+	if err != nil {
+		return Ticket{}, false, err
+	}
+	if len(snap.Places) != 1 || !snap.Places[0].Found {
+		return Ticket{}, false, fmt.Errorf("waitroom: join of %q: the store lost the place", userID)
+	}
+	return r.ticket(scheduleID, ticket, snap, snap.Places[0]), created, nil
+}
+
+// Ticket returns where userID's ticket stands; ErrTicketNotFound when it
+// is not theirs (or its queue is gone).
+func (r *Room) Ticket(ctx context.Context, ticketID, userID string) (Ticket, error) {
+	scheduleID, ok := ScheduleOf(ticketID)
+	if !ok {
+		return Ticket{}, ErrTicketNotFound
+	}
+	snap, err := r.store.Places(ctx, scheduleID, ticketID)
+	if errors.Is(err, ErrQueueNotFound) {
+		return Ticket{}, ErrTicketNotFound
+	}
+	if err != nil {
+		return Ticket{}, err
+	}
+	if len(snap.Places) != 1 || !snap.Places[0].Found || snap.Places[0].UserID != userID {
+		return Ticket{}, ErrTicketNotFound
+	}
+	return r.ticket(scheduleID, ticketID, snap, snap.Places[0]), nil
+}
+
+// Leave takes userID's ticket out of the line, or gives up its admission
+// (the place goes to the next); leaving again changes nothing.
+func (r *Room) Leave(ctx context.Context, ticketID, userID string) error {
+	scheduleID, ok := ScheduleOf(ticketID)
+	if !ok {
+		return ErrTicketNotFound
+	}
+	_, err := r.store.Leave(ctx, scheduleID, ticketID, userID)
+	if errors.Is(err, ErrQueueNotFound) {
+		return ErrTicketNotFound
+	}
+	return err
+}
+
+// Check lets a request for a schedule's seats through: always while the
+// schedule has no queue, else only with an admission of this user for this
+// schedule that still holds.
+func (r *Room) Check(ctx context.Context, scheduleID int64, userID, admission string) error {
+	on, err := r.queued(ctx, scheduleID)
+	if err != nil || !on {
+		return err
+	}
+	if admission == "" {
+		return ErrAdmissionRequired
+	}
+	ticket, _, err := r.admissions.Verify(admission, scheduleID, userID, time.Now())
+	if err != nil {
+		return err
+	}
+	admitted, err := r.store.Admitted(ctx, scheduleID, ticket)
+	if err != nil {
+		return err
+	}
+	if !admitted {
+		return ErrAdmissionInvalid
+	}
+	return nil
+}
+
+// queued reports whether the schedule has a queue, from what this
+// instance read of it less than SettingsTTL ago (Put and Delete on any
+// instance make every instance read it again).
+func (r *Room) queued(ctx context.Context, scheduleID int64) (bool, error) {
+	r.mu.Lock()
+	c, ok := r.settings[scheduleID]
+	r.mu.Unlock()
+	if ok && time.Since(c.read) < r.cfg.SettingsTTL {
+		return c.on, nil
+	}
+	read := time.Now()
+	_, _, err := r.store.Counts(ctx, scheduleID)
+	on := err == nil
+	if err != nil && !errors.Is(err, ErrQueueNotFound) {
+		return false, err
+	}
+	r.mu.Lock()
+	if cur, ok := r.settings[scheduleID]; !ok || cur.read.Before(read) {
+		r.settings[scheduleID] = cachedSettings{on: on, read: read}
+	}
+	r.mu.Unlock()
+	return on, nil
+}
+
+func (r *Room) forget(scheduleID int64) {
+	r.mu.Lock()
+	delete(r.settings, scheduleID)
+	r.mu.Unlock()
+}
+
+// ticket is a place as the buyer sees it.
+func (r *Room) ticket(scheduleID int64, id string, snap Snapshot, p Place) Ticket {
+	t := Ticket{ID: id, ScheduleID: scheduleID, UserID: p.UserID, State: p.State, OpensAt: snap.Settings.OpensAt}
+	switch p.State {
+	case Waiting:
+		t.Position = p.Position
+		t.EstimatedWait = estimate(p.Position, snap)
+	case Admitted, Expired:
+		t.AdmissionExpiresAt = p.Expires.Truncate(time.Second)
+	}
+	if p.State == Admitted {
+		t.Admission = r.admissions.Sign(scheduleID, id, p.UserID, t.AdmissionExpiresAt)
+	}
+	return t
+}
+
+// estimate is the wait of the buyer at position: the position over the
+// rate, or over the rate measured when fewer are admitted (maxActive is
+// full), rounded up to whole admission steps.
+func estimate(position int, snap Snapshot) time.Duration {
+	rate := float64(snap.Settings.AdmitPerSecond)
+	if snap.Settings.MaxActive > 0 && snap.ObservedRate > 0 && snap.ObservedRate < 0.9*rate {
+		rate = snap.ObservedRate
+	}
+	return time.Duration(math.Ceil(float64(position)/rate*10) * float64(time.Second) / 10)
+}
+
+// ticketPrefixSeparator separates a ticket's schedule from its random
+// part: "42-3f9a...".
+const ticketPrefixSeparator = "-"
+
+// newTicket returns a new ticket of the schedule and its pre-queue key,
+// uniform in [0, 1), both from the cryptographic source: the pre-queue's
+// order is the order of these keys.
+func newTicket(scheduleID int64) (string, float64, error) {
+	var b [24]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", 0, err
+	}
+	key := float64(binary.BigEndian.Uint64(b[16:])>>11) / (1 << 53)
+	return strconv.FormatInt(scheduleID, 10) + ticketPrefixSeparator + hex.EncodeToString(b[:16]), key, nil
+}
+
+// ScheduleOf reads the schedule a ticket belongs to.
+func ScheduleOf(ticket string) (int64, bool) {
+	prefix, random, ok := strings.Cut(ticket, ticketPrefixSeparator)
+	if !ok || len(random) != 32 {
+		return 0, false
+	}
+	if _, err := hex.DecodeString(random); err != nil {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(prefix, 10, 64)
+	if err != nil || id < 1 || strconv.FormatInt(id, 10) != prefix {
+		return 0, false
+	}
+	return id, true
+}
+
+// Run admits what is due in every queue every AdmitEvery and follows the
+// announced changes, until ctx ends.
+func (r *Room) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Go(func() { r.store.Changes(ctx, r.forget) })
+	defer wg.Wait()
+	tick := time.NewTicker(r.cfg.AdmitEvery)
+	defer tick.Stop()
+	var failing bool
+	known := map[int64]bool{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		err := r.admitRound(ctx, known)
+		switch {
+		case err != nil && !failing && ctx.Err() == nil:
+			r.log.Warn("waiting room: admission stopped", "error", err)
+		case err == nil && failing:
+			r.log.Info("waiting room: admission goes on")
+		}
+		failing = err != nil
+	}
+}
+
+// admitRound runs one round of admission in every queue.
+func (r *Room) admitRound(ctx context.Context, known map[int64]bool) error {
+	ids, err := r.store.Queues(ctx)
+	if err != nil {
+		return err
+	}
+	current := map[int64]bool{}
+	var errs []error
+	for _, id := range ids {
+		round, err := r.store.Admit(ctx, id)
+		if errors.Is(err, ErrQueueNotFound) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		current[id] = true
+		if r.cfg.Observer != nil {
+			r.cfg.Observer.Round(id, round)
+		}
+	}
+	for id := range known {
+		if !current[id] {
+			delete(known, id)
+			if r.cfg.Observer != nil {
+				r.cfg.Observer.Removed(id)
+			}
+		}
+	}
+	for id := range current {
+		known[id] = true
+	}
+	return errors.Join(errs...)
+}
