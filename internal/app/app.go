@@ -178,7 +178,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	if a.jobs, err = newJobs(locker, store, keys, bookings, locks.pruner, bound, logger, o.jobNamespace); err != nil {
 		return nil, err
 	}
-	room, err := a.openRoom(cfg, registry, traces, logger)
+	room, err := a.openRoom(cfg, registry, traces, logger, o.jobNamespace)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +223,9 @@ func (a *App) openSeatImages(feed *seatfeed.Feed, store reservation.OccupiedSeat
 
 // openRoom opens the waiting room on Redis connections of its own and
 // starts its rounds of admission; without REDIS_URL there is none (nil).
-func (a *App) openRoom(cfg config.Config, registry prometheus.Registerer, traces tracing.Tracing, logger *slog.Logger) (httpapi.WaitingRoom, error) {
+// Deployments sharing a Redis (tests) keep their queues apart by
+// namespace, as their jobs.
+func (a *App) openRoom(cfg config.Config, registry prometheus.Registerer, traces tracing.Tracing, logger *slog.Logger, namespace string) (httpapi.WaitingRoom, error) {
 	if cfg.RedisURL == "" {
 		return nil, nil
 	}
@@ -239,7 +241,7 @@ func (a *App) openRoom(cfg config.Config, registry prometheus.Registerer, traces
 	if err != nil {
 		return nil, err
 	}
-	store := redisroom.New(client, redisroom.Config{Replicas: cfg.SeatFeedReplicas, Logger: logger})
+	store := redisroom.New(client, redisroom.Config{Namespace: namespace, Replicas: cfg.SeatFeedReplicas, Logger: logger})
 	room := waitroom.NewRoom(store, waitroom.NewAdmissions([]byte(cfg.AuthSecret)), waitroom.Config{Logger: logger, Observer: metrics})
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -343,7 +345,7 @@ func WithAccessLog(w io.Writer) Option { return func(o *options) { o.accessLog =
 // WithJobNamespace separates this deployment's periodic jobs from those of
 // others that share its lock store (each deployment's jobs then run once
 // per period for it): the jobs clean one database, and every deployment
-// has its own. Tests, which give every test a database of its own, use it.
+// has its own. Its waiting rooms' queues are kept apart the same way. Tests, which give every test a database of its own, use it.
 func WithJobNamespace(ns string) Option { return func(o *options) { o.jobNamespace = ns } }
 
 // WithoutJobs serves without running the periodic jobs (nor the seat change

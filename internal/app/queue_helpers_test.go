@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -72,6 +73,18 @@ func (h *harness) holdAdmitted(user, admission string, schedule int64, seat int)
 	h.t.Helper()
 	return h.do(request{method: http.MethodPost, path: "/holds", token: h.token(user, ""), contentType: "application/json",
 		body: fmt.Sprintf(`{"scheduleId":%d,"seatIds":[%d]}`, schedule, seat), header: map[string]string{"Admission": admission}})
+}
+
+// ticketStream follows user's ticket live on instance base.
+func (h *harness) ticketStream(base int, user, ticket string) *eventStream {
+	h.t.Helper()
+	return h.streamWith(base, "/queue/"+ticket+"/events", http.Header{"Authorization": {"Bearer " + h.token(user, "")}})
+}
+
+// jsonHas reports whether the JSON object data has member with value.
+func jsonHas(data, member, value string) bool {
+	var body map[string]any
+	return json.Unmarshal([]byte(data), &body) == nil && body[member] == value
 }
 
 func queueCounts(t *testing.T, resp response) map[string]float64 {

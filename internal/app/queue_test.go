@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -290,4 +291,36 @@ func tamperExpiry(admission string) string {
 	fmt.Sscan(parts[1], &exp)
 	parts[1] = fmt.Sprint(exp - 3600)
 	return strings.Join(parts, ".")
+}
+
+// TestQueueMetrics: the rounds of admission are counted, with each wait.
+func TestQueueMetrics(t *testing.T) {
+	h := newHarness(t, 1)
+	schedule := h.createSchedule(10)
+	h.openQueue(schedule, 100, "")
+	for _, u := range []string{"alice", "bob", "carol"} {
+		h.admission(u, h.mustJoin(0, u, schedule), 10*time.Second)
+	}
+	h.mustJoin(0, "dave", schedule) // may still wait when the metrics are read
+	resp, err := h.client.Get(h.bases[0] + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %d %v", resp.StatusCode, err)
+	}
+	metrics := map[string]float64{}
+	for _, line := range strings.Split(string(body), "\n") {
+		var name string
+		var value float64
+		if _, err := fmt.Sscan(line, &name, &value); err == nil {
+			metrics[name] = value
+		}
+	}
+	if metrics["seatlock_queue_admitted_total"] < 3 || metrics["seatlock_queue_admission_wait_seconds_count"] < 3 ||
+		metrics["seatlock_queue_active"] < 3 || metrics["seatlock_queue_waiting"] > 1 {
+		t.Fatalf("queue metrics: %v", metrics)
+	}
 }

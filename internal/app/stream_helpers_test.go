@@ -34,15 +34,23 @@ func (h *harness) stream(base int, schedule int64, lastEventID string) *eventStr
 // streamPath opens the stream at path (with its query) on instance base.
 func (h *harness) streamPath(base int, path, lastEventID string) *eventStream {
 	h.t.Helper()
+	header := http.Header{}
+	if lastEventID != "" {
+		header.Set("Last-Event-ID", lastEventID)
+	}
+	return h.streamWith(base, path, header)
+}
+
+// streamWith opens the stream at path on instance base with header.
+func (h *harness) streamWith(base int, path string, header http.Header) *eventStream {
+	h.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.bases[base]+path, nil)
 	if err != nil {
 		h.t.Fatal(err)
 	}
+	req.Header = header.Clone()
 	req.Header.Set("Accept", "text/event-stream")
-	if lastEventID != "" {
-		req.Header.Set("Last-Event-ID", lastEventID)
-	}
 	// No client timeout: the stream is meant to stay open.
 	resp, err := (&http.Client{Transport: h.client.Transport}).Do(req)
 	if err != nil {

@@ -25,7 +25,7 @@ import (
 func TestPrequeueOrderIsUniform(t *testing.T) {
 	const buyers, deciles = 5000, 10
 	ctx := context.Background()
-	store := redisroom.New(lockenv.Redis(t), redisroom.Config{})
+	store := redisroom.New(lockenv.Redis(t), redisroom.Config{Namespace: lockenv.Name("queue-test-") + "/"})
 	room := waitroom.NewRoom(store, waitroom.NewAdmissions([]byte("secret")), waitroom.Config{})
 	id := rand.Int64N(1<<50) + 1
 	opens := time.Now().Add(time.Hour)

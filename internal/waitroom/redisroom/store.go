@@ -47,7 +47,7 @@ var (
 	countsScript = redis.NewScript(common + countsSource)
 )
 
-// Keys outside any one queue.
+// Keys outside any one queue, after the namespace.
 const (
 	queuesKey      = "queue:schedules"
 	changesChannel = "queue:changed"
@@ -62,6 +62,10 @@ const DefaultReplicaGrace = 10 * time.Second
 
 // Config tunes a Store.
 type Config struct {
+	// Namespace prefixes every key and the change channel: deployments
+	// (or tests) sharing one Redis keep their queues apart, and each
+	// admits only its own.
+	Namespace string
 	// Replicas is how many replicas must have a write before it is
 	// acknowledged (0: the master's word is enough). Not with a Redis
 	// Cluster client.
@@ -103,21 +107,21 @@ func New(rdb redis.UniversalClient, cfg Config) *Store {
 }
 
 // keys are a schedule's queue's keys, in the scripts' order.
-func keys(scheduleID int64) []string {
-	tag := "queue:{" + strconv.FormatInt(scheduleID, 10) + "}:"
+func (s *Store) keys(scheduleID int64) []string {
+	tag := s.cfg.Namespace + "queue:{" + strconv.FormatInt(scheduleID, 10) + "}:"
 	return []string{tag + "meta", tag + "users", tag + "tickets", tag + "line", tag + "active", tag + "gone"}
 }
 
 // Put implements waitroom.Store.
 func (s *Store) Put(ctx context.Context, scheduleID int64, set waitroom.Settings) error {
-	reply, err := s.write(ctx, putScript, keys(scheduleID), set.OpensAt.UnixMilli(), set.AdmitPerSecond, set.MaxActive, set.AdmissionTTL.Milliseconds())
+	reply, err := s.write(ctx, putScript, s.keys(scheduleID), set.OpensAt.UnixMilli(), set.AdmitPerSecond, set.MaxActive, set.AdmissionTTL.Milliseconds())
 	if err != nil {
 		return err
 	}
 	if n, _ := reply.(int64); n == 0 {
 		return waitroom.ErrQueueOpened
 	}
-	if err := s.rdb.SAdd(ctx, queuesKey, scheduleID).Err(); err != nil {
+	if err := s.rdb.SAdd(ctx, s.cfg.Namespace+queuesKey, scheduleID).Err(); err != nil {
 		return unavailable(err)
 	}
 	s.announce(ctx, scheduleID)
@@ -126,12 +130,12 @@ func (s *Store) Put(ctx context.Context, scheduleID int64, set waitroom.Settings
 
 // Delete implements waitroom.Store.
 func (s *Store) Delete(ctx context.Context, scheduleID int64) error {
-	k := keys(scheduleID)
+	k := s.keys(scheduleID)
 	removed, err := s.rdb.Unlink(ctx, k...).Result()
 	if err != nil {
 		return unavailable(err)
 	}
-	if err := s.rdb.SRem(ctx, queuesKey, scheduleID).Err(); err != nil {
+	if err := s.rdb.SRem(ctx, s.cfg.Namespace+queuesKey, scheduleID).Err(); err != nil {
 		return unavailable(err)
 	}
 	if _, err := s.write(ctx, nil, nil); err != nil {
@@ -147,14 +151,14 @@ func (s *Store) Delete(ctx context.Context, scheduleID int64) error {
 // announce tells every instance that a queue changed; one that misses it
 // reads the queue again within its cache's time anyway.
 func (s *Store) announce(ctx context.Context, scheduleID int64) {
-	if err := s.rdb.Publish(ctx, changesChannel, scheduleID).Err(); err != nil {
+	if err := s.rdb.Publish(ctx, s.cfg.Namespace+changesChannel, scheduleID).Err(); err != nil {
 		s.log.Warn("waiting room: announcing a change", "schedule", scheduleID, "error", err)
 	}
 }
 
 // Counts implements waitroom.Store.
 func (s *Store) Counts(ctx context.Context, scheduleID int64) (waitroom.Snapshot, waitroom.Counts, error) {
-	reply, err := countsScript.Run(ctx, s.rdb, keys(scheduleID)).Slice()
+	reply, err := countsScript.Run(ctx, s.rdb, s.keys(scheduleID)).Slice()
 	if err != nil {
 		return waitroom.Snapshot{}, waitroom.Counts{}, queueErr(err)
 	}
@@ -175,7 +179,7 @@ func (s *Store) Counts(ctx context.Context, scheduleID int64) (waitroom.Snapshot
 
 // Join implements waitroom.Store.
 func (s *Store) Join(ctx context.Context, scheduleID int64, userID, ticket string, prequeueKey float64) (string, waitroom.Snapshot, bool, error) {
-	v, err := s.write(ctx, joinScript, keys(scheduleID), userID, ticket, strconv.FormatFloat(prequeueKey, 'g', 17, 64))
+	v, err := s.write(ctx, joinScript, s.keys(scheduleID), userID, ticket, strconv.FormatFloat(prequeueKey, 'g', 17, 64))
 	if err != nil {
 		return "", waitroom.Snapshot{}, false, err
 	}
@@ -196,7 +200,7 @@ func (s *Store) Places(ctx context.Context, scheduleID int64, tickets ...string)
 	for i, t := range tickets {
 		args[i] = t
 	}
-	reply, err := placesScript.Run(ctx, s.rdb, keys(scheduleID), args...).Slice()
+	reply, err := placesScript.Run(ctx, s.rdb, s.keys(scheduleID), args...).Slice()
 	if err != nil {
 		return waitroom.Snapshot{}, queueErr(err)
 	}
@@ -205,7 +209,7 @@ func (s *Store) Places(ctx context.Context, scheduleID int64, tickets ...string)
 
 // Leave implements waitroom.Store.
 func (s *Store) Leave(ctx context.Context, scheduleID int64, ticket, userID string) (waitroom.Snapshot, error) {
-	v, err := s.write(ctx, leaveScript, keys(scheduleID), ticket, userID)
+	v, err := s.write(ctx, leaveScript, s.keys(scheduleID), ticket, userID)
 	if err != nil {
 		return waitroom.Snapshot{}, err
 	}
@@ -218,7 +222,7 @@ func (s *Store) Leave(ctx context.Context, scheduleID int64, ticket, userID stri
 
 // Admitted implements waitroom.Store.
 func (s *Store) Admitted(ctx context.Context, scheduleID int64, ticket string) (bool, error) {
-	err := s.rdb.ZScore(ctx, keys(scheduleID)[4], ticket).Err()
+	err := s.rdb.ZScore(ctx, s.keys(scheduleID)[4], ticket).Err()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return false, nil
@@ -230,7 +234,7 @@ func (s *Store) Admitted(ctx context.Context, scheduleID int64, ticket string) (
 
 // Admit implements waitroom.Store.
 func (s *Store) Admit(ctx context.Context, scheduleID int64) (waitroom.Round, error) {
-	v, err := s.write(ctx, admitScript, keys(scheduleID))
+	v, err := s.write(ctx, admitScript, s.keys(scheduleID))
 	if err != nil {
 		return waitroom.Round{}, err
 	}
@@ -248,7 +252,7 @@ func (s *Store) Admit(ctx context.Context, scheduleID int64) (waitroom.Round, er
 
 // Queues implements waitroom.Store.
 func (s *Store) Queues(ctx context.Context) ([]int64, error) {
-	members, err := s.rdb.SMembers(ctx, queuesKey).Result()
+	members, err := s.rdb.SMembers(ctx, s.cfg.Namespace+queuesKey).Result()
 	if err != nil {
 		return nil, unavailable(err)
 	}
@@ -264,7 +268,7 @@ func (s *Store) Queues(ctx context.Context) ([]int64, error) {
 // Changes implements waitroom.Store. go-redis subscribes again after a
 // lost connection (a failover) by itself.
 func (s *Store) Changes(ctx context.Context, changed func(scheduleID int64)) {
-	sub := s.rdb.Subscribe(ctx, changesChannel)
+	sub := s.rdb.Subscribe(ctx, s.cfg.Namespace+changesChannel)
 	defer sub.Close()
 	ch := sub.Channel()
 	for {

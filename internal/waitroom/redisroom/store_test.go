@@ -16,7 +16,7 @@ import (
 // newQueue puts a queue with settings s on a schedule id of its own.
 func newQueue(t *testing.T, s waitroom.Settings) (*redisroom.Store, int64) {
 	t.Helper()
-	store := redisroom.New(lockenv.Redis(t), redisroom.Config{})
+	store := redisroom.New(lockenv.Redis(t), redisroom.Config{Namespace: lockenv.Name("queue-test-") + "/"})
 	id := rand.Int64N(1<<50) + 1
 	if err := store.Put(context.Background(), id, s); err != nil {
 		t.Fatal(err)
@@ -193,7 +193,7 @@ func TestOnePlacePerUser(t *testing.T) {
 
 func TestNoQueue(t *testing.T) {
 	ctx := context.Background()
-	store := redisroom.New(lockenv.Redis(t), redisroom.Config{})
+	store := redisroom.New(lockenv.Redis(t), redisroom.Config{Namespace: lockenv.Name("queue-test-") + "/"})
 	id := rand.Int64N(1<<50) + 1
 	if _, _, _, err := store.Join(ctx, id, "u", fmt.Sprintf("%d-%032x", id, 1), 0.5); err != waitroom.ErrQueueNotFound {
 		t.Fatalf("join: %v", err)
