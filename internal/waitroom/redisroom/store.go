@@ -58,7 +58,7 @@ const DefaultReplicaTimeout = time.Second
 
 // DefaultReplicaGrace is how long writes without their replicas are
 // refused before the master's word is taken alone.
-const DefaultReplicaGrace = 10 * time.Second
+const DefaultReplicaGrace = 5 * time.Second
 
 // Config tunes a Store.
 type Config struct {
