@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -115,6 +116,9 @@ type Options struct {
 	// Room is the waiting room; nil (no Redis) answers its endpoints 501
 	// queue_unsupported and lets every booking through.
 	Room WaitingRoom
+	// MaxQueueStreams caps the open ticket streams
+	// (DefaultMaxQueueStreams when zero); past it, 503 too_many_streams.
+	MaxQueueStreams int
 	// Routed, when set, is the first middleware of the router: it sees
 	// each request's matched route pattern (chi.RouteContext) once the
 	// request is answered (tracing.RouteNames names the request's span
@@ -159,6 +163,9 @@ type handler struct {
 	maxWait  time.Duration
 	observer Observer
 	room     WaitingRoom
+	// queueStreams are the open ticket streams, at most maxQueueStreams.
+	queueStreams    atomic.Int64
+	maxQueueStreams int
 	// shutdown, once closed, ends the open streams.
 	shutdown <-chan struct{}
 }
@@ -170,17 +177,18 @@ func NewHandler(opts Options) http.Handler {
 		observer = opts.Observer
 	}
 	h := &handler{
-		bookings: opts.Bookings,
-		checkout: opts.Checkout,
-		verifier: opts.Verifier,
-		checks:   opts.Checks,
-		log:      cmp.Or(opts.Logger, slog.New(slog.DiscardHandler)),
-		validate: newValidator(),
-		maxWait:  opts.MaxWait,
-		observer: observer,
-		maps:     cmp.Or(opts.SeatMaps, &seatstream.Maps{}),
-		room:     opts.Room,
-		shutdown: opts.Shutdown,
+		bookings:        opts.Bookings,
+		checkout:        opts.Checkout,
+		verifier:        opts.Verifier,
+		checks:          opts.Checks,
+		log:             cmp.Or(opts.Logger, slog.New(slog.DiscardHandler)),
+		validate:        newValidator(),
+		maxWait:         opts.MaxWait,
+		observer:        observer,
+		maps:            cmp.Or(opts.SeatMaps, &seatstream.Maps{}),
+		room:            opts.Room,
+		maxQueueStreams: cmp.Or(max(opts.MaxQueueStreams, 0), DefaultMaxQueueStreams),
+		shutdown:        opts.Shutdown,
 	}
 	timeout := cmp.Or(max(opts.RequestTimeout, 0), DefaultRequestTimeout)
 	idempotent := idempotencyMiddleware(opts.Idempotency,

@@ -15,6 +15,15 @@ import (
 // queueHeartbeat is how often an idle queue stream gets a comment.
 const queueHeartbeat = 15 * time.Second
 
+// DefaultMaxQueueStreams caps the open ticket streams of an instance when
+// Options.MaxQueueStreams is 0: each is a goroutine and a connection, and
+// a buyer past the cap polls instead.
+const DefaultMaxQueueStreams = 20_000
+
+var errTooManyQueueStreams = &problem.Error{Status: http.StatusServiceUnavailable, Code: "too_many_streams", Title: "Too many streams",
+	Detail:     "This instance follows as many tickets live as it may; poll GET /queue/{ticket} instead, after the time in Retry-After.",
+	RetryAfter: time.Second}
+
 // ticketEvents streams the caller's ticket as Server-Sent Events: a
 // `position` event with the ticket now and at each change (read at most
 // waitroom.DefaultWatchEvery apart), then one `admitted` event with the
@@ -25,6 +34,11 @@ func (h *handler) ticketEvents(w http.ResponseWriter, r *http.Request) error {
 	if h.room == nil {
 		return waitroom.ErrTicketNotFound
 	}
+	if h.queueStreams.Add(1) > int64(h.maxQueueStreams) {
+		h.queueStreams.Add(-1)
+		return errTooManyQueueStreams
+	}
+	defer h.queueStreams.Add(-1)
 	watch, t, err := h.room.Watch(r.Context(), chi.URLParam(r, "ticket"), principalFrom(r.Context()).UserID)
 	if err != nil {
 		return err
