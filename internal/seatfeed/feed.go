@@ -27,6 +27,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seatlock/seatlock/internal/lock/redisbatch"
+	"github.com/seatlock/seatlock/internal/redisconn"
 	"github.com/seatlock/seatlock/internal/reservation"
 )
 
@@ -123,12 +124,8 @@ type Feed struct {
 	hubs map[int64]*hub
 	// subscribers counts the open subscriptions of every schedule.
 	subscribers atomic.Int64
-	// replicated is when an append last had its replicas (Config.Replicas;
-	// unix nanoseconds, New's time at first).
-	replicated atomic.Int64
-	// unreplicated is set while appends go on past ReplicaGrace without
-	// their replicas.
-	unreplicated atomic.Bool
+	// replicas judges the appends that want replicas (Config.Replicas).
+	replicas *redisconn.Replicas
 }
 
 // interval is the time between two reads of a schedule's stream now.
@@ -169,9 +166,8 @@ func New(rdb redis.UniversalClient, cfg Config) *Feed {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	f := &Feed{rdb: rdb, pipeline: redisbatch.New(rdb, cfg.BatchLanes), cfg: cfg, log: cfg.Logger, hubs: map[int64]*hub{}}
-	f.replicated.Store(time.Now().UnixNano())
-	return f
+	return &Feed{rdb: rdb, pipeline: redisbatch.New(rdb, cfg.BatchLanes), cfg: cfg, log: cfg.Logger, hubs: map[int64]*hub{},
+		replicas: redisconn.NewReplicas(cfg.Replicas, cfg.ReplicaTimeout, cfg.ReplicaGrace, "seat feed: appends", cfg.Logger)}
 }
 
 // StreamKey is the Redis key of a schedule's changes.

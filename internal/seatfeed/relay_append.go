@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -99,30 +98,22 @@ func (f *Feed) Append(ctx context.Context, batches []ScheduleChanges) (added int
 
 // appendReplicated sends the appends and a WAIT for cfg.Replicas replicas
 // in one pipeline, on one connection: WAIT counts the replicas that have
-// every write made on its own connection. Redis replicates asynchronously,
-// and a master that acknowledged an append it had not passed on loses it
-// when a replica is promoted in its place (a crash, or a Sentinel failover:
-// the old master takes writes until it is told it is a replica). The relay
-// deletes outbox rows once Append succeeds, so such an append would be a
-// seat event lost for every watcher; refused instead, it is appended again
-// on the new master (the positions skip what did arrive). Refusals last
-// cfg.ReplicaGrace at most: then, with no replica to wait for, the
-// master's word is taken (and a replica's return is noticed at once).
+// every write made on its own connection. The relay deletes outbox rows
+// once Append succeeds, so an append a failover loses (see
+// redisconn.Replicas) would be a seat event lost for every watcher;
+// refused instead, it is appended again on the new master (the positions
+// skip what did arrive), for cfg.ReplicaGrace at most.
 func (f *Feed) appendReplicated(ctx context.Context, cmds []redisbatch.Command) (added int, err error) {
-	graceOver := time.Since(time.Unix(0, f.replicated.Load())) > f.cfg.ReplicaGrace
-	timeout := f.cfg.ReplicaTimeout
-	if graceOver {
-		timeout = time.Millisecond // a look, not a wait
-	}
+	wait := f.replicas.Begin()
 	for attempt := 0; ; attempt++ {
 		var scripts []*redis.Cmd
-		var wait *redis.Cmd
+		var waited *redis.Cmd
 		_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			scripts = make([]*redis.Cmd, len(cmds))
 			for i, c := range cmds {
 				scripts[i] = p.EvalSha(ctx, c.Script.Hash(), c.Keys, c.Args...)
 			}
-			wait = p.Do(ctx, "WAIT", f.cfg.Replicas, timeout.Milliseconds())
+			waited = p.Do(ctx, "WAIT", f.cfg.Replicas, wait.Timeout.Milliseconds())
 			return nil
 		})
 		if attempt == 0 && slices.ContainsFunc(scripts, func(c *redis.Cmd) bool { return isNoScript(c.Err()) }) {
@@ -141,19 +132,9 @@ func (f *Feed) appendReplicated(ctx context.Context, cmds []redisbatch.Command) 
 		if err != nil {
 			return added, appendFailed(err)
 		}
-		acked, _ := wait.Int()
-		switch {
-		case acked >= f.cfg.Replicas:
-			f.replicated.Store(time.Now().UnixNano())
-			if f.unreplicated.Swap(false) {
-				f.log.Info("seat feed: appends have their replicas again", "replicas", acked)
-			}
-		case !graceOver:
-			return added, fmt.Errorf("seatfeed: append: %w: %d of %d replicas have it after %s",
-				reservation.ErrUnavailable, acked, f.cfg.Replicas, timeout)
-		case !f.unreplicated.Swap(true):
-			f.log.Warn("seat feed: appends go on without their replicas: a failover now could lose seat events",
-				"replicas", acked, "want", f.cfg.Replicas, "waited", f.cfg.ReplicaGrace)
+		acked, _ := waited.Int()
+		if err := wait.Judge(acked); err != nil {
+			return added, appendFailed(err)
 		}
 		return added, nil
 	}

@@ -14,11 +14,11 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seatlock/seatlock/internal/redisconn"
 	"github.com/seatlock/seatlock/internal/reservation"
 	"github.com/seatlock/seatlock/internal/waitroom"
 )
@@ -83,9 +83,8 @@ type Store struct {
 	rdb redis.UniversalClient
 	cfg Config
 	log *slog.Logger
-	// replicated is when a write last had its replicas (UnixNano).
-	replicated   atomic.Int64
-	unreplicated atomic.Bool
+	// replicas judges the writes that want replicas (Config.Replicas).
+	replicas *redisconn.Replicas
 }
 
 var _ waitroom.Store = (*Store)(nil)
@@ -102,7 +101,7 @@ func New(rdb redis.UniversalClient, cfg Config) *Store {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.replicated.Store(time.Now().UnixNano())
+	s.replicas = redisconn.NewReplicas(cfg.Replicas, cfg.ReplicaTimeout, cfg.ReplicaGrace, "waiting room: writes", s.log)
 	return s
 }
 
@@ -289,11 +288,9 @@ func (s *Store) Changes(ctx context.Context, changed func(scheduleID int64)) {
 // write runs a script that changes a queue (none: only waits for the
 // replicas) and, with Config.Replicas, a WAIT for them in the same
 // pipeline: WAIT counts the replicas that have every write made on its
-// connection. A master that acknowledged a write it had not passed on
-// loses it when a replica takes its place; refused instead, the write is
-// retried by its client (a join by the same user finds its ticket).
-// Refusals last Config.ReplicaGrace at most: with no replica to wait for,
-// the master's word is taken then.
+// connection. A write a failover could lose (see redisconn.Replicas) is
+// refused instead, and retried by its client: a join by the same user
+// finds its ticket.
 func (s *Store) write(ctx context.Context, script *redis.Script, keys []string, args ...any) (any, error) {
 	if s.cfg.Replicas == 0 {
 		if script == nil {
@@ -302,17 +299,13 @@ func (s *Store) write(ctx context.Context, script *redis.Script, keys []string, 
 		v, err := script.Run(ctx, s.rdb, keys, args...).Result()
 		return v, queueErr(err)
 	}
-	graceOver := time.Since(time.Unix(0, s.replicated.Load())) > s.cfg.ReplicaGrace
-	timeout := s.cfg.ReplicaTimeout
-	if graceOver {
-		timeout = time.Millisecond // a look, not a wait
-	}
-	var run, wait *redis.Cmd
+	wait := s.replicas.Begin()
+	var run, waited *redis.Cmd
 	pipe := func(p redis.Pipeliner) error {
 		if script != nil {
 			run = p.EvalSha(ctx, script.Hash(), keys, args...)
 		}
-		wait = p.Do(ctx, "WAIT", s.cfg.Replicas, timeout.Milliseconds())
+		waited = p.Do(ctx, "WAIT", s.cfg.Replicas, wait.Timeout.Milliseconds())
 		return nil
 	}
 	_, err := s.rdb.Pipelined(ctx, pipe)
@@ -331,19 +324,9 @@ func (s *Store) write(ctx context.Context, script *redis.Script, keys []string, 
 	if err != nil {
 		return nil, unavailable(err)
 	}
-	acked, _ := wait.Int()
-	switch {
-	case acked >= s.cfg.Replicas:
-		s.replicated.Store(time.Now().UnixNano())
-		if s.unreplicated.Swap(false) {
-			s.log.Info("waiting room: writes have their replicas again", "replicas", acked)
-		}
-	case !graceOver:
-		return nil, fmt.Errorf("redisroom: %w: %d of %d replicas have the write after %s",
-			reservation.ErrUnavailable, acked, s.cfg.Replicas, timeout)
-	case !s.unreplicated.Swap(true):
-		s.log.Warn("waiting room: writes go on without their replicas: a failover now could lose tickets",
-			"replicas", acked, "want", s.cfg.Replicas, "waited", s.cfg.ReplicaGrace)
+	acked, _ := waited.Int()
+	if err := wait.Judge(acked); err != nil {
+		return nil, unavailable(err)
 	}
 	return v, nil
 }
