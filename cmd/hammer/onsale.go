@@ -69,7 +69,7 @@ const (
 	endBought      = "bought"
 	endSoldOut     = "sold out"
 	endNoTicket    = "no ticket"
-	endTicketGone  = "ticket expired or left before admission"
+	endTicketGone  = "ticket expired, left or gone before admission"
 	endNotAdmitted = "not admitted in time"
 	endHoldFailed  = "hold failed"
 	endNotLeft     = "could not leave"
@@ -310,8 +310,14 @@ func (s *sale) follow(ctx context.Context, target string, u user, b *buyerRun) b
 		c = s.api.ticket(ctx, target, u, b.Ticket)
 		b.Polls++
 		b.count(opPoll, c.key(), c.Err)
-		if c.Canceled {
+		switch {
+		case c.Canceled:
 			b.End = endNotAdmitted
+			return false
+		case c.Status >= 400 && c.Status < 500 && c.Status != http.StatusTooManyRequests:
+			// ticket_not_found and the like: asking again will not
+			// change it (a 429, a 5xx or a lost connection might).
+			b.End = endTicketGone
 			return false
 		}
 	}

@@ -140,7 +140,6 @@ func summarizeOnSale(cfg config, runID string, s *sale, runs []buyerRun, wall ti
 	r := &report{RunID: runID, Scenario: cfg.Scenario, Targets: cfg.Targets, Schedules: []int64{s.venue.ID},
 		Duration: duration(cfg.Duration), C: cfg.C, Users: cfg.Users, Wall: duration(wall), Responses: map[string]int{}, OnSale: or}
 	joins := newLatencyHistogram()
-	all := newLatencyHistogram()
 	var toAdmission []time.Duration
 	var sightings []lineSighting
 	var ratios []float64
@@ -166,7 +165,6 @@ func summarizeOnSale(cfg config, runID string, s *sale, runs []buyerRun, wall ti
 				or.Prequeue++
 			}
 		}
-		recordLatency(all, b.Join.Latency)
 		if b.Ticket != "" {
 			owners[b.Ticket]++
 		}
@@ -216,8 +214,10 @@ func summarizeOnSale(cfg config, runID string, s *sale, runs []buyerRun, wall ti
 	if wall > 0 {
 		r.Throughput = float64(r.Sent) / wall.Seconds()
 	}
-	r.Latency = latencyOf(all)
+	// The joins are the sale's requests whose latency matters: the polls
+	// are paced by Retry-After, and the holds are best-available's.
 	or.JoinLatency = latencyOf(joins)
+	r.Latency = or.JoinLatency
 	or.TimeToAdmission = spreadOf(toAdmission)
 	or.Windows = admissionWindows(runs, s.opensAt)
 	c := checkOrder(sightings)
