@@ -210,11 +210,17 @@ func (a *api) send(ctx context.Context, method, url, token string, body []byte) 
 // sendReading is send that also returns the value of the response header
 // named header ("" reads none).
 func (a *api) sendReading(ctx context.Context, method, url, token string, body []byte, header string) (status int, data []byte, value string, latency time.Duration, err error) {
+	return a.exchange(ctx, method, url, token, body, nil, header)
+}
+
+// exchange is sendReading with extra request headers (name, value pairs:
+// the waiting room's Admission).
+func (a *api) exchange(ctx context.Context, method, url, token string, body []byte, extra []string, header string) (status int, data []byte, value string, latency time.Duration, err error) {
 	if err := ctx.Err(); err != nil {
 		return 0, nil, "", 0, err
 	}
 	if a.std != nil {
-		return a.sendStd(ctx, method, url, token, body, header)
+		return a.sendStd(ctx, method, url, token, body, extra, header)
 	}
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
@@ -227,6 +233,9 @@ func (a *api) sendReading(ctx context.Context, method, url, token string, body [
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		req.Header.Set(extra[i], extra[i+1])
 	}
 	start := time.Now()
 	err = a.client.Do(req, resp)
@@ -244,7 +253,7 @@ func (a *api) sendReading(ctx context.Context, method, url, token string, body [
 }
 
 // sendStd is sendReading on net/http.
-func (a *api) sendStd(ctx context.Context, method, url, token string, body []byte, header string) (status int, data []byte, value string, latency time.Duration, err error) {
+func (a *api) sendStd(ctx context.Context, method, url, token string, body []byte, extra []string, header string) (status int, data []byte, value string, latency time.Duration, err error) {
 	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
 		return 0, nil, "", 0, err
@@ -254,6 +263,9 @@ func (a *api) sendStd(ctx context.Context, method, url, token string, body []byt
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		req.Header.Set(extra[i], extra[i+1])
 	}
 	start := time.Now()
 	resp, err := a.std.Do(req)
@@ -596,6 +608,11 @@ func (o holdOutcome) granted() bool {
 
 // holdBest sends one best-available POST /holds as u.
 func (a *api) holdBest(ctx context.Context, target string, u user, schedule int64, quantity int, category string, adjacent bool) holdOutcome {
+	return a.holdBestWith(ctx, target, u, schedule, quantity, category, adjacent, nil)
+}
+
+// holdBestWith is holdBest with extra request headers (name, value pairs).
+func (a *api) holdBestWith(ctx context.Context, target string, u user, schedule int64, quantity int, category string, adjacent bool, extra []string) holdOutcome {
 	body := fmt.Appendf(nil, `{"scheduleId":%d,"quantity":%d`, schedule, quantity)
 	if category != "" {
 		body = fmt.Appendf(body, `,"category":%q`, category)
@@ -604,7 +621,7 @@ func (a *api) holdBest(ctx context.Context, target string, u user, schedule int6
 		body = append(body, `,"adjacent":false`...)
 	}
 	body = append(body, '}')
-	o := a.hold(ctx, target, u, schedule, body)
+	o := a.holdWith(ctx, target, u, schedule, body, extra)
 	o.Quantity = quantity
 	if o.Status == http.StatusCreated {
 		o.BadSuccess = o.BadSuccess || len(o.Seats) != quantity || o.Attempts < 1
@@ -629,8 +646,13 @@ func (a *api) holdSeats(ctx context.Context, target string, u user, schedule int
 // hold sends one POST /holds and classifies the answer; a 201 whose body
 // is no live hold of schedule for u, seats ascending, is a BadSuccess.
 func (a *api) hold(ctx context.Context, target string, u user, schedule int64, body []byte) holdOutcome {
+	return a.holdWith(ctx, target, u, schedule, body, nil)
+}
+
+// holdWith is hold with extra request headers (name, value pairs).
+func (a *api) holdWith(ctx context.Context, target string, u user, schedule int64, body []byte, extra []string) holdOutcome {
 	o := holdOutcome{outcome: outcome{Seat: seatRef{Schedule: schedule}, Sent: true}, Available: -1}
-	status, data, attempts, latency, err := a.sendReading(ctx, http.MethodPost, target+"/holds", u.token, body, holdAttemptsHeader)
+	status, data, attempts, latency, err := a.exchange(ctx, http.MethodPost, target+"/holds", u.token, body, extra, holdAttemptsHeader)
 	o.Latency, o.At = latency, time.Now()
 	if err != nil {
 		o.Canceled = ctx.Err() != nil

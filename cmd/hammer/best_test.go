@@ -261,7 +261,7 @@ func TestParseConfigBestAvailable(t *testing.T) {
 	}
 	// The venue's flags are for best-available only.
 	if _, err := parseConfig([]string{"-scenario", "contended", "-rows", "3", "-quantity", "2"}, env, io.Discard); err == nil ||
-		!strings.Contains(err.Error(), "-quantity: for -scenario best-available; -rows: for -scenario best-available or seat-map") {
+		!strings.Contains(err.Error(), "-quantity: for -scenario best-available or on-sale; -rows: for -scenario best-available, seat-map or on-sale") {
 		t.Errorf("contended with -rows: %v", err)
 	}
 	// -row-seats 5 fits parties of 6 when they need not sit together.
@@ -535,7 +535,7 @@ func TestParseConfigVenueOfSections(t *testing.T) {
 		}
 	}
 	if _, err := parseConfig([]string{"-scenario", "contended", "-sections", "3"}, env, io.Discard); err == nil ||
-		!strings.Contains(err.Error(), "-sections: for -scenario best-available or seat-map") {
+		!strings.Contains(err.Error(), "-sections: for -scenario best-available, seat-map or on-sale") {
 		t.Errorf("contended with -sections: %v", err)
 	}
 }

@@ -51,6 +51,10 @@ const (
 	// scenarioSeatMap: clients read a schedule's seat map, half of them
 	// revalidating, while bookings may go on (seatmap_scenario.go).
 	scenarioSeatMap scenario = "seat-map"
+	// scenarioOnSale: a crowd joins a schedule's waiting room around its
+	// opening, is admitted at a rate, and buys best-available seats
+	// (onsale.go).
+	scenarioOnSale scenario = "on-sale"
 )
 
 // Defaults of -scenario best-available: make compare's venue of 2,000
@@ -64,6 +68,21 @@ const (
 	defaultReadTime = 10 * time.Second
 	// maxBookRate bounds -book-rate.
 	maxBookRate = 100_000
+)
+
+// Defaults and bounds of -scenario on-sale: 50 admissions a second, the
+// crowd joining over 10 s, 30% of it before the opening (the pre-queue).
+// The bounds of the rate and the cap are the service's (waitroom).
+const (
+	defaultAdmitRate     = 50
+	maxAdmitRate         = 10_000
+	maxActiveCap         = 1_000_000
+	defaultJoinWindow    = 10 * time.Second
+	defaultPrequeueShare = 0.3
+	// onSaleSlack is what the default -duration of an on-sale leaves
+	// beyond the joining and the admissions the rate promises: the
+	// buyers' last polls, holds, confirmations and leaving.
+	onSaleSlack = time.Minute
 )
 
 // config is one run, fully validated.
@@ -102,6 +121,21 @@ type config struct {
 	Best bestConfig
 	// SeatMap is -scenario seat-map's venue and bookings.
 	SeatMap seatMapConfig
+	// OnSale is -scenario on-sale's venue, queue and crowd.
+	OnSale onSaleConfig
+}
+
+// onSaleConfig is what -scenario on-sale sells and how: a fresh venue and
+// best-available requests as best-available's (bestConfig), behind a
+// queue admitting AdmitRate buyers a second (at most MaxActive at once
+// when positive); the users join over JoinWindow, PrequeueShare of the
+// window before the opening.
+type onSaleConfig struct {
+	bestConfig
+	AdmitRate     int           `json:"admitRate"`
+	MaxActive     int           `json:"maxActive,omitempty"`
+	JoinWindow    time.Duration `json:"joinWindowNs"`
+	PrequeueShare float64       `json:"prequeueShare"`
 }
 
 // seatMapConfig is what -scenario seat-map reads: a fresh venue
@@ -129,11 +163,16 @@ const usageSynopsis = `Usage:
          [-c 64] [-users U] [-url ...] [-json]
   hammer -scenario seat-map [-schedule ID | -rows 40 -row-seats 50 [-sections N] | -layout FILE]
          [-form compact|full] [-book-rate R] [-duration 10s] [-c 64] [-users U] [-url ...] [-json]
+  hammer -scenario on-sale [-rows 40 -row-seats 50 [-sections N] | -layout FILE] [-quantity 1-6]
+         [-admit-rate 50] [-max-active N] [-join-window 10s] [-prequeue-share 0.3]
+         [-users U] [-duration D] [-c 64] [-url ...] [-json]
 
   The 80,000-seat stadium sold to parties of 1-6:
     hammer -scenario best-available -sections 100 -rows 20 -row-seats 40 -quantity 1-6 -users 2000 -c 64
   Its seat map read by 64 clients while 200 bookings a second go on:
     hammer -scenario seat-map -sections 100 -rows 20 -row-seats 40 -c 64 -book-rate 200 -duration 30s
+  Its on-sale: 20,000 buyers join its waiting room over a minute, admitted 500 a second:
+    hammer -scenario on-sale -sections 100 -rows 20 -row-seats 40 -users 20000 -join-window 1m -admit-rate 500
 
 Flags:
 `
@@ -227,13 +266,17 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	env := envDefaults{getenv: getenv}
 
 	scen := fs.String("scenario", env.str("HAMMER_SCENARIO", string(scenarioContended)),
-		"hot-seat, fresh-seats, contended, best-available or seat-map (env HAMMER_SCENARIO)")
+		"hot-seat, fresh-seats, contended, best-available, seat-map or on-sale (env HAMMER_SCENARIO)")
 	n := fs.Int("n", env.int("HAMMER_N", 0), "total requests; default 1000, or -seats x -per-seat (env HAMMER_N)")
 	dur := fs.Duration("duration", env.duration("HAMMER_DURATION", 0),
 		"run this long instead of -n requests; best-available: the most each phase may last, default "+defaultPhaseTime.String()+
-			"; seat-map: how long to read, default "+defaultReadTime.String()+" (env HAMMER_DURATION)")
-	c := fs.Int("c", env.int("HAMMER_C", 64), "concurrent workers, one connection each (env HAMMER_C)")
-	users := fs.Int("users", env.int("HAMMER_USERS", 0), "distinct users (tokens); default one per worker, at least 100 (env HAMMER_USERS)")
+			"; seat-map: how long to read, default "+defaultReadTime.String()+
+			"; on-sale: the most the sale may last from the first join, default -join-window + twice -users ÷ -admit-rate + "+
+			onSaleSlack.String()+" (env HAMMER_DURATION)")
+	c := fs.Int("c", env.int("HAMMER_C", 64),
+		"concurrent workers, one connection each; on-sale: the connections per target the buyers share (env HAMMER_C)")
+	users := fs.Int("users", env.int("HAMMER_USERS", 0),
+		"distinct users (tokens); default one per worker, at least 100; on-sale: the buyers, each joining the queue once (env HAMMER_USERS)")
 	urls := fs.String("url", env.str("HAMMER_URL", defaultURL(getenv)),
 		"API base URLs, comma-separated; requests go round-robin (env HAMMER_URL, else http://$HTTP_ADDR)")
 	seats := fs.Int("seats", env.int("HAMMER_SEATS", 1), "contended: seats to race for, 1.."+strconv.Itoa(maxSeats)+" (env HAMMER_SEATS)")
@@ -263,26 +306,35 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	watchURL := fs.String("watch-url", env.str("HAMMER_WATCH_URL", ""),
 		"the instance whose stream -watch follows; default the last -url (env HAMMER_WATCH_URL)")
 	rows := fs.Int("rows", env.int("HAMMER_ROWS", defaultRows),
-		"best-available and seat-map: rows of the fresh layout, of each section with -sections, 1.."+strconv.Itoa(reservation.MaxRows)+" (env HAMMER_ROWS)")
+		"best-available, seat-map and on-sale: rows of the fresh layout, of each section with -sections, 1.."+strconv.Itoa(reservation.MaxRows)+" (env HAMMER_ROWS)")
 	rowSeats := fs.Int("row-seats", env.int("HAMMER_ROW_SEATS", defaultRowSeats),
-		"best-available and seat-map: seats in each row; "+strconv.Itoa(maxSeats)+" seats at most in a layout of rows alone (env HAMMER_ROW_SEATS)")
+		"best-available, seat-map and on-sale: seats in each row; "+strconv.Itoa(maxSeats)+" seats at most in a layout of rows alone (env HAMMER_ROW_SEATS)")
 	sections := fs.Int("sections", env.int("HAMMER_SECTIONS", 0),
-		fmt.Sprintf("best-available and seat-map: lay the venue out in this many sections (named 101, 102, ...), each of -rows rows of -row-seats seats, "+
+		fmt.Sprintf("best-available, seat-map and on-sale: lay the venue out in this many sections (named 101, 102, ...), each of -rows rows of -row-seats seats, "+
 			"1..%d, %d seats at most in all; 0: rows alone (env HAMMER_SECTIONS)", reservation.MaxSections, reservation.MaxSeatCount))
 	layoutFile := fs.String("layout", env.str("HAMMER_LAYOUT", ""),
-		"best-available and seat-map: the venue's layout from this JSON file, what POST /schedules's \"layout\" takes ({\"rows\": [...]} or {\"sections\": [...]}), "+
+		"best-available, seat-map and on-sale: the venue's layout from this JSON file, what POST /schedules's \"layout\" takes ({\"rows\": [...]} or {\"sections\": [...]}), "+
 			"instead of -rows, -row-seats and -sections (env HAMMER_LAYOUT)")
 	quantity := fs.String("quantity", env.str("HAMMER_QUANTITY", defaultQuantity),
-		"best-available: seats each request asks for, N or MIN-MAX within 1..10, drawn at random (env HAMMER_QUANTITY)")
+		"best-available and on-sale: seats each request asks for, N or MIN-MAX within 1..10, drawn at random; "+
+			"on-sale: a buyer refused not_enough_seats asks for fewer, down to 1 (env HAMMER_QUANTITY)")
 	category := fs.String("category", env.str("HAMMER_CATEGORY", ""),
-		"best-available and seat-map: the category of the layout's rows, asked for by every best-available request; default none asked (rows standard) (env HAMMER_CATEGORY)")
+		"best-available, seat-map and on-sale: the category of the layout's rows, asked for by every best-available request; default none asked (rows standard) (env HAMMER_CATEGORY)")
 	adjacent := fs.Bool("adjacent", env.bool("HAMMER_ADJACENT", true),
-		"best-available: ask for consecutive seats of one row (env HAMMER_ADJACENT)")
+		"best-available and on-sale: ask for consecutive seats of one row (env HAMMER_ADJACENT)")
 	databaseURL := fs.String("database-url", env.str("HAMMER_DATABASE_URL", ""),
 		"best-available: the service's PostgreSQL database (its DATABASE_URL), to report the rows it read per hold (pg_stat_database; "+
 			"adds some 45 s to the run); default none: the figure is left out (env HAMMER_DATABASE_URL)")
 	seed := fs.Uint64("seed", env.uint64("HAMMER_SEED", 1),
-		"best-available: seed of the quantities and of the explicit phase's blocks (env HAMMER_SEED)")
+		"best-available and on-sale: seed of the quantities and of the explicit phase's blocks (env HAMMER_SEED)")
+	admitRate := fs.Int("admit-rate", env.int("HAMMER_ADMIT_RATE", defaultAdmitRate),
+		fmt.Sprintf("on-sale: the queue's admitPerSecond, buyers admitted a second, 1..%d (env HAMMER_ADMIT_RATE)", maxAdmitRate))
+	maxActive := fs.Int("max-active", env.int("HAMMER_MAX_ACTIVE", 0),
+		fmt.Sprintf("on-sale: the queue's maxActive, the most buyers admitted at once, 1..%d; 0: no cap (env HAMMER_MAX_ACTIVE)", maxActiveCap))
+	joinWindow := fs.Duration("join-window", env.duration("HAMMER_JOIN_WINDOW", defaultJoinWindow),
+		"on-sale: the -users join the queue over this long, evenly spread (env HAMMER_JOIN_WINDOW)")
+	prequeueShare := fs.Float64("prequeue-share", env.float("HAMMER_PREQUEUE_SHARE", defaultPrequeueShare),
+		"on-sale: the share of -join-window before the queue opens: that share of the users joins the pre-queue, shuffled at the opening, 0..1 (env HAMMER_PREQUEUE_SHARE)")
 
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -328,8 +380,18 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			sm.venueConfig = v
 		}
 		cfg.SeatMap = sm
+	case scenarioOnSale:
+		v, err := parseVenue(*rows, *rowSeats, *sections, *layoutFile, *category, set)
+		if err != nil {
+			return config{}, err
+		}
+		best, err := parseBest(v, *quantity, *adjacent, *seed)
+		if err != nil {
+			return config{}, err
+		}
+		cfg.OnSale = onSaleConfig{bestConfig: best, AdmitRate: *admitRate, MaxActive: *maxActive, JoinWindow: *joinWindow, PrequeueShare: *prequeueShare}
 	default:
-		return bad("-scenario must be hot-seat, fresh-seats, contended, best-available or seat-map")
+		return bad("-scenario must be hot-seat, fresh-seats, contended, best-available, seat-map or on-sale")
 	}
 	if err := checkScenarioFlags(cfg.Scenario, set); err != nil {
 		return config{}, err
@@ -368,6 +430,24 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			return bad("-revalidating must be 0..-c (%d)", cfg.C)
 		case cfg.Duration == 0:
 			cfg.Duration = defaultReadTime
+		}
+	case cfg.Scenario == scenarioOnSale:
+		o := cfg.OnSale
+		switch {
+		case cfg.N > 0:
+			return bad("-n is not for on-sale: every user joins once (-users)")
+		case cfg.Seats != 1 || cfg.ScheduleID != 0 || cfg.Seat != 0:
+			return bad("-seats, -schedule and -seat are not for on-sale: it makes its own venue (-rows, -row-seats, -sections, -layout)")
+		case *watch || *streams != 0:
+			return bad("-watch and -streams are not for on-sale")
+		case o.AdmitRate < 1 || o.AdmitRate > maxAdmitRate:
+			return bad("-admit-rate must be 1..%d", maxAdmitRate)
+		case o.MaxActive < 0 || o.MaxActive > maxActiveCap:
+			return bad("-max-active must be 0..%d", maxActiveCap)
+		case o.JoinWindow <= 0 || o.JoinWindow > maxDuration:
+			return bad("-join-window must be positive and at most %s", maxDuration)
+		case !(o.PrequeueShare >= 0 && o.PrequeueShare <= 1):
+			return bad("-prequeue-share must be 0..1")
 		}
 	case cfg.Scenario == scenarioBestAvailable:
 		switch {
@@ -433,6 +513,13 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		}
 	}
 
+	if cfg.Scenario == scenarioOnSale && cfg.Duration == 0 {
+		// Time for everybody to join, for the rate to admit them all
+		// twice over, and for the last ones to buy and leave.
+		o := cfg.OnSale
+		cfg.Duration = min(o.JoinWindow+2*time.Duration(float64(cfg.Users)/float64(o.AdmitRate)*float64(time.Second))+onSaleSlack, maxDuration)
+	}
+
 	targets, err := parseTargets(*urls)
 	if err != nil {
 		return config{}, usagef("-url: %w", err)
@@ -463,10 +550,12 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 
 // scenarioFlags names the flags that only some scenarios read, and which.
 var scenarioFlags = map[string][]scenario{
-	"rows": {scenarioBestAvailable, scenarioSeatMap}, "row-seats": {scenarioBestAvailable, scenarioSeatMap},
-	"sections": {scenarioBestAvailable, scenarioSeatMap}, "layout": {scenarioBestAvailable, scenarioSeatMap},
-	"category": {scenarioBestAvailable, scenarioSeatMap},
-	"quantity": {scenarioBestAvailable}, "adjacent": {scenarioBestAvailable}, "seed": {scenarioBestAvailable},
+	"rows": {scenarioBestAvailable, scenarioSeatMap, scenarioOnSale}, "row-seats": {scenarioBestAvailable, scenarioSeatMap, scenarioOnSale},
+	"sections": {scenarioBestAvailable, scenarioSeatMap, scenarioOnSale}, "layout": {scenarioBestAvailable, scenarioSeatMap, scenarioOnSale},
+	"category": {scenarioBestAvailable, scenarioSeatMap, scenarioOnSale},
+	"quantity": {scenarioBestAvailable, scenarioOnSale}, "adjacent": {scenarioBestAvailable, scenarioOnSale},
+	"seed":       {scenarioBestAvailable, scenarioOnSale},
+	"admit-rate": {scenarioOnSale}, "max-active": {scenarioOnSale}, "join-window": {scenarioOnSale}, "prequeue-share": {scenarioOnSale},
 	"database-url": {scenarioBestAvailable},
 	"book-rate":    {scenarioSeatMap},
 	"revalidating": {scenarioSeatMap},
@@ -487,7 +576,10 @@ func checkScenarioFlags(s scenario, set map[string]bool) error {
 		for i, sc := range readers {
 			names[i] = string(sc)
 		}
-		whom := strings.Join(names, " or ")
+		whom := names[len(names)-1]
+		if len(names) > 1 {
+			whom = strings.Join(names[:len(names)-1], ", ") + " or " + whom
+		}
 		if groups[whom] == nil {
 			byScenarios = append(byScenarios, whom)
 		}

@@ -31,6 +31,9 @@ func hammer(ctx context.Context, cfg config, progressOut io.Writer) (*report, er
 	if cfg.Scenario == scenarioSeatMap {
 		return hammerSeatMap(ctx, cfg, progressOut)
 	}
+	if cfg.Scenario == scenarioOnSale {
+		return hammerOnSale(ctx, cfg, progressOut)
+	}
 	runID := newRunID()
 	a := newAPI(cfg.C, len(cfg.Targets), cfg.Timeout, cfg.Client)
 	defer a.close()

@@ -4,7 +4,9 @@
 // requests each (contended, the default); with a sale of a venue to
 // parties who let the service choose their seats (best-available: best.go
 // says how it runs and what it reports); and with a crowd reading a seat
-// map while bookings go on (seat-map: seatmap_scenario.go). Requests go
+// map while bookings go on (seat-map: seatmap_scenario.go); and with a
+// crowd at the opening of a sale behind the waiting room (on-sale:
+// onsale.go). Requests go
 // out from -c workers (one connection each) as -users distinct users,
 // round-robin over the comma-separated -url targets (several stateless
 // instances can be raced against each other), for -n requests or for
@@ -34,6 +36,9 @@
 //	       [-c 64] [-users U] [-url ...] [-json]
 //	hammer -scenario seat-map [-schedule ID | -rows 40 -row-seats 50 [-sections N] | -layout FILE]
 //	       [-form compact|full] [-book-rate R] [-duration 10s] [-c 64] [-users U] [-url ...] [-json]
+//	hammer -scenario on-sale [-rows 40 -row-seats 50 [-sections N] | -layout FILE] [-quantity 1-6]
+//	       [-admit-rate 50] [-max-active N] [-join-window 10s] [-prequeue-share 0.3]
+//	       [-users U] [-duration D] [-c 64] [-url ...] [-json]
 //
 // A best-available venue is -rows rows of -row-seats seats (2,000 seats at
 // most); with -sections N, N sections named 101, 102, ... of such rows (up
@@ -62,6 +67,21 @@
 // bytes of a 200 on the wire, against the targets: p99 <= 20 ms with 64
 // clients while bookings go on, and 304s at >= 10,000 a second.
 //
+// -scenario on-sale gives a fresh venue (laid out as best-available's) a
+// queue admitting -admit-rate buyers a second (at most -max-active at
+// once) and opening -prequeue-share of -join-window after the first join;
+// -users buyers join it evenly over -join-window, follow their tickets as
+// Retry-After says, and once admitted hold the best available seats (a
+// quantity of -quantity, fewer when refused not_enough_seats) with the
+// Admission header, confirm and leave; a sample first tries a hold
+// without Admission (refused 403 admission_required) and joins twice.
+// -duration bounds the sale from the first join. It reports the joins and
+// their latency, 5xx, the time to admission, admissions a second per 10 s
+// window, inversions of the line's order, admissions against the queue's
+// count, the seats sold and the time to sell out, and the wait estimates'
+// accuracy; the verdict fails any inversion, double admission, hold let
+// through without admission, 5xx or buyer not served.
+//
 // -watch follows the live seat map of what is hammered (contended and
 // fresh-seats: each 200's "reserved" event; best-available: each seat of
 // each best-available 201's "held" event) and reports the events' delay;
@@ -75,7 +95,9 @@
 // HAMMER_WATCH, HAMMER_STREAMS, HAMMER_WATCH_URL, HAMMER_FORM,
 // HAMMER_ROWS, HAMMER_ROW_SEATS, HAMMER_SECTIONS, HAMMER_LAYOUT,
 // HAMMER_QUANTITY, HAMMER_CATEGORY, HAMMER_ADJACENT, HAMMER_SEED,
-// HAMMER_DATABASE_URL, HAMMER_BOOK_RATE.
+// HAMMER_DATABASE_URL, HAMMER_BOOK_RATE, HAMMER_REVALIDATING, HAMMER_CLIENT,
+// HAMMER_ADMIT_RATE, HAMMER_MAX_ACTIVE, HAMMER_JOIN_WINDOW,
+// HAMMER_PREQUEUE_SHARE.
 package main
 
 import (

@@ -27,6 +27,9 @@ func writeText(w io.Writer, r *report) error {
 	if r.SeatMap != nil {
 		return writeSeatMapText(w, r)
 	}
+	if r.OnSale != nil {
+		return writeOnSaleText(w, r)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	p := func(format string, a ...any) { fmt.Fprintf(tw, format+"\n", a...) }
 

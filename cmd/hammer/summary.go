@@ -32,6 +32,7 @@ type report struct {
 	Watch          *watchReport   `json:"watch,omitempty"`
 	Best           *bestReport    `json:"bestAvailable,omitempty"`
 	SeatMap        *seatMapReport `json:"seatMap,omitempty"`
+	OnSale         *onSaleReport  `json:"onSale,omitempty"`
 	Verdict        verdict        `json:"verdict"`
 
 	allSeats []seatReport // PerSeat, never cut short: what judge reads

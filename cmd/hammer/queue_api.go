@@ -1,0 +1,192 @@
+package main
+
+// The waiting room's endpoints, as -scenario on-sale uses them: the admin
+// puts, reads and deletes a schedule's queue; a buyer joins it, follows
+// their ticket, and leaves.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Headers of the waiting room.
+const (
+	admissionHeader  = "Admission"
+	retryAfterHeader = "Retry-After"
+)
+
+// The states of a ticket (the service's waitroom.State).
+const (
+	statePrequeue = "prequeue"
+	stateWaiting  = "waiting"
+	stateAdmitted = "admitted"
+	stateExpired  = "expired"
+	stateLeft     = "left"
+)
+
+// Problem codes of the waiting room's gate.
+const (
+	codeAdmissionRequired = "admission_required"
+	codeAdmissionInvalid  = "admission_invalid"
+)
+
+// queueIn is PUT /schedules/{id}/queue's body.
+type queueIn struct {
+	OpensAt        string `json:"opensAt"`
+	AdmitPerSecond int    `json:"admitPerSecond"`
+	MaxActive      *int   `json:"maxActive,omitempty"`
+}
+
+// queueCounts are a queue's tickets by state, as GET
+// /schedules/{id}/queue answers them.
+type queueCounts struct {
+	Prequeue int64 `json:"prequeue"`
+	Waiting  int64 `json:"waiting"`
+	Active   int64 `json:"active"`
+	Admitted int64 `json:"admitted"`
+}
+
+// ticketOut is a ticket as the service answers it.
+type ticketOut struct {
+	Ticket               string    `json:"ticket"`
+	ScheduleID           int64     `json:"scheduleId"`
+	State                string    `json:"state"`
+	Position             *int      `json:"position"`
+	EstimatedWaitSeconds *float64  `json:"estimatedWaitSeconds"`
+	OpensAt              time.Time `json:"opensAt"`
+	Admission            string    `json:"admission"`
+}
+
+// queueCall is one buyer's request of the waiting room (join, poll,
+// leave) or of the sale (confirm): when it went out and came back, how it
+// was answered, and the ticket when the answer is one.
+type queueCall struct {
+	Sent, At   time.Time // sent; answered (or failed)
+	Latency    time.Duration
+	Status     int // 0: no HTTP answer
+	Code       string
+	Err        string
+	Canceled   bool
+	RetryAfter time.Duration // 0: no Retry-After
+	Ticket     ticketOut
+	// Seats is a confirmation's count of reservations.
+	Seats int
+}
+
+// key names the call's bucket in the status histogram, as outcome.key
+// does.
+func (c queueCall) key() string {
+	return outcome{Sent: true, Canceled: c.Canceled, Status: c.Status, Code: c.Code}.key()
+}
+
+// putQueue gives the schedule a queue opening at opensAt, admitting rate
+// buyers a second (at most maxActive at once, when positive).
+func (a *api) putQueue(ctx context.Context, target, adminToken string, schedule int64, opensAt time.Time, rate, maxActive int) error {
+	in := queueIn{OpensAt: opensAt.UTC().Format(time.RFC3339Nano), AdmitPerSecond: rate}
+	if maxActive > 0 {
+		in.MaxActive = &maxActive
+	}
+	var out struct {
+		ScheduleID int64 `json:"scheduleId"`
+	}
+	if err := a.call(ctx, "put queue", http.MethodPut, queueURL(target, schedule), adminToken, in, &out, http.StatusOK); err != nil {
+		return err
+	}
+	if out.ScheduleID != schedule {
+		return fmt.Errorf("put queue: answer is for schedule %d, want %d", out.ScheduleID, schedule)
+	}
+	return nil
+}
+
+// queueCountsOf reads the schedule's queue's counts (admin).
+func (a *api) queueCountsOf(ctx context.Context, target, adminToken string, schedule int64) (queueCounts, error) {
+	var out struct {
+		Counts *queueCounts `json:"counts"`
+	}
+	if err := a.call(ctx, "get queue", http.MethodGet, queueURL(target, schedule), adminToken, nil, &out, http.StatusOK); err != nil {
+		return queueCounts{}, err
+	}
+	if out.Counts == nil {
+		return queueCounts{}, fmt.Errorf("get queue: answer has no counts")
+	}
+	return *out.Counts, nil
+}
+
+// deleteQueue opens the schedule's sale to everyone again (admin).
+func (a *api) deleteQueue(ctx context.Context, target, adminToken string, schedule int64) error {
+	status, data, _, err := a.send(ctx, http.MethodDelete, queueURL(target, schedule), adminToken, nil)
+	if err != nil {
+		return fmt.Errorf("delete queue: %w", err)
+	}
+	if status != http.StatusNoContent {
+		e := &apiError{Op: "delete queue", Status: status}
+		_ = json.Unmarshal(data, &e.Problem)
+		return e
+	}
+	return nil
+}
+
+func queueURL(target string, schedule int64) string {
+	return target + "/schedules/" + strconv.FormatInt(schedule, 10) + "/queue"
+}
+
+// join sends POST /schedules/{id}/queue as u: 201 with a new ticket, 200
+// with the one u has.
+func (a *api) join(ctx context.Context, target string, u user, schedule int64) queueCall {
+	return a.queueRequest(ctx, http.MethodPost, queueURL(target, schedule), u, nil, true)
+}
+
+// ticket sends GET /queue/{ticket} as u.
+func (a *api) ticket(ctx context.Context, target string, u user, ticket string) queueCall {
+	return a.queueRequest(ctx, http.MethodGet, target+"/queue/"+ticket, u, nil, true)
+}
+
+// leave sends DELETE /queue/{ticket} as u: 204.
+func (a *api) leave(ctx context.Context, target string, u user, ticket string) queueCall {
+	return a.queueRequest(ctx, http.MethodDelete, target+"/queue/"+ticket, u, nil, false)
+}
+
+// confirm sends POST /holds/{id}/confirm as u (no Admission: one's own
+// hold needs none); a 200's Seats are its reservations.
+func (a *api) confirm(ctx context.Context, target string, u user, hold string) queueCall {
+	return a.queueRequest(ctx, http.MethodPost, target+"/holds/"+hold+"/confirm", u, nil, false)
+}
+
+// queueRequest sends one request as u and reads its answer: Retry-After,
+// the problem's code, and with ticketBody a 2xx's ticket (confirm's 200
+// is read for its reservations).
+func (a *api) queueRequest(ctx context.Context, method, url string, u user, extra []string, ticketBody bool) queueCall {
+	c := queueCall{Sent: time.Now()}
+	status, data, retry, latency, err := a.exchange(ctx, method, url, u.token, nil, extra, retryAfterHeader)
+	c.Latency, c.At = latency, time.Now()
+	if err != nil {
+		c.Canceled = ctx.Err() != nil
+		c.Err = err.Error()
+		return c
+	}
+	c.Status = status
+	if secs, err := strconv.Atoi(retry); err == nil && secs >= 0 {
+		c.RetryAfter = time.Duration(secs) * time.Second
+	}
+	switch {
+	case status >= 300:
+		c.Code = problemCode(data)
+	case ticketBody:
+		if err := json.Unmarshal(data, &c.Ticket); err != nil || c.Ticket.Ticket == "" || c.Ticket.State == "" {
+			c.Code = "unexpected body"
+		}
+	case status == http.StatusOK:
+		var out struct {
+			Reservations []json.RawMessage `json:"reservations"`
+		}
+		if err := json.Unmarshal(data, &out); err != nil {
+			c.Code = "unexpected body"
+		}
+		c.Seats = len(out.Reservations)
+	}
+	return c
+}
