@@ -956,7 +956,8 @@ async function joinQueue(asked = false) {
     // No queue (or a service without queues): the sale is open to all.
     if (code === "queue_not_found" || code === "queue_unsupported") {
       if (asked) say("This sale has no queue any more: try again.");
-    } else {
+    } else if (code !== "unauthorized" || asked) {
+      // (A token half pasted is not worth a word.)
       say("Could not join this sale's queue: " + e.message);
     }
     return;
@@ -982,6 +983,13 @@ function ticketIs(q, t) {
   if (t.state === "admitted" && was !== "admitted") {
     const until = t.admissionExpiresAt ? " until " + new Date(t.admissionExpiresAt).toLocaleTimeString() : "";
     say("It is your turn: you may hold and book seats" + until + ".");
+    if (t.admissionExpiresAt) {
+      // When the turn is over, show so (the ticket then says expired);
+      // not sooner than 15 s, should this browser's clock be ahead.
+      const timer = setTimeout(() => { if (state.queue === q) joinQueue(); },
+        Math.min(Math.max(Date.parse(t.admissionExpiresAt) - Date.now() + 1000, 15000), 2 ** 31 - 1));
+      q.ctl.signal.addEventListener("abort", () => clearTimeout(timer), { once: true });
+    }
   }
 }
 
