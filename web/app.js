@@ -11,6 +11,16 @@
 // canvas, with the seat under the pointer named). Statuses live in one
 // byte per seat; the changes of an animation frame repaint their own cells
 // and nothing else.
+//
+// A schedule whose sale has a queue (a waiting room) lets only admitted
+// buyers hold and book. With a token and a schedule chosen, the page joins
+// the schedule's queue (POST /schedules/{id}/queue; 404 queue_not_found:
+// no queue), shows the place in line and the wait, live, in place of the
+// booking controls (GET /queue/{ticket}/events, read with fetch since it
+// needs the token; GET /queue/{ticket} at its Retry-After when the stream
+// fails), and once admitted sends the admission with its holds and
+// bookings (header Admission). A hold or booking refused 403
+// admission_required (a queue put on after the page opened) joins it too.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -50,19 +60,23 @@ const state = {
   reopenAfter: 1000,      // its wait, doubled at each refusal up to 15 s
   palette: null,          // the statuses' colours, from the style sheet
   timings: {},            // of the last snapshot, in ms since navigation
+  queue: null,            // the shown schedule's place in its queue: {scheduleId, ctl, ticket, state, position, wait}
+  admissions: new Map(),  // scheduleId -> the user's admission to its sale
+  queueToken: "",         // the token the queue was last joined with
 };
 
 function token() { return $("token").value.trim(); }
 
 function say(text) { $("message").textContent = text; }
 
-// api calls the API; a problem answer throws an Error saying its detail,
-// with the problem itself in error.problem.
-async function api(method, path, body) {
-  const headers = { "Authorization": "Bearer " + token() };
+// api calls the API, with the extra headers given; a problem answer
+// throws an Error saying its detail, with the problem itself in
+// error.problem.
+async function api(method, path, body, extra = {}, signal = undefined) {
+  const headers = { "Authorization": "Bearer " + token(), ...extra };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (method === "POST") headers["Idempotency-Key"] = crypto.randomUUID();
-  const resp = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const resp = await fetch(path, { method, headers, signal, body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await resp.text();
   let data = null;
   try { data = text ? JSON.parse(text) : null; } catch { data = null; }
@@ -104,11 +118,13 @@ async function loadSchedules() {
 function open(scheduleId) {
   if (state.source) state.source.close();
   clearTimeout(state.reopen);
-  if (state.scheduleId !== scheduleId) {
+  const changed = state.scheduleId !== scheduleId;
+  if (changed) {
     state.selected.clear();
     if (state.scheduleId !== null) state.zoomName = null;
   }
   state.scheduleId = scheduleId;
+  if (changed) joinQueue();
   state.pending.clear();
   clearViews();
   const source = new EventSource("/schedules/" + scheduleId + "/seats/events?form=compact");
@@ -857,7 +873,7 @@ async function bookBest() {
   say("Finding the best " + what + "…");
   let hold;
   try {
-    hold = await api("POST", "/holds", body);
+    hold = await api("POST", "/holds", body, admission());
   } catch (e) {
     const p = e.problem;
     if (p && p.code === "not_enough_seats" && typeof p.available === "number") {
@@ -880,8 +896,244 @@ async function bookBest() {
 
 async function act(action, fn) {
   if (!token()) { say("Paste a bearer token first."); $("token").focus(); return; }
-  try { say(await fn()); } catch (e) { say(action + " failed: " + e.message); }
+  try {
+    say(await fn());
+  } catch (e) {
+    const code = e.problem && e.problem.code;
+    if (code === "admission_required" || code === "admission_invalid") {
+      // The sale has a queue (put on since the page joined, or the
+      // admission ran out): take a place in it.
+      state.admissions.delete(String(state.scheduleId));
+      say(action + " needs a turn in this sale's queue: joining it.");
+      joinQueue(true);
+    } else {
+      say(action + " failed: " + e.message);
+    }
+  }
   selection();
+}
+
+// The waiting room.
+
+// admission is the header that admits the user to the shown schedule's
+// sale, if the page has one.
+function admission() {
+  const a = state.admissions.get(String(state.scheduleId));
+  return a ? { "Admission": a } : {};
+}
+
+// tokenChanged joins the shown schedule's queue again as the user the new
+// token names.
+function tokenChanged() {
+  if (token() === state.queueToken) return;
+  state.admissions.clear();
+  joinQueue();
+}
+
+// stopQueue stops following the queue shown, if any.
+function stopQueue() {
+  if (state.queue) state.queue.ctl.abort();
+  state.queue = null;
+  showQueue(null);
+}
+
+// joinQueue takes a place in the shown schedule's queue, or finds the
+// user's, shows it, and follows it until the user is admitted. asked: a
+// hold or booking was refused for want of an admission.
+async function joinQueue(asked = false) {
+  stopQueue();
+  state.queueToken = token();
+  if (!token() || state.scheduleId === null) return;
+  const q = { scheduleId: String(state.scheduleId), token: token(), ctl: new AbortController(), ticket: null, state: "" };
+  state.queue = q;
+  let t;
+  try {
+    t = await api("POST", "/schedules/" + q.scheduleId + "/queue", undefined, {}, q.ctl.signal);
+  } catch (e) {
+    if (state.queue !== q) return;
+    state.queue = null;
+    const code = e.problem && e.problem.code;
+    // No queue (or a service without queues): the sale is open to all.
+    if (code === "queue_not_found" || code === "queue_unsupported") {
+      if (asked) say("This sale has no queue any more: try again.");
+    } else if (code !== "unauthorized" || asked) {
+      // (A token half pasted is not worth a word.)
+      say("Could not join this sale's queue: " + e.message);
+    }
+    return;
+  }
+  if (state.queue !== q) return;
+  q.ticket = t.ticket;
+  ticketIs(q, t);
+  if (waits(t.state)) follow(q);
+}
+
+function waits(s) { return s === "prequeue" || s === "waiting"; }
+
+// ticketIs takes in where the ticket stands now.
+function ticketIs(q, t) {
+  if (state.queue !== q) return;
+  const was = q.state;
+  q.state = t.state;
+  q.position = t.position === null ? undefined : t.position;
+  q.wait = t.estimatedWaitSeconds === null ? undefined : t.estimatedWaitSeconds;
+  if (t.state === "admitted" && t.admission) state.admissions.set(q.scheduleId, t.admission);
+  else state.admissions.delete(q.scheduleId);
+  showQueue(t);
+  if (t.state === "admitted" && was !== "admitted") {
+    const until = t.admissionExpiresAt ? " until " + new Date(t.admissionExpiresAt).toLocaleTimeString() : "";
+    say("It is your turn: you may hold and book seats" + until + ".");
+    if (t.admissionExpiresAt) {
+      // When the turn is over, show so (the ticket then says expired);
+      // not sooner than 15 s, should this browser's clock be ahead.
+      const timer = setTimeout(() => { if (state.queue === q) joinQueue(); },
+        Math.min(Math.max(Date.parse(t.admissionExpiresAt) - Date.now() + 1000, 15000), 2 ** 31 - 1));
+      q.ctl.signal.addEventListener("abort", () => clearTimeout(timer), { once: true });
+    }
+  }
+}
+
+// showQueue shows the ticket t in the waiting room's panel in place of the
+// booking controls, until it is admitted (t null: no queue).
+function showQueue(t) {
+  const waiting = Boolean(t) && t.state !== "admitted";
+  const panel = $("queue");
+  panel.hidden = !waiting;
+  $("best-controls").hidden = waiting;
+  $("actions").hidden = waiting;
+  panel.dataset.state = t ? t.state : "";
+  panel.dataset.position = t && typeof t.position === "number" ? String(t.position) : "";
+  if (!waiting) return;
+  let text;
+  switch (t.state) {
+    case "prequeue":
+      text = "The sale opens at " + new Date(t.opensAt).toLocaleString([], { dateStyle: "medium", timeStyle: "medium" }) +
+        ". You have a place in its queue: everyone who joins before then is put in random order.";
+      break;
+    case "waiting":
+      text = "You are in the queue: position " + t.position + ", about " + about(t.estimatedWaitSeconds) + ".";
+      break;
+    case "expired":
+      text = "Your turn ended" + (t.admissionExpiresAt ? " at " + new Date(t.admissionExpiresAt).toLocaleTimeString() : "") + ".";
+      break;
+    case "left":
+      text = "You left this sale's queue.";
+      break;
+    default:
+      text = "Your place in the queue is " + t.state + ".";
+  }
+  // Changed text only: aria-live reads each change out.
+  const status = $("queue-status");
+  if (status.textContent !== text) status.textContent = text;
+}
+
+function about(seconds) {
+  const s = Math.max(1, Math.round(seconds || 0));
+  return s < 90 ? s + " s" : Math.round(s / 60) + " min";
+}
+
+// follow reads the ticket's events until the user is admitted or the
+// ticket ends. A stream that ends is opened again; one that cannot open
+// three times running is given up for asking for the ticket at the
+// service's Retry-After.
+async function follow(q) {
+  let failures = 0;
+  while (state.queue === q) {
+    if (failures < 3) {
+      try {
+        if (await stream(q)) return;
+        failures = 0;
+      } catch {
+        failures++;
+      }
+      if (state.queue !== q) return;
+    }
+    const r = await ticketNow(q);
+    if (state.queue !== q) return;
+    let after = failures >= 3 ? 5 : Math.max(1, failures);
+    if (r && r.status === 404) {
+      // The queue was taken away: the sale is open to everyone.
+      state.queue = null;
+      state.admissions.delete(q.scheduleId);
+      showQueue(null);
+      say("This sale's queue was removed: you may hold and book seats.");
+      return;
+    } else if (r && r.status === 200 && r.data) {
+      ticketIs(q, r.data);
+      if (!waits(r.data.state)) return;
+      if (failures >= 3 && r.retryAfter > 0) after = r.retryAfter;
+    } else if (r && (r.status === 401 || r.status === 403)) {
+      say("Could not follow your place in the queue: " + (r.data && r.data.detail ? r.data.detail : r.status));
+      return;
+    } else if (r && r.retryAfter > 0) {
+      after = r.retryAfter;
+    }
+    await sleep(Math.min(Math.max(after, 1), 30) * 1000, q.ctl.signal);
+  }
+}
+
+// ticketNow asks where the ticket stands (GET /queue/{ticket}): its
+// status, body and Retry-After, or null when the request failed.
+async function ticketNow(q) {
+  try {
+    const resp = await fetch("/queue/" + encodeURIComponent(q.ticket),
+      { headers: { "Authorization": "Bearer " + q.token }, signal: q.ctl.signal, cache: "no-store" });
+    const data = await resp.json().catch(() => null);
+    return { status: resp.status, data, retryAfter: Number(resp.headers.get("Retry-After")) || 0 };
+  } catch {
+    return null;
+  }
+}
+
+// stream reads the ticket's events (GET /queue/{ticket}/events, Server-
+// Sent Events read through fetch: EventSource cannot send the token)
+// until the admitted one (true) or the stream's end (false); it throws
+// when the stream does not open.
+async function stream(q) {
+  const resp = await fetch("/queue/" + encodeURIComponent(q.ticket) + "/events",
+    { headers: { "Authorization": "Bearer " + q.token, "Accept": "text/event-stream" }, signal: q.ctl.signal, cache: "no-store" });
+  if (!resp.ok || !resp.body) {
+    resp.body && resp.body.cancel().catch(() => {});
+    throw new Error("the queue's stream answered " + resp.status);
+  }
+  const reader = resp.body.getReader(), decoder = new TextDecoder();
+  let text = "", event = "", data = [];
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return false;
+      text += decoder.decode(value, { stream: true });
+      for (let end = text.indexOf("\n"); end >= 0; end = text.indexOf("\n")) {
+        const line = text.slice(0, end).replace(/\r$/, "");
+        text = text.slice(end + 1);
+        if (line === "") {
+          if (data.length) {
+            ticketIs(q, JSON.parse(data.join("\n")));
+            if (event === "admitted") return true;
+          }
+          event = "";
+          data = [];
+        } else if (!line.startsWith(":")) {
+          const colon = line.indexOf(":");
+          const field = colon < 0 ? line : line.slice(0, colon);
+          const v = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+          if (field === "event") event = v;
+          else if (field === "data") data.push(v);
+        }
+      }
+    }
+  } catch {
+    return false; // broken after it opened: the caller reads the ticket
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+}
+
+function sleep(ms, signal) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => { clearTimeout(timer); resolve(); }, { once: true });
+  });
 }
 
 // keys move the cursor over the large canvas's seats (the arrows, Home
@@ -933,7 +1185,16 @@ function pointed(e) {
 
 function wire() {
   $("token").value = localStorage.getItem("seatlock.token") || "";
-  $("token").addEventListener("change", () => localStorage.setItem("seatlock.token", token()));
+  $("token").addEventListener("change", () => {
+    localStorage.setItem("seatlock.token", token());
+    tokenChanged();
+  });
+  // A pasted token is used without waiting for the field to lose focus.
+  let typed = 0;
+  $("token").addEventListener("input", () => {
+    clearTimeout(typed);
+    typed = setTimeout(tokenChanged, 400);
+  });
   $("schedule").addEventListener("change", (e) => open(e.target.value));
   // One listener for every seat, however many.
   $("seats").addEventListener("click", (e) => {
@@ -987,13 +1248,13 @@ function wire() {
   });
   $("hold").addEventListener("click", () => act("Hold", async () => {
     const seatIds = [...state.selected].sort((a, b) => a - b);
-    state.hold = await api("POST", "/holds", { scheduleId: Number(state.scheduleId), seatIds });
+    state.hold = await api("POST", "/holds", { scheduleId: Number(state.scheduleId), seatIds }, admission());
     unselect();
     return "Held " + names(seatIds) + ".";
   }));
   $("book").addEventListener("click", () => act("Booking", async () => {
     const [seatId] = state.selected;
-    const r = await api("POST", "/reservations", { scheduleId: Number(state.scheduleId), seatId });
+    const r = await api("POST", "/reservations", { scheduleId: Number(state.scheduleId), seatId }, admission());
     unselect();
     return "Booked " + name(r.seatId) + ".";
   }));
@@ -1063,6 +1324,18 @@ window.seatmap = {
     const px = view.ctx.getImageData(Math.floor(x * dpr), Math.floor(y * dpr), 1, 1).data;
     const i = palette().rgb.findIndex((c) => c[0] === px[0] && c[1] === px[1] && c[2] === px[2]);
     return i >= 0 ? STATUS[i] : "rgb(" + px[0] + "," + px[1] + "," + px[2] + ")";
+  },
+  // queue is the page's place in the shown schedule's queue: its state
+  // (null without a queue), position, estimated wait and whether it holds
+  // an admission.
+  queue() {
+    const q = state.queue;
+    return {
+      state: q ? q.state || "joining" : null,
+      position: q && q.position !== undefined ? q.position : null,
+      wait: q && q.wait !== undefined ? q.wait : null,
+      admitted: state.admissions.has(String(state.scheduleId)),
+    };
   },
   // point is where a seat is on the screen (its cell's or button's
   // centre, in CSS pixels of the viewport), in the zoomed view.
