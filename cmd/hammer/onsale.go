@@ -179,6 +179,7 @@ func hammerOnSale(ctx context.Context, cfg config, progressOut io.Writer) (*repo
 		onTick, finish = progressBar(progressOut, int64(len(users)), "buyers done",
 			func(int64, time.Duration) int64 { return done.Load() })
 	}
+	stopSampling := s.sampleQueue(runCtx, admin)
 	runs := make([]buyerRun, len(users))
 	var wg sync.WaitGroup
 	for i := range users {
@@ -189,6 +190,7 @@ func hammerOnSale(ctx context.Context, cfg config, progressOut io.Writer) (*repo
 	}
 	stopTicks := tickWhile(onTick, start, &done)
 	wg.Wait()
+	samples := stopSampling()
 	stopTicks()
 	finish()
 	wall := time.Since(start)
@@ -201,6 +203,7 @@ func hammerOnSale(ctx context.Context, cfg config, progressOut io.Writer) (*repo
 		back.statuses, back.mapErr = a.seatMap(ctx, cfg.Targets[0], v.ID)
 		back.deleteErr = a.deleteQueue(ctx, cfg.Targets[0], admin, v.ID)
 	}
+	back.samples = samples
 	r := summarizeOnSale(cfg, runID, s, runs, wall, back)
 	r.Verdict = judgeOnSale(r, ctx.Err() != nil)
 	return r, nil
@@ -236,6 +239,8 @@ type readBackOnSale struct {
 	statuses  map[int]string
 	mapErr    error
 	deleteErr error
+	// samples are the queue's counts every 10 s of the sale.
+	samples []queueSample
 }
 
 // buy is buyer i's sale, start to end.
