@@ -200,7 +200,7 @@ func hammerOnSale(ctx context.Context, cfg config, progressOut io.Writer) (*repo
 	var back readBackOnSale
 	if ctx.Err() == nil {
 		back.counts, back.countsErr = a.queueCountsOf(ctx, cfg.Targets[0], admin, v.ID)
-		back.statuses, back.mapErr = a.seatMap(ctx, cfg.Targets[0], v.ID)
+		back.statuses, back.mapErr = settledSeatMap(ctx, a, cfg.Targets[0], v.ID, runs)
 		back.deleteErr = a.deleteQueue(ctx, cfg.Targets[0], admin, v.ID)
 	}
 	back.samples = samples
@@ -383,5 +383,37 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 		return false
 	case <-timer.C:
 		return true
+	}
+}
+
+// mapSettleTime is how long the seat map may take to show the last
+// confirmations: an instance's map shows another instance's change when
+// its seat event arrives, tens of milliseconds after the commit.
+const mapSettleTime = 3 * time.Second
+
+// settledSeatMap reads the venue's seat map until it shows the seats the
+// buyers confirmed as reserved and none held, or mapSettleTime passes: the
+// last read is the one judged.
+func settledSeatMap(ctx context.Context, a *api, target string, schedule int64, runs []buyerRun) (map[int]string, error) {
+	confirmed := 0
+	for _, b := range runs {
+		confirmed += b.Seats
+	}
+	deadline := time.Now().Add(mapSettleTime)
+	for {
+		statuses, err := a.seatMap(ctx, target, schedule)
+		reserved, held := 0, 0
+		for _, st := range statuses {
+			switch st {
+			case "reserved":
+				reserved++
+			case "held":
+				held++
+			}
+		}
+		if err != nil || reserved == confirmed && held == 0 || time.Now().After(deadline) {
+			return statuses, err
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
