@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seatlock/seatlock/internal/auth"
+	"github.com/seatlock/seatlock/internal/config"
 )
 
 func TestQueueAdminContract(t *testing.T) {
@@ -322,5 +323,22 @@ func TestQueueMetrics(t *testing.T) {
 	if metrics["seatlock_queue_admitted_total"] < 3 || metrics["seatlock_queue_admission_wait_seconds_count"] < 3 ||
 		metrics["seatlock_queue_active"] < 3 || metrics["seatlock_queue_waiting"] > 1 {
 		t.Fatalf("queue metrics: %v", metrics)
+	}
+}
+
+// TestQueueWithoutRedis: a deployment without Redis has no waiting room:
+// its endpoints say so (501 queue_unsupported), tickets are not found, and
+// holds and bookings need no admission.
+func TestQueueWithoutRedis(t *testing.T) {
+	h := newHarnessWith(t, 1, func(cfg *config.Config) {
+		cfg.LockBackend = config.BackendPostgres
+		cfg.RedisURL = ""
+	})
+	schedule := h.createSchedule(10)
+	expectProblem(t, h.putQueue(schedule, `{"opensAt":"2030-01-01T10:00:00Z","admitPerSecond":5}`), http.StatusNotImplemented, "queue_unsupported")
+	expectProblem(t, h.join(0, "alice", schedule), http.StatusNotImplemented, "queue_unsupported")
+	expectProblem(t, h.ticket(0, "alice", fmt.Sprintf("%d-%s", schedule, strings.Repeat("a", 32))), http.StatusNotFound, "ticket_not_found")
+	if resp := h.hold(0, "alice", schedule, 1); resp.status != http.StatusCreated {
+		t.Fatalf("hold without Redis: %d %s", resp.status, resp.raw)
 	}
 }
