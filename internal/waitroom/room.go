@@ -200,6 +200,21 @@ func (r *Room) queued(ctx context.Context, scheduleID int64) (bool, error) {
 	return on, nil
 }
 
+// settingsSweepEvery is how often what an instance read of the queues is
+// cleared of the schedules nobody asked about since: every schedule ever
+// booked would stay otherwise.
+const settingsSweepEvery = time.Minute
+
+func (r *Room) sweepSettings() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for id, c := range r.settings {
+		if time.Since(c.read) > settingsSweepEvery {
+			delete(r.settings, id)
+		}
+	}
+}
+
 func (r *Room) forget(scheduleID int64) {
 	r.mu.Lock()
 	delete(r.settings, scheduleID)
@@ -273,12 +288,17 @@ func (r *Room) Run(ctx context.Context) {
 	defer wg.Wait()
 	tick := time.NewTicker(r.cfg.AdmitEvery)
 	defer tick.Stop()
+	sweep := time.NewTicker(settingsSweepEvery)
+	defer sweep.Stop()
 	var failing bool
 	known := map[int64]bool{}
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-sweep.C:
+			r.sweepSettings()
+			continue
 		case <-tick.C:
 		}
 		err := r.admitRound(ctx, known)
