@@ -115,7 +115,10 @@ backend instances
     option httpchk GET /readyz
     http-check expect status 200
     # Down at the first failed check (an instance answers 503 for
-    # SHUTDOWN_DELAY before it closes), up after two good ones.
+    # SHUTDOWN_DELAY before it closes), up after two good ones. A check
+    # may take 2 s: an instance slow under an on-sale's load is not taken
+    # out (with every instance out, HAProxy answers 503 to everyone).
+    timeout check 2s
     default-server inter 500ms fall 1 rise 2
 CFG
 	for n in $(seq 1 "$instances"); do
