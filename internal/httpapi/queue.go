@@ -18,7 +18,7 @@ import (
 
 // WaitingRoom is what the HTTP edge needs of the waiting room.
 type WaitingRoom interface {
-	Put(ctx context.Context, scheduleID int64, s waitroom.Settings) error
+	Put(ctx context.Context, scheduleID int64, s waitroom.Settings) (waitroom.Settings, error)
 	Queue(ctx context.Context, scheduleID int64) (waitroom.Settings, waitroom.Counts, error)
 	Delete(ctx context.Context, scheduleID int64) error
 	Join(ctx context.Context, scheduleID int64, userID string) (waitroom.Ticket, bool, error)
@@ -130,14 +130,14 @@ func (h *handler) putQueue(w http.ResponseWriter, r *http.Request) error {
 	if err := validate(h.validate, &req, invalid...); err != nil {
 		return err
 	}
-	if err := h.room.Put(r.Context(), id, s); err != nil {
+	stored, err := h.room.Put(r.Context(), id, s)
+	if err != nil {
 		if fields := problem.InvalidFields(err); fields != nil {
 			return problem.ValidationFailed(fields)
 		}
 		return err
 	}
-	s.OpensAt = s.OpensAt.Truncate(time.Millisecond)
-	return ok(w, http.StatusOK, toQueueResponse(id, s))
+	return ok(w, http.StatusOK, toQueueResponse(id, stored))
 }
 
 // getQueue answers a schedule's queue with its counts (admin).

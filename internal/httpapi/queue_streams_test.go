@@ -19,8 +19,8 @@ type watchingRoom struct {
 	done chan struct{}
 }
 
-func (r watchingRoom) Put(context.Context, int64, waitroom.Settings) error {
-	return errors.New("not used")
+func (r watchingRoom) Put(context.Context, int64, waitroom.Settings) (waitroom.Settings, error) {
+	return waitroom.Settings{}, errors.New("not used")
 }
 func (r watchingRoom) Queue(context.Context, int64) (waitroom.Settings, waitroom.Counts, error) {
 	return waitroom.Settings{}, waitroom.Counts{}, errors.New("not used")

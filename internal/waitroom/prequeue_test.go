@@ -29,7 +29,7 @@ func TestPrequeueOrderIsUniform(t *testing.T) {
 	room := waitroom.NewRoom(store, waitroom.NewAdmissions([]byte("secret")), waitroom.Config{})
 	id := rand.Int64N(1<<50) + 1
 	opens := time.Now().Add(time.Hour)
-	if err := room.Put(ctx, id, waitroom.Settings{OpensAt: opens, AdmitPerSecond: 1, AdmissionTTL: time.Hour}); err != nil {
+	if _, err := room.Put(ctx, id, waitroom.Settings{OpensAt: opens, AdmitPerSecond: 1, AdmissionTTL: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = room.Delete(ctx, id) })
@@ -42,7 +42,7 @@ func TestPrequeueOrderIsUniform(t *testing.T) {
 		tickets[i] = ticket.ID
 	}
 	// Open the queue now: the pre-queue's order shows.
-	if err := room.Put(ctx, id, waitroom.Settings{OpensAt: time.Now().Add(-time.Millisecond), AdmitPerSecond: 1, AdmissionTTL: time.Hour}); err != nil {
+	if _, err := room.Put(ctx, id, waitroom.Settings{OpensAt: time.Now().Add(-time.Millisecond), AdmitPerSecond: 1, AdmissionTTL: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	snap, err := store.Places(ctx, id, tickets...)

@@ -55,12 +55,14 @@ type Room struct {
 	cfg        Config
 	log        *slog.Logger
 
-	mu       sync.Mutex
-	settings map[int64]cachedSettings
+	mu sync.Mutex
+	// queues is whether each schedule asked about has a queue, as this
+	// instance last read it (queued).
+	queues   map[int64]cachedQueued
 	watchers map[int64]*watcher
 }
 
-type cachedSettings struct {
+type cachedQueued struct {
 	on   bool
 	read time.Time
 }
@@ -72,19 +74,20 @@ func NewRoom(store Store, admissions *Admissions, cfg Config) *Room {
 	cfg.SettingsTTL = cmp.Or(cfg.SettingsTTL, DefaultSettingsTTL)
 	cfg.WatchEvery = cmp.Or(cfg.WatchEvery, DefaultWatchEvery)
 	return &Room{store: store, admissions: admissions, cfg: cfg, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
-		settings: map[int64]cachedSettings{}, watchers: map[int64]*watcher{}}
+		queues: map[int64]cachedQueued{}, watchers: map[int64]*watcher{}}
 }
 
 // Put creates or changes the queue of a schedule (the caller checked that
-// the schedule exists).
-func (r *Room) Put(ctx context.Context, scheduleID int64, s Settings) error {
+// the schedule exists), and returns its settings as stored (the opening
+// to the millisecond).
+func (r *Room) Put(ctx context.Context, scheduleID int64, s Settings) (Settings, error) {
 	if err := s.Validate(); err != nil {
-		return err
+		return Settings{}, err
 	}
 	s.OpensAt = s.OpensAt.Truncate(time.Millisecond)
 	err := r.store.Put(ctx, scheduleID, s)
 	r.forget(scheduleID)
-	return err
+	return s, err
 }
 
 // Queue returns a schedule's queue and its counts.
@@ -181,20 +184,19 @@ func (r *Room) Check(ctx context.Context, scheduleID int64, userID, admission st
 // instance make every instance read it again).
 func (r *Room) queued(ctx context.Context, scheduleID int64) (bool, error) {
 	r.mu.Lock()
-	c, ok := r.settings[scheduleID]
+	c, ok := r.queues[scheduleID]
 	r.mu.Unlock()
 	if ok && time.Since(c.read) < r.cfg.SettingsTTL {
 		return c.on, nil
 	}
 	read := time.Now()
-	_, _, err := r.store.Counts(ctx, scheduleID)
-	on := err == nil
-	if err != nil && !errors.Is(err, ErrQueueNotFound) {
+	on, err := r.store.Queued(ctx, scheduleID)
+	if err != nil {
 		return false, err
 	}
 	r.mu.Lock()
-	if cur, ok := r.settings[scheduleID]; !ok || cur.read.Before(read) {
-		r.settings[scheduleID] = cachedSettings{on: on, read: read}
+	if cur, ok := r.queues[scheduleID]; !ok || cur.read.Before(read) {
+		r.queues[scheduleID] = cachedQueued{on: on, read: read}
 	}
 	r.mu.Unlock()
 	return on, nil
@@ -208,16 +210,16 @@ const settingsSweepEvery = time.Minute
 func (r *Room) sweepSettings() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for id, c := range r.settings {
+	for id, c := range r.queues {
 		if time.Since(c.read) > settingsSweepEvery {
-			delete(r.settings, id)
+			delete(r.queues, id)
 		}
 	}
 }
 
 func (r *Room) forget(scheduleID int64) {
 	r.mu.Lock()
-	delete(r.settings, scheduleID)
+	delete(r.queues, scheduleID)
 	r.mu.Unlock()
 }
 

@@ -9,13 +9,13 @@ import (
 // is kept while the schedule is asked about, and dropped a sweep after.
 func TestSweepSettingsForgetsIdleSchedules(t *testing.T) {
 	r := NewRoom(nil, NewAdmissions([]byte("k")), Config{})
-	r.settings[1] = cachedSettings{on: true, read: time.Now().Add(-2 * settingsSweepEvery)}
-	r.settings[2] = cachedSettings{on: false, read: time.Now()}
+	r.queues[1] = cachedQueued{on: true, read: time.Now().Add(-2 * settingsSweepEvery)}
+	r.queues[2] = cachedQueued{on: false, read: time.Now()}
 	r.sweepSettings()
-	if _, kept := r.settings[1]; kept {
+	if _, kept := r.queues[1]; kept {
 		t.Error("an idle schedule's settings were kept")
 	}
-	if _, kept := r.settings[2]; !kept {
+	if _, kept := r.queues[2]; !kept {
 		t.Error("a schedule asked about just now was dropped")
 	}
 }

@@ -16,6 +16,8 @@ type Store interface {
 	// Delete removes a schedule's queue and every ticket of it;
 	// ErrQueueNotFound when there is none.
 	Delete(ctx context.Context, scheduleID int64) error
+	// Queued reports whether the schedule has a queue.
+	Queued(ctx context.Context, scheduleID int64) (bool, error)
 	// Counts reads a queue's settings and counts; ErrQueueNotFound.
 	Counts(ctx context.Context, scheduleID int64) (Snapshot, Counts, error)
 	// Join puts userID in the line with ticket (and prequeueKey, its

@@ -155,6 +155,15 @@ func (s *Store) announce(ctx context.Context, scheduleID int64) {
 	}
 }
 
+// Queued implements waitroom.Store: the queue's settings exist.
+func (s *Store) Queued(ctx context.Context, scheduleID int64) (bool, error) {
+	n, err := s.rdb.Exists(ctx, s.keys(scheduleID)[0]).Result()
+	if err != nil {
+		return false, unavailable(err)
+	}
+	return n == 1, nil
+}
+
 // Counts implements waitroom.Store.
 func (s *Store) Counts(ctx context.Context, scheduleID int64) (waitroom.Snapshot, waitroom.Counts, error) {
 	reply, err := countsScript.Run(ctx, s.rdb, s.keys(scheduleID)).Slice()

@@ -189,6 +189,9 @@ func TestOnePlacePerUser(t *testing.T) {
 	if err != nil || counts.Waiting != 10 {
 		t.Fatalf("counts: %+v %v", counts, err)
 	}
+	if queued, err := store.Queued(ctx, id); !queued || err != nil {
+		t.Fatalf("queued: %v %v", queued, err)
+	}
 }
 
 func TestNoQueue(t *testing.T) {
@@ -203,6 +206,9 @@ func TestNoQueue(t *testing.T) {
 	}
 	if _, _, err := store.Counts(ctx, id); err != waitroom.ErrQueueNotFound {
 		t.Fatalf("counts: %v", err)
+	}
+	if queued, err := store.Queued(ctx, id); queued || err != nil {
+		t.Fatalf("queued: %v %v", queued, err)
 	}
 	if err := store.Delete(ctx, id); err != waitroom.ErrQueueNotFound {
 		t.Fatalf("delete: %v", err)
