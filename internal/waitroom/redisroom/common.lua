@@ -17,11 +17,17 @@ local function meta()
   return m
 end
 
+-- owner: the user of a ticket's record ("user|joinedMs"; a user id may
+-- hold '|': the joining time is after the last one).
+local function owner(rec)
+  return string.match(rec, '^(.*)|')
+end
+
 -- place: {user, state, position, expiryMs} of a ticket, or nil.
 local function place(ticket, now, opensAt)
   local rec = redis.call('HGET', KEYS[3], ticket)
   if not rec then return nil end
-  local user = string.match(rec, '^(.*)|')
+  local user = owner(rec)
   local gone = redis.call('HGET', KEYS[6], ticket)
   if gone then
     local state, exp = string.match(gone, '^(%a+)|(%d*)$')

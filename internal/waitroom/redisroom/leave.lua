@@ -4,7 +4,7 @@ local m = meta()
 if not m then return false end
 local now = now_ms()
 local rec = redis.call('HGET', KEYS[3], ARGV[1])
-if not rec or string.match(rec, '^(.*)|') ~= ARGV[2] then return {} end
+if not rec or owner(rec) ~= ARGV[2] then return {} end
 if redis.call('HEXISTS', KEYS[6], ARGV[1]) == 0 then
   if redis.call('ZREM', KEYS[4], ARGV[1]) == 1 then
     redis.call('HSET', KEYS[6], ARGV[1], 'left|')
