@@ -1,17 +1,14 @@
 package app_test
 
 import (
-	"encoding/base64"
 	"fmt"
+	"math"
 	"net/http"
 	"regexp"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/chromedp"
 )
 
@@ -197,23 +194,9 @@ func TestPageWaitsInTheQueue(t *testing.T) {
 	h.openQueue(third, 2, `,"maxActive":1`)
 	first := h.mustJoin(0, "ahead-x", third)
 	h.admission("ahead-x", first, 10*time.Second)
-	var refused atomic.Int32
-	problem := base64.StdEncoding.EncodeToString([]byte(`{"type":"about:blank","title":"Service Unavailable","status":503,"code":"unavailable"}`))
-	chromedp.ListenTarget(ctx, func(ev any) {
-		paused, ok := ev.(*fetch.EventRequestPaused)
-		if !ok {
-			return
-		}
-		go func() {
-			refused.Add(1)
-			on := cdp.WithExecutor(ctx, chromedp.FromContext(ctx).Target)
-			_ = fetch.FulfillRequest(paused.RequestID, http.StatusServiceUnavailable).
-				WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/problem+json"}}).
-				WithBody(problem).Do(on)
-		}()
-	})
+	refused, refuse := refuseRequests(ctx, "*/queue/*/events*", math.MaxInt32)
 	if err := run(t, ctx, wait,
-		fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*/queue/*/events*", RequestStage: fetch.RequestStageRequest}}),
+		refuse,
 		pick("#schedule", strconv.FormatInt(third, 10)),
 		chromedp.Poll(`window.seatmap.queue().position === 1`, nil, chromedp.WithPollingTimeout(wait)),
 	); err != nil {

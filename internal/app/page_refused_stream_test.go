@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"net/http"
@@ -26,28 +27,11 @@ func TestPageOpensARefusedStreamAgain(t *testing.T) {
 	schedule := h.createSchedule(seatCount)
 	ctx := browser(t)
 
-	var tries atomic.Int32
 	const refusals = 2
-	problem := base64.StdEncoding.EncodeToString([]byte(`{"type":"about:blank","title":"Service Unavailable","status":503,"code":"unavailable"}`))
-	chromedp.ListenTarget(ctx, func(ev any) {
-		paused, ok := ev.(*fetch.EventRequestPaused)
-		if !ok {
-			return
-		}
-		go func() {
-			on := cdp.WithExecutor(ctx, chromedp.FromContext(ctx).Target)
-			if tries.Add(1) <= refusals {
-				_ = fetch.FulfillRequest(paused.RequestID, http.StatusServiceUnavailable).
-					WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/problem+json"}}).
-					WithBody(problem).Do(on)
-				return
-			}
-			_ = fetch.ContinueRequest(paused.RequestID).Do(on)
-		}()
-	})
+	tries, refuse := refuseRequests(ctx, "*/seats/events*", refusals)
 	began := time.Now()
 	if err := run(t, ctx, 30*time.Second,
-		fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*/seats/events*", RequestStage: fetch.RequestStageRequest}}),
+		refuse,
 		chromedp.Navigate(fmt.Sprintf("%s/?schedule=%d", h.bases[0], schedule)),
 		chromedp.WaitVisible(seatSelector(seatCount, "available"), chromedp.ByQuery),
 	); err != nil {
@@ -72,4 +56,30 @@ func TestPageOpensARefusedStreamAgain(t *testing.T) {
 	); err != nil {
 		t.Fatalf("the reopened stream is not live: %v", err)
 	}
+}
+
+// refuseRequests answers the first refusals requests of the page to URLs
+// matching pattern 503 unavailable (Chromium's request interception) and
+// lets later ones through; tries counts them all. Run refuse before the
+// page sends them.
+func refuseRequests(ctx context.Context, pattern string, refusals int32) (tries *atomic.Int32, refuse chromedp.Action) {
+	tries = new(atomic.Int32)
+	problem := base64.StdEncoding.EncodeToString([]byte(`{"type":"about:blank","title":"Service Unavailable","status":503,"code":"unavailable"}`))
+	chromedp.ListenTarget(ctx, func(ev any) {
+		paused, ok := ev.(*fetch.EventRequestPaused)
+		if !ok {
+			return
+		}
+		go func() {
+			on := cdp.WithExecutor(ctx, chromedp.FromContext(ctx).Target)
+			if tries.Add(1) <= refusals {
+				_ = fetch.FulfillRequest(paused.RequestID, http.StatusServiceUnavailable).
+					WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/problem+json"}}).
+					WithBody(problem).Do(on)
+				return
+			}
+			_ = fetch.ContinueRequest(paused.RequestID).Do(on)
+		}()
+	})
+	return tries, fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: pattern, RequestStage: fetch.RequestStageRequest}})
 }
