@@ -402,16 +402,7 @@ func settledSeatMap(ctx context.Context, a *api, target string, schedule int64, 
 	deadline := time.Now().Add(mapSettleTime)
 	for {
 		statuses, err := a.seatMap(ctx, target, schedule)
-		reserved, held := 0, 0
-		for _, st := range statuses {
-			switch st {
-			case "reserved":
-				reserved++
-			case "held":
-				held++
-			}
-		}
-		if err != nil || reserved == confirmed && held == 0 || time.Now().After(deadline) {
+		if c := countSeatMap(statuses, err); err != nil || c.Reserved == confirmed && c.Held == 0 || time.Now().After(deadline) {
 			return statuses, err
 		}
 		time.Sleep(100 * time.Millisecond)
