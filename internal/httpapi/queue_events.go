@@ -9,6 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/seatlock/seatlock/internal/httpapi/problem"
+	"github.com/seatlock/seatlock/internal/httpapi/seatstream"
 	"github.com/seatlock/seatlock/internal/waitroom"
 )
 
@@ -46,10 +47,7 @@ func (h *handler) ticketEvents(w http.ResponseWriter, r *http.Request) error {
 	defer h.room.Unwatch(watch)
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{})
-	hdr := w.Header()
-	hdr["Content-Type"] = []string{"text/event-stream"}
-	hdr["Cache-Control"] = problem.NoStore
-	hdr["X-Accel-Buffering"] = []string{"no"}
+	seatstream.SetStreamHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodHead {
 		return nil

@@ -103,7 +103,9 @@ func (h *Handler) enter() bool {
 	return true
 }
 
-func setStreamHeaders(hdr http.Header) {
+// SetStreamHeaders sets the headers of a Server-Sent Events answer:
+// its type, no caching, and no buffering by a proxy in front.
+func SetStreamHeaders(hdr http.Header) {
 	hdr["Content-Type"] = []string{"text/event-stream"}
 	hdr["Cache-Control"] = problem.NoStore
 	hdr["X-Accel-Buffering"] = []string{"no"}
@@ -139,7 +141,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, id int64) {
 	if r.Method == http.MethodHead {
 		// The stream's headers, and no stream: a HEAD has no body to
 		// wait in.
-		setStreamHeaders(w.Header())
+		SetStreamHeaders(w.Header())
 		w.WriteHeader(http.StatusOK)
 		return
 	}
@@ -166,7 +168,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, id int64) {
 	// The stream outlives the server's write timeout: it ends when the
 	// client, the feed or the server does.
 	_ = out.rc.SetWriteDeadline(time.Time{})
-	setStreamHeaders(w.Header())
+	SetStreamHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
 	out.retry(streamRetry)
 	for _, ev := range first {
