@@ -377,8 +377,9 @@ func (a *api) getStd(ctx context.Context, url string, opt getOptions) (getResult
 	return res, nil
 }
 
-// call sends in as JSON (nil: no body) and decodes the answer into out when
-// the status is want; any other status is an *apiError.
+// call sends in as JSON (nil: no body) and decodes the answer into out
+// (nil: not decoded, as for a 204) when the status is want; any other
+// status is an *apiError.
 func (a *api) call(ctx context.Context, op, method, url, token string, in, out any, want int) error {
 	var body []byte
 	if in != nil {
@@ -395,6 +396,9 @@ func (a *api) call(ctx context.Context, op, method, url, token string, in, out a
 		e := &apiError{Op: op, Status: status}
 		_ = json.Unmarshal(data, &e.Problem) // a non-problem body still yields the status
 		return e
+	}
+	if out == nil {
+		return nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
 		return fmt.Errorf("%s: decode body: %w", op, err)

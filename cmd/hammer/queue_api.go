@@ -118,16 +118,7 @@ func (a *api) queueCountsOf(ctx context.Context, target, adminToken string, sche
 
 // deleteQueue opens the schedule's sale to everyone again (admin).
 func (a *api) deleteQueue(ctx context.Context, target, adminToken string, schedule int64) error {
-	status, data, _, err := a.send(ctx, http.MethodDelete, queueURL(target, schedule), adminToken, nil)
-	if err != nil {
-		return fmt.Errorf("delete queue: %w", err)
-	}
-	if status != http.StatusNoContent {
-		e := &apiError{Op: "delete queue", Status: status}
-		_ = json.Unmarshal(data, &e.Problem)
-		return e
-	}
-	return nil
+	return a.call(ctx, "delete queue", http.MethodDelete, queueURL(target, schedule), adminToken, nil, nil, http.StatusNoContent)
 }
 
 func queueURL(target string, schedule int64) string {
