@@ -3,7 +3,7 @@
 # cluster`, and the OS packages `make test` needs (its test binaries start
 # servers of their own: internal/lock/lockenv).
 #
-#   devenv.sh install                  install redis-server, redis-sentinel and PostgreSQL from the OS packages if missing
+#   devenv.sh install                  install redis-server, redis-sentinel, PostgreSQL, Patroni and etcd from the OS packages if missing
 #   devenv.sh browser                  install Chromium from the OS packages if missing (the browser test)
 #   devenv.sh haproxy                  install HAProxy from the OS packages if missing (make cluster)
 #   devenv.sh start DIR [RPORT PPORT]  start (or reuse) servers with their data under DIR; writes DIR/env
@@ -57,6 +57,10 @@ install_packages() {
 	# The Sentinel failover test starts redis-sentinel processes of its own.
 	command -v redis-sentinel >/dev/null || want+=(redis-sentinel)
 	pg_bindir >/dev/null || want+=(postgresql)
+	# PostgreSQL's failover (make cluster, and the tests' own pairs): a
+	# primary and a synchronous standby under Patroni, with etcd.
+	command -v patroni >/dev/null || want+=(patroni)
+	command -v etcd >/dev/null || want+=(etcd-server)
 	[ ${#want[@]} -eq 0 ] && return 0
 	log "installing ${want[*]} from the OS packages"
 	as_root apt-get update -qq

@@ -166,14 +166,7 @@ func (p *Process) Kill() {
 
 // Log returns the last lines of the process's log file, for a failure's
 // message.
-func (p *Process) Log(lines int) string {
-	b, err := os.ReadFile(p.log)
-	if err != nil {
-		return err.Error()
-	}
-	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return strings.Join(all[max(0, len(all)-lines):], "\n")
-}
+func (p *Process) Log(lines int) string { return tail(p.log, lines) }
 
 func (s *SentinelSetup) start(dir, name, bin string, args ...string) *Process {
 	s.tb.Helper()

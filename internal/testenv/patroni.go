@@ -1,0 +1,535 @@
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// PatroniScope is the Patroni cluster name of StartPatroni, the one of
+// `make cluster` (scripts/devenv.sh patroni).
+const PatroniScope = "seatlock"
+
+// PatroniSetup is a PostgreSQL primary and its synchronous standby, each
+// run by a Patroni node, with one etcd for their leader election: processes
+// of the test's own on free ports (see StartPatroni).
+type PatroniSetup struct {
+	tb    testing.TB
+	dir   string
+	cred  *syscall.Credential
+	etcd  *exec.Cmd
+	Nodes []*PatroniNode // pg1 (the first leader) and pg2
+	// URL is the service's DATABASE_URL: both nodes, and
+	// target_session_attrs=read-write, so that a connection reaches
+	// whichever is the primary.
+	URL      string
+	password string
+}
+
+// PatroniNode is one Patroni process and the PostgreSQL it runs.
+type PatroniNode struct {
+	Name   string // "pg1", "pg2"
+	Addr   string // PostgreSQL's host:port
+	API    string // Patroni's REST API, http://host:port
+	config string
+	data   string
+	log    string
+	cmd    *exec.Cmd
+	setup  *PatroniSetup
+}
+
+// StartPatroni starts an etcd and two Patroni nodes in synchronous mode
+// (synchronous_commit=on, the standby named in synchronous_standby_names)
+// with the failover timings of `make cluster` (ttl 8 s, loop_wait 1 s,
+// retry_timeout 3 s), creates the database "seatlock", and returns once
+// pg1 leads and pg2 is its synchronous standby. Everything is killed and
+// deleted when the test ends. As root, Patroni and PostgreSQL run as the
+// postgres system user. It fails the test (never skips) when patroni, etcd
+// or PostgreSQL is missing.
+func StartPatroni(tb testing.TB) *PatroniSetup {
+	tb.Helper()
+	for _, bin := range []string{"patroni", "etcd"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			tb.Fatalf("%s not found: `make test` installs it (scripts/devenv.sh install)", bin)
+		}
+	}
+	bin, err := postgresBinDir()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s := &PatroniSetup{tb: tb, password: randomHex(12)}
+	s.cred, err = postgresCredential()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s.dir = s.makeDir()
+	tb.Cleanup(s.stop)
+
+	client, peer := freeAddr(tb), freeAddr(tb)
+	s.etcd = exec.Command("etcd", "--name", "e1", "--data-dir", filepath.Join(s.dir, "etcd"),
+		"--listen-client-urls", "http://"+client, "--advertise-client-urls", "http://"+client,
+		"--listen-peer-urls", "http://"+peer, "--initial-advertise-peer-urls", "http://"+peer,
+		"--initial-cluster", "e1=http://"+peer, "--initial-cluster-state", "new", "--unsafe-no-fsync")
+	s.launch(s.etcd, filepath.Join(s.dir, "etcd.log"))
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	s.await(ctx, "etcd", func() (bool, error) {
+		resp, err := http.Get("http://" + client + "/version")
+		if err != nil {
+			return false, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+
+	for i := 1; i <= 2; i++ {
+		n := &PatroniNode{Name: "pg" + strconv.Itoa(i), Addr: freeAddr(tb), API: "http://" + freeAddr(tb), setup: s}
+		n.data = filepath.Join(s.dir, n.Name)
+		n.config = filepath.Join(s.dir, n.Name+".yml")
+		n.log = filepath.Join(s.dir, n.Name+".log")
+		s.writeFile(n.config, s.patroniConfig(n, client, bin))
+		s.Nodes = append(s.Nodes, n)
+	}
+	// pg1 bootstraps the cluster and leads; pg2 then copies it.
+	s.Nodes[0].Start()
+	s.await(ctx, "pg1 leading", func() (bool, error) { return s.Nodes[0].status().leads(), nil })
+	s.Nodes[1].Start()
+	s.AwaitSyncStandby(ctx, s.Nodes[1])
+
+	admin, err := pgx.Connect(ctx, s.nodeURL(s.Nodes[0], "postgres"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, "CREATE DATABASE seatlock"); err != nil {
+		tb.Fatal(err)
+	}
+	var hosts []string
+	for _, n := range s.Nodes {
+		hosts = append(hosts, n.Addr)
+	}
+	s.URL = fmt.Sprintf("postgres://postgres:%s@%s/seatlock?sslmode=disable&target_session_attrs=read-write",
+		s.password, strings.Join(hosts, ","))
+	return s
+}
+
+func (s *PatroniSetup) patroniConfig(n *PatroniNode, etcd, bin string) string {
+	// fsync stays off: the test kills processes, never the machine, and
+	// the page cache outlives a process.
+	return fmt.Sprintf(`scope: %s
+name: %s
+log: {level: INFO}
+restapi: {listen: %s, connect_address: %s}
+etcd3: {hosts: %s}
+bootstrap:
+  dcs:
+    ttl: 8
+    loop_wait: 1
+    retry_timeout: 3
+    maximum_lag_on_failover: 16777216
+    synchronous_mode: true
+    postgresql:
+      use_pg_rewind: true
+      parameters: {wal_log_hints: "on", max_connections: 300, synchronous_commit: "on", fsync: "off"}
+  initdb: [{encoding: UTF8}, {locale: C.UTF-8}, {auth: scram-sha-256}]
+postgresql:
+  listen: %s
+  connect_address: %s
+  data_dir: %s
+  bin_dir: %s
+  pgpass: %s
+  parameters: {unix_socket_directories: ''}
+  pg_hba: ["host replication replicator 127.0.0.1/32 scram-sha-256", "host all all 127.0.0.1/32 scram-sha-256"]
+  authentication:
+    superuser: {username: postgres, password: %s}
+    replication: {username: replicator, password: %s}
+    rewind: {username: rewinder, password: %s}
+`, PatroniScope, n.Name, strings.TrimPrefix(n.API, "http://"), strings.TrimPrefix(n.API, "http://"), etcd,
+		n.Addr, n.Addr, n.data, bin, filepath.Join(s.dir, n.Name+".pgpass"), s.password, s.password, s.password)
+}
+
+// Start starts the node's Patroni: the first time it bootstraps or copies
+// the cluster; after Kill it rejoins as a standby (pg_rewind).
+func (n *PatroniNode) Start() {
+	s := n.setup
+	s.tb.Helper()
+	n.cmd = exec.Command("patroni", n.config)
+	s.launch(n.cmd, n.log)
+}
+
+// Kill ends the node as a lost machine would: SIGKILL to Patroni, to the
+// postmaster and to every process the postmaster started.
+func (n *PatroniNode) Kill() {
+	if n.cmd != nil && n.cmd.Process != nil {
+		_ = n.cmd.Process.Kill()
+		_ = n.cmd.Wait()
+		n.cmd = nil
+	}
+	if pid := n.postmaster(); pid > 0 {
+		killTree(pid)
+	}
+}
+
+// Stop ends Patroni with SIGTERM, which stops its PostgreSQL (fast), and
+// waits for both.
+func (n *PatroniNode) Stop() {
+	if n.cmd != nil && n.cmd.Process != nil {
+		_ = n.cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = n.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = n.cmd.Process.Kill()
+			<-done
+		}
+		n.cmd = nil
+	}
+	if pid := n.postmaster(); pid > 0 {
+		killTree(pid)
+	}
+}
+
+// Log returns the last lines of the node's Patroni log, for a failure's
+// message.
+func (n *PatroniNode) Log(lines int) string { return tail(n.log, lines) }
+
+// postmaster returns the pid in the data directory's postmaster.pid when
+// that process runs, else 0.
+func (n *PatroniNode) postmaster() int {
+	b, err := os.ReadFile(filepath.Join(n.data, "postmaster.pid"))
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
+	if err != nil || syscall.Kill(pid, 0) != nil {
+		return 0
+	}
+	return pid
+}
+
+// leads reports whether the node's REST API says it is the running
+// primary (Patroni 3.0 calls it "master", later versions "primary").
+func (st patroniStatus) leads() bool {
+	return (st.Role == "master" || st.Role == "primary") && st.State == "running"
+}
+
+type patroniStatus struct {
+	Role  string `json:"role"`
+	State string `json:"state"`
+	// Replication is the primary's view of its standbys.
+	Replication []struct {
+		Name      string `json:"application_name"`
+		State     string `json:"state"`
+		SyncState string `json:"sync_state"`
+	} `json:"replication"`
+}
+
+func (n *PatroniNode) status() patroniStatus {
+	var st patroniStatus
+	c := http.Client{Timeout: time.Second}
+	resp, err := c.Get(n.API + "/patroni")
+	if err != nil {
+		return st
+	}
+	defer resp.Body.Close()
+	_ = json.NewDecoder(resp.Body).Decode(&st)
+	return st
+}
+
+// Leader returns the node that is primary now, or nil.
+func (s *PatroniSetup) Leader() *PatroniNode {
+	for _, n := range s.Nodes {
+		if n.status().leads() {
+			return n
+		}
+	}
+	return nil
+}
+
+// Other returns the node that is not n.
+func (s *PatroniSetup) Other(n *PatroniNode) *PatroniNode {
+	if s.Nodes[0] == n {
+		return s.Nodes[1]
+	}
+	return s.Nodes[0]
+}
+
+// AwaitLeader waits until n is the running primary.
+func (s *PatroniSetup) AwaitLeader(ctx context.Context, n *PatroniNode) {
+	s.tb.Helper()
+	s.await(ctx, n.Name+" leading", func() (bool, error) {
+		return n.status().leads(), nil
+	})
+}
+
+// AwaitSyncStandby waits until n streams from the primary as its
+// synchronous standby: commits wait for it again.
+func (s *PatroniSetup) AwaitSyncStandby(ctx context.Context, n *PatroniNode) {
+	s.tb.Helper()
+	s.await(ctx, n.Name+" as the synchronous standby", func() (bool, error) {
+		leader := s.Leader()
+		if leader == nil || leader == n {
+			return false, nil
+		}
+		streaming := false
+		for _, r := range leader.status().Replication {
+			streaming = streaming || r.Name == n.Name && r.State == "streaming" && r.SyncState == "sync"
+		}
+		// And Patroni has recorded it as the synchronous standby (its
+		// /cluster view comes from etcd): only then may a switchover
+		// name it, or a failover promote it.
+		return streaming && leader.memberRole(n.Name) == "sync_standby", nil
+	})
+}
+
+// memberRole returns the role the node's /cluster view gives member name.
+func (n *PatroniNode) memberRole(name string) string {
+	var cluster struct {
+		Members []struct {
+			Name string `json:"name"`
+			Role string `json:"role"`
+		} `json:"members"`
+	}
+	c := http.Client{Timeout: time.Second}
+	resp, err := c.Get(n.API + "/cluster")
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	_ = json.NewDecoder(resp.Body).Decode(&cluster)
+	for _, m := range cluster.Members {
+		if m.Name == name {
+			return m.Role
+		}
+	}
+	return ""
+}
+
+// Switchover asks Patroni for a planned switchover to candidate (the
+// primary stops, the standby is promoted once it has every commit, and the
+// old primary follows it) and returns once candidate leads.
+func (s *PatroniSetup) Switchover(ctx context.Context, candidate *PatroniNode) {
+	s.tb.Helper()
+	leader := s.Other(candidate)
+	body := fmt.Sprintf(`{"leader":%q,"candidate":%q}`, leader.Name, candidate.Name)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, leader.API+"/switchover", strings.NewReader(body))
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.tb.Fatalf("switchover: %v", err)
+	}
+	text, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		s.tb.Fatalf("switchover to %s: %d %s", candidate.Name, resp.StatusCode, text)
+	}
+	s.AwaitLeader(ctx, candidate)
+}
+
+func (s *PatroniSetup) nodeURL(n *PatroniNode, db string) string {
+	return fmt.Sprintf("postgres://postgres:%s@%s/%s?sslmode=disable", s.password, n.Addr, db)
+}
+
+// launch starts cmd as the PostgreSQL user, its output to logPath.
+func (s *PatroniSetup) launch(cmd *exec.Cmd, logPath string) {
+	s.tb.Helper()
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	defer logFile.Close()
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Dir = s.dir
+	cmd.Env = append(os.Environ(), "HOME="+s.dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		s.tb.Fatalf("start %s: %v", cmd.Path, err)
+	}
+}
+
+// stop kills every process and deletes the directory.
+func (s *PatroniSetup) stop() {
+	for _, n := range s.Nodes {
+		n.Kill()
+	}
+	if s.etcd != nil && s.etcd.Process != nil {
+		_ = s.etcd.Process.Kill()
+		_ = s.etcd.Wait()
+	}
+	_ = os.RemoveAll(s.dir)
+}
+
+// makeDir makes the setup's directory where the PostgreSQL user can work:
+// under the temporary directory, else under that user's home.
+func (s *PatroniSetup) makeDir() string {
+	s.tb.Helper()
+	dir, err := os.MkdirTemp("", "patroni-")
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	if s.cred == nil {
+		return dir
+	}
+	if err := os.Chown(dir, int(s.cred.Uid), int(s.cred.Gid)); err != nil {
+		s.tb.Fatal(err)
+	}
+	check := exec.Command("test", "-w", dir, "-a", "-x", dir)
+	check.Dir = "/"
+	check.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
+	if check.Run() == nil {
+		return dir
+	}
+	_ = os.RemoveAll(dir)
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	dir, err = os.MkdirTemp(u.HomeDir, "patroni-")
+	if err != nil {
+		s.tb.Fatalf("no directory the postgres user can reach: %v", err)
+	}
+	if err := os.Chown(dir, int(s.cred.Uid), int(s.cred.Gid)); err != nil {
+		s.tb.Fatal(err)
+	}
+	return dir
+}
+
+// writeFile writes a file the PostgreSQL user owns (Patroni reads its
+// configuration as that user).
+func (s *PatroniSetup) writeFile(path, text string) {
+	s.tb.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		s.tb.Fatal(err)
+	}
+	if s.cred != nil {
+		if err := os.Chown(path, int(s.cred.Uid), int(s.cred.Gid)); err != nil {
+			s.tb.Fatal(err)
+		}
+	}
+}
+
+func (s *PatroniSetup) await(ctx context.Context, what string, ready func() (bool, error)) {
+	s.tb.Helper()
+	var lastErr error
+	for {
+		ok, err := ready()
+		if ok {
+			return
+		}
+		lastErr = err
+		select {
+		case <-ctx.Done():
+			var logs strings.Builder
+			for _, n := range s.Nodes {
+				fmt.Fprintf(&logs, "\n%s:\n%s", n.Name, n.Log(15))
+			}
+			s.tb.Fatalf("waiting for %s: %v (last error: %v)%s", what, ctx.Err(), lastErr, logs.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// postgresCredential is the user PostgreSQL runs as: this process's own
+// (nil) unless it is root, which PostgreSQL refuses; then the postgres
+// system user.
+func postgresCredential() (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, fmt.Errorf("PostgreSQL refuses to run as root and there is no postgres user: %w", err)
+	}
+	uid, _ := strconv.ParseUint(u.Uid, 10, 32)
+	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, nil
+}
+
+// postgresBinDir is Debian's newest /usr/lib/postgresql/VERSION/bin.
+func postgresBinDir() (string, error) {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	best, bestVersion := "", -1
+	for _, d := range dirs {
+		v, err := strconv.Atoi(filepath.Base(filepath.Dir(d)))
+		if err == nil && v > bestVersion {
+			if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
+				best, bestVersion = d, v
+			}
+		}
+	}
+	if best == "" {
+		return "", fmt.Errorf("PostgreSQL not found under /usr/lib/postgresql: `make test` installs it")
+	}
+	return best, nil
+}
+
+// killTree sends SIGKILL to pid and to every process whose parent it is.
+func killTree(pid int) {
+	children := childrenOf(pid)
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	for _, c := range children {
+		_ = syscall.Kill(c, syscall.SIGKILL)
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if syscall.Kill(pid, 0) != nil {
+			return
+		}
+	}
+}
+
+// childrenOf lists the processes whose parent is pid, from /proc.
+func childrenOf(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so read after
+		// its closing parenthesis.
+		rest := string(b[strings.LastIndexByte(string(b), ')')+1:])
+		fields := strings.Fields(rest)
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			out = append(out, child)
+		}
+	}
+	return out
+}
+
+func tail(path string, lines int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(all[max(0, len(all)-lines):], "\n")
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

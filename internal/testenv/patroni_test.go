@@ -1,0 +1,71 @@
+package testenv_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/seatlock/seatlock/internal/testenv"
+)
+
+// What the failover tests build on: a commit acknowledged by the primary
+// is on the standby that Patroni promotes when the primary's machine dies,
+// the URL's target_session_attrs finds the new primary, and the killed node
+// comes back as the synchronous standby.
+func TestPatroniPromotesTheSynchronousStandby(t *testing.T) {
+	t.Parallel()
+	s := testenv.StartPatroni(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	exec := func(sql string, args ...any) error {
+		conn, err := pgx.Connect(ctx, s.URL)
+		if err != nil {
+			return err
+		}
+		defer conn.Close(ctx)
+		_, err = conn.Exec(ctx, sql, args...)
+		return err
+	}
+	if err := exec("CREATE TABLE acknowledged (n int PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	const rows = 200
+	for n := range rows {
+		if err := exec("INSERT INTO acknowledged VALUES ($1)", n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := s.Leader()
+	if old != s.Nodes[0] {
+		t.Fatalf("leader %v, want pg1", old)
+	}
+	killed := time.Now()
+	old.Kill()
+	s.AwaitLeader(ctx, s.Nodes[1])
+	t.Logf("pg2 promoted %v after pg1 was killed", time.Since(killed).Round(time.Millisecond))
+
+	var count int
+	conn, err := pgx.Connect(ctx, s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM acknowledged").Scan(&count); err != nil {
+		t.Fatal(err)
+	}
+	if count != rows {
+		t.Errorf("the promoted standby has %d of the %d acknowledged rows", count, rows)
+	}
+	if err := exec("INSERT INTO acknowledged VALUES ($1)", rows); err != nil {
+		t.Errorf("write on the promoted standby: %v", err)
+	}
+
+	old.Start()
+	s.AwaitSyncStandby(ctx, old)
+	s.Switchover(ctx, old)
+	if err := exec("INSERT INTO acknowledged VALUES ($1)", rows+1); err != nil {
+		t.Errorf("write after the switchover back to pg1: %v", err)
+	}
+}
