@@ -100,6 +100,9 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		return nil, err
 	}
 	a.closeLast(pool.Close)
+	if err := postgres.AwaitPrimary(ctx, pool, postgres.DefaultStartupWait); err != nil {
+		return nil, err
+	}
 	if err := postgres.Migrate(pool); err != nil {
 		return nil, err
 	}

@@ -17,13 +17,15 @@ import (
 // IdempotencyStore implements idempotency.Store in the idempotency_keys
 // table.
 type IdempotencyStore struct {
-	pool *pgxpool.Pool
+	pool retryPool
 }
 
 var _ idempotency.Store = (*IdempotencyStore)(nil)
 
 // NewIdempotencyStore returns a store on pool; the schema must be migrated.
-func NewIdempotencyStore(pool *pgxpool.Pool) *IdempotencyStore { return &IdempotencyStore{pool: pool} }
+func NewIdempotencyStore(pool *pgxpool.Pool) *IdempotencyStore {
+	return &IdempotencyStore{pool: newRetryPool(pool)}
+}
 
 // claimKey inserts a key, or takes over a row that expired (with a new
 // claim), or one whose request ended without an answer (released, or past

@@ -37,6 +37,11 @@ func Open(ctx context.Context, url string, opts ...PoolOption) (*pgxpool.Pool, e
 	if !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = DefaultMaxConns
 	}
+	// DATABASE_URL names a primary and its standbys, and asks for the one
+	// that takes writes: new connections wait through a failover.
+	if cfg.ConnConfig.ValidateConnect != nil {
+		withPrimaryGate(cfg, DefaultPrimaryWait)
+	}
 	for _, o := range opts {
 		o(cfg)
 	}

@@ -14,11 +14,11 @@ import (
 // SeatChanges reads and trims the seat_changes outbox, which the writes of
 // Store fill in their own transactions.
 type SeatChanges struct {
-	pool *pgxpool.Pool
+	pool retryPool
 }
 
 // NewSeatChanges returns the outbox on pool.
-func NewSeatChanges(pool *pgxpool.Pool) *SeatChanges { return &SeatChanges{pool: pool} }
+func NewSeatChanges(pool *pgxpool.Pool) *SeatChanges { return &SeatChanges{pool: newRetryPool(pool)} }
 
 // Pending returns up to limit of the oldest pending changes, in position
 // (id) order.

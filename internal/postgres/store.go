@@ -26,7 +26,7 @@ const (
 // parameterised. Concurrent bookings are written in groups (see
 // group_commit.go).
 type Store struct {
-	pool    *pgxpool.Pool
+	pool    retryPool
 	writers int
 	group   *batch.Queue[*pendingBooking]
 	// tracer, when set, makes a span of each group write (WithTracer).
@@ -49,7 +49,7 @@ func WithTracer(t trace.Tracer) StoreOption { return func(s *Store) { s.tracer =
 
 // NewStore returns a Store on pool; the schema must be migrated.
 func NewStore(pool *pgxpool.Pool, opts ...StoreOption) *Store {
-	s := &Store{pool: pool, writers: DefaultGroupWriters}
+	s := &Store{pool: newRetryPool(pool), writers: DefaultGroupWriters}
 	for _, o := range opts {
 		o(s)
 	}

@@ -2,11 +2,14 @@ package testenv_test
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatlock/seatlock/internal/postgres"
 	"github.com/seatlock/seatlock/internal/testenv"
 )
 
@@ -43,8 +46,28 @@ func TestPatroniPromotesTheSynchronousStandby(t *testing.T) {
 	}
 	killed := time.Now()
 	old.Kill()
-	s.AwaitLeader(ctx, s.Nodes[1])
-	t.Logf("pg2 promoted %v after pg1 was killed", time.Since(killed).Round(time.Millisecond))
+	// An instance starting now waits for the promotion (AwaitPrimary)
+	// instead of failing its migrations.
+	pool, err := postgres.Open(ctx, s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if err := postgres.AwaitPrimary(ctx, pool, postgres.DefaultStartupWait); err != nil {
+		t.Fatalf("AwaitPrimary after the primary's death: %v", err)
+	}
+	var standby bool
+	var port int
+	if err := pool.QueryRow(ctx, "SELECT pg_is_in_recovery(), inet_server_port()").Scan(&standby, &port); err != nil {
+		t.Fatal(err)
+	}
+	if want := s.Nodes[1].Addr; standby || !strings.HasSuffix(want, ":"+strconv.Itoa(port)) {
+		t.Errorf("AwaitPrimary returned on port %d (standby: %v), want the promoted %s", port, standby, want)
+	}
+	if err := postgres.Migrate(pool); err != nil {
+		t.Errorf("migrate on the promoted standby: %v", err)
+	}
+	t.Logf("pg2 promoted and reached %v after pg1 was killed", time.Since(killed).Round(time.Millisecond))
 
 	var count int
 	conn, err := pgx.Connect(ctx, s.URL)

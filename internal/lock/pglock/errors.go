@@ -26,7 +26,8 @@ func classify(op string, err error) error {
 // Unreachable reports whether err means PostgreSQL could not be reached in
 // time: the errors a Backend reports as backend.ErrUnavailable, where another
 // attempt, or another instance, may succeed. They are connection exceptions
-// (class 08), a server shutting down or out of connections, dial, network
+// (class 08), a server shutting down or out of connections, a write sent
+// to a standby, dial, network
 // and timeout errors, a deadline, a connection found closed, and a closed
 // pool (a service shutting down). Other server errors (constraint
 // violations, syntax) are answers, not outages. Code of the same program
@@ -39,7 +40,11 @@ func Unreachable(err error) bool {
 		case len(pgErr.Code) == 5 && pgErr.Code[:2] == "08": // connection exception
 			return true
 		case pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03", // shutting down, cannot connect now
-			pgErr.Code == "53300": // too many connections
+			pgErr.Code == "53300", // too many connections
+			// read_only_sql_transaction: a write reached a standby (a
+			// primary demoted under a session, or a URL naming a standby
+			// without target_session_attrs); the primary is elsewhere.
+			pgErr.Code == "25006":
 			return true
 		}
 		return false

@@ -23,6 +23,7 @@ func TestUnreachable(t *testing.T) {
 		{"connection exception", &pgconn.PgError{Code: "08006"}, true},
 		{"admin shutdown", &pgconn.PgError{Code: "57P01"}, true},
 		{"too many connections", &pgconn.PgError{Code: "53300"}, true},
+		{"a write on a standby", &pgconn.PgError{Code: "25006"}, true},
 		{"unique violation", &pgconn.PgError{Code: "23505"}, false},
 		{"syntax error", &pgconn.PgError{Code: "42601"}, false},
 		{"connection found closed in a transaction", fmt.Errorf("insert hold: %w", pgconn.ErrConnClosed), true},
