@@ -26,8 +26,11 @@ const maxReasons = 20
 // reserved: the refusal may have come after the commit), and the run must
 // not end unavailable.
 func judge(r *report, views []seatMapView) verdict {
-	var reasons []string
+	var reasons, seatReasons []string
 	fail := func(format string, a ...any) { reasons = append(reasons, fmt.Sprintf(format, a...)) }
+	// The reasons of single seats come last: thousands of seats refused
+	// alike must not hide, past maxReasons, why they were.
+	failSeat := func(format string, a ...any) { seatReasons = append(seatReasons, fmt.Sprintf(format, a...)) }
 	interrupted := r.Responses[keyNotSent] + r.Responses[keyCanceled]
 	if interrupted > 0 {
 		fail("run interrupted: %d requests not sent or cancelled", interrupted)
@@ -38,9 +41,9 @@ func judge(r *report, views []seatMapView) verdict {
 	for _, s := range r.allSeats {
 		switch want := wantWins(r.Scenario); {
 		case s.OK != want && !refused(s):
-			fail("seat %d of schedule %d: %d successful reservations, want %d", s.Seat, s.Schedule, s.OK, want)
+			failSeat("seat %d of schedule %d: %d successful reservations, want %d", s.Seat, s.Schedule, s.OK, want)
 		case r.Scenario == scenarioFreshSeats && s.Requests != 1:
-			fail("seat %d of schedule %d: %d requests, want 1 (fresh seats)", s.Seat, s.Schedule, s.Requests)
+			failSeat("seat %d of schedule %d: %d requests, want 1 (fresh seats)", s.Seat, s.Schedule, s.Requests)
 		}
 	}
 	judgeWatch(r.Watch, fail)
@@ -65,13 +68,14 @@ func judge(r *report, views []seatMapView) verdict {
 				continue
 			}
 			if st, ok := v.Statuses[s.Seat]; !ok {
-				fail("seat map via %s has no seat %d of schedule %d", v.Target, s.Seat, s.Schedule)
+				failSeat("seat map via %s has no seat %d of schedule %d", v.Target, s.Seat, s.Schedule)
 			} else if st != "reserved" && !(refused(s) && st == "available") {
-				fail("seat map via %s says seat %d of schedule %d is %q, want reserved", v.Target, s.Seat, s.Schedule, st)
+				failSeat("seat map via %s says seat %d of schedule %d is %q, want reserved", v.Target, s.Seat, s.Schedule, st)
 			}
 		}
 	}
 
+	reasons = append(reasons, seatReasons...)
 	return verdict{Pass: len(reasons) == 0, Reasons: capReasons(reasons)}
 }
 
