@@ -4,7 +4,7 @@ SHELL := /bin/bash
 RUN_DIR := $(CURDIR)/.data/run
 GO ?= go
 
-.PHONY: run cluster rolling-restart test walkthrough fuzz smoke bench hammer compare soak stop clean token build vet fmt docker-config
+.PHONY: run cluster rolling-restart pg-failovers test walkthrough fuzz smoke bench hammer compare soak stop clean token build vet fmt docker-config
 
 # The address `make run` or `make cluster` serves on (recorded in
 # .data/run/served.env while it serves), unless HTTP_ADDR is given:
@@ -45,6 +45,14 @@ cluster: build
 # its own: no request may fail, no seat event may be lost.
 rolling-restart:
 	@bash scripts/rolling.sh "$(CURDIR)/.data/rolling"
+
+# N (default 20) PostgreSQL failovers (cluster.sh pg-failover: the leader
+# SIGKILLed 5 s into a 30 s hammer of 2,000 users) on servers of its own:
+# a row per run (promotion, longest time without a booking, the counts
+# behind the verdict), then the median and worst; no booking answered 200
+# may be lost, nothing but 503 unavailable may fail.
+pg-failovers:
+	@N=$(or $(N),20) bash scripts/pgfailovers.sh "$(CURDIR)/.data/pgfailovers"
 
 # The lock adapter against the raw go-redis floor, bsm/redislock and
 # go-redsync on one Redis: one table, medians of five rounds (about a

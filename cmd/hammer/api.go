@@ -460,6 +460,7 @@ type reservationOut struct {
 	ScheduleID int64  `json:"scheduleId"`
 	SeatID     int    `json:"seatId"`
 	UserID     string `json:"userId"`
+	Status     string `json:"status"` // active or cancelled (GET /reservations/{id})
 }
 
 // reserve sends one POST /reservations for seat as u and classifies the
@@ -467,7 +468,7 @@ type reservationOut struct {
 func (a *api) reserve(ctx context.Context, target string, u user, seat seatRef) outcome {
 	o := outcome{Seat: seat, Sent: true}
 	body := fmt.Appendf(nil, `{"scheduleId":%d,"seatId":%d}`, seat.Schedule, seat.Seat)
-	status, data, latency, err := a.send(ctx, http.MethodPost, target+"/reservations", u.token, body)
+	status, data, retryAfter, latency, err := a.sendReading(ctx, http.MethodPost, target+"/reservations", u.token, body, "Retry-After")
 	o.Latency, o.At = latency, time.Now()
 	if err != nil {
 		o.Canceled = ctx.Err() != nil
@@ -483,7 +484,17 @@ func (a *api) reserve(ctx context.Context, target string, u user, seat seatRef) 
 		return o
 	}
 	o.Code = problemCode(data)
+	if secs, err := strconv.Atoi(retryAfter); err == nil && secs > 0 {
+		o.RetryAfter = time.Duration(secs) * time.Second
+	}
 	return o
+}
+
+// reservation reads one of u's reservations by its id.
+func (a *api) reservation(ctx context.Context, target string, u user, id string) (reservationOut, error) {
+	var out reservationOut
+	err := a.call(ctx, "get reservation", http.MethodGet, target+"/reservations/"+id, u.token, nil, &out, http.StatusOK)
+	return out, err
 }
 
 // problemCode is the "code" member of a problem body. The usual bodies are

@@ -154,7 +154,7 @@ func runPhase(ctx context.Context, a *api, cfg config, users []user, v venue, p 
 		onTick, finish = progressBar(progressOut, int64(v.SeatCount), desc,
 			func(int64, time.Duration) int64 { return seats.Load() })
 	}
-	res.wall = drive(ctx, a, cfg.Targets, cfg.C, onTick, func() (stepFunc, func()) {
+	_, res.wall = drive(ctx, a, cfg.Targets, cfg.C, onTick, func() (stepFunc, func()) {
 		all, held := newLatencyHistogram(), newLatencyHistogram()
 		var mine []holdOutcome
 		var selling time.Duration

@@ -104,6 +104,11 @@ type config struct {
 	// Client is the HTTP client: clientFast (fasthttp, the cheapest per
 	// request) or clientStd (net/http, what most Go callers use).
 	Client string
+	// AllowUnavailable lets 503 unavailable answers to the bookings pass
+	// (the service's database failing over): they are counted, the
+	// workers pause briefly as Retry-After says, and a seat refused so
+	// need not be won (hot-seat, fresh-seats and contended).
+	AllowUnavailable bool
 	// Watch follows the hammered schedules' live seat maps on WatchURL
 	// and reports how long each booking's event took to arrive.
 	Watch    bool
@@ -156,7 +161,7 @@ const usageSynopsis = `Usage:
          [-c 64] [-users U] [-url http://127.0.0.1:8080[,...]]
          [-seats K [-per-seat M]] [-schedule ID -seat N]
          [-watch [-streams S] [-watch-url URL] [-form full|compact]]
-         [-secret S] [-timeout 15s] [-json] [-verify=false]
+         [-secret S] [-timeout 15s] [-json] [-verify=false] [-allow-unavailable]
   hammer -scenario best-available [-rows 40 -row-seats 50 [-sections N] | -layout FILE]
          [-quantity 1-6] [-category C] [-adjacent=false] [-seed 1] [-duration 2m]
          [-watch [-streams S] [-form full|compact]] [-database-url URL]
@@ -289,6 +294,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	asJSON := fs.Bool("json", env.bool("HAMMER_JSON", false), "print the report as JSON (env HAMMER_JSON)")
 	verify := fs.Bool("verify", env.bool("HAMMER_VERIFY", true),
 		"check the seat map before and after; false for targets without one (env HAMMER_VERIFY)")
+	allowUnavailable := fs.Bool("allow-unavailable", env.bool("HAMMER_ALLOW_UNAVAILABLE", false),
+		"hot-seat, fresh-seats and contended: 503 unavailable answers to the bookings (a database failing over) do not fail the verdict: "+
+			"they are counted, and a seat refused so need not be won; any other 5xx or transport error still fails, and the run must book again "+
+			"after its last 503 (env HAMMER_ALLOW_UNAVAILABLE)")
 	cpuProfile := fs.String("cpuprofile", "", "write the hammer's own CPU profile to this file")
 	client := fs.String("client", env.str("HAMMER_CLIENT", clientFast),
 		"HTTP client: fasthttp (cheapest per request) or nethttp (Go's net/http) (env HAMMER_CLIENT)")
@@ -355,6 +364,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		Scenario: scenario(*scen), N: *n, Duration: *dur, C: *c, Users: *users, Seats: *seats,
 		ScheduleID: *schedule, Seat: *seat, Secret: []byte(*secret), Timeout: *timeout, JSON: *asJSON, Verify: *verify,
 		CPUProfile: *cpuProfile, Client: *client, Watch: *watch, WatchURL: strings.TrimRight(*watchURL, "/"), Streams: *streams,
+		AllowUnavailable: *allowUnavailable,
 	}
 	bad := func(format string, a ...any) (config, error) { return config{}, usagef(format, a...) }
 	switch cfg.Scenario {
@@ -556,9 +566,10 @@ var scenarioFlags = map[string][]scenario{
 	"quantity": {scenarioBestAvailable, scenarioOnSale}, "adjacent": {scenarioBestAvailable, scenarioOnSale},
 	"seed":       {scenarioBestAvailable, scenarioOnSale},
 	"admit-rate": {scenarioOnSale}, "max-active": {scenarioOnSale}, "join-window": {scenarioOnSale}, "prequeue-share": {scenarioOnSale},
-	"database-url": {scenarioBestAvailable},
-	"book-rate":    {scenarioSeatMap},
-	"revalidating": {scenarioSeatMap},
+	"database-url":      {scenarioBestAvailable},
+	"book-rate":         {scenarioSeatMap},
+	"revalidating":      {scenarioSeatMap},
+	"allow-unavailable": {scenarioHotSeat, scenarioFreshSeats, scenarioContended},
 }
 
 // checkScenarioFlags refuses the flags of set that s does not read,

@@ -78,6 +78,7 @@ func TestParseConfigRejects(t *testing.T) {
 		{[]string{"-scenario", "hot-seat", "-seats", "3"}, nil, "-seats is for"},
 		{[]string{"-scenario", "fresh-seats", "-per-seat", "3"}, nil, "-per-seat is for"},
 		{[]string{"-scenario", "fresh-seats", "-schedule", "1", "-seat", "1"}, nil, "not for fresh-seats"},
+		{[]string{"-scenario", "best-available", "-allow-unavailable"}, nil, "-allow-unavailable: for -scenario hot-seat, fresh-seats or contended"},
 		{[]string{"-per-seat", "3", "-n", "9"}, nil, "exclude each other"},
 		{[]string{"-users", "-1"}, nil, "-users must be"},
 		{[]string{"-schedule", "1", "-seat", "2", "-seats", "3"}, nil, "exclude each other"},

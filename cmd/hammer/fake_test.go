@@ -40,6 +40,15 @@ type fakeAPI struct {
 	onHold            func()        // called for each hold granted, with f.mu held
 	stall             chan struct{} // reservations block until closed or cancelled
 	arrived           chan struct{} // receives once per stalled reservation
+	internalEvery     int           // every k-th reservation answers 500 internal
+	loseEvery         int           // every k-th booking is answered 200 but not kept under its id (the seat stays reserved)
+	refuseReads       int           // the next k reads of a seat map or reservation answer 503 unavailable
+	refuseSetup       int           // the next k schedules made or seat streams opened answer 503 unavailable
+	// outageAfter and outageFor make a database failover: from outageAfter
+	// after the first reservation, for outageFor, everything that reads or
+	// writes the database (schedules, reservations, seat maps and their
+	// streams) answers 503 unavailable with Retry-After.
+	outageAfter, outageFor time.Duration
 
 	mu        sync.Mutex
 	nextID    int64
@@ -51,6 +60,18 @@ type fakeAPI struct {
 	// the seat events sent.
 	watchers map[int64][]chan string
 	events   int
+	// firstCall is when the first reservation came (outageAfter counts
+	// from it); bookings are the reservations by id, booked counts them.
+	firstCall time.Time
+	bookings  map[string]fakeReservation
+	booked    int
+}
+
+// fakeReservation is a booking as GET /reservations/{id} reads it.
+type fakeReservation struct {
+	schedule int64
+	seat     int
+	user     string
 }
 
 type fakeSchedule struct {
@@ -117,7 +138,48 @@ func (f *fakeAPI) handler() http.Handler {
 	mux.HandleFunc("GET /schedules/{id}/seats/events", f.seatEvents)
 	mux.HandleFunc("GET /schedules/{id}", f.getSchedule)
 	mux.HandleFunc("POST /holds", f.createHold)
+	mux.HandleFunc("GET /reservations/{id}", f.getReservation)
 	return mux
+}
+
+// down answers 503 unavailable, as the service does while its database
+// fails over, when the outage is on or refused (refuseReads or
+// refuseSetup, when not nil) has refusals left, and reports whether it
+// did.
+func (f *fakeAPI) down(w http.ResponseWriter, refused *int) bool {
+	f.mu.Lock()
+	since := time.Since(f.firstCall)
+	out := !f.firstCall.IsZero() && f.outageFor > 0 && since >= f.outageAfter && since < f.outageAfter+f.outageFor
+	if !out && refused != nil && *refused > 0 {
+		*refused--
+		out = true
+	}
+	f.mu.Unlock()
+	if out {
+		w.Header().Set("Retry-After", "2")
+		writeProblem(w, http.StatusServiceUnavailable, "unavailable")
+	}
+	return out
+}
+
+// getReservation reads one of the caller's reservations; anyone else's is
+// 404, as an unknown id.
+func (f *fakeAPI) getReservation(w http.ResponseWriter, r *http.Request) {
+	p, ok := f.auth(w, r)
+	if !ok || f.down(w, &f.refuseReads) {
+		return
+	}
+	f.mu.Lock()
+	b, found := f.bookings[r.PathValue("id")]
+	f.mu.Unlock()
+	if !found || b.user != p.UserID {
+		writeProblem(w, http.StatusNotFound, "reservation_not_found")
+		return
+	}
+	writeJSONBody(w, http.StatusOK, map[string]any{
+		"id": r.PathValue("id"), "scheduleId": b.schedule, "seatId": b.seat, "userId": b.user,
+		"createdAt": time.Now().UTC().Format(time.RFC3339Nano), "status": "active",
+	})
 }
 
 func (f *fakeAPI) createSchedule(w http.ResponseWriter, r *http.Request) {
@@ -127,6 +189,9 @@ func (f *fakeAPI) createSchedule(w http.ResponseWriter, r *http.Request) {
 	}
 	if !p.IsAdmin() {
 		writeProblem(w, http.StatusForbidden, "forbidden")
+		return
+	}
+	if f.down(w, &f.refuseSetup) {
 		return
 	}
 	var in struct {
@@ -354,8 +419,17 @@ func (f *fakeAPI) reserve(w http.ResponseWriter, r *http.Request) {
 	f.calls++
 	call := f.calls
 	f.users[p.UserID] = true
+	if f.firstCall.IsZero() {
+		f.firstCall = time.Now()
+	}
 	f.mu.Unlock()
+	if f.down(w, nil) {
+		return
+	}
 	switch {
+	case f.internalEvery > 0 && call%f.internalEvery == 0:
+		writeProblem(w, http.StatusInternalServerError, "internal")
+		return
 	case f.stall != nil:
 		f.arrived <- struct{}{}
 		select {
@@ -413,10 +487,17 @@ func (f *fakeAPI) reserve(w http.ResponseWriter, r *http.Request) {
 	s.reserved[in.SeatID]++
 	s.version++
 	f.publish(in.ScheduleID, in.SeatID, "reserved")
-	n := s.reserved[in.SeatID]
+	f.booked++
+	id := fmt.Sprintf("00000000-0000-4000-8000-%012d", f.booked)
+	if f.loseEvery == 0 || f.booked%f.loseEvery != 0 {
+		if f.bookings == nil {
+			f.bookings = map[string]fakeReservation{}
+		}
+		f.bookings[id] = fakeReservation{schedule: in.ScheduleID, seat: in.SeatID, user: p.UserID}
+	}
 	f.mu.Unlock()
 	writeJSONBody(w, http.StatusOK, map[string]any{
-		"id": fmt.Sprintf("00000000-0000-4000-8000-%012d", n), "scheduleId": in.ScheduleID, "seatId": in.SeatID,
+		"id": id, "scheduleId": in.ScheduleID, "seatId": in.SeatID,
 		"userId": p.UserID, "createdAt": time.Now().UTC().Format(time.RFC3339Nano),
 	})
 }
@@ -428,6 +509,9 @@ func (f *fakeAPI) reserve(w http.ResponseWriter, r *http.Request) {
 func (f *fakeAPI) seatMap(w http.ResponseWriter, r *http.Request) {
 	if f.noSeatMap {
 		http.NotFound(w, r)
+		return
+	}
+	if f.down(w, &f.refuseReads) {
 		return
 	}
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
@@ -520,6 +604,9 @@ func (s *fakeSchedule) compactJSON(id int64) []byte {
 // seatEvents is the live seat map: a snapshot (of the form asked, as the
 // seat map's), then a seat event per change, until the client goes.
 func (f *fakeAPI) seatEvents(w http.ResponseWriter, r *http.Request) {
+	if f.down(w, &f.refuseSetup) {
+		return
+	}
 	id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	f.mu.Lock()
 	s := f.schedules[id]

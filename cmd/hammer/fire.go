@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"math/rand/v2"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -32,6 +33,7 @@ func recordLatency(h *hdrhistogram.Histogram, d time.Duration) {
 type fired struct {
 	outcomes []outcome
 	latency  *hdrhistogram.Histogram // every answered or failed request
+	began    time.Time               // when the workers started together
 	wall     time.Duration
 	err      error // the workload could not hand out a seat (fresh-seats)
 }
@@ -53,10 +55,11 @@ func fire(ctx context.Context, a *api, cfg config, w *workload, users []user, on
 		mu  sync.Mutex // guards res when workers hand in their share
 		res = fired{latency: newLatencyHistogram()}
 	)
-	res.wall = drive(ctx, a, cfg.Targets, cfg.C, onTick, func() (stepFunc, func()) {
+	res.began, res.wall = drive(ctx, a, cfg.Targets, cfg.C, onTick, func() (stepFunc, func()) {
 		hist := newLatencyHistogram()
 		var mine []outcome // duration mode
 		step := func(runCtx context.Context, i int, elapsed time.Duration) bool {
+			stepStart := time.Now()
 			if cfg.N > 0 && i >= cfg.N || cfg.Duration > 0 && elapsed >= cfg.Duration {
 				return false
 			}
@@ -69,12 +72,21 @@ func fire(ctx context.Context, a *api, cfg config, w *workload, users []user, on
 				mu.Unlock()
 				return false
 			}
-			o := a.reserve(ctx, cfg.Targets[w.target(i, len(cfg.Targets))], users[userOf(i, len(users))], seat)
+			u := userOf(i, len(users))
+			o := a.reserve(ctx, cfg.Targets[w.target(i, len(cfg.Targets))], users[u], seat)
+			o.User = u
 			recordLatency(hist, o.Latency)
 			if cfg.N > 0 {
 				outcomes[i] = o
 			} else {
 				mine = append(mine, o)
+			}
+			if cfg.AllowUnavailable && o.key() == keyUnavailable {
+				pause := unavailablePause(o.RetryAfter)
+				if cfg.Duration > 0 { // not past the run's end
+					pause = min(pause, cfg.Duration-elapsed-time.Since(stepStart))
+				}
+				sleepUntil(runCtx, time.Now().Add(pause))
 			}
 			return true
 		}
@@ -92,6 +104,27 @@ func fire(ctx context.Context, a *api, cfg config, w *workload, users []user, on
 	return res
 }
 
+// maxUnavailablePause bounds a worker's pause after a 503 unavailable
+// (-allow-unavailable): Retry-After asks for seconds (2 s from the
+// service), but the first booking after the database is back is what
+// longestGapMs measures, and 64 workers pausing this long each ask some
+// 128 times a second in all.
+const maxUnavailablePause = 500 * time.Millisecond
+
+// unavailablePause is how long a worker waits after a 503 unavailable
+// whose Retry-After was retryAfter (0: none): as it says, at most
+// maxUnavailablePause, drawn at random below that (full jitter): workers
+// refused together would otherwise ask again together, every time, and
+// the first of them to book after the outage could come up to a whole
+// pause late.
+func unavailablePause(retryAfter time.Duration) time.Duration {
+	limit := maxUnavailablePause
+	if retryAfter > 0 {
+		limit = min(retryAfter, limit)
+	}
+	return rand.N(limit) + 1
+}
+
 // stepFunc makes request number i of a timed phase, elapsed after its start,
 // and reports whether the phase goes on: false stops every worker (the
 // requests they have in flight finish). runCtx ends when the phase is
@@ -103,8 +136,9 @@ type stepFunc func(runCtx context.Context, i int, elapsed time.Duration) bool
 // open their connections to every target before the clock starts, then
 // start together and take request numbers 0, 1, 2, ... in turn until a
 // step says stop or ctx is cancelled. onTick, if not nil, is called every
-// 200 ms with the steps done. drive returns the phase's wall time.
-func drive(ctx context.Context, a *api, targets []string, c int, onTick tick, newWorker func() (stepFunc, func())) time.Duration {
+// 200 ms with the steps done. drive returns when the phase began (the
+// workers started together) and its wall time.
+func drive(ctx context.Context, a *api, targets []string, c int, onTick tick, newWorker func() (stepFunc, func())) (time.Time, time.Duration) {
 	var (
 		next, done   atomic.Int64
 		ready, ended sync.WaitGroup
@@ -158,7 +192,7 @@ func drive(ctx context.Context, a *api, targets []string, c int, onTick tick, ne
 		}()
 	}
 	ended.Wait()
-	return time.Since(began)
+	return began, time.Since(began)
 }
 
 // userOf is the user who sends request i: every user in turn, and on each

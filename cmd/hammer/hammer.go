@@ -75,12 +75,18 @@ func hammer(ctx context.Context, cfg config, progressOut io.Writer) (*report, er
 	}
 
 	var views []seatMapView
+	var acked *ackReport
 	// An interrupted run fails anyway; reading the seat maps back would
 	// only delay the exit the user asked for.
 	if cfg.Verify && ctx.Err() == nil {
-		views = readBack(ctx, a, cfg, w.scheduleIDs())
+		// Right after a failover the service may still answer 503: the
+		// reads wait for it together.
+		p := newPatience()
+		views = readBack(ctx, a, cfg, w.scheduleIDs(), p)
+		acked = checkAcknowledged(ctx, a, cfg.Targets[0], users, res.outcomes, cfg.C, p)
 	}
 	r := summarize(cfg, runID, w, res, views)
+	r.Acknowledged = acked
 	if watch != nil {
 		r.Watch = watch.finish(res.outcomes)
 		r.Watch.Streams = cfg.Streams * len(w.scheduleIDs())
@@ -94,8 +100,13 @@ func hammer(ctx context.Context, cfg config, progressOut io.Writer) (*report, er
 // on the seat map: free for contended and fresh-seats (the verdict "one 200
 // per seat" would be meaningless otherwise), existing for hot-seat.
 func setUp(ctx context.Context, a *api, cfg config, runID, admin string, watch *watcher) (*workload, error) {
-	create := func(ctx context.Context, seats int) (int64, error) {
-		id, err := a.createSchedule(ctx, cfg.Targets[0], admin, "hammer "+runID, seats)
+	create := func(ctx context.Context, seats int) (id int64, err error) {
+		// fresh-seats makes schedules as the run goes, through a
+		// failover too: the run goes on, and its answers are judged.
+		err = newPatience().do(ctx, func() (err error) {
+			id, err = a.createSchedule(ctx, cfg.Targets[0], admin, "hammer "+runID, seats)
+			return err
+		})
 		if err == nil && watch != nil {
 			err = watch.follow(ctx, id)
 		}
@@ -125,7 +136,11 @@ func setUp(ctx context.Context, a *api, cfg config, runID, admin string, watch *
 	if !cfg.Verify {
 		return w, nil
 	}
-	statuses, err := a.seatMap(ctx, cfg.Targets[0], w.fixed[0].Schedule)
+	var statuses map[int]string
+	err := newPatience().do(ctx, func() (err error) {
+		statuses, err = a.seatMap(ctx, cfg.Targets[0], w.fixed[0].Schedule)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("before the run: %w", err)
 	}
@@ -159,12 +174,16 @@ func bookBeforehand(ctx context.Context, a *api, cfg config, runID string, ttl t
 }
 
 // readBack fetches the seat maps through every target, so an instance that
-// disagrees with the others is caught too.
-func readBack(ctx context.Context, a *api, cfg config, schedules []int64) []seatMapView {
+// disagrees with the others is caught too; p retries those refused 503.
+func readBack(ctx context.Context, a *api, cfg config, schedules []int64, p *patience) []seatMapView {
 	var views []seatMapView
 	for _, t := range cfg.Targets {
 		for _, id := range schedules {
-			statuses, err := a.seatMap(ctx, t, id)
+			var statuses map[int]string
+			err := p.do(ctx, func() (err error) {
+				statuses, err = a.seatMap(ctx, t, id)
+				return err
+			})
 			views = append(views, seatMapView{Target: t, Schedule: id, Statuses: statuses, Err: err})
 		}
 	}

@@ -29,7 +29,7 @@
 //	       [-c 64] [-users U] [-url http://127.0.0.1:8080[,...]]
 //	       [-seats K [-per-seat M]] [-schedule ID -seat N]
 //	       [-watch [-streams S] [-watch-url URL] [-form full|compact]]
-//	       [-secret S] [-timeout 15s] [-json] [-verify=false]
+//	       [-secret S] [-timeout 15s] [-json] [-verify=false] [-allow-unavailable]
 //	hammer -scenario best-available [-rows 40 -row-seats 50 [-sections N] | -layout FILE]
 //	       [-quantity 1-6] [-category C] [-adjacent=false] [-seed 1] [-duration 2m]
 //	       [-watch [-streams S] [-form full|compact]] [-database-url URL]
@@ -82,6 +82,18 @@
 // accuracy; the verdict fails any inversion, double admission, hold let
 // through without admission, 5xx or buyer not served.
 //
+// With -verify, every booking answered 200 is also read back by its id
+// (GET /reservations/{id} as its user): a booking the service
+// acknowledged and then lost fails the verdict. -allow-unavailable judges
+// a run through a database failover: 503 answers of code unavailable to
+// the bookings pass (counted in the report; each worker pauses up to
+// 500 ms as their Retry-After says, then goes on), a seat refused so need
+// not be won, and the run must book again after its last one. What is
+// not a booking (the schedules fresh-seats makes as it goes, the streams
+// -watch opens, the reads after the run) is asked again while answered
+// 503, for up to 30 s. The report gives the longest stretch of the run without a 200
+// (longestGapMs): through a failover, about how long booking stopped.
+//
 // -watch follows the live seat map of what is hammered (contended and
 // fresh-seats: each 200's "reserved" event; best-available: each seat of
 // each best-available 201's "held" event) and reports the events' delay;
@@ -97,7 +109,7 @@
 // HAMMER_QUANTITY, HAMMER_CATEGORY, HAMMER_ADJACENT, HAMMER_SEED,
 // HAMMER_DATABASE_URL, HAMMER_BOOK_RATE, HAMMER_REVALIDATING, HAMMER_CLIENT,
 // HAMMER_ADMIT_RATE, HAMMER_MAX_ACTIVE, HAMMER_JOIN_WINDOW,
-// HAMMER_PREQUEUE_SHARE.
+// HAMMER_PREQUEUE_SHARE, HAMMER_ALLOW_UNAVAILABLE.
 package main
 
 import (

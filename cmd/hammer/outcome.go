@@ -20,6 +20,10 @@ type outcome struct {
 	Reservation string
 	Latency     time.Duration
 	At          time.Time // when the answer arrived
+	// User is the index of the user who sent it (fire's users).
+	User int
+	// RetryAfter is a refusal's Retry-After (0 when absent).
+	RetryAfter time.Duration
 }
 
 // Histogram keys with a meaning of their own.
@@ -32,6 +36,10 @@ const (
 	keyCanceled       = "canceled"
 	keyNotSent        = "not sent"
 )
+
+// keyUnavailable is the service saying that a dependency cannot answer
+// (its database while it fails over): -allow-unavailable lets it pass.
+const keyUnavailable = "503 unavailable"
 
 // key names the outcome's bucket in the status histogram.
 func (o outcome) key() string {

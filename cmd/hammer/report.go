@@ -51,6 +51,13 @@ func writeText(w io.Writer, r *report) error {
 	for _, e := range r.TransportErrs {
 		p("  e.g.\t%s", e)
 	}
+	if r.AllowUnavailable {
+		p("unavailable:\t%d bookings answered 503 unavailable, allowed (-allow-unavailable)", r.Unavailable)
+	}
+	if r.LongestGap > 0 {
+		p("longest gap:\t%s without a 200, from %s to %s into the run", r.LongestGap,
+			duration(r.gapFrom), duration(r.gapTo))
+	}
 	p("seats:\t%d won once, %d not won, %d won more than once", r.Seats.WonOnce, r.Seats.NotWon, r.Seats.WonTwice)
 	if len(r.allSeats) <= maxSeatLines {
 		for _, s := range r.allSeats {
@@ -59,6 +66,9 @@ func writeText(w io.Writer, r *report) error {
 	}
 	if !r.SeatMapChecked {
 		p("seat map:\tnot checked (-verify=false): one 200 per seat is judged from the answers alone")
+	}
+	if a := r.Acknowledged; a != nil {
+		p("read back:\t%d of %d bookings answered 200 found by their ids, %d lost, %d not read", a.Found, a.Checked, a.Lost, a.Unchecked)
 	}
 	writeWatchText(p, r.Watch)
 	if r.Verdict.Pass {

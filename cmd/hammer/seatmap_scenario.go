@@ -225,7 +225,7 @@ func hammerSeatMap(ctx context.Context, cfg config, progressOut io.Writer) (*rep
 		onTick, finish = progressBar(progressOut, int64(cfg.Duration/time.Second), "seconds",
 			func(_ int64, elapsed time.Duration) int64 { return int64(elapsed / time.Second) })
 	}
-	wall := drive(ctx, a, cfg.Targets, cfg.C, onTick, func() (stepFunc, func()) {
+	_, wall := drive(ctx, a, cfg.Targets, cfg.C, onTick, func() (stepFunc, func()) {
 		revalidate := workers%2 == 1
 		if n := cfg.SeatMap.Revalidating; n >= 0 {
 			revalidate = workers < n

@@ -33,9 +33,26 @@ type report struct {
 	Best           *bestReport    `json:"bestAvailable,omitempty"`
 	SeatMap        *seatMapReport `json:"seatMap,omitempty"`
 	OnSale         *onSaleReport  `json:"onSale,omitempty"`
-	Verdict        verdict        `json:"verdict"`
+	// AllowUnavailable is -allow-unavailable; Unavailable counts the
+	// bookings answered 503 unavailable.
+	AllowUnavailable bool `json:"allowUnavailable,omitempty"`
+	Unavailable      int  `json:"unavailable,omitempty"`
+	// LongestGap is the longest stretch of the run without a booking
+	// answered 200 (from its start to the first, between two, from the
+	// last to its end): through a database failover, about how long the
+	// service took to book again. Not for hot-seat, which books nothing.
+	LongestGap duration `json:"longestGapMs,omitempty"`
+	// Acknowledged is the bookings answered 200 read back by their ids,
+	// after the seat maps (not with -verify=false).
+	Acknowledged *ackReport `json:"acknowledged,omitempty"`
+	Verdict      verdict    `json:"verdict"`
 
 	allSeats []seatReport // PerSeat, never cut short: what judge reads
+	// gapFrom and gapTo are where LongestGap lies, from the run's start.
+	gapFrom, gapTo time.Duration
+	// stillUnavailable: no answer the scenario expects came after the
+	// last 503 unavailable (the run ended with the service down).
+	stillUnavailable bool
 }
 
 type latency struct {
@@ -62,6 +79,8 @@ type seatReport struct {
 	OK            int    `json:"ok"`
 	OwnersRetries int    `json:"ownersRetries"`
 	Map           string `json:"mapStatus"` // statuses the targets reported, "/"-joined if they differ
+	// Unavailable counts its requests answered 503 unavailable.
+	Unavailable int `json:"unavailable,omitempty"`
 }
 
 // maxPerSeat bounds the per-seat list of a report: a fresh-seats run books
@@ -87,7 +106,7 @@ func summarize(cfg config, runID string, w *workload, res fired, views []seatMap
 	r := &report{
 		RunID: runID, Scenario: cfg.Scenario, Targets: cfg.Targets, Schedules: w.scheduleIDs(),
 		N: cfg.N, Duration: duration(cfg.Duration), C: cfg.C, Users: cfg.Users,
-		Wall: duration(res.wall), Responses: map[string]int{}, SeatMapChecked: cfg.Verify,
+		Wall: duration(res.wall), Responses: map[string]int{}, SeatMapChecked: cfg.Verify, AllowUnavailable: cfg.AllowUnavailable,
 	}
 	perSeat := map[seatRef]*seatReport{}
 	seatOf := func(s seatRef) *seatReport {
@@ -124,10 +143,18 @@ func summarize(cfg config, runID string, w *workload, res fired, views []seatMap
 				s.OK++
 			}
 		}
+		if k == keyUnavailable {
+			r.Unavailable++
+			s.Unavailable++
+		}
 		if k == keyTransportError && len(r.TransportErrs) < maxErrorSamples && !slices.Contains(r.TransportErrs, o.Err) {
 			r.TransportErrs = append(r.TransportErrs, o.Err)
 		}
 	}
+	if wantWins(cfg.Scenario) > 0 && !res.began.IsZero() {
+		r.LongestGap, r.gapFrom, r.gapTo = longestGap(res.outcomes, res.began, res.wall)
+	}
+	r.stillUnavailable = endedUnavailable(cfg.Scenario, res.outcomes)
 	if res.wall > 0 {
 		r.Throughput = float64(r.Sent) / res.wall.Seconds()
 	}
@@ -157,6 +184,43 @@ func summarize(cfg config, runID string, w *workload, res fired, views []seatMap
 		r.PerSeat = r.allSeats
 	}
 	return r
+}
+
+// longestGap is the longest stretch without a 200 among outcomes of a run
+// that began at began and lasted wall, counting from its start and to its
+// end, and where that stretch lay (from and to, after began).
+func longestGap(outcomes []outcome, began time.Time, wall time.Duration) (gap duration, from, to time.Duration) {
+	var booked []time.Duration
+	for _, o := range outcomes {
+		if o.key() == keyOK {
+			booked = append(booked, o.At.Sub(began))
+		}
+	}
+	slices.Sort(booked)
+	var prev time.Duration
+	for _, at := range append(booked, wall) {
+		if at-prev > time.Duration(gap) {
+			gap, from, to = duration(at-prev), prev, at
+		}
+		prev = max(prev, at)
+	}
+	return gap, from, to
+}
+
+// endedUnavailable reports whether the last of outcomes answered 503
+// unavailable came after every answer the scenario expects: the service
+// had not come back when the run ended.
+func endedUnavailable(s scenario, outcomes []outcome) bool {
+	var lastUnavailable, lastExpected time.Time
+	for _, o := range outcomes {
+		switch k := o.key(); {
+		case k == keyUnavailable && o.At.After(lastUnavailable):
+			lastUnavailable = o.At
+		case expected(s, k) && o.At.After(lastExpected):
+			lastExpected = o.At
+		}
+	}
+	return !lastUnavailable.IsZero() && !lastExpected.After(lastUnavailable)
 }
 
 // mapStatus is what the targets said about seat after the run.

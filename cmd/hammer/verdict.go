@@ -20,25 +20,40 @@ const maxReasons = 20
 // says (contended: exactly once; fresh-seats: by its one request; hot-seat:
 // never, it was booked before), every other answer was an expected 409,
 // nothing failed with a 5xx or on the wire, and, when checked, every
-// target's seat map shows each hammered seat reserved.
+// target's seat map shows each hammered seat reserved and every booking
+// answered 200 reads back as answered. With -allow-unavailable, 503
+// unavailable answers pass, a seat refused so need not be won (nor be
+// reserved: the refusal may have come after the commit), and the run must
+// not end unavailable.
 func judge(r *report, views []seatMapView) verdict {
-	var reasons []string
+	var reasons, seatReasons []string
 	fail := func(format string, a ...any) { reasons = append(reasons, fmt.Sprintf(format, a...)) }
+	// The reasons of single seats come last: thousands of seats refused
+	// alike must not hide, past maxReasons, why they were.
+	failSeat := func(format string, a ...any) { seatReasons = append(seatReasons, fmt.Sprintf(format, a...)) }
 	interrupted := r.Responses[keyNotSent] + r.Responses[keyCanceled]
 	if interrupted > 0 {
 		fail("run interrupted: %d requests not sent or cancelled", interrupted)
 	}
+	// refused reports whether a seat not won may be so: its requests were
+	// refused as unavailable, which -allow-unavailable lets pass.
+	refused := func(s seatReport) bool { return r.AllowUnavailable && s.OK == 0 && s.Unavailable > 0 }
 	for _, s := range r.allSeats {
 		switch want := wantWins(r.Scenario); {
-		case s.OK != want:
-			fail("seat %d of schedule %d: %d successful reservations, want %d", s.Seat, s.Schedule, s.OK, want)
+		case s.OK != want && !refused(s):
+			failSeat("seat %d of schedule %d: %d successful reservations, want %d", s.Seat, s.Schedule, s.OK, want)
 		case r.Scenario == scenarioFreshSeats && s.Requests != 1:
-			fail("seat %d of schedule %d: %d requests, want 1 (fresh seats)", s.Seat, s.Schedule, s.Requests)
+			failSeat("seat %d of schedule %d: %d requests, want 1 (fresh seats)", s.Seat, s.Schedule, s.Requests)
 		}
 	}
 	judgeWatch(r.Watch, fail)
-	judgeResponses(r.Responses, func(k string) bool { return expected(r.Scenario, k) || k == keyNotSent || k == keyCanceled },
-		string(r.Scenario), r.TransportErrs, fail)
+	judgeResponses(r.Responses, func(k string) bool {
+		return expected(r.Scenario, k) || k == keyNotSent || k == keyCanceled || r.AllowUnavailable && k == keyUnavailable
+	}, string(r.Scenario), r.TransportErrs, fail)
+	if r.AllowUnavailable && r.stillUnavailable && interrupted == 0 {
+		fail("the run ended unavailable: no answer it expects came after the last of its %d 503 unavailable", r.Unavailable)
+	}
+	judgeAcknowledged(r.Acknowledged, fail)
 	if r.SeatMapChecked && len(views) == 0 && interrupted == 0 {
 		fail("seat map was not read back")
 	}
@@ -53,13 +68,14 @@ func judge(r *report, views []seatMapView) verdict {
 				continue
 			}
 			if st, ok := v.Statuses[s.Seat]; !ok {
-				fail("seat map via %s has no seat %d of schedule %d", v.Target, s.Seat, s.Schedule)
-			} else if st != "reserved" {
-				fail("seat map via %s says seat %d of schedule %d is %q, want reserved", v.Target, s.Seat, s.Schedule, st)
+				failSeat("seat map via %s has no seat %d of schedule %d", v.Target, s.Seat, s.Schedule)
+			} else if st != "reserved" && !(refused(s) && st == "available") {
+				failSeat("seat map via %s says seat %d of schedule %d is %q, want reserved", v.Target, s.Seat, s.Schedule, st)
 			}
 		}
 	}
 
+	reasons = append(reasons, seatReasons...)
 	return verdict{Pass: len(reasons) == 0, Reasons: capReasons(reasons)}
 }
 
@@ -83,6 +99,17 @@ func judgeWatch(wr *watchReport, fail func(string, ...any)) {
 	if wr.Dropped > 0 {
 		fail("%d reading-only streams ended before the run did", wr.Dropped)
 	}
+}
+
+// judgeAcknowledged fails bookings answered 200 that did not read back
+// as answered (lost), or could not be read at all (nothing when ar is nil:
+// not checked).
+func judgeAcknowledged(ar *ackReport, fail func(string, ...any)) {
+	if ar == nil || ar.Lost+ar.Unchecked == 0 {
+		return
+	}
+	fail("of %d bookings answered 200, %d lost (not read back as answered) and %d not read back: %s",
+		ar.Checked, ar.Lost, ar.Unchecked, strings.Join(ar.Examples, "; "))
 }
 
 // capReasons keeps the first maxReasons reasons and says how many more

@@ -94,7 +94,13 @@ func (w *watcher) ended(ctx context.Context) bool {
 
 // open opens one stream; a reading-only one just drains it.
 func (w *watcher) open(ctx context.Context, schedule int64, drainOnly bool) error {
-	body, err := w.connect(ctx, schedule, "")
+	// A stream refused 503 (the database failing over: no snapshot to
+	// send) is asked for again.
+	var body io.ReadCloser
+	err := newPatience().do(ctx, func() (err error) {
+		body, err = w.connect(ctx, schedule, "")
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -179,8 +185,10 @@ func (w *watcher) connect(ctx context.Context, schedule int64, last string) (io.
 		return nil, fmt.Errorf("watch schedule %d: %w", schedule, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		resp.Body.Close()
-		return nil, fmt.Errorf("watch schedule %d: %s", schedule, resp.Status)
+		defer resp.Body.Close()
+		e := &apiError{Op: fmt.Sprintf("watch schedule %d", schedule), Status: resp.StatusCode}
+		_ = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&e.Problem)
+		return nil, e
 	}
 	return resp.Body, nil
 }
