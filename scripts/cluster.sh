@@ -104,6 +104,15 @@ stop_instances() {
 	done
 }
 
+# unavailable_response: what HAProxy answers when no instance is in
+# rotation, as the service answers a request whose dependency is away.
+unavailable_response() {
+	local body='{"type":"urn:seatlock:problem:unavailable","title":"Service unavailable","status":503,"detail":"No instance is ready to serve (a dependency cannot be reached); retry later.","code":"unavailable"}'
+	printf '%s\r\n' 'HTTP/1.1 503 Service Unavailable' 'Content-Type: application/problem+json' 'Retry-After: 2' \
+		'Cache-Control: no-store' "Content-Length: ${#body}" ''
+	printf '%s' "$body"
+}
+
 haproxy_config() {
 	local addr=$1
 	cat <<CFG
@@ -130,6 +139,10 @@ defaults
     # The client's address, for the instances' per-address limit
     # (TRUSTED_PROXIES).
     option forwardfor
+    # With every instance out of rotation (each one's /readyz fails while
+    # PostgreSQL has no leader), HAProxy answers itself: the service's
+    # problem, 503 unavailable with Retry-After, not an HTML page.
+    errorfile 503 $state/503.http
 
 frontend api
     bind $addr
@@ -182,6 +195,7 @@ up() {
 		: >"$state/api-$n.log"
 		start_instance "$n"
 	done
+	unavailable_response >"$state/503.http"
 	haproxy_config "$addr" >"$state/haproxy.cfg"
 	haproxy -c -q -f "$state/haproxy.cfg" || die "haproxy refused $state/haproxy.cfg"
 	haproxy -f "$state/haproxy.cfg" >"$state/haproxy.log" 2>&1 &
