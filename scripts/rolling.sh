@@ -131,13 +131,17 @@ under() {
 	pg-switchover) during="PostgreSQL switched over to $leader (leading $promoted ms after the request; the old leader its synchronous standby $rejoined ms later)" ;;
 	pg-failover) during="the PostgreSQL leader was SIGKILLed ($leader leading $promoted ms after the kill; the killed node, restarted, its synchronous standby $rejoined ms later)" ;;
 	esac
-	jq -r --arg what "$change $r" --arg during "$during" --arg gap "$([ "$change" != pg-failover ] || echo 1)" '
-		"\($what): \(.sent) requests in \(.wallMs | floor) ms (\(.throughputPerSec | floor) req/s) while \($during); " +
-		"5xx \([.responses | to_entries[] | select(.key | test("^5")) | .value] | add // 0)" +
-		(if $gap == "1" then " (503 unavailable \(.responses["503 unavailable"] // 0)), longest gap without a booking \(.longestGapMs // "?") ms" else "" end) + ", " +
-		"transport errors \(.responses["transport error"] // 0), " +
-		"events \(.watch.matched) of \(.watch.booked) bookings, missing \(.watch.missing // [] | length), streams reopened \(.watch.resumed // 0), " +
-		"event p99 \(.watch.delayMs.p99 // "?") ms; p99 \(.latencyMs.p99) ms; verdict \(if .verdict.pass then "PASS" else "FAIL: " + (.verdict.reasons | join("; ")) end)"' "$out"
+	if [ ! -s "$out" ]; then
+		log "$change $r: the hammer ended without a report while $during"
+	else
+		jq -r --arg what "$change $r" --arg during "$during" --arg gap "$([ "$change" != pg-failover ] || echo 1)" '
+			"\($what): \(.sent) requests in \(.wallMs | floor) ms (\(.throughputPerSec | floor) req/s) while \($during); " +
+			"5xx \([.responses | to_entries[] | select(.key | test("^5")) | .value] | add // 0)" +
+			(if $gap == "1" then " (503 unavailable \(.responses["503 unavailable"] // 0)), longest gap without a booking \(.longestGapMs // "?") ms" else "" end) + ", " +
+			"transport errors \(.responses["transport error"] // 0), " +
+			"events \(.watch.matched) of \(.watch.booked) bookings, missing \(.watch.missing // [] | length), streams reopened \(.watch.resumed // 0), " +
+			"event p99 \(.watch.delayMs.p99 // "?") ms; p99 \(.latencyMs.p99) ms; verdict \(if .verdict.pass then "PASS" else "FAIL: " + (.verdict.reasons | join("; ")) end)"' "$out"
+	fi
 	[ "$status" -eq 0 ] || { cat "$dir/$change-$r.err" >&2; return 1; }
 }
 
