@@ -37,12 +37,15 @@ smoke:
 	@$(SERVED_ADDR) bash scripts/smoke.sh "$(RUN_DIR)"
 
 # Three instances behind HAProxy on HTTP_ADDR, beside make run's servers
-# (its Redis gets a replica and three Sentinels).
+# (its Redis gets a replica and three Sentinels), on a PostgreSQL pair
+# under Patroni (a leader, its synchronous standby, one etcd).
 cluster: build
 	@bash scripts/cluster.sh up "$(RUN_DIR)"
 
 # A rolling restart under a 2,000-user hammer, three times, on servers of
-# its own: no request may fail, no seat event may be lost.
+# its own: no request may fail, no seat event may be lost; then a Redis
+# Sentinel failover, a PostgreSQL switchover and a PostgreSQL failover
+# under the same hammer.
 rolling-restart:
 	@bash scripts/rolling.sh "$(CURDIR)/.data/rolling"
 
@@ -80,16 +83,17 @@ soak:
 	@bash scripts/soak.sh
 
 # Stops what make run and make cluster started (their API processes,
-# HAProxy, the Sentinels, Redis, PostgreSQL), by their pid files.
+# HAProxy, the Sentinels, Redis, PostgreSQL, the Patroni nodes and etcd),
+# by their pid files.
 stop:
 	@bash scripts/devenv.sh stop "$(RUN_DIR)"
 
 # make stop, then deletes .data/ and every PostgreSQL cluster kept for it
-# elsewhere (PG_DIR in .data/*/env: as root in a directory the postgres
-# user cannot enter, under that user's home), and the clusters there whose
-# clone is gone.
+# elsewhere (PG_DIR in .data/*/env and PGHA_DIR in .data/*/pgha/env: as
+# root in a directory the postgres user cannot enter, under that user's
+# home), and the clusters there whose clone is gone.
 clean:
-	@for d in .data/*/; do [ ! -f "$$d/env" ] || bash scripts/devenv.sh remove "$$d"; done
+	@for d in .data/*/; do [ ! -f "$$d/env" ] && [ ! -f "$$d/pgha/env" ] || bash scripts/devenv.sh remove "$$d"; done
 	@rm -rf .data
 	@bash scripts/devenv.sh orphans
 	@echo "removed .data/ and its PostgreSQL clusters"

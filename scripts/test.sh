@@ -29,8 +29,10 @@ go test -race -count=1 -json "$@" ./... | "$summary" -counts "$counts"
 bash "$(dirname "$0")/copyout.sh" -json | "$summary" -counts "$copycounts"
 # Three instances behind HAProxy, restarted one by one under a 2,000-user
 # hammer: no request may fail, no seat event may be lost (`make
-# rolling-restart` runs it three times, longer). It installs HAProxy when
-# missing and runs on servers of its own.
+# rolling-restart` runs it three times, longer); then a Sentinel failover,
+# a PostgreSQL switchover and a PostgreSQL failover (the leader SIGKILLed;
+# a run of 20 s) under the same hammer. It installs HAProxy when missing
+# and runs on servers of its own.
 # It deletes its servers' data (the PostgreSQL cluster wherever it lives)
 # pass or fail; passed, its logs go too.
 RUNS=1 DURATION=10s bash "$(dirname "$0")/rolling.sh" "$PWD/.data/rolling-test"
