@@ -139,9 +139,9 @@ defaults
     # The client's address, for the instances' per-address limit
     # (TRUSTED_PROXIES).
     option forwardfor
-    # With every instance out of rotation (each one's /readyz fails while
-    # PostgreSQL has no leader), HAProxy answers itself: the service's
-    # problem, 503 unavailable with Retry-After, not an HTML page.
+    # When no instance at all can take a request, HAProxy answers itself:
+    # the service's problem, 503 unavailable with Retry-After, not an HTML
+    # page.
     errorfile 503 $state/503.http
 
 frontend api
@@ -155,12 +155,22 @@ backend instances
     # Down at the first failed check (an instance answers 503 for
     # SHUTDOWN_DELAY before it closes), up after two good ones. A check
     # may take 2 s: an instance slow under an on-sale's load is not taken
-    # out (with every instance out, HAProxy answers 503 to everyone).
+    # out (with every instance out, only the unchecked backups are left).
     timeout check 2s
     default-server inter 500ms fall 1 rise 2
 CFG
 	for n in $(seq 1 "$instances"); do
 		echo "    server api$n 127.0.0.1:$(cat "$state/api-$n.port") check"
+	done
+	# The same instances again, unchecked, as backups: while PostgreSQL
+	# has no leader, every instance's /readyz fails, yet each one holds a
+	# request until the new primary answers (up to 10 s, see
+	# docs/operations.md) rather than fail it. With every checked server
+	# down, HAProxy sends the requests to these (an instance that is really
+	# gone refuses the connection and the request is redispatched).
+	echo "    option allbackups"
+	for n in $(seq 1 "$instances"); do
+		echo "    server api$n-spare 127.0.0.1:$(cat "$state/api-$n.port") backup"
 	done
 }
 
