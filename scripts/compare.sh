@@ -24,6 +24,9 @@
 # over OTLP/HTTP to a span-counting sink (tools/otlpsink): every request
 # sampled (service-traced) and one trace in a hundred
 # (service-traced-sampled), and prints on / off.
+# PGHA=1 runs everything on make cluster's PostgreSQL pair instead (a
+# leader and its synchronous standby under Patroni: devenv.sh patroni,
+# started if need be): what synchronous replication costs each contender.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -49,6 +52,12 @@ set -a
 # shellcheck disable=SC1091
 . "$run_dir/env"
 set +a
+if [ "${PGHA:-0}" = 1 ]; then
+	bash "$here/devenv.sh" patroni "$run_dir"
+	DATABASE_URL=$(. "$run_dir/pgha/env" && echo "$DATABASE_URL")
+	export DATABASE_URL
+	log "on the PostgreSQL pair (synchronous standby): ${DATABASE_URL#*@}"
+fi
 mkdir -p "$work" bin
 go build -o bin/api ./cmd/api
 go build -o bin/hammer ./cmd/hammer

@@ -580,10 +580,11 @@ EOF
 	leader=$(wait_pgha "$dir" 90)
 	# The service's role and database, as devenv.sh start makes them for
 	# make run (there the role owns the whole cluster; here it is an
-	# ordinary role that owns its database).
+	# ordinary role that owns its database and may create others, as make
+	# compare does for its contenders).
 	local psql=("$bin/psql" -X -qAt -h 127.0.0.1 -p "$(node_value "$leader" PORT)" -U postgres -d postgres)
 	PGPASSWORD=$PGHA_SUPERUSER_PASSWORD "${psql[@]}" -c "SELECT 1 FROM pg_roles WHERE rolname = 'seatlock'" | grep -q 1 ||
-		PGPASSWORD=$PGHA_SUPERUSER_PASSWORD "${psql[@]}" -c "CREATE ROLE seatlock LOGIN PASSWORD '$PGHA_PASSWORD'"
+		PGPASSWORD=$PGHA_SUPERUSER_PASSWORD "${psql[@]}" -c "CREATE ROLE seatlock LOGIN CREATEDB PASSWORD '$PGHA_PASSWORD'"
 	PGPASSWORD=$PGHA_SUPERUSER_PASSWORD "${psql[@]}" -c "SELECT 1 FROM pg_database WHERE datname = 'seatlock'" | grep -q 1 ||
 		PGPASSWORD=$PGHA_SUPERUSER_PASSWORD "${psql[@]}" -c "CREATE DATABASE seatlock OWNER seatlock"
 	STARTING_PGHA=
