@@ -55,7 +55,11 @@ set +a
 if [ "${PGHA:-0}" = 1 ]; then
 	bash "$here/devenv.sh" patroni "$run_dir"
 	DATABASE_URL=$(. "$run_dir/pgha/env" && echo "$DATABASE_URL")
-	export DATABASE_URL
+	# A Redis database of its own: the pair numbers its schedules from 1
+	# too, and the seals of the single server's booked seats would say
+	# this run's seats are taken.
+	REDIS_URL=${REDIS_URL%/*}/2
+	export DATABASE_URL REDIS_URL
 	log "on the PostgreSQL pair (synchronous standby): ${DATABASE_URL#*@}"
 fi
 mkdir -p "$work" bin

@@ -2,9 +2,11 @@ package app_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -208,4 +210,32 @@ func logFault(t *testing.T, fault string, first503, recovery, unlocked time.Dura
 		return d.Round(time.Millisecond).String()
 	}
 	t.Logf("fault=%s first503=%s recovery=%s unlocked=%s", fault, ms(first503), ms(recovery), ms(unlocked))
+}
+
+// sendRaw sends one request to instance base as the bearer of token, with
+// the given extra headers, and returns the status (0 when no answer came:
+// the error's text is then the code), the problem's code and the decoded
+// body. Unlike h.do it never fails the test, so that the streams of
+// requests of the fault tests can call it from their goroutines.
+func (h *harness) sendRaw(base int, method, path, token, body string, header map[string]string) (int, string, map[string]any) {
+	req, err := http.NewRequest(method, h.bases[base]+path, strings.NewReader(body))
+	if err != nil {
+		panic(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for name, value := range header {
+		req.Header.Set(name, value)
+	}
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return 0, err.Error(), nil
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	code, _ := out["code"].(string)
+	return resp.StatusCode, code, out
 }

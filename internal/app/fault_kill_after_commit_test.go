@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,7 +17,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seatlock/seatlock/internal/reservation"
-	"github.com/seatlock/seatlock/internal/seatfeed"
 )
 
 // killAfterCommitEnv makes a child instance kill itself (SIGKILL) as soon
@@ -142,7 +140,6 @@ func TestFaultKilledRightAfterCommitLosesNoSeatEvent(t *testing.T) {
 	}
 
 	// The relay catches up.
-	ctx := context.Background()
 	deadline := time.Now().Add(30 * time.Second)
 	for h.pendingSeatChanges(schedule) > 0 {
 		if time.Now().After(deadline) {
@@ -150,29 +147,7 @@ func TestFaultKilledRightAfterCommitLosesNoSeatEvent(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	entries, err := h.redis.XRange(ctx, seatfeed.StreamKey(schedule), "-", "+").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[int][]string{}
-	positions := map[string]bool{}
-	lastPos := map[int]int64{}
-	for _, e := range entries {
-		seat, _ := strconv.Atoi(fmt.Sprint(e.Values["seat"]))
-		pos, err := strconv.ParseInt(fmt.Sprint(e.Values["pos"]), 10, 64)
-		if err != nil {
-			t.Fatalf("entry %s has no position: %v", e.ID, e.Values)
-		}
-		if positions[fmt.Sprint(pos)] {
-			t.Errorf("position %d streamed twice", pos)
-		}
-		positions[fmt.Sprint(pos)] = true
-		if pos <= lastPos[seat] {
-			t.Errorf("seat %d: position %d after %d", seat, pos, lastPos[seat])
-		}
-		lastPos[seat] = pos
-		got[seat] = append(got[seat], fmt.Sprint(e.Values["status"]))
-	}
+	got, entries := h.streamedStatuses(schedule)
 	missing := 0
 	for seat := 1; seat <= seats; seat++ {
 		if !slices.Equal(got[seat], want[seat]) {
@@ -181,10 +156,10 @@ func TestFaultKilledRightAfterCommitLosesNoSeatEvent(t *testing.T) {
 		missing += max(0, len(want[seat])-len(got[seat]))
 	}
 	t.Logf("%d changes, each by an instance killed right after its COMMIT: %d streamed, %d missing",
-		killedChanges, len(entries), missing)
+		killedChanges, entries, missing)
 
 	// The watcher's page, updated by every event it was sent, is the seat map.
-	for range len(entries) {
+	for range entries {
 		ev := watcher.next(30 * time.Second)
 		var change struct {
 			SeatID int    `json:"seatId"`

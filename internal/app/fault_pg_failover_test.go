@@ -4,11 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/seatlock/seatlock/internal/config"
-	"github.com/seatlock/seatlock/internal/seatfeed"
 	"github.com/seatlock/seatlock/internal/testenv"
 )
 
@@ -34,17 +32,23 @@ type pgChange struct {
 	// failures is whether requests may fail with 503 unavailable in the
 	// gap (a death: yes; a switchover: no).
 	failures bool
-	run      func(ctx context.Context, s *testenv.PatroniSetup)
+	// run makes the change and returns when the other node leads, with
+	// the moment the old primary was gone (killed) or asked to go.
+	run func(ctx context.Context, s *testenv.PatroniSetup) (gone time.Time)
 }
 
 var (
-	pgKill = pgChange{name: "kill", failures: true, run: func(ctx context.Context, s *testenv.PatroniSetup) {
+	pgKill = pgChange{name: "kill", failures: true, run: func(ctx context.Context, s *testenv.PatroniSetup) time.Time {
 		old := s.Leader()
 		old.Kill()
+		gone := time.Now()
 		s.AwaitLeader(ctx, s.Other(old))
+		return gone
 	}}
-	pgSwitchover = pgChange{name: "switchover", run: func(ctx context.Context, s *testenv.PatroniSetup) {
+	pgSwitchover = pgChange{name: "switchover", run: func(ctx context.Context, s *testenv.PatroniSetup) time.Time {
+		gone := time.Now()
 		s.Switchover(ctx, s.Other(s.Leader()))
+		return gone
 	}}
 )
 
@@ -99,6 +103,16 @@ func pgFaultUnderLoad(t *testing.T, change pgChange, backend string) {
 		cfg.RateLimitUser = 1_000_000
 		cfg.RateLimitIP = 1_000_000
 	})
+	// The instances' failed requests, for a failure's message.
+	failures := &logLines{}
+	h.logger = slog.New(slog.NewJSONHandler(failures, &slog.HandlerOptions{Level: slog.LevelError}))
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, e := range failures.entries()[:min(10, len(failures.entries()))] {
+				t.Logf("instance log: %v", e)
+			}
+		}
+	})
 	h.bases = append(h.bases, h.serve(h.cfg), h.serve(h.cfg))
 	ctx := context.Background()
 
@@ -120,26 +134,11 @@ func pgFaultUnderLoad(t *testing.T, change pgChange, backend string) {
 	var outcomes []pgOutcome
 	var unexpected []string
 	send := func(instance int, method, path, who, body, key string) (int, string, map[string]any) {
-		req, err := http.NewRequest(method, h.bases[instance]+path, strings.NewReader(body))
-		if err != nil {
-			panic(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+tokens[who])
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
+		var header map[string]string
 		if key != "" {
-			req.Header.Set("Idempotency-Key", key)
+			header = map[string]string{"Idempotency-Key": key}
 		}
-		resp, err := h.client.Do(req)
-		if err != nil {
-			return 0, err.Error(), nil
-		}
-		defer resp.Body.Close()
-		var out map[string]any
-		_ = json.NewDecoder(resp.Body).Decode(&out)
-		code, _ := out["code"].(string)
-		return resp.StatusCode, code, out
+		return h.sendRaw(instance, method, path, tokens[who], body, header)
 	}
 	record := func(o pgOutcome, ok bool) {
 		mu.Lock()
@@ -151,8 +150,9 @@ func pgFaultUnderLoad(t *testing.T, change pgChange, backend string) {
 		}
 	}
 	// attempt sends one request with an Idempotency-Key, and again with
-	// the same key after each 503 unavailable, as a careful client does:
-	// the key makes the retry safe whatever became of the first.
+	// the same key after each 503 unavailable (and 409
+	// idempotency_key_in_use), as a careful client does: the key makes the
+	// retry safe whatever became of the first.
 	stop := make(chan struct{})
 	stopped := func() bool {
 		select {
@@ -172,11 +172,15 @@ func pgFaultUnderLoad(t *testing.T, change pgChange, backend string) {
 			o.end = time.Now()
 			o.id, _ = out["id"].(string)
 			unavailable := o.status == http.StatusServiceUnavailable && o.code == "unavailable"
-			ok := o.status == success || unavailable && change.failures ||
+			// A retry while the first try's key is still claimed (it
+			// could not be released with PostgreSQL away) is told to
+			// come back later.
+			keyInUse := try > 1 && o.status == http.StatusConflict && o.code == "idempotency_key_in_use"
+			ok := o.status == success || (unavailable || keyInUse) && change.failures ||
 				kind == "hot" && o.status == http.StatusConflict && (o.code == "seat_locked" || o.code == "seat_taken")
 			record(o, ok)
 			last = o
-			if !unavailable || stopped() && try > 50 {
+			if !unavailable && !keyInUse || stopped() && try > 50 {
 				return last
 			}
 			time.Sleep(100 * time.Millisecond)
@@ -235,9 +239,8 @@ func pgFaultUnderLoad(t *testing.T, change pgChange, backend string) {
 	}
 
 	time.Sleep(2 * time.Second)
-	changedAt := time.Now()
 	changeCtx, cancel := context.WithTimeout(ctx, pgRecoveryBound+30*time.Second)
-	change.run(changeCtx, s)
+	changedAt := change.run(changeCtx, s)
 	cancel()
 	ledAt := time.Now()
 
@@ -378,28 +381,11 @@ func pgFaultUnderLoad(t *testing.T, change pgChange, backend string) {
 }
 
 // expectStreamed checks that schedule's stream has, for each seat in
-// acknowledged, the statuses want in order (after any others), with
-// positions increasing per seat, and returns how many were missing.
+// acknowledged, exactly the statuses want, in order, and returns for how
+// many seats it has not.
 func expectStreamed(t *testing.T, h *harness, schedule int64, acknowledged map[int]string, want ...string) int {
 	t.Helper()
-	entries, err := h.redis.XRange(context.Background(), seatfeed.StreamKey(schedule), "-", "+").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[int][]string{}
-	lastPos := map[int]int64{}
-	for _, e := range entries {
-		seat, _ := strconv.Atoi(fmt.Sprint(e.Values["seat"]))
-		pos, err := strconv.ParseInt(fmt.Sprint(e.Values["pos"]), 10, 64)
-		if err != nil {
-			t.Fatalf("entry %s has no position: %v", e.ID, e.Values)
-		}
-		if pos <= lastPos[seat] {
-			t.Errorf("schedule %d seat %d: position %d streamed after %d", schedule, seat, pos, lastPos[seat])
-		}
-		lastPos[seat] = pos
-		got[seat] = append(got[seat], fmt.Sprint(e.Values["status"]))
-	}
+	got, _ := h.streamedStatuses(schedule)
 	missing := 0
 	for seat := range acknowledged {
 		if !slices.Equal(got[seat], want) {

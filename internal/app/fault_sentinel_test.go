@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -92,23 +91,7 @@ func TestFaultRedisSentinelFailover(t *testing.T) {
 	var outcomes []sentinelOutcome
 	var unexpected []string
 	send := func(instance int, method, path, user, body string) (int, string, map[string]any) {
-		req, err := http.NewRequest(method, h.bases[instance]+path, strings.NewReader(body))
-		if err != nil {
-			panic(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+tokens[user])
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		resp, err := h.client.Do(req)
-		if err != nil {
-			return 0, err.Error(), nil
-		}
-		defer resp.Body.Close()
-		var out map[string]any
-		_ = json.NewDecoder(resp.Body).Decode(&out)
-		code, _ := out["code"].(string)
-		return resp.StatusCode, code, out
+		return h.sendRaw(instance, method, path, tokens[user], body, nil)
 	}
 	book := func(instance int, user string, hot bool, schedule int64, seat int) (sentinelOutcome, string) {
 		o := sentinelOutcome{start: time.Now(), instance: instance, hot: hot, schedule: schedule, seat: seat, user: user}

@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seatlock/seatlock/internal/seatfeed"
 )
 
 // sse is one Server-Sent Event as a client sees it.
@@ -173,4 +176,36 @@ func (h *harness) streamStatus(schedule int64) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// streamedStatuses reads schedule's seat feed from Redis and returns each
+// seat's statuses in the order streamed, and how many entries there are.
+// It fails the test on an entry without a position, and reports a
+// position streamed twice or a seat's positions out of order.
+func (h *harness) streamedStatuses(schedule int64) (map[int][]string, int) {
+	h.t.Helper()
+	entries, err := h.redis.XRange(context.Background(), seatfeed.StreamKey(schedule), "-", "+").Result()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	got := map[int][]string{}
+	positions := map[int64]bool{}
+	lastPos := map[int]int64{}
+	for _, e := range entries {
+		seat, _ := strconv.Atoi(fmt.Sprint(e.Values["seat"]))
+		pos, err := strconv.ParseInt(fmt.Sprint(e.Values["pos"]), 10, 64)
+		if err != nil {
+			h.t.Fatalf("entry %s has no position: %v", e.ID, e.Values)
+		}
+		if positions[pos] {
+			h.t.Errorf("schedule %d: position %d streamed twice", schedule, pos)
+		}
+		positions[pos] = true
+		if pos <= lastPos[seat] {
+			h.t.Errorf("schedule %d seat %d: position %d after %d", schedule, seat, pos, lastPos[seat])
+		}
+		lastPos[seat] = pos
+		got[seat] = append(got[seat], fmt.Sprint(e.Values["status"]))
+	}
+	return got, len(entries)
 }

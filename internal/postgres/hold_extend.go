@@ -53,7 +53,7 @@ RETURNING ` + holdColumns
 // hold move together (extendClaims).
 func (s *Store) ExtendHold(ctx context.Context, ext reservation.HoldExtension) (reservation.Hold, error) {
 	var extended reservation.Hold
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.pool.BeginFunc(ctx, func(tx pgx.Tx) error {
 		var (
 			capped bool
 			until  time.Time

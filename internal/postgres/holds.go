@@ -82,7 +82,7 @@ ORDER BY 1`
 // every booking that committed while they waited on a row lock).
 func (s *Store) InsertHold(ctx context.Context, nh reservation.NewHold) (reservation.Hold, error) {
 	var hold reservation.Hold
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.pool.BeginFunc(ctx, func(tx pgx.Tx) error {
 		if err := checkHoldsPerUser(ctx, tx, nh.UserID, nh.MaxLive); err != nil {
 			return err
 		}
@@ -239,7 +239,7 @@ SELECT ` + reservationColumns + ` FROM booked`
 // ConfirmHold implements reservation.Repository in one transaction.
 func (s *Store) ConfirmHold(ctx context.Context, id uuid.UUID, userID string) ([]reservation.Reservation, error) {
 	var booked []reservation.Reservation
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.pool.BeginFunc(ctx, func(tx pgx.Tx) error {
 		h, err := lockHold(ctx, tx, id, userID)
 		if err != nil {
 			return err
@@ -326,7 +326,7 @@ SELECT seat_id FROM freed`
 // ReleaseHold implements reservation.Repository in one transaction.
 func (s *Store) ReleaseHold(ctx context.Context, id uuid.UUID, userID string) ([]int, error) {
 	var freed []int
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.pool.BeginFunc(ctx, func(tx pgx.Tx) error {
 		h, err := lockHold(ctx, tx, id, userID)
 		if err != nil {
 			return err

@@ -19,10 +19,10 @@ const notExecutedPause = 50 * time.Millisecond
 // connection: after a switchover or a failover, every idle connection of
 // the pool is one the old primary closed, and the first statement on each
 // would fail although the new primary is there. Only statements run on
-// the pool itself are retried (a single statement, or a transaction's
-// BEGIN); a statement inside a transaction is not (the transaction failed
-// with it), nor one whose fate is unknown (a connection lost while it
-// ran).
+// the pool itself are retried (a single statement, a transaction's BEGIN,
+// or a whole transaction run by BeginFunc); a statement inside a
+// transaction is not (the transaction failed with it), nor one whose fate
+// is unknown (a connection lost while it ran).
 type retryPool struct {
 	*pgxpool.Pool
 	// failover is whether the pool follows a primary among several hosts
@@ -117,6 +117,15 @@ func (p retryPool) BeginTx(ctx context.Context, opts pgx.TxOptions) (tx pgx.Tx, 
 		return err
 	})
 	return tx, err
+}
+
+// BeginFunc runs fn in a transaction (pgx.BeginFunc), and the whole
+// transaction again when it failed in a way that proves nothing of it
+// committed: a switchover's shutdown ends the session under a transaction
+// half done (57P01), which PostgreSQL then rolls back. fn must only set
+// its results (run again, it sets them anew).
+func (p retryPool) BeginFunc(ctx context.Context, fn func(pgx.Tx) error) error {
+	return p.again(ctx, func() error { return pgx.BeginFunc(ctx, p.Pool, fn) })
 }
 
 // retryRow runs its statement when scanned, again if it did not run.

@@ -428,23 +428,13 @@ func (s *PatroniSetup) writeFile(path, text string) {
 
 func (s *PatroniSetup) await(ctx context.Context, what string, ready func() (bool, error)) {
 	s.tb.Helper()
-	var lastErr error
-	for {
-		ok, err := ready()
-		if ok {
-			return
+	await(s.tb, ctx, what, ready, func() string {
+		var logs strings.Builder
+		for _, n := range s.Nodes {
+			fmt.Fprintf(&logs, "\n%s:\n%s", n.Name, n.Log(15))
 		}
-		lastErr = err
-		select {
-		case <-ctx.Done():
-			var logs strings.Builder
-			for _, n := range s.Nodes {
-				fmt.Fprintf(&logs, "\n%s:\n%s", n.Name, n.Log(15))
-			}
-			s.tb.Fatalf("waiting for %s: %v (last error: %v)%s", what, ctx.Err(), lastErr, logs.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+		return logs.String()
+	})
 }
 
 // postgresCredential is the user PostgreSQL runs as: this process's own

@@ -203,6 +203,14 @@ func (s *SentinelSetup) run(p *Process) {
 
 func (s *SentinelSetup) await(ctx context.Context, what string, ready func() (bool, error)) {
 	s.tb.Helper()
+	await(s.tb, ctx, what, ready, func() string { return "" })
+}
+
+// await polls ready every 50 ms until it is true; when ctx ends first it
+// fails the test with what it waited for, the last error and more (the
+// servers' logs, say).
+func await(tb testing.TB, ctx context.Context, what string, ready func() (bool, error), more func() string) {
+	tb.Helper()
 	var lastErr error
 	for {
 		ok, err := ready()
@@ -212,7 +220,7 @@ func (s *SentinelSetup) await(ctx context.Context, what string, ready func() (bo
 		lastErr = err
 		select {
 		case <-ctx.Done():
-			s.tb.Fatalf("waiting for %s: %v (last error: %v)", what, ctx.Err(), lastErr)
+			tb.Fatalf("waiting for %s: %v (last error: %v)%s", what, ctx.Err(), lastErr, more())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
