@@ -177,7 +177,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	}
 	bookings := reservation.NewService(repo, traces.Locker(locker), reservation.Config{LockTTL: cfg.LockTTL, SealBooked: cfg.FastPath,
 		HoldTTL: cfg.HoldTTL, MaxHoldsPerUser: cfg.MaxHoldsPerUser, HoldMaxLifetime: cfg.HoldMaxLifetime,
-		SeatImages: a.openSeatImages(feed, store, logger)}, logger)
+		WriteTimeout: postgres.WriteTimeout(pool), SeatImages: a.openSeatImages(feed, store, logger)}, logger)
 	if a.jobs, err = newJobs(locker, store, keys, bookings, locks.pruner, bound, logger, o.jobNamespace); err != nil {
 		return nil, err
 	}

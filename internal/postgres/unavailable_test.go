@@ -226,3 +226,27 @@ func TestOpenPoolSize(t *testing.T) {
 		pool.Close()
 	}
 }
+
+// A pool that follows a primary among several hosts gives the writes under
+// seat locks room for a switchover's gap; a single server keeps the
+// service's default.
+func TestWriteTimeout(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	for _, tt := range []struct {
+		url  string
+		want time.Duration
+	}{
+		{"postgres://u:p@127.0.0.1:1/db?sslmode=disable", 0},
+		{"postgres://u:p@127.0.0.1:1,127.0.0.1:2/db?sslmode=disable&target_session_attrs=read-write", postgres.FailoverWriteTimeout},
+	} {
+		pool, err := postgres.Open(ctx, tt.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := postgres.WriteTimeout(pool); got != tt.want {
+			t.Errorf("WriteTimeout(%s) = %v, want %v", tt.url, got, tt.want)
+		}
+		pool.Close()
+	}
+}

@@ -42,7 +42,7 @@ func (s *Service) CancelReservation(ctx context.Context, id uuid.UUID, userID st
 		return false, lockError(err)
 	}
 	defer s.endLease(ctx, lease, false)
-	write, cancel := storeWrite(ctx)
+	write, cancel := s.storeWrite(ctx)
 	defer cancel()
 	if _, err := s.repo.CancelReservation(write, id, lease.Fence()); err != nil {
 		return false, fmt.Errorf("cancel reservation: %w", err)

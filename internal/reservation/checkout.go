@@ -98,7 +98,7 @@ func (s *Service) holdSeats(ctx context.Context, cmd HoldCommand, seats []int) (
 	for i, key := range lease.Keys() {
 		fences[slices.Index(seats, keySeat[key])] = lease.Fences()[i]
 	}
-	write, cancel := storeWrite(ctx)
+	write, cancel := s.storeWrite(ctx)
 	defer cancel()
 	h, err := s.repo.InsertHold(write, NewHold{
 		ScheduleID: cmd.ScheduleID, SeatIDs: seats, Fences: fences, UserID: cmd.UserID, TTL: s.holdTTL,
@@ -214,7 +214,7 @@ func (s *Service) Confirm(ctx context.Context, id uuid.UUID, userID string) (Con
 		}
 		defer s.endLease(ctx, lease, false)
 	}
-	write, cancel := storeWrite(ctx)
+	write, cancel := s.storeWrite(ctx)
 	defer cancel()
 	rs, err := s.repo.ConfirmHold(write, id, userID)
 	if err != nil {
@@ -239,7 +239,7 @@ func (s *Service) Release(ctx context.Context, id uuid.UUID, userID string) erro
 		}
 		defer s.endLease(ctx, lease, false)
 	}
-	write, cancel := storeWrite(ctx)
+	write, cancel := s.storeWrite(ctx)
 	defer cancel()
 	if _, err := s.repo.ReleaseHold(write, id, userID); err != nil {
 		return fmt.Errorf("release hold: %w", err)

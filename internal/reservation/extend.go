@@ -47,7 +47,7 @@ type HoldExtension struct {
 // ErrHoldExpired, ErrHoldReleased, ErrHoldConfirmed,
 // ErrHoldLifetimeExceeded, ErrUnavailable.
 func (s *Service) Extend(ctx context.Context, id uuid.UUID, userID string) (Hold, error) {
-	write, cancel := storeWrite(ctx)
+	write, cancel := s.storeWrite(ctx)
 	defer cancel()
 	h, err := s.repo.ExtendHold(write, HoldExtension{ID: id, UserID: userID, TTL: s.holdTTL, MaxLifetime: s.holdLife})
 	if err != nil {

@@ -126,7 +126,7 @@ func (s *Service) book(ctx context.Context, cmd ReserveCommand, lease lock.Lease
 	if err := ctx.Err(); err != nil {
 		return Reservation{}, fmt.Errorf("before insert: %w", err)
 	}
-	write, cancel := storeWrite(ctx)
+	write, cancel := s.storeWrite(ctx)
 	defer cancel()
 	r, err := s.repo.InsertReservation(write, NewReservation{
 		ScheduleID: cmd.ScheduleID, SeatID: cmd.SeatID, UserID: cmd.UserID, Fence: lease.Fence(), Claim: cmd.Claim,

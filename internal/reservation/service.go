@@ -42,6 +42,11 @@ type Config struct {
 	// live (HOLD_MAX_LIFETIME); zero: DefaultHoldMaxLifetime, or HoldTTL
 	// when that is longer.
 	HoldMaxLifetime time.Duration
+	// WriteTimeout bounds each write under seat locks; zero:
+	// DefaultWriteTimeout. A store that rides out a switchover of its
+	// primary wants the switchover's gap inside it
+	// (postgres.WriteTimeout).
+	WriteTimeout time.Duration
 	// SeatImages keeps this instance's images of the schedules' seats,
 	// which the seat map and best available read; nil: they are listed
 	// from the repository again when older than 100 ms
@@ -68,7 +73,9 @@ type Service struct {
 	holdTTL    time.Duration
 	maxHolds   int
 	holdLife   time.Duration
-	log        *slog.Logger
+	// writeTimeout bounds each write under seat locks (storeWrite).
+	writeTimeout time.Duration
+	log          *slog.Logger
 	// availability is this instance's view of free seats, for choices of
 	// best seats.
 	availability *seatAvailability
@@ -82,6 +89,7 @@ func NewService(repo Repository, locker SeatLocker, cfg Config, logger *slog.Log
 		lockTTL: orDefault(cfg.LockTTL, DefaultLockTTL), sealBooked: cfg.SealBooked,
 		sealTTL: orDefault(cfg.SealTTL, DefaultSealTTL), holdTTL: orDefault(cfg.HoldTTL, DefaultHoldTTL),
 		maxHolds: orDefault(cfg.MaxHoldsPerUser, DefaultMaxHoldsPerUser), log: logger,
+		writeTimeout: orDefault(cfg.WriteTimeout, DefaultWriteTimeout),
 	}
 	s.images = cfg.SeatImages
 	if s.images == nil {
