@@ -1,7 +1,8 @@
 // Package testenv is what the service's tests need beyond the lock folder's
 // test environment, lockenv: its migrations (Pool), its schedule numbering
-// (SpreadScheduleIDs) and a Redis primary with a replica and three
-// Sentinels (StartSentinel).
+// (SpreadScheduleIDs), a Redis primary with a replica and three Sentinels
+// (StartSentinel), and a PostgreSQL primary with its synchronous standby
+// under Patroni (StartPatroni).
 //
 // The environment itself (the shared servers, started by the test binary
 // when TEST_* does not name them, names, fault proxy, private redis-server,
