@@ -42,18 +42,9 @@ log() { printf 'pg-failovers: %s\n' "$*" >&2; }
 case $runs in '' | *[!0-9]* | 0) log "N must be a positive number, not '$runs'"; exit 2 ;; esac
 go build -o bin/api ./cmd/api
 go build -o bin/hammer ./cmd/hammer
-addr=127.0.0.1:$(bash "$here/devenv.sh" port)
-mkdir -p "$dir"
-HTTP_ADDR=$addr setsid bash "$here/cluster.sh" up "$dir" >"$dir/cluster-up.log" 2>&1 &
-up=$!
-cleanup() {
-	kill -TERM -- "-$up" 2>/dev/null || true
-	wait "$up" 2>/dev/null || true
-	bash "$here/devenv.sh" purge "$dir" >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# shellcheck source=scripts/owncluster.sh
+. "$here/owncluster.sh"
+own_cluster "$dir"
 
 # ready SECONDS: waits up to SECONDS for HAProxy to answer /readyz 200.
 ready() {
@@ -65,11 +56,6 @@ ready() {
 	done
 	return 1
 }
-ready 60 || { cat "$dir/cluster-up.log" >&2; log "the cluster is not ready"; exit 1; }
-set -a
-# shellcheck disable=SC1091
-. "$dir/env"
-set +a
 log "the cluster serves on $addr; $runs runs of $duration, the failover $after s in (DIR $dir)"
 
 jsonl=$dir/pgfailovers.jsonl

@@ -58,28 +58,9 @@ go build -o bin/api ./cmd/api
 go build -o bin/hammer ./cmd/hammer
 go build -o bin/pagecheck ./tools/pagecheck
 bash "$here/devenv.sh" browser
-addr=127.0.0.1:$(bash "$here/devenv.sh" port)
-mkdir -p "$dir"
-HTTP_ADDR=$addr setsid bash "$here/cluster.sh" up "$dir" >"$dir/cluster-up.log" 2>&1 &
-up=$!
-cleanup() {
-	kill -TERM -- "-$up" 2>/dev/null || true
-	wait "$up" 2>/dev/null || true
-	bash "$here/devenv.sh" purge "$dir" >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-for _ in $(seq 1 300); do
-	curl -fsS -o /dev/null --max-time 1 "http://$addr/readyz" 2>/dev/null && break
-	kill -0 "$up" 2>/dev/null || { cat "$dir/cluster-up.log" >&2; log "make cluster ended"; exit 1; }
-	sleep 0.2
-done
-curl -fsS -o /dev/null "http://$addr/readyz" || { cat "$dir/cluster-up.log" >&2; log "the cluster is not ready"; exit 1; }
-set -a
-# shellcheck disable=SC1091
-. "$dir/env"
-set +a
+# shellcheck source=scripts/owncluster.sh
+. "$here/owncluster.sh"
+own_cluster "$dir"
 
 HTTP_ADDR=$addr bash "$here/smoke.sh" "$dir" >"$dir/smoke.log" 2>&1 ||
 	{ tail -n 40 "$dir/smoke.log" >&2; log "make smoke failed through HAProxy (see $dir/smoke.log)"; exit 1; }
