@@ -126,7 +126,7 @@ func TestPageWaitsInTheQueue(t *testing.T) {
 		t.Errorf("the page followed its ticket with %d streams (and %d reads of it); want the stream", requests.Streams, requests.Polls)
 	}
 	t.Logf("followed the ticket with %d streams and %d reads", requests.Streams, requests.Polls)
-	if err := run(t, ctx, wait,
+	mustRun(t, ctx, wait, "hold and confirm once admitted",
 		chromedp.Click(seatSelector(5, "available"), chromedp.ByQuery),
 		chromedp.WaitEnabled("#hold", chromedp.ByID),
 		chromedp.Click("#hold", chromedp.ByID),
@@ -134,11 +134,7 @@ func TestPageWaitsInTheQueue(t *testing.T) {
 		chromedp.WaitEnabled("#confirm", chromedp.ByID),
 		chromedp.Click("#confirm", chromedp.ByID),
 		chromedp.WaitVisible(seatSelector(5, "reserved"), chromedp.ByQuery),
-	); err != nil {
-		var msg string
-		_ = run(t, ctx, time.Second, chromedp.Text("#message", &msg, chromedp.ByID))
-		t.Fatalf("hold and confirm once admitted: %v (page says %q)", err, msg)
-	}
+	)
 	if n := h.activeRows(schedule, 5); n != 1 {
 		t.Errorf("seat 5 has %d reservations after the page booked it", n)
 	}
@@ -175,14 +171,11 @@ func TestPageWaitsInTheQueue(t *testing.T) {
 	if joined := h.join(0, "buyer", later); joined.status != http.StatusOK || str(joined.body, "state") != "admitted" {
 		t.Fatalf("the buyer's place in the later queue: %d %s; want the page's, admitted", joined.status, joined.raw)
 	}
-	if err := run(t, ctx, wait,
+	mustRun(t, ctx, wait, "book again once admitted",
 		chromedp.WaitEnabled("#book", chromedp.ByID),
 		chromedp.Click("#book", chromedp.ByID),
 		chromedp.WaitVisible(seatSelector(7, "reserved"), chromedp.ByQuery),
-	); err != nil {
-		_ = run(t, ctx, time.Second, chromedp.Text("#message", &msg, chromedp.ByID))
-		t.Fatalf("book again once admitted: %v (page says %q)", err, msg)
-	}
+	)
 	if n := h.activeRows(later, 7); n != 1 {
 		t.Errorf("seat 7 has %d reservations after the page booked it", n)
 	}
@@ -211,16 +204,13 @@ func TestPageWaitsInTheQueue(t *testing.T) {
 	if gone.status != http.StatusNoContent {
 		t.Fatalf("ahead-x leaves: %d %s", gone.status, gone.raw)
 	}
-	if err := run(t, ctx, wait,
+	mustRun(t, ctx, wait, "admitted by polling, then book",
 		chromedp.Poll(`window.seatmap.queue().admitted && document.getElementById("queue").hidden`, nil, chromedp.WithPollingTimeout(wait)),
 		chromedp.Click(seatSelector(9, "available"), chromedp.ByQuery),
 		chromedp.WaitEnabled("#book", chromedp.ByID),
 		chromedp.Click("#book", chromedp.ByID),
 		chromedp.WaitVisible(seatSelector(9, "reserved"), chromedp.ByQuery),
-	); err != nil {
-		_ = run(t, ctx, time.Second, chromedp.Text("#message", &msg, chromedp.ByID))
-		t.Fatalf("admitted by polling, then book: %v (page says %q)", err, msg)
-	}
+	)
 	if got := refused.Load(); got != 3 {
 		t.Errorf("the refused stream was tried %d times; want 3, then reads of the ticket", got)
 	}

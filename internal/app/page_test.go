@@ -54,6 +54,17 @@ func run(t *testing.T, ctx context.Context, wait time.Duration, actions ...chrom
 	return chromedp.Run(ctx, actions...)
 }
 
+// mustRun runs browser actions, bounded by wait, and fails the test with
+// what, the error and what the page's message says when they fail.
+func mustRun(t *testing.T, ctx context.Context, wait time.Duration, what string, actions ...chromedp.Action) {
+	t.Helper()
+	if err := run(t, ctx, wait, actions...); err != nil {
+		var msg string
+		_ = run(t, ctx, time.Second, chromedp.Text("#message", &msg, chromedp.ByID))
+		t.Fatalf("%s: %v (page says %q)", what, err, msg)
+	}
+}
+
 func seatSelector(seat int, status string) string {
 	return fmt.Sprintf(`button.seat[data-seat="%d"][data-status="%s"]`, seat, status)
 }
@@ -94,7 +105,7 @@ func TestPageShowsBookingsLive(t *testing.T) {
 	t.Logf("booking on A shown on B's page after %s", time.Since(start))
 
 	// A user at the page: token, two seats, hold, confirm; then one-click.
-	if err := run(t, ctx, 10*time.Second,
+	mustRun(t, ctx, 10*time.Second, "hold, confirm and book from the page",
 		chromedp.SendKeys("#token", h.token("bob", ""), chromedp.ByID),
 		chromedp.Click(seatSelector(7, "available"), chromedp.ByQuery),
 		chromedp.Click(seatSelector(8, "available"), chromedp.ByQuery),
@@ -111,11 +122,7 @@ func TestPageShowsBookingsLive(t *testing.T) {
 		chromedp.WaitEnabled("#book", chromedp.ByID),
 		chromedp.Click("#book", chromedp.ByID),
 		chromedp.WaitVisible(seatSelector(9, "reserved"), chromedp.ByQuery),
-	); err != nil {
-		var msg string
-		_ = run(t, ctx, time.Second, chromedp.Text("#message", &msg, chromedp.ByID))
-		t.Fatalf("hold, confirm and book from the page: %v (page says %q)", err, msg)
-	}
+	)
 	if n := h.activeRows(schedule, 8); n != 1 {
 		t.Errorf("seat 8 has %d reservations after the page confirmed it", n)
 	}
