@@ -132,6 +132,33 @@ func (h *harness) activeRows(schedule int64, seat int) int {
 	return n
 }
 
+// storedBooking is an active reservation's row: its id and its user.
+type storedBooking struct{ id, user string }
+
+// activeBookings reads schedule's active reservations: seat -> its rows
+// (two are a seat booked twice).
+func (h *harness) activeBookings(schedule int64) map[int][]storedBooking {
+	h.t.Helper()
+	rows, err := h.pool.Query(context.Background(), `SELECT seat_id, id::text, user_id FROM reservations
+		WHERE schedule_id = $1 AND cancelled_at IS NULL`, schedule)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	out := map[int][]storedBooking{}
+	for rows.Next() {
+		var seat int
+		var b storedBooking
+		if err := rows.Scan(&seat, &b.id, &b.user); err != nil {
+			h.t.Fatal(err)
+		}
+		out[seat] = append(out[seat], b)
+	}
+	if err := rows.Err(); err != nil {
+		h.t.Fatal(err)
+	}
+	return out
+}
+
 // unavailableSeats reads a seats_unavailable problem: seat id -> reason.
 func unavailableSeats(t *testing.T, resp response) map[int]string {
 	t.Helper()

@@ -301,28 +301,13 @@ func TestFaultRedisSentinelFailover(t *testing.T) {
 	// The invariant: every 200 has its row, no seat is booked twice (the
 	// fresh schedules and the hot seat), none is held, and no lock key is
 	// left on the new master once the TTLs pass.
-	rows := map[[2]int64]string{}
+	rows := map[int64]map[int][]storedBooking{}
 	for _, schedule := range fresh {
-		r, err := h.pool.Query(ctx, `SELECT seat_id, user_id FROM reservations
-			WHERE schedule_id = $1 AND cancelled_at IS NULL`, schedule)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for r.Next() {
-			var seat int64
-			var user string
-			if err := r.Scan(&seat, &user); err != nil {
-				t.Fatal(err)
-			}
-			rows[[2]int64{schedule, seat}] = user
-		}
-		if err := r.Err(); err != nil {
-			t.Fatal(err)
-		}
+		rows[schedule] = h.activeBookings(schedule)
 	}
 	for seat, user := range booked {
-		if rows[seat] != user {
-			t.Errorf("seat %v answered 200 for %s, stored for %q", seat, user, rows[seat])
+		if stored := rows[seat[0]][int(seat[1])]; len(stored) != 1 || stored[0].user != user {
+			t.Errorf("seat %v answered 200 for %s, stored %v", seat, user, stored)
 		}
 	}
 	used := int(nextFresh.Load())
