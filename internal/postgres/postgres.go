@@ -39,7 +39,7 @@ func Open(ctx context.Context, url string, opts ...PoolOption) (*pgxpool.Pool, e
 	}
 	// DATABASE_URL names a primary and its standbys, and asks for the one
 	// that takes writes: new connections wait through a failover.
-	if cfg.ConnConfig.ValidateConnect != nil {
+	if followsPrimary(cfg) {
 		withPrimaryGate(cfg, DefaultPrimaryWait)
 	}
 	for _, o := range opts {

@@ -44,6 +44,12 @@ type primaryGate struct {
 	probing chan struct{} // closed when the running probe ends; nil if none
 }
 
+// followsPrimary reports whether cfg's DATABASE_URL names a primary among
+// several hosts and asks for the one that takes writes
+// (target_session_attrs=read-write): pgx then validates each server it
+// reaches.
+func followsPrimary(cfg *pgxpool.Config) bool { return cfg.ConnConfig.ValidateConnect != nil }
+
 // withPrimaryGate installs a primaryGate on cfg, whose connections
 // validate the server they reach (target_session_attrs): with one server
 // and no such check, there is no other primary to wait for.
@@ -147,7 +153,7 @@ const FailoverWriteTimeout = 4 * time.Second
 // it follows a primary among several hosts, else zero (the service's
 // default).
 func WriteTimeout(pool *pgxpool.Pool) time.Duration {
-	if pool.Config().ConnConfig.ValidateConnect == nil {
+	if !followsPrimary(pool.Config()) {
 		return 0
 	}
 	return FailoverWriteTimeout
@@ -165,7 +171,7 @@ const DefaultStartupWait = time.Minute
 // one does. With a single server it returns at once: its errors are
 // reported by the first statement.
 func AwaitPrimary(ctx context.Context, pool *pgxpool.Pool, wait time.Duration) error {
-	if pool.Config().ConnConfig.ValidateConnect == nil {
+	if !followsPrimary(pool.Config()) {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, wait)

@@ -34,7 +34,7 @@ type retryPool struct {
 }
 
 func newRetryPool(pool *pgxpool.Pool) retryPool {
-	return retryPool{Pool: pool, failover: pool.Config().ConnConfig.ValidateConnect != nil}
+	return retryPool{Pool: pool, failover: followsPrimary(pool.Config())}
 }
 
 // notExecuted reports an error that proves the statement did not run and
