@@ -126,33 +126,32 @@ under() {
 	[ "$status" -eq 0 ] || { cat "$dir/$change-$r.err" >&2; return 1; }
 }
 
-failed=0
-for r in $(seq 1 "$runs"); do
-	under roll "$r" || failed=1
-done
-[ "$failed" -eq 0 ] || { log "a rolling restart failed requests or lost events (see $dir)"; exit 1; }
+# each CHANGE COUNT: COUNT runs of `under CHANGE`, all of them; fails if
+# one failed.
+each() {
+	local r ok=0
+	for r in $(seq 1 "$2"); do
+		under "$1" "$r" || ok=1
+	done
+	return "$ok"
+}
+
+each roll "$runs" || { log "a rolling restart failed requests or lost events (see $dir)"; exit 1; }
 log "passed: $runs rolling restarts under load, no request failed, no event lost"
-for r in $(seq 1 "$failovers"); do
-	under failover "$r" || failed=1
-done
-[ "$failed" -eq 0 ] || { log "a Sentinel failover failed requests or lost events (see $dir)"; exit 1; }
+each failover "$failovers" || { log "a Sentinel failover failed requests or lost events (see $dir)"; exit 1; }
 [ "$failovers" -eq 0 ] || log "passed: $failovers Sentinel failovers under load, no request failed, no event lost"
 # Both PostgreSQL checks run, whichever fails.
-for r in $(seq 1 "$pg_switchovers"); do
-	under pg-switchover "$r" || failed=1
-done
-if [ "$failed" -ne 0 ]; then
+failed=0
+if ! each pg-switchover "$pg_switchovers"; then
+	failed=1
 	log "a PostgreSQL switchover failed requests or lost events (see $dir)"
 elif [ "$pg_switchovers" -ne 0 ]; then
 	log "passed: $pg_switchovers PostgreSQL switchovers under load, no request failed, no event lost"
 fi
-pg_failed=0
-for r in $(seq 1 "$pg_failovers"); do
-	under pg-failover "$r" || pg_failed=1
-done
-if [ "$pg_failed" -ne 0 ]; then
+if ! each pg-failover "$pg_failovers"; then
+	failed=1
 	log "a PostgreSQL failover failed requests beyond 503 unavailable, or lost events (see $dir)"
 elif [ "$pg_failovers" -ne 0 ]; then
 	log "passed: $pg_failovers PostgreSQL failovers under load (the leader SIGKILLed), nothing but 503 unavailable while no node led, no event lost"
 fi
-[ "$failed" -eq 0 ] && [ "$pg_failed" -eq 0 ]
+exit "$failed"
