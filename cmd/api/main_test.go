@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -83,7 +82,7 @@ func TestMigrateThenServeUntilCancelled(t *testing.T) {
 		t.Fatalf("migrate: exit %d: %s", code, errOut.String())
 	}
 
-	addr := freeAddr(t)
+	addr := lockenv.FreeAddr(t)
 	env := map[string]string{
 		"DATABASE_URL": dbURL, "REDIS_URL": lockenv.RedisURL(t), "AUTH_SECRET": secret, "HTTP_ADDR": addr,
 	}
@@ -132,7 +131,7 @@ func TestMigrateThenServeUntilCancelled(t *testing.T) {
 // terminal) the request log goes through slog's text handler, a line a
 // person reads, and no JSON line is written.
 func TestTextLogsForAPerson(t *testing.T) {
-	addr := freeAddr(t)
+	addr := lockenv.FreeAddr(t)
 	env := map[string]string{
 		"DATABASE_URL": lockenv.DatabaseURL(t), "REDIS_URL": lockenv.RedisURL(t), "AUTH_SECRET": secret,
 		"HTTP_ADDR": addr, "LOG_FORMAT": "text",
@@ -165,16 +164,6 @@ func TestTextLogsForAPerson(t *testing.T) {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 func waitHealthy(t *testing.T, url string) {

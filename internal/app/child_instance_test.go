@@ -86,12 +86,7 @@ type childInstance struct {
 // and waits until it is healthy. It is killed when the test ends.
 func startChildInstance(t *testing.T, jobNamespace string, env map[string]string) *childInstance {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
+	addr := lockenv.FreeAddr(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = []string{childInstanceEnv + "=" + jobNamespace, "HTTP_ADDR=" + addr}
 	for k, v := range env {

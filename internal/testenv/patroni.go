@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 )
 
 // PatroniScope is the Patroni cluster name of StartPatroni, the one of
@@ -80,7 +82,7 @@ func StartPatroni(tb testing.TB) *PatroniSetup {
 	s.dir = s.makeDir()
 	tb.Cleanup(s.stop)
 
-	client, peer := freeAddr(tb), freeAddr(tb)
+	client, peer := lockenv.FreeAddr(tb), lockenv.FreeAddr(tb)
 	s.etcd = exec.Command("etcd", "--name", "e1", "--data-dir", filepath.Join(s.dir, "etcd"),
 		"--listen-client-urls", "http://"+client, "--advertise-client-urls", "http://"+client,
 		"--listen-peer-urls", "http://"+peer, "--initial-advertise-peer-urls", "http://"+peer,
@@ -98,7 +100,7 @@ func StartPatroni(tb testing.TB) *PatroniSetup {
 	})
 
 	for i := 1; i <= 2; i++ {
-		n := &PatroniNode{Name: "pg" + strconv.Itoa(i), Addr: freeAddr(tb), API: "http://" + freeAddr(tb), setup: s}
+		n := &PatroniNode{Name: "pg" + strconv.Itoa(i), Addr: lockenv.FreeAddr(tb), API: "http://" + lockenv.FreeAddr(tb), setup: s}
 		n.data = filepath.Join(s.dir, n.Name)
 		n.config = filepath.Join(s.dir, n.Name+".yml")
 		n.log = filepath.Join(s.dir, n.Name+".log")

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 )
 
 // SentinelMaster is the name the Sentinels of StartSentinel monitor the
@@ -76,7 +78,7 @@ func StartSentinel(tb testing.TB) *SentinelSetup {
 		if err := os.MkdirAll(sdir, 0o755); err != nil {
 			tb.Fatal(err)
 		}
-		addr := freeAddr(tb)
+		addr := lockenv.FreeAddr(s.tb)
 		conf := filepath.Join(sdir, "sentinel.conf")
 		// Sentinel rewrites its configuration file as it learns: it must be
 		// its own and writable.
@@ -174,7 +176,7 @@ func (s *SentinelSetup) start(dir, name, bin string, args ...string) *Process {
 	if err := os.MkdirAll(pdir, 0o755); err != nil {
 		s.tb.Fatal(err)
 	}
-	addr := freeAddr(s.tb)
+	addr := lockenv.FreeAddr(s.tb)
 	p := &Process{Addr: addr, Name: name, Dir: pdir, log: filepath.Join(pdir, "redis.log")}
 	p.cmd = exec.Command(bin, append([]string{"--bind", "127.0.0.1", "--port", port(addr),
 		"--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", pdir,
@@ -229,15 +231,4 @@ func await(tb testing.TB, ctx context.Context, what string, ready func() (bool, 
 func port(addr string) string {
 	_, p, _ := net.SplitHostPort(addr)
 	return p
-}
-
-// freeAddr returns a 127.0.0.1 address nothing listens on.
-func freeAddr(tb testing.TB) string {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }

@@ -21,13 +21,7 @@ type RedisProcess struct {
 // when the test ends.
 func StartRedis(tb testing.TB) *RedisProcess {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	p := &RedisProcess{tb: tb, Addr: addr, dir: tb.TempDir()}
+	p := &RedisProcess{tb: tb, Addr: FreeAddr(tb), dir: tb.TempDir()}
 	p.start()
 	tb.Cleanup(p.stop)
 	return p
