@@ -26,10 +26,10 @@ import (
 const maxBodyBytes = 64 << 10
 
 var (
-	errTooLarge = &problem.Error{Status: http.StatusRequestEntityTooLarge, Code: "payload_too_large", Title: "Payload too large",
-		Detail: "The body must be at most 64 KiB."}
-	errMediaType = &problem.Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type", Title: "Unsupported media type",
-		Detail: "Send the body as Content-Type: application/json."}
+	errTooLarge = problem.Static(&problem.Error{Status: http.StatusRequestEntityTooLarge, Code: "payload_too_large", Title: "Payload too large",
+		Detail: "The body must be at most 64 KiB."})
+	errMediaType = problem.Static(&problem.Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type", Title: "Unsupported media type",
+		Detail: "Send the body as Content-Type: application/json."})
 )
 
 // isJSONMediaType accepts application/json, with no charset or UTF-8. The

@@ -47,12 +47,14 @@ func newRequestIDs() *requestIDs {
 }
 
 func (g *requestIDs) id() string {
-	return g.prefix + strconv.FormatUint(g.next.Add(1), 36)
+	b := make([]byte, 0, 48)
+	b = append(b, g.prefix...)
+	return string(strconv.AppendUint(b, g.next.Add(1), 36))
 }
 
 // withScope gives every request its scope: an id (echoed in X-Request-Id,
 // put into problem bodies and log lines) and the logger for the causes of
-// its 5xx answers.
+// its 5xx answers, in the request's requestContext.
 func withScope(log *slog.Logger) func(http.Handler) http.Handler {
 	ids := newRequestIDs()
 	return func(next http.Handler) http.Handler {
@@ -61,17 +63,25 @@ func withScope(log *slog.Logger) func(http.Handler) http.Handler {
 			if !validRequestID(id) {
 				id = ids.id()
 			}
-			w.Header()["X-Request-Id"] = []string{id}
-			next.ServeHTTP(w, r.WithContext(problem.WithScope(r.Context(), &problem.Scope{ID: id, Log: log})))
+			c := newRequestContext(r.Context(), id, problem.Scope{Log: log})
+			w.Header()["X-Request-Id"] = c.idHeader[:]
+			next.ServeHTTP(w, r.WithContext(c))
 		})
 	}
 }
 
 // withTimeout bounds a request's work, so that a stalled dependency ends
-// in 503 rather than a hung client.
+// in 503 rather than a hung client: the request's requestContext gets the
+// deadline (a timer only if something waits on it).
 func withTimeout(timeout time.Duration) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if c, ok := r.Context().(*requestContext); ok && c.deadline.IsZero() {
+				c.setDeadline(timeout)
+				defer c.release()
+				next.ServeHTTP(w, r)
+				return
+			}
 			ctx, cancel := context.WithTimeout(r.Context(), timeout)
 			defer cancel()
 			next.ServeHTTP(w, r.WithContext(ctx))
@@ -85,7 +95,13 @@ func logRequests(log *slog.Logger, out io.Writer, observer Observer) func(http.H
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
-			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+			var ww answerWriter
+			if c, ok := r.Context().(*requestContext); ok {
+				c.writer.ResponseWriter = w
+				ww = &c.writer
+			} else {
+				ww = middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+			}
 			next.ServeHTTP(ww, r)
 			status := ww.Status()
 			if status == 0 {
@@ -102,6 +118,13 @@ func logRequests(log *slog.Logger, out io.Writer, observer Observer) func(http.H
 			line.log(r.Context(), log, out)
 		})
 	}
+}
+
+// answerWriter is a writer that records the answer's status and size.
+type answerWriter interface {
+	http.ResponseWriter
+	Status() int
+	BytesWritten() int
 }
 
 // recoverPanics turns a handler panic into a generic 500 and a logged stack.

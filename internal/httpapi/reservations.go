@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -55,36 +56,50 @@ func toReservationResponse(r reservation.Reservation) reservationResponse {
 // the rest, with its field details). The buffer and the skipped validator
 // are the hot seat's (BenchmarkHotSeatRequest; docs/performance.md, "The
 // HTTP edge").
-func (h *handler) decodeReserve(w http.ResponseWriter, r *http.Request) (reserveRequest, error) {
-	var req reserveRequest
-	if isJSONMediaType(r.Header.Get("Content-Type")) && r.ContentLength > 0 && r.ContentLength <= smallBody {
-		var buf [smallBody]byte
-		body := buf[:r.ContentLength]
-		if _, err := io.ReadFull(r.Body, body); err != nil {
-			return req, problem.UnreadableBody
-		}
-		if schedule, seat, ok := parseReserveBody(body); ok {
-			return reserveRequest{ScheduleID: &schedule, SeatID: &seat}, nil
-		}
-		if err := decodeBody(body, &req); err != nil {
-			return req, err
-		}
-	} else if err := decodeJSON(w, r, &req); err != nil {
-		return req, err
+func (h *handler) decodeReserve(w http.ResponseWriter, r *http.Request) (scheduleID int64, seatID int, err error) {
+	if !isJSONMediaType(r.Header.Get("Content-Type")) || r.ContentLength <= 0 || r.ContentLength > smallBody {
+		return h.decodeReserveBody(w, r, nil)
 	}
-	if req.ScheduleID != nil && *req.ScheduleID >= 1 && req.SeatID != nil && *req.SeatID >= 1 {
-		return req, nil
+	buf := smallBodies.Get().(*[smallBody]byte)
+	defer smallBodies.Put(buf)
+	body := buf[:r.ContentLength]
+	if _, err := io.ReadFull(r.Body, body); err != nil {
+		return 0, 0, problem.UnreadableBody
 	}
-	return req, validate(h.validate, &req)
+	if schedule, seat, ok := parseReserveBody(body); ok {
+		return schedule, seat, nil
+	}
+	return h.decodeReserveBody(w, r, body)
 }
 
-// smallBody is the largest booking body decodeReserve reads into a buffer
-// of its own; {"scheduleId":N,"seatId":M} is under 64 bytes.
+// decodeReserveBody decodes a booking's body with the library: body when
+// it was read already, else the request's.
+func (h *handler) decodeReserveBody(w http.ResponseWriter, r *http.Request, body []byte) (scheduleID int64, seatID int, err error) {
+	var req reserveRequest
+	if body != nil {
+		err = decodeBody(body, &req)
+	} else {
+		err = decodeJSON(w, r, &req)
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	if req.ScheduleID != nil && *req.ScheduleID >= 1 && req.SeatID != nil && *req.SeatID >= 1 {
+		return *req.ScheduleID, *req.SeatID, nil
+	}
+	return 0, 0, validate(h.validate, &req)
+}
+
+// smallBodies are the buffers small booking bodies are read into.
+var smallBodies = sync.Pool{New: func() any { return new([smallBody]byte) }}
+
+// smallBody is the largest booking body decodeReserve reads into a pooled
+// buffer; {"scheduleId":N,"seatId":M} is under 64 bytes.
 const smallBody = 128
 
 // reserve answers 200 with the reservation.
 func (h *handler) reserve(w http.ResponseWriter, r *http.Request) error {
-	req, err := h.decodeReserve(w, r)
+	scheduleID, seatID, err := h.decodeReserve(w, r)
 	if err != nil {
 		return err
 	}
@@ -98,12 +113,12 @@ func (h *handler) reserve(w http.ResponseWriter, r *http.Request) error {
 	// The Idempotency-Key's claim, if the request sent one: stored with
 	// the reservation, looked up first when resumed.
 	claim, _ := idempotency.ClaimFrom(r.Context())
-	if err := h.requireAdmission(r, *req.ScheduleID, claim.Resumed); err != nil {
+	if err := h.requireAdmission(r, scheduleID, claim.Resumed); err != nil {
 		return err
 	}
 	res, err := h.bookings.Reserve(r.Context(), reservation.ReserveCommand{
-		ScheduleID: *req.ScheduleID,
-		SeatID:     *req.SeatID,
+		ScheduleID: scheduleID,
+		SeatID:     seatID,
 		UserID:     principalFrom(r.Context()).UserID,
 		Wait:       wait,
 		Claim:      claim.ID,

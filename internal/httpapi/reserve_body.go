@@ -37,9 +37,9 @@ func parseReserveBody(b []byte) (scheduleID int64, seatID int, ok bool) {
 			return 0, 0, false
 		}
 		switch {
-		case name == "scheduleId" && !haveSchedule:
+		case string(name) == "scheduleId" && !haveSchedule:
 			scheduleID, haveSchedule = n, true
-		case name == "seatId" && !haveSeat:
+		case string(name) == "seatId" && !haveSeat:
 			seatID, haveSeat = int(n), true
 		default:
 			return 0, 0, false
@@ -72,18 +72,19 @@ func (p *parser) byte(c byte) bool {
 	return false
 }
 
-// name reads a member name made of ASCII letters only (no escapes).
-func (p *parser) name() (string, bool) {
+// name reads a member name made of ASCII letters only (no escapes); the
+// name is a slice of the body, so that reading it copies nothing.
+func (p *parser) name() ([]byte, bool) {
 	if !p.byte('"') {
-		return "", false
+		return nil, false
 	}
 	start := p.i
 	for p.i < len(p.b) && ('a' <= p.b[p.i] && p.b[p.i] <= 'z' || 'A' <= p.b[p.i] && p.b[p.i] <= 'Z') {
 		p.i++
 	}
-	name := string(p.b[start:p.i])
+	name := p.b[start:p.i]
 	if !p.byte('"') {
-		return "", false
+		return nil, false
 	}
 	p.space()
 	return name, true

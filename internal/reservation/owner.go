@@ -33,6 +33,15 @@ func OwnerNote(userID string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
+// isOwnerNote reports whether note is OwnerNote(userID), without making
+// the note: every refused request for a hot seat asks.
+func isOwnerNote(note, userID string) bool {
+	var hexSum [16]byte
+	sum := sha256.Sum256([]byte(userID))
+	hex.Encode(hexSum[:], sum[:8])
+	return note == string(hexSum[:])
+}
+
 // SeatTakenError is ErrSeatTaken (errors.Is) that names the owner of the
 // booking that took the seat, so that the refused booking can seal the
 // seat with that owner's note. Repositories return it when they know the
@@ -67,8 +76,8 @@ func bookedSeal(cmd ReserveCommand, err error) (note string, seal bool) {
 // sealedForUser reports whether a refused acquire found the seat sealed
 // with user's note: their own booking, probably.
 func sealedForUser(err error, userID string) bool {
-	var sealed *lock.SealedError
-	return errors.As(err, &sealed) && sealed.Note != "" && sealed.Note == OwnerNote(userID)
+	sealed, ok := errors.AsType[*lock.SealedError](err)
+	return ok && sealed.Note != "" && isOwnerNote(sealed.Note, userID)
 }
 
 // ownersRetry answers a booking of a seat sealed with the user's note: the

@@ -159,16 +159,17 @@ func seatLocked(err error) error {
 }
 
 func lockError(err error) error {
-	var held *lock.HeldError
-	switch {
-	case errors.Is(err, lock.ErrSealed):
+	if errors.Is(err, lock.ErrSealed) {
 		// Sealed by the booking that took the seat.
 		return ErrSeatTaken
-	case errors.As(err, &held):
-		return &UnavailableSeat{Reason: ReasonLocked, RetryAfter: held.Remaining}
-	case errors.Is(err, lock.ErrUnavailable):
-		return fmt.Errorf("acquire seat lock: %w: %w", ErrUnavailable, err)
-	default:
-		return fmt.Errorf("acquire seat lock: %w", err)
 	}
+	// errors.AsType, not errors.As: a hot seat's refusals pass here on
+	// every request, and As's target would be allocated.
+	if held, ok := errors.AsType[*lock.HeldError](err); ok {
+		return &UnavailableSeat{Reason: ReasonLocked, RetryAfter: held.Remaining}
+	}
+	if errors.Is(err, lock.ErrUnavailable) {
+		return fmt.Errorf("acquire seat lock: %w: %w", ErrUnavailable, err)
+	}
+	return fmt.Errorf("acquire seat lock: %w", err)
 }

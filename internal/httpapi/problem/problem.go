@@ -9,7 +9,6 @@ package problem
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"math"
@@ -37,6 +36,8 @@ type Error struct {
 	Available  *int   // not_enough_seats: how many seats of the category are free
 	HoldID     string // seat_held: the caller's own hold that claims the seat
 	Queue      string // admission_required: the path of the queue to join
+
+	encoded *encoded // see Static
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Detail }
@@ -125,18 +126,24 @@ var errorTable = []struct {
 		Detail: "A dependency of the service cannot be reached right now; retry later.", RetryAfter: unavailableRetryAfter}},
 }
 
+func init() {
+	for i := range errorTable {
+		Static(&errorTable[i].Error)
+	}
+}
+
 // Problems of the HTTP edge itself, shared by its packages.
 var (
-	Internal = &Error{Status: http.StatusInternalServerError, Code: "internal", Title: "Internal error",
-		Detail: "Something unexpected went wrong; the request id identifies it in the logs."}
-	NotFound = &Error{Status: http.StatusNotFound, Code: "not_found", Title: "Not found",
-		Detail: "No such resource."}
+	Internal = Static(&Error{Status: http.StatusInternalServerError, Code: "internal", Title: "Internal error",
+		Detail: "Something unexpected went wrong; the request id identifies it in the logs."})
+	NotFound = Static(&Error{Status: http.StatusNotFound, Code: "not_found", Title: "Not found",
+		Detail: "No such resource."})
 	// Unavailable is a dependency that cannot answer, named in Detail.
-	Unavailable = &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Title: "Service unavailable",
-		Detail: "A dependency cannot be reached; see checks.", RetryAfter: unavailableRetryAfter}
+	Unavailable = Static(&Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Title: "Service unavailable",
+		Detail: "A dependency cannot be reached; see checks.", RetryAfter: unavailableRetryAfter})
 	// UnreadableBody is a body whose reading failed: cut short before its
 	// Content-Length, or a broken chunked encoding.
-	UnreadableBody = Malformed("The body could not be read to its end.")
+	UnreadableBody = Static(Malformed("The body could not be read to its end."))
 )
 
 // Malformed is 400 malformed_json with detail saying what is wrong.
@@ -191,10 +198,13 @@ func Write(w http.ResponseWriter, r *http.Request, err error) {
 	if e.RetryAfter > 0 {
 		h["Retry-After"] = []string{strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds())))}
 	}
-	b, _ := json.Marshal(body{Type: "urn:seatlock:problem:" + e.Code, Title: e.Title, Status: e.Status, Detail: e.Detail,
-		Code: e.Code, Errors: e.Fields, Seats: e.Seats, RequestID: scope.ID, Checks: e.Checks, Available: e.Available, HoldID: e.HoldID, Queue: e.Queue})
+	buf := bodyBuffers.Get().(*[]byte)
+	*buf = e.appendJSON((*buf)[:0], scope.ID)
 	h["Cache-Control"] = NoStore // whatever the handler had set for a success
-	WriteBody(w, contentTypeProblem, e.Status, append(b, '\n'))
+	WriteBody(w, contentTypeProblem, e.Status, *buf)
+	if cap(*buf) <= maxPooledBody {
+		bodyBuffers.Put(buf)
+	}
 }
 
 // WriteBody writes a whole answer with its length, so that it goes out in
@@ -210,7 +220,7 @@ func WriteBody(w http.ResponseWriter, contentType []string, status int, body []b
 		h["Cache-Control"] = NoStore
 	}
 	h["X-Content-Type-Options"] = NoSniff
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	h["Content-Length"] = contentLength(len(body))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
@@ -234,17 +244,14 @@ func fromError(err error) *Error {
 		if !errors.Is(err, row.target) {
 			continue
 		}
-		var (
-			seat      *reservation.UnavailableSeat
-			refused   *reservation.SeatsUnavailableError
-			notEnough *reservation.NotEnoughSeatsError
-		)
-		switch {
-		case errors.As(err, &notEnough):
+		// errors.AsType, not errors.As: the hot seat's seat_taken passes
+		// here on every request, and As's targets would be allocated.
+		if notEnough, ok := errors.AsType[*reservation.NotEnoughSeatsError](err); ok {
 			e := row.Error
 			e.Available = &notEnough.Available
 			return &e
-		case errors.As(err, &seat):
+		}
+		if seat, ok := errors.AsType[*reservation.UnavailableSeat](err); ok {
 			e := row.Error
 			// Retry-After only when waiting can help: not for a taken seat.
 			if seat.Reason != reservation.ReasonTaken {
@@ -254,7 +261,8 @@ func fromError(err error) *Error {
 				ownHold(&e, seat.OwnHold)
 			}
 			return &e
-		case errors.As(err, &refused):
+		}
+		if refused, ok := errors.AsType[*reservation.SeatsUnavailableError](err); ok {
 			e := row.Error
 			e.Seats = make([]SeatReason, len(refused.Seats))
 			for i, s := range refused.Seats {

@@ -42,3 +42,11 @@ func (s *Scope) logger() *slog.Logger {
 	}
 	return s.Log
 }
+
+// IsScopeKey reports whether key is the context key of a request's scope:
+// a context that carries the scope itself (the HTTP edge's per-request
+// context) answers Value for it.
+func IsScopeKey(key any) bool {
+	_, ok := key.(scopeKey)
+	return ok
+}
