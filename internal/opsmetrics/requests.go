@@ -7,6 +7,7 @@ package opsmetrics
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,6 +21,19 @@ type Requests struct {
 	attempts *prometheus.HistogramVec
 	streams  prometheus.Gauge
 	limited  *prometheus.CounterVec
+
+	// The series already used, by their labels: WithLabelValues hashes
+	// the labels and takes a lock on every call, and every request would
+	// make one or two.
+	durations sync.Map // durationSeries -> prometheus.Observer
+	outcomes  sync.Map // outcomeSeries -> prometheus.Counter
+}
+
+type durationSeries struct{ method, route, status string }
+
+type outcomeSeries struct {
+	vec     *prometheus.CounterVec
+	outcome string
 }
 
 // The routes whose answers are booking and hold outcomes.
@@ -80,7 +94,7 @@ func (m *Requests) Request(method, route string, status int, code string, elapse
 	if route == "" {
 		route = "unmatched"
 	}
-	m.duration.WithLabelValues(method, route, statusText(status)).Observe(elapsed.Seconds())
+	m.durationOf(methodLabel(method), route, statusText(status)).Observe(elapsed.Seconds())
 	if method != http.MethodPost {
 		return
 	}
@@ -91,7 +105,7 @@ func (m *Requests) Request(method, route string, status int, code string, elapse
 			outcome = "booked"
 		}
 		if outcome != "" {
-			m.bookings.WithLabelValues(outcome).Inc()
+			m.outcomeOf(m.bookings, outcome).Inc()
 		}
 	case holdRoute:
 		outcome := code
@@ -99,9 +113,42 @@ func (m *Requests) Request(method, route string, status int, code string, elapse
 			outcome = "held"
 		}
 		if outcome != "" {
-			m.holds.WithLabelValues(outcome).Inc()
+			m.outcomeOf(m.holds, outcome).Inc()
 		}
 	}
+}
+
+// methodLabel is method if HTTP defines it, else "other": a client's
+// invented methods make no series of their own.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return method
+	}
+	return "other"
+}
+
+// durationOf is the request-duration series of the labels. Their number
+// is bounded: routes are patterns (or "unmatched") and statuses the ones
+// the service answers.
+func (m *Requests) durationOf(method, route, status string) prometheus.Observer {
+	key := durationSeries{method, route, status}
+	if o, ok := m.durations.Load(key); ok {
+		return o.(prometheus.Observer)
+	}
+	o, _ := m.durations.LoadOrStore(key, m.duration.WithLabelValues(method, route, status))
+	return o.(prometheus.Observer)
+}
+
+// outcomeOf is vec's series of outcome: "booked", "held" or a problem code.
+func (m *Requests) outcomeOf(vec *prometheus.CounterVec, outcome string) prometheus.Counter {
+	key := outcomeSeries{vec, outcome}
+	if c, ok := m.outcomes.Load(key); ok {
+		return c.(prometheus.Counter)
+	}
+	c, _ := m.outcomes.LoadOrStore(key, vec.WithLabelValues(outcome))
+	return c.(prometheus.Counter)
 }
 
 // BestAvailable records the choices a best-available hold tried.
