@@ -144,3 +144,13 @@ func isNoScript(err error) bool {
 
 // Pending is how many calls wait for a batch.
 func (p *Pipeline) Pending() int { return p.queue.Pending() }
+
+// TryAlone takes a free lane for a call that its caller makes itself, at
+// once, on its own connection: it reports false when every lane is busy or
+// calls wait for a batch (then the call goes through Do or Script, to keep
+// its turn). A caller that got true calls DoneAlone when its call has
+// returned. See batch.Queue.TryAlone.
+func (p *Pipeline) TryAlone() bool { return p.queue.TryAlone() }
+
+// DoneAlone gives back the lane TryAlone took.
+func (p *Pipeline) DoneAlone() { p.queue.DoneAlone() }
