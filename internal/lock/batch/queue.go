@@ -60,7 +60,8 @@ func (q *Queue[T]) Add(item T) {
 	q.running++
 	batch := q.takeLocked()
 	q.mu.Unlock()
-	q.sendAll(batch)
+	q.send(batch)
+	q.next()
 }
 
 // Withdraw takes item out of the queue if its batch was not taken yet,
@@ -115,25 +116,34 @@ func (q *Queue[T]) Pending() int {
 	return len(q.pending)
 }
 
-// sendAll sends batch, then the batches that queued meanwhile, in a
-// goroutine of its own so that batch's caller is answered now.
-func (q *Queue[T]) sendAll(batch []T) {
-	q.send(batch)
-	q.next()
+// next hands the lane of a batch (or lone call) that has returned to the
+// items queued meanwhile, sent in a goroutine of their own so that the
+// caller who returned it is answered now, or frees it.
+func (q *Queue[T]) next() {
+	if batch, ok := q.nextBatch(); ok {
+		go q.carry(batch)
+	}
 }
 
-// next hands the lane of a batch (or lone call) that has returned to the
-// items queued meanwhile, or frees it.
-func (q *Queue[T]) next() {
+// carry sends batch, then every batch that queues meanwhile, until none
+// waits: one goroutine carries a lane through a busy spell, instead of a
+// new goroutine (and the growth of its stack) for every batch.
+func (q *Queue[T]) carry(batch []T) {
+	for ok := true; ok; batch, ok = q.nextBatch() {
+		q.send(batch)
+	}
+}
+
+// nextBatch takes the batch a returning lane sends next, or frees the lane
+// and reports false when nothing waits.
+func (q *Queue[T]) nextBatch() ([]T, bool) {
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	if len(q.pending) == 0 {
 		q.running--
-		q.mu.Unlock()
-		return
+		return nil, false
 	}
-	batch := q.takeLocked()
-	q.mu.Unlock()
-	go q.sendAll(batch)
+	return q.takeLocked(), true
 }
 
 // takeLocked takes the next batch: the oldest pending items, up to max,
