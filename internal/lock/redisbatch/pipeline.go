@@ -23,9 +23,13 @@ import (
 	"github.com/seatlock/seatlock/internal/lock/batch"
 )
 
-// DefaultLanes is how many batches may be in flight at once, each on a
-// connection of its own.
-const DefaultLanes = 2
+// DefaultLanes is how many calls or batches may be in flight at once, each
+// on a connection of its own. Fewer callers than that each go alone, at
+// once; more wait for a lane and share its next round trip, which saves
+// each of them the system calls of its own (on a machine whose cores are
+// busy these cost more than the wait). docs/performance.md ("The lock
+// client against other Go locks") has the measurements behind 4.
+const DefaultLanes = 4
 
 // MaxBatch caps the calls of one batch.
 const MaxBatch = 128
