@@ -4,24 +4,20 @@ import (
 	"context"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/seatlock/seatlock/internal/lock/redisbatch"
 )
 
-// script is a Lua script with its EVALSHA and EVAL arguments boxed once:
-// boxing a string in an interface allocates, and every call sends one.
+// script is a Lua script with its hash boxed once: boxing a string in an
+// interface allocates, and every call sends the hash.
 type script struct {
 	*redis.Script
-	sha, src any
+	sha any
 }
 
 func newScript(src string) *script {
 	s := redis.NewScript(src)
-	return &script{Script: s, sha: s.Hash(), src: src}
-}
-
-// doer is what a client needs for a script call made with arguments the
-// Backend lays out itself: *redis.Client and *redis.ClusterClient have it.
-type doer interface {
-	Do(ctx context.Context, args ...any) *redis.Cmd
+	return &script{Script: s, sha: s.Hash()}
 }
 
 // Room in a scriptCall: the acquire scripts take the most, two keys and
@@ -80,34 +76,25 @@ func (c *scriptCall) int(n int64) {
 	c.nints++
 }
 
-func (c *scriptCall) keys() []string { return c.strs[:c.nkeys] }
-func (c *scriptCall) argv() []any    { return c.args[3+c.nkeys : c.nargs] }
+// laid is c as one EVALSHA command.
+func (c *scriptCall) laid() redisbatch.Laid {
+	c.args[0], c.args[1], c.args[2] = "evalsha", c.script.sha, c.nkeys
+	return redisbatch.Laid{Script: c.script.Script, Args: c.args[:c.nargs]}
+}
 
 // call runs c: alone on the caller's connection when the backend does not
 // batch or one of its lanes is free and nobody waits, else in the next
-// batch (package redisbatch).
+// batch (package redisbatch). A client that cannot take a laid-out command
+// gets it through redis.Script.Run.
 func (b *Backend) call(ctx context.Context, c *scriptCall) *redis.Cmd {
-	if b.pipeline == nil {
-		return b.alone(ctx, c)
-	}
-	if !b.pipeline.TryAlone() {
-		return b.pipeline.Script(ctx, c.script.Script, c.keys(), c.argv()...)
+	switch {
+	case b.doer == nil:
+		return c.script.Run(ctx, b.client, c.strs[:c.nkeys], c.args[3+c.nkeys:c.nargs]...)
+	case b.pipeline == nil:
+		return redisbatch.RunLaid(ctx, b.doer, c.laid())
+	case !b.pipeline.TryAlone():
+		return b.pipeline.Lay(ctx, c.laid())
 	}
 	defer b.pipeline.DoneAlone()
-	return b.alone(ctx, c)
-}
-
-// alone sends c by itself: EVALSHA, then EVAL when Redis has forgotten the
-// script (a restart, SCRIPT FLUSH), as redis.Script.Run does.
-func (b *Backend) alone(ctx context.Context, c *scriptCall) *redis.Cmd {
-	if b.doer == nil {
-		return c.script.Run(ctx, b.client, c.keys(), c.argv()...)
-	}
-	c.args[0], c.args[1], c.args[2] = "evalsha", c.script.sha, c.nkeys
-	cmd := b.doer.Do(ctx, c.args[:c.nargs]...)
-	if err := cmd.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		c.args[0], c.args[1] = "eval", c.script.src
-		cmd = b.doer.Do(ctx, c.args[:c.nargs]...)
-	}
-	return cmd
+	return redisbatch.RunLaid(ctx, b.doer, c.laid())
 }

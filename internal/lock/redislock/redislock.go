@@ -135,7 +135,7 @@ type Client interface {
 // Backend implements backend.Backend on Redis.
 type Backend struct {
 	client   Client
-	doer     doer                 // client, when it can send calls laid out by call.go
+	doer     redisbatch.Doer      // client, when it can send calls laid out by call.go
 	pipeline *redisbatch.Pipeline // nil: every call alone
 	notifier *notifier
 	clock    *clock
@@ -154,8 +154,8 @@ type options struct {
 	lanes int
 }
 
-// WithBatchLanes sets how many batches of calls may be in flight at once
-// (redisbatch.DefaultLanes); n <= 0 sends every call alone.
+// WithBatchLanes sets how many calls or batches of calls may be in flight
+// at once (redisbatch.DefaultLanes, 4); n <= 0 sends every call alone.
 func WithBatchLanes(n int) Option {
 	return func(o *options) { o.lanes = n }
 }
@@ -165,16 +165,18 @@ func WithBatchLanes(n int) Option {
 // the Backend to end its Pub/Sub connection.
 //
 // When client can pipeline (*redis.Client and *redis.ClusterClient can),
-// the acquisitions, seals, extensions and releases of concurrent callers
-// that find the backend busy go to Redis together, in one pipeline (see
-// package redisbatch); an idle backend sends each at once.
+// the acquisitions, seals, extensions and releases of one key go alone, at
+// once, while fewer than WithBatchLanes calls or batches are in flight;
+// those that find every lane busy go to Redis together, in one pipeline
+// (see package redisbatch). So a few callers never wait for a batch, and a
+// crowd shares round trips.
 func New(client Client, opts ...Option) *Backend {
 	o := options{lanes: redisbatch.DefaultLanes}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	b := &Backend{client: client, notifier: newNotifier(client), clock: newClock(client)}
-	b.doer, _ = client.(doer)
+	b.doer, _ = client.(redisbatch.Doer)
 	if pc, ok := client.(redisbatch.Client); ok && o.lanes > 0 {
 		b.pipeline = redisbatch.New(pc, o.lanes)
 	}
