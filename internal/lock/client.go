@@ -47,6 +47,7 @@ type Client struct {
 	maxWait        time.Duration
 	watchdogTTL    time.Duration
 	releaseTimeout time.Duration
+	releases       *releaseBounds
 	seals          *sealMemory // nil unless Config.RememberSeals
 	observer       Observer
 	log            *slog.Logger
@@ -73,6 +74,7 @@ func New(store backend.Backend, cfg Config) *Client {
 		observer:       cfg.Observer,
 		log:            cfg.Logger,
 	}
+	c.releases = newReleaseBounds(c.releaseTimeout)
 	c.closing, c.cancelClosing = context.WithCancel(context.Background())
 	if cfg.RememberSeals {
 		c.seals = newSealMemory()

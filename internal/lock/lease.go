@@ -36,6 +36,10 @@ type lease struct {
 	// the lock, not as long as the call that took it.
 	parent context.Context
 
+	// endCtx is the context of the store call that ends the lease (end),
+	// kept here so that a release allocates none.
+	endCtx boundedContext
+
 	mu        sync.Mutex
 	ctx       *leaseContext // nil until first asked for
 	cancel    context.CancelCauseFunc
@@ -311,12 +315,12 @@ type giveUp struct {
 
 // end makes the store call that gives the lock up on a context that keeps
 // the caller's values but not its cancellation, bounded by the release
-// timeout, then ends the lease's context with ErrReleased. A call that found
-// the lock no longer ours is ErrNotHeld.
+// timeout (releaseBounds), then ends the lease's context with ErrReleased.
+// A call that found the lock no longer ours is ErrNotHeld.
 func (l *lease) end(ctx context.Context, how giveUp) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.client.releaseTimeout)
-	defer cancel()
 	sent := time.Now()
+	l.endCtx = l.client.releases.bound(ctx, sent)
+	ctx = &l.endCtx
 	var (
 		ok  bool
 		err error

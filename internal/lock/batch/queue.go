@@ -60,7 +60,8 @@ func (q *Queue[T]) Add(item T) {
 	q.running++
 	batch := q.takeLocked()
 	q.mu.Unlock()
-	q.sendAll(batch)
+	q.send(batch)
+	q.next()
 }
 
 // Withdraw takes item out of the queue if its batch was not taken yet,
@@ -78,6 +79,36 @@ func (q *Queue[T]) Withdraw(item T) bool {
 	return false
 }
 
+// TryAlone takes a free lane for a call that its caller sends itself, at
+// once and alone, without making an item of it: what Add does for an item
+// that finds a lane free, minus the item, its batch and its answer. It
+// reports false when every lane is busy or items wait for a batch (the
+// call must then be Added, to keep its turn). A caller that got true calls
+// DoneAlone when its call has returned. With no lanes every call goes
+// alone and DoneAlone does nothing.
+func (q *Queue[T]) TryAlone() bool {
+	if q.lanes <= 0 {
+		return true
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.running >= q.lanes || len(q.pending) > 0 {
+		return false
+	}
+	q.running++
+	return true
+}
+
+// DoneAlone gives back the lane TryAlone took: to the items queued
+// meanwhile, sent as the next batch in a goroutine of their own so that
+// its caller is answered now, or free.
+func (q *Queue[T]) DoneAlone() {
+	if q.lanes <= 0 {
+		return
+	}
+	q.next()
+}
+
 // Pending is how many items wait for a batch.
 func (q *Queue[T]) Pending() int {
 	q.mu.Lock()
@@ -85,19 +116,34 @@ func (q *Queue[T]) Pending() int {
 	return len(q.pending)
 }
 
-// sendAll sends batch, then the batches that queued meanwhile, in a
-// goroutine of its own so that batch's caller is answered now.
-func (q *Queue[T]) sendAll(batch []T) {
-	q.send(batch)
-	q.mu.Lock()
-	next := q.takeLocked()
-	if len(next) == 0 {
-		q.running--
-		q.mu.Unlock()
-		return
+// next hands the lane of a batch (or lone call) that has returned to the
+// items queued meanwhile, sent in a goroutine of their own so that the
+// caller who returned it is answered now, or frees it.
+func (q *Queue[T]) next() {
+	if batch, ok := q.nextBatch(); ok {
+		go q.carry(batch)
 	}
-	q.mu.Unlock()
-	go q.sendAll(next)
+}
+
+// carry sends batch, then every batch that queues meanwhile, until none
+// waits: one goroutine carries a lane through a busy spell, instead of a
+// new goroutine (and the growth of its stack) for every batch.
+func (q *Queue[T]) carry(batch []T) {
+	for ok := true; ok; batch, ok = q.nextBatch() {
+		q.send(batch)
+	}
+}
+
+// nextBatch takes the batch a returning lane sends next, or frees the lane
+// and reports false when nothing waits.
+func (q *Queue[T]) nextBatch() ([]T, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.pending) == 0 {
+		q.running--
+		return nil, false
+	}
+	return q.takeLocked(), true
 }
 
 // takeLocked takes the next batch: the oldest pending items, up to max,

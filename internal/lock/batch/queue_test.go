@@ -265,3 +265,123 @@ func TestContextTakesTheLatestDeadlineWithinTheLimit(t *testing.T) {
 		t.Errorf("deadline %v beyond the 1s limit", d)
 	}
 }
+
+// A call that takes a free lane with TryAlone holds it like a batch in
+// flight: while it does, TryAlone refuses and items queue; DoneAlone sends
+// the items queued meanwhile as the next batch.
+func TestLoneCallHoldsItsLaneUntilDone(t *testing.T) {
+	r := &recorder{}
+	q := batch.NewQueue(1, 8, r.send)
+	if !q.TryAlone() {
+		t.Fatal("TryAlone on an idle queue = false")
+	}
+	if q.TryAlone() {
+		t.Fatal("TryAlone with the only lane taken = true")
+	}
+	queued := []*item{newItem(1), newItem(2)}
+	for _, it := range queued {
+		q.Add(it)
+	}
+	waitPending(t, q, 2)
+	q.DoneAlone()
+	for _, it := range queued {
+		<-it.done
+	}
+	if got, want := r.recorded(), [][]int{{1, 2}}; !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("batches = %v, want %v", got, want)
+	}
+	waitPending(t, q, 0)
+	deadline := time.Now().Add(10 * time.Second)
+	for !q.TryAlone() { // the batch's goroutine gives the lane back after answering
+		if time.Now().After(deadline) {
+			t.Fatal("TryAlone still refused after every call returned")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	q.DoneAlone()
+}
+
+// With no lanes every call goes alone.
+func TestNoLanesLetsEveryCallAlone(t *testing.T) {
+	q := batch.NewQueue(0, 8, (&recorder{}).send)
+	for range 3 {
+		if !q.TryAlone() {
+			t.Fatal("TryAlone without lanes = false")
+		}
+	}
+	q.DoneAlone()
+}
+
+// Lone calls and batched items from many goroutines at once: every item is
+// answered exactly once, and lone calls and batches together never exceed
+// the lanes.
+func TestLoneCallsAndBatchesShareTheLanes(t *testing.T) {
+	const lanes, maxBatch, n = 3, 16, 4000
+	var (
+		mu       sync.Mutex
+		inFlight int
+		peak     int
+		sent     = map[int]int{}
+	)
+	enter := func() {
+		mu.Lock()
+		inFlight++
+		peak = max(peak, inFlight)
+		mu.Unlock()
+	}
+	leave := func() {
+		time.Sleep(20 * time.Microsecond)
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+	}
+	q := batch.NewQueue(lanes, maxBatch, func(b []*item) {
+		enter()
+		mu.Lock()
+		for _, it := range b {
+			sent[it.value]++
+		}
+		mu.Unlock()
+		leave()
+		for _, it := range b {
+			it.done <- it.value
+		}
+	})
+	var wg sync.WaitGroup
+	var lone, queued int64
+	var countMu sync.Mutex
+	for v := range n {
+		wg.Go(func() {
+			if q.TryAlone() {
+				enter()
+				leave()
+				q.DoneAlone()
+				countMu.Lock()
+				lone++
+				countMu.Unlock()
+				return
+			}
+			countMu.Lock()
+			queued++
+			countMu.Unlock()
+			it := newItem(v)
+			q.Add(it)
+			if got := <-it.done; got != v {
+				t.Errorf("item %d answered %d", v, got)
+			}
+		})
+	}
+	wg.Wait()
+	if int64(len(sent)) != queued {
+		t.Errorf("%d items sent, %d queued", len(sent), queued)
+	}
+	for v, times := range sent {
+		if times != 1 {
+			t.Errorf("item %d sent %d times", v, times)
+		}
+	}
+	if peak > lanes {
+		t.Errorf("%d calls and batches in flight at once, lanes %d", peak, lanes)
+	}
+	t.Logf("%d calls alone, %d batched", lone, queued)
+}

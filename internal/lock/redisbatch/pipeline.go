@@ -1,10 +1,12 @@
 // Package redisbatch sends the Redis commands of concurrent callers
-// together: commands that reach a Pipeline while DefaultLanes batches are in
-// flight go in the next batch, one pipeline (one write and one read on one
-// connection) for all of them, each caller still getting its own replies.
-// A command that finds a lane free goes at once, alone: an idle instance
-// adds no delay, and a command waits for at most one batch round trip
-// before its own batch is sent (see package batch).
+// together: commands that reach a Pipeline while every lane (DefaultLanes
+// unless told) carries a call or a batch in flight go in the next batch,
+// one pipeline (one write and one read on one connection) for all of them,
+// each caller still getting its own replies. A command that finds a lane
+// free goes at once, alone (a caller can make that call itself, after
+// TryAlone): an idle instance adds no delay, and a command waits for at
+// most one batch round trip before its own batch is sent (see package
+// batch).
 //
 // go-redis's own pipelines take one context for all their commands; here
 // a batch runs until the latest of its callers' deadlines (at most
@@ -15,7 +17,6 @@ package redisbatch
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -23,9 +24,13 @@ import (
 	"github.com/seatlock/seatlock/internal/lock/batch"
 )
 
-// DefaultLanes is how many batches may be in flight at once, each on a
-// connection of its own.
-const DefaultLanes = 2
+// DefaultLanes is how many calls or batches may be in flight at once, each
+// on a connection of its own. Fewer callers than that each go alone, at
+// once; more wait for a lane and share its next round trip, which saves
+// each of them the system calls of its own (on a machine whose cores are
+// busy these cost more than the wait). docs/performance.md ("The lock
+// client against other Go locks") has the measurements behind 4.
+const DefaultLanes = 4
 
 // MaxBatch caps the calls of one batch.
 const MaxBatch = 128
@@ -39,6 +44,7 @@ const BatchLimit = 5 * time.Second
 type Client interface {
 	redis.Scripter
 	Pipeline() redis.Pipeliner
+	Do(ctx context.Context, args ...any) *redis.Cmd
 }
 
 // Command is one Redis command: a script call when Script is set (Keys and
@@ -47,6 +53,16 @@ type Client interface {
 type Command struct {
 	Script *redis.Script
 	Keys   []string
+	Args   []any
+}
+
+// Laid is a call of script laid out whole by its caller, as redis.Client.Do
+// takes it: "evalsha", the script's hash, the number of keys, the keys,
+// the arguments. A caller that boxes its arguments once (or passes strings
+// as *string, which go-redis writes as strings) spares the batch boxing
+// them again.
+type Laid struct {
+	Script *redis.Script
 	Args   []any
 }
 
@@ -59,7 +75,9 @@ type Pipeline struct {
 type call struct {
 	ctx     context.Context
 	cmds    []Command
+	laid    Laid // instead of cmds, when its Script is set
 	replies []*redis.Cmd
+	reply   [1]*redis.Cmd // replies of a laid call
 	done    chan struct{}
 }
 
@@ -76,17 +94,26 @@ func New(client Client, lanes int) *Pipeline {
 // command's); a batch that could not reach Redis gives every reply that
 // failure. When ctx ends first, every reply is ctx's error.
 func (p *Pipeline) Do(ctx context.Context, cmds ...Command) []*redis.Cmd {
-	c := &call{ctx: ctx, cmds: cmds, done: make(chan struct{})}
+	return p.await(&call{ctx: ctx, cmds: cmds, done: make(chan struct{})}, len(cmds))
+}
+
+// Lay runs one laid-out script call in the next batch.
+func (p *Pipeline) Lay(ctx context.Context, l Laid) *redis.Cmd {
+	return p.await(&call{ctx: ctx, laid: l, done: make(chan struct{})}, 1)[0]
+}
+
+// await queues c, of n commands, and returns its replies.
+func (p *Pipeline) await(c *call, n int) []*redis.Cmd {
 	p.queue.Add(c)
 	select {
 	case <-c.done:
 		return c.replies
-	case <-ctx.Done():
+	case <-c.ctx.Done():
 		p.queue.Withdraw(c)
-		replies := make([]*redis.Cmd, len(cmds))
+		replies := make([]*redis.Cmd, n)
 		for i := range replies {
-			replies[i] = redis.NewCmd(ctx)
-			replies[i].SetErr(ctx.Err())
+			replies[i] = redis.NewCmd(c.ctx)
+			replies[i].SetErr(c.ctx.Err())
 		}
 		return replies
 	}
@@ -101,6 +128,12 @@ func (p *Pipeline) Script(ctx context.Context, script *redis.Script, keys []stri
 // its caller's context, so that its cancellation interrupts it as a plain
 // go-redis call would.
 func (p *Pipeline) send(calls []*call) {
+	if c := calls[0]; len(calls) == 1 && c.laid.Script != nil {
+		c.reply[0] = RunLaid(c.ctx, p.client, c.laid)
+		c.replies = c.reply[:]
+		close(c.done)
+		return
+	}
 	if c := calls[0]; len(calls) == 1 && len(c.cmds) == 1 && c.cmds[0].Script != nil {
 		cmd := c.cmds[0]
 		c.replies = []*redis.Cmd{cmd.Script.Run(c.ctx, p.client, cmd.Keys, cmd.Args...)}
@@ -115,6 +148,11 @@ func (p *Pipeline) send(calls []*call) {
 	}
 	pipe := p.client.Pipeline()
 	for _, c := range calls {
+		if c.laid.Script != nil {
+			c.reply[0] = pipe.Do(ctx, c.laid.Args...)
+			c.replies = c.reply[:]
+			continue
+		}
 		c.replies = make([]*redis.Cmd, len(c.cmds))
 		for i, cmd := range c.cmds {
 			if cmd.Script != nil {
@@ -126,6 +164,9 @@ func (p *Pipeline) send(calls []*call) {
 	}
 	_, _ = pipe.Exec(ctx) // each reply carries its own error
 	for _, c := range calls {
+		if c.laid.Script != nil && isNoScript(c.reply[0].Err()) {
+			c.reply[0] = RunLaid(ctx, p.client, c.laid)
+		}
 		for i, cmd := range c.cmds {
 			if cmd.Script != nil && isNoScript(c.replies[i].Err()) {
 				// Redis forgot the script (restart, SCRIPT FLUSH), so it
@@ -137,10 +178,43 @@ func (p *Pipeline) send(calls []*call) {
 	}
 }
 
+// Doer sends a command laid out whole: *redis.Client and
+// *redis.ClusterClient are one.
+type Doer interface {
+	redis.Scripter
+	Do(ctx context.Context, args ...any) *redis.Cmd
+}
+
+// RunLaid runs l alone on client: its EVALSHA, and when Redis has forgotten
+// the script (a restart, SCRIPT FLUSH) the script loaded and the EVALSHA
+// again, as redis.Script.Run does.
+func RunLaid(ctx context.Context, client Doer, l Laid) *redis.Cmd {
+	cmd := client.Do(ctx, l.Args...)
+	if !isNoScript(cmd.Err()) {
+		return cmd
+	}
+	if err := l.Script.Load(ctx, client).Err(); err != nil {
+		cmd.SetErr(err)
+		return cmd
+	}
+	return client.Do(ctx, l.Args...)
+}
+
+// isNoScript reports a NOSCRIPT reply; nil is checked first, so that the
+// answered call (nearly every one) costs nothing here.
 func isNoScript(err error) bool {
-	var reply redis.Error
-	return err != nil && errors.As(err, &reply) && redis.HasErrorPrefix(err, "NOSCRIPT")
+	return err != nil && redis.HasErrorPrefix(err, "NOSCRIPT")
 }
 
 // Pending is how many calls wait for a batch.
 func (p *Pipeline) Pending() int { return p.queue.Pending() }
+
+// TryAlone takes a free lane for a call that its caller makes itself, at
+// once, on its own connection: it reports false when every lane is busy or
+// calls wait for a batch (then the call goes through Do or Script, to keep
+// its turn). A caller that got true calls DoneAlone when its call has
+// returned. See batch.Queue.TryAlone.
+func (p *Pipeline) TryAlone() bool { return p.queue.TryAlone() }
+
+// DoneAlone gives back the lane TryAlone took.
+func (p *Pipeline) DoneAlone() { p.queue.DoneAlone() }

@@ -134,6 +134,51 @@ func TestForgottenScriptsAreLoaded(t *testing.T) {
 	}
 }
 
+// Laid-out script calls (Lay) go in one batch like any other, each with its
+// own reply, and are loaded again when Redis has forgotten their script,
+// in a batch and alone (RunLaid).
+func TestLaidCallsAreBatchedAndLoadedAgain(t *testing.T) {
+	server := lockenv.StartRedis(t)
+	client := redis.NewClient(&redis.Options{Addr: server.Addr})
+	t.Cleanup(func() { _ = client.Close() })
+	g := lockenv.NewGate(true)
+	client.AddHook(g)
+	p := redisbatch.New(client, 1)
+	ctx := context.Background()
+	laid := func(key string, n int) redisbatch.Laid {
+		return redisbatch.Laid{Script: incrBy, Args: []any{"evalsha", incrBy.Hash(), 1, &key, n}}
+	}
+	go p.Lay(ctx, laid("first", 1))
+	<-g.Held()
+	var wg sync.WaitGroup
+	replies := make([]*redis.Cmd, 10)
+	for i := range replies {
+		wg.Go(func() { replies[i] = p.Lay(ctx, laid(fmt.Sprint("k", i), i+1)) })
+	}
+	waitPending(t, p, len(replies))
+	admin := redis.NewClient(&redis.Options{Addr: server.Addr})
+	t.Cleanup(func() { _ = admin.Close() })
+	if err := admin.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	g.Open()
+	wg.Wait()
+	if !slices.Contains(g.Pipelines(), len(replies)) {
+		t.Errorf("pipelines %v: want the %d queued calls in one", g.Pipelines(), len(replies))
+	}
+	for i, r := range replies {
+		if n, err := r.Int64(); err != nil || n != int64(i+1) {
+			t.Errorf("call %d after SCRIPT FLUSH = %d, %v", i, n, err)
+		}
+	}
+	if err := admin.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := redisbatch.RunLaid(ctx, client, laid("alone", 7)).Int64(); err != nil || n != 7 {
+		t.Errorf("lone call after SCRIPT FLUSH = %d, %v", n, err)
+	}
+}
+
 // A caller whose context ends while its call waits for a batch gets its
 // context's error at once, and its command is never sent.
 func TestCallWithdrawnWhenItsContextEnds(t *testing.T) {
@@ -231,5 +276,44 @@ func BenchmarkConcurrentCalls(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+// refuseScriptLoad fails every SCRIPT LOAD before it is sent.
+type refuseScriptLoad struct{}
+
+func (refuseScriptLoad) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (refuseScriptLoad) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (refuseScriptLoad) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "script" {
+			cmd.SetErr(errLoadRefused)
+			return errLoadRefused
+		}
+		return next(ctx, cmd)
+	}
+}
+
+var errLoadRefused = errors.New("script load refused")
+
+// A forgotten script that cannot be loaded again fails its call with the
+// load's error, not with NOSCRIPT.
+func TestLaidCallFailsWithTheLoadsError(t *testing.T) {
+	server := lockenv.StartRedis(t)
+	client := redis.NewClient(&redis.Options{Addr: server.Addr})
+	t.Cleanup(func() { _ = client.Close() })
+	client.AddHook(refuseScriptLoad{})
+	ctx := context.Background()
+	admin := redis.NewClient(&redis.Options{Addr: server.Addr})
+	t.Cleanup(func() { _ = admin.Close() })
+	if err := admin.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	key := "k"
+	cmd := redisbatch.RunLaid(ctx, client, redisbatch.Laid{Script: incrBy, Args: []any{"evalsha", incrBy.Hash(), 1, &key, 1}})
+	if !errors.Is(cmd.Err(), errLoadRefused) {
+		t.Errorf("call = %v, want the load's error", cmd.Err())
 	}
 }

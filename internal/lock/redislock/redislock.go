@@ -71,8 +71,8 @@ var (
 	//go:embed deadline.lua
 	deadlineSource string
 
-	acquireScript = redis.NewScript(deadlineSource + isSealSource + fenceSource + acquireSource)
-	unsealScript  = redis.NewScript(deadlineSource + isSealSource + fenceSource + unsealSource)
+	acquireScript = newScript(deadlineSource + isSealSource + fenceSource + acquireSource)
+	unsealScript  = newScript(deadlineSource + isSealSource + fenceSource + unsealSource)
 	//go:embed acquire_all.lua
 	acquireAllSource string
 	//go:embed extend_all.lua
@@ -88,9 +88,9 @@ var (
 	extendAllScript  = redis.NewScript(extendAllSource)
 	releaseAllScript = redis.NewScript(releaseAllSource)
 	holdsScript      = redis.NewScript(holdsSource)
-	extendScript     = redis.NewScript(extendSource)
-	releaseScript    = redis.NewScript(releaseSource)
-	sealScript       = redis.NewScript(sealSource)
+	extendScript     = newScript(extendSource)
+	releaseScript    = newScript(releaseSource)
+	sealScript       = newScript(sealSource)
 )
 
 // SealValue is what a key sealed without a note holds (backend.Sealer):
@@ -135,6 +135,7 @@ type Client interface {
 // Backend implements backend.Backend on Redis.
 type Backend struct {
 	client   Client
+	doer     redisbatch.Doer      // client, when it can send calls laid out by call.go
 	pipeline *redisbatch.Pipeline // nil: every call alone
 	notifier *notifier
 	clock    *clock
@@ -153,8 +154,8 @@ type options struct {
 	lanes int
 }
 
-// WithBatchLanes sets how many batches of calls may be in flight at once
-// (redisbatch.DefaultLanes); n <= 0 sends every call alone.
+// WithBatchLanes sets how many calls or batches of calls may be in flight
+// at once (redisbatch.DefaultLanes, 4); n <= 0 sends every call alone.
 func WithBatchLanes(n int) Option {
 	return func(o *options) { o.lanes = n }
 }
@@ -164,27 +165,22 @@ func WithBatchLanes(n int) Option {
 // the Backend to end its Pub/Sub connection.
 //
 // When client can pipeline (*redis.Client and *redis.ClusterClient can),
-// the acquisitions, seals, extensions and releases of concurrent callers
-// that find the backend busy go to Redis together, in one pipeline (see
-// package redisbatch); an idle backend sends each at once.
+// the acquisitions, seals, extensions and releases of one key go alone, at
+// once, while fewer than WithBatchLanes calls or batches are in flight;
+// those that find every lane busy go to Redis together, in one pipeline
+// (see package redisbatch). So a few callers never wait for a batch, and a
+// crowd shares round trips.
 func New(client Client, opts ...Option) *Backend {
 	o := options{lanes: redisbatch.DefaultLanes}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	b := &Backend{client: client, notifier: newNotifier(client), clock: newClock(client)}
+	b.doer, _ = client.(redisbatch.Doer)
 	if pc, ok := client.(redisbatch.Client); ok && o.lanes > 0 {
 		b.pipeline = redisbatch.New(pc, o.lanes)
 	}
 	return b
-}
-
-// run runs one script call, in a batch when the backend batches.
-func (b *Backend) run(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
-	if b.pipeline != nil {
-		return b.pipeline.Script(ctx, script, keys, args...)
-	}
-	return script.Run(ctx, b.client, keys, args...)
 }
 
 // Close ends the shared Pub/Sub connection used by waiters and a
@@ -238,10 +234,7 @@ func (b *Backend) TryAcquire(ctx context.Context, key, token string, ttl time.Du
 	if err != nil {
 		return backend.Grant{}, classify("acquire: measure the server's clock", err)
 	}
-	stored := storageKey(key)
-	args := b.ttlArgs(ttl)
-	reply, err := b.run(ctx, acquireScript, []string{stored, FenceKey(key)},
-		token, args.ms, args.fenceCounterMs, deadline).Result()
+	reply, err := b.call(ctx, b.acquireCall(acquireScript, key, token, ttl, deadline)).Result()
 	if err != nil {
 		return backend.Grant{}, uncertain(classify("acquire", err), by)
 	}
@@ -269,10 +262,7 @@ func (b *Backend) TryAcquireSealed(ctx context.Context, key, token string, ttl t
 	if err != nil {
 		return backend.Grant{}, classify("unseal: measure the server's clock", err)
 	}
-	stored := storageKey(key)
-	args := b.ttlArgs(ttl)
-	reply, err := b.run(ctx, unsealScript, []string{stored, FenceKey(key)},
-		token, args.ms, args.fenceCounterMs, deadline).Int64Slice()
+	reply, err := b.call(ctx, b.acquireCall(unsealScript, key, token, ttl, deadline)).Int64Slice()
 	switch {
 	case err != nil:
 		return backend.Grant{}, uncertain(classify("unseal", err), by)
@@ -294,7 +284,12 @@ func (b *Backend) Seal(ctx context.Context, key, token string, ttl time.Duration
 // SealWithNote implements backend.Sealer: the key's value becomes
 // SealedWith(note) for ttl.
 func (b *Backend) SealWithNote(ctx context.Context, key, token string, ttl time.Duration, note string) (bool, error) {
-	n, err := b.run(ctx, sealScript, []string{storageKey(key)}, token, ttl.Milliseconds(), SealedWith(note)).Int64()
+	c := newCall(sealScript)
+	c.key(storageKey(key))
+	c.str(token)
+	c.int(ttl.Milliseconds())
+	c.str(SealedWith(note))
+	n, err := b.call(ctx, c).Int64()
 	if err != nil {
 		return false, classify("seal", err)
 	}
@@ -318,9 +313,27 @@ func (b *Backend) ttlArgs(ttl time.Duration) *scriptTTL {
 	return args
 }
 
+// acquireCall lays out a call of acquire.lua or unseal.lua, which take the
+// same keys and arguments.
+func (b *Backend) acquireCall(s *script, key, token string, ttl time.Duration, deadline int64) *scriptCall {
+	args := b.ttlArgs(ttl)
+	c := newCall(s)
+	c.key(storageKey(key))
+	c.key(FenceKey(key))
+	c.str(token)
+	c.arg(args.ms)
+	c.arg(args.fenceCounterMs)
+	c.int(deadline)
+	return c
+}
+
 // Extend implements backend.Backend.
 func (b *Backend) Extend(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
-	n, err := b.run(ctx, extendScript, []string{storageKey(key)}, token, ttl.Milliseconds()).Int64()
+	c := newCall(extendScript)
+	c.key(storageKey(key))
+	c.str(token)
+	c.arg(b.ttlArgs(ttl).ms)
+	n, err := b.call(ctx, c).Int64()
 	if err != nil {
 		return false, classify("extend", err)
 	}
@@ -329,7 +342,10 @@ func (b *Backend) Extend(ctx context.Context, key, token string, ttl time.Durati
 
 // Release implements backend.Backend.
 func (b *Backend) Release(ctx context.Context, key, token string) (bool, error) {
-	n, err := b.run(ctx, releaseScript, []string{storageKey(key)}, token).Int64()
+	c := newCall(releaseScript)
+	c.key(storageKey(key))
+	c.str(token)
+	n, err := b.call(ctx, c).Int64()
 	if err != nil {
 		return false, classify("release", err)
 	}

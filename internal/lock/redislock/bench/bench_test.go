@@ -11,8 +11,13 @@ import (
 	"github.com/seatlock/seatlock/internal/lock/lockenv"
 )
 
-// goroutinesPerCPU makes RunParallel use 8 goroutines on a 2-core machine.
+// goroutinesPerCPU makes RunParallel use 8 goroutines on a 2-core machine:
+// few enough that every call can have a connection of its own.
 const goroutinesPerCPU = 4
+
+// crowdPerCPU makes RunParallel use 128 goroutines on a 2-core machine: a
+// crowd, where calls wait for one another and batching pays.
+const crowdPerCPU = 64
 
 // Every contender must lock: a second try on a held key fails, and the key
 // is free again after the release.
@@ -49,10 +54,19 @@ func TestEveryContenderLocks(t *testing.T) {
 // benchFreeKeys acquires and releases a free key: each goroutine has keys
 // of its own, so every try succeeds.
 func benchFreeKeys(b *testing.B, client *redis.Client, c contender) {
+	freeKeys(b, c, goroutinesPerCPU)
+}
+
+// benchFreeKeysCrowd is benchFreeKeys with a crowd of goroutines.
+func benchFreeKeysCrowd(b *testing.B, client *redis.Client, c contender) {
+	freeKeys(b, c, crowdPerCPU)
+}
+
+func freeKeys(b *testing.B, c contender, perCPU int) {
 	prefix := "bench:{" + lockenv.Name("free") + "}:"
 	var next atomic.Int64
 	b.ReportAllocs()
-	b.SetParallelism(goroutinesPerCPU)
+	b.SetParallelism(perCPU)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		ctx := context.Background()
@@ -96,8 +110,9 @@ func benchOneKey(b *testing.B, client *redis.Client, c contender) {
 	})
 }
 
-func BenchmarkFreeKey(b *testing.B) { runEach(b, benchFreeKeys) }
-func BenchmarkOneKey(b *testing.B)  { runEach(b, benchOneKey) }
+func BenchmarkFreeKey(b *testing.B)      { runEach(b, benchFreeKeys) }
+func BenchmarkFreeKeyCrowd(b *testing.B) { runEach(b, benchFreeKeysCrowd) }
+func BenchmarkOneKey(b *testing.B)       { runEach(b, benchOneKey) }
 
 func runEach(b *testing.B, bench func(*testing.B, *redis.Client, contender)) {
 	client := lockenv.Redis(b)

@@ -38,12 +38,17 @@ var compareAndDelete = redis.NewScript(
 	`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`)
 
 func contenders(client *redis.Client) []contender {
+	// The defaults a team gets: calls alone while fewer than
+	// redisbatch.DefaultLanes are in flight, batched beyond.
 	backend := redislock.New(client)
 	ours := lock.New(backend, lock.Config{})
-	// Every call alone: what batching (the default) costs one call when
-	// few run at once, next to what it saves a crowd.
+	// Every call alone: what batching costs one call when few run at
+	// once, next to what it saves a crowd.
 	aloneBackend := redislock.New(client, redislock.WithBatchLanes(0))
 	alone := lock.New(aloneBackend, lock.Config{})
+	// Two lanes, as seatlock's BATCH_LANES default runs it.
+	servedBackend := redislock.New(client, redislock.WithBatchLanes(2))
+	served := lock.New(servedBackend, lock.Config{})
 	acquireWith := func(c *lock.Client) func(ctx context.Context, key string) (func(context.Context) error, bool, error) {
 		return func(ctx context.Context, key string) (func(context.Context) error, bool, error) {
 			l, err := c.Acquire(ctx, key, lock.Options{TTL: benchTTL})
@@ -73,7 +78,7 @@ func contenders(client *redis.Client) []contender {
 			},
 		},
 		{
-			name:    "seatlock redislock (lock.Client)",
+			name:    "seatlock redislock (lock.Client), redislock.New defaults",
 			tryLock: acquireWith(ours),
 			close:   func() { ours.Close(); _ = backend.Close() },
 		},
@@ -81,6 +86,11 @@ func contenders(client *redis.Client) []contender {
 			name:    "seatlock redislock (lock.Client), every call alone",
 			tryLock: acquireWith(alone),
 			close:   func() { alone.Close(); _ = aloneBackend.Close() },
+		},
+		{
+			name:    "seatlock redislock (lock.Client), 2 lanes (BATCH_LANES default)",
+			tryLock: acquireWith(served),
+			close:   func() { served.Close(); _ = servedBackend.Close() },
 		},
 		{
 			name: "github.com/bsm/redislock",

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -57,12 +58,14 @@ func writeTable(w, progress io.Writer, rounds int) error {
 	}
 	client := redis.NewClient(opts)
 	defer client.Close()
+	procs := runtime.GOMAXPROCS(0)
 	for _, scenario := range []struct {
 		title string
 		run   func(*testing.B, *redis.Client, contender)
 	}{
-		{"acquire + release of a free key, 8 goroutines", benchFreeKeys},
-		{"contended: 8 goroutines try one key, the winner releases", benchOneKey},
+		{fmt.Sprintf("acquire + release of a free key, %d goroutines", goroutinesPerCPU*procs), benchFreeKeys},
+		{fmt.Sprintf("acquire + release of a free key, %d goroutines", crowdPerCPU*procs), benchFreeKeysCrowd},
+		{fmt.Sprintf("contended: %d goroutines try one key, the winner releases", goroutinesPerCPU*procs), benchOneKey},
 	} {
 		cs := contenders(client)
 		samples := make([][]testing.BenchmarkResult, len(cs))
