@@ -66,6 +66,9 @@ func (h *handler) decodeReserve(w http.ResponseWriter, r *http.Request) (schedul
 	if _, err := io.ReadFull(r.Body, body); err != nil {
 		return 0, 0, problem.UnreadableBody
 	}
+	// Read to its end and closed, the body is not read again by the
+	// server after the answer (to drain it for the next request).
+	_ = r.Body.Close()
 	if schedule, seat, ok := parseReserveBody(body); ok {
 		return schedule, seat, nil
 	}
