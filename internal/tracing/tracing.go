@@ -68,8 +68,8 @@ func Propagator() propagation.TextMapPropagator {
 // ChildrenOnly returns a provider whose tracers start spans only under a
 // recording span (a sampled request's): a span started under a context
 // without one is the context's own span, no-op or not recording. It is for
-// the instrumentation of shared clients (otelpgx, redisotel), whose
-// background work (the seat change relay polling the outbox every few
+// the instrumentation of shared clients (redisotel; the pool's is
+// recordedPgx), whose background work (the seat change relay polling the outbox every few
 // milliseconds, the periodic jobs, the live seat map's stream reads,
 // batches of many requests' calls) would otherwise be a trace of its own
 // each time; and the calls of a request the sampler dropped then cost a
