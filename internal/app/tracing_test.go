@@ -32,7 +32,7 @@ type spanTree struct {
 }
 
 // traceOf waits for the server span of the request answered with
-// requestID (otelhttp ends it just after the answer is written) and
+// requestID (the handler ends it just after the answer is written) and
 // returns its trace.
 func traceOf(t *testing.T, rec *tracetest.SpanRecorder, requestID string) spanTree {
 	t.Helper()
@@ -228,7 +228,7 @@ func TestTraceContinuesTheCallersTrace(t *testing.T) {
 }
 
 // TestTracingOffRecordsNothing: without tracing (no OTEL_* variables, no
-// WithTracerProvider) the handler is the router itself, not otelhttp's,
+// WithTracerProvider) the handler is the router itself, not a traced one,
 // and a booking records no span, even with a recording global provider.
 func TestTracingOffRecordsNothing(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
@@ -283,6 +283,51 @@ func TestTracingRequested(t *testing.T) {
 	} {
 		if got := config.TracingRequested(c.env); got != c.want {
 			t.Errorf("TracingRequested(%v) = %v, want %v", c.env, got, c.want)
+		}
+	}
+}
+
+// TestUnsampledBookingsRecordNothing: with a sampler that keeps only what
+// a caller marks sampled, a booking without traceparent and one whose
+// traceparent says "not sampled" start no span at all (no server, lock,
+// Redis, statement or group span: nothing for the exporter), while a
+// booking whose caller sampled it gets its whole tree in the caller's
+// trace. The sampled booking goes last: once its trace is recorded, the
+// two before it are answered, their spans started if ever.
+func TestUnsampledBookingsRecordNothing(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec),
+		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.NeverSample())))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	h := newHarnessWith(t, 1, func(*config.Config) {}, app.WithTracerProvider(tp))
+	schedule := h.createScheduleDirect(10)
+	book := func(user string, seat int, traceparent string) response {
+		t.Helper()
+		header := map[string]string{}
+		if traceparent != "" {
+			header["traceparent"] = traceparent
+		}
+		resp := h.do(request{method: http.MethodPost, path: "/reservations", token: h.token(user, ""),
+			contentType: "application/json", body: fmt.Sprintf(`{"scheduleId":%d,"seatId":%d}`, schedule, seat),
+			header: header})
+		if resp.status != http.StatusOK {
+			t.Fatalf("reserve seat %d: %d %s", seat, resp.status, resp.raw)
+		}
+		return resp
+	}
+	const sampledTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
+	book("alice", 1, "")
+	book("bob", 2, "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00")
+	sampled := book("carol", 3, "00-"+sampledTrace+"-00f067aa0ba902b7-01")
+
+	tr := traceOf(t, rec, sampled.header.Get("X-Request-Id"))
+	tr.child(tr.root, tracing.SpanAcquire)
+	tr.child(tr.root, postgres.SpanGroupWrite)
+	tr.child(tr.root, tracing.SpanSeal)
+	for _, s := range rec.Started() {
+		if got := s.SpanContext().TraceID().String(); got != sampledTrace {
+			t.Errorf("span %q (%s) started in trace %s, not the sampled booking's", s.Name(),
+				s.InstrumentationScope().Name, got)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -169,21 +170,27 @@ const (
 )
 
 // groupSpan starts the span of a group write under ctx (which carries the
-// write's deadline): a child of the first booking's span, linked to the
-// span of every other booking of the group, so that each booking's trace
-// leads to the statement that wrote it.
+// write's deadline): a child of the first sampled booking's span, linked
+// to the span of every other sampled booking of the group, so that each
+// booking's trace leads to the statement that wrote it. A group with no
+// sampled booking makes no span (and builds nothing for one): its
+// bookings' traces are not kept.
 func (s *Store) groupSpan(ctx context.Context, group []*pendingBooking) (context.Context, trace.Span) {
+	first := slices.IndexFunc(group, func(p *pendingBooking) bool { return trace.SpanFromContext(p.ctx).IsRecording() })
+	if first < 0 {
+		return ctx, trace.SpanFromContext(ctx)
+	}
 	opts := []trace.SpanStartOption{trace.WithAttributes(AttrGroupSize.Int(len(group)))}
 	if len(group) == 1 {
 		opts = append(opts, trace.WithAttributes(AttrGroupSchedule.Int64(group[0].nr.ScheduleID),
 			AttrGroupSeat.Int(group[0].nr.SeatID)))
 	}
-	for _, p := range group[1:] {
-		if sc := trace.SpanContextFromContext(p.ctx); sc.IsValid() {
-			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
+	for _, p := range group[first+1:] {
+		if span := trace.SpanFromContext(p.ctx); span.IsRecording() {
+			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: span.SpanContext()}))
 		}
 	}
-	_, span := s.tracer.Start(group[0].ctx, SpanGroupWrite, opts...)
+	_, span := s.tracer.Start(group[first].ctx, SpanGroupWrite, opts...)
 	return trace.ContextWithSpan(ctx, span), span
 }
 

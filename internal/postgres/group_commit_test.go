@@ -56,10 +56,10 @@ func (g *bookingGate) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx
 
 func (g *bookingGate) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-// gatedStore is a Store with writers group writers on a pool traced by a
+// gatedStore is a Store (with opts) with writers group writers on a pool traced by a
 // gate holding back the first hold booking statements, and a plain store
 // on the same database for setting up and checking.
-func gatedStore(t *testing.T, writers int, hold int32) (gated *postgres.Store, plain *postgres.Store, gate *bookingGate) {
+func gatedStore(t *testing.T, writers int, hold int32, opts ...postgres.StoreOption) (gated *postgres.Store, plain *postgres.Store, gate *bookingGate) {
 	t.Helper()
 	plainPool := testenv.Pool(t)
 	cfg, err := pgxpool.ParseConfig(plainPool.Config().ConnString())
@@ -73,7 +73,7 @@ func gatedStore(t *testing.T, writers int, hold int32) (gated *postgres.Store, p
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	return postgres.NewStore(pool, postgres.WithGroupWriters(writers)), postgres.NewStore(plainPool), gate
+	return postgres.NewStore(pool, append(opts, postgres.WithGroupWriters(writers))...), postgres.NewStore(plainPool), gate
 }
 
 // waitPending waits until n bookings are queued behind the held writes.

@@ -36,15 +36,16 @@ const (
 
 // tracedLocker is a lock client with a span for each acquisition (outcome
 // acquired, held, sealed or error; fence; how long it waited) and for each
-// end of a lease it granted (seal or release). Calls outside a trace (the
-// periodic jobs) make no span.
+// end of a lease it granted (seal or release). Calls outside a recorded
+// trace (the periodic jobs, the requests the sampler dropped) make no span
+// and get the lease itself.
 type tracedLocker struct {
 	inner  reservation.SeatLocker
 	tracer trace.Tracer
 }
 
 func (l *tracedLocker) Acquire(ctx context.Context, key string, opts lock.Options) (lock.Lease, error) {
-	if !trace.SpanContextFromContext(ctx).IsValid() {
+	if !recording(ctx) {
 		return l.inner.Acquire(ctx, key, opts)
 	}
 	ctx, span := l.tracer.Start(ctx, SpanAcquire, trace.WithAttributes(AttrLockKey.String(key),
@@ -61,7 +62,7 @@ func (l *tracedLocker) Acquire(ctx context.Context, key string, opts lock.Option
 }
 
 func (l *tracedLocker) AcquireAll(ctx context.Context, keys []string, opts lock.Options) (lock.MultiLease, error) {
-	if !trace.SpanContextFromContext(ctx).IsValid() {
+	if !recording(ctx) {
 		return l.inner.AcquireAll(ctx, keys, opts)
 	}
 	ctx, span := l.tracer.Start(ctx, SpanAcquire, trace.WithAttributes(AttrLockKeys.StringSlice(keys),

@@ -8,12 +8,12 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// RouteNames is chi middleware that names the request's span (otelhttp's
-// server span, in the request's context) "METHOD /route/{pattern}" once
-// the request has been routed and answered: the route pattern is known
-// only then. An unmatched request keeps otelhttp's name, the method
-// alone. The span also gets http.route and the request's X-Request-Id,
-// which the request log carries too.
+// RouteNames is chi middleware that names the request's span (the server
+// span of Tracing.Handler, in the request's context) "METHOD
+// /route/{pattern}" once the request has been routed and answered: the
+// route pattern is known only then. An unmatched request keeps the name
+// it started with, the method alone. The span also gets http.route and
+// the request's X-Request-Id, which the request log carries too.
 func RouteNames(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		next.ServeHTTP(w, r)
@@ -37,8 +37,3 @@ func RouteNames(next http.Handler) http.Handler {
 
 // AttrRequestID is the request's X-Request-Id (the request log's id).
 const AttrRequestID = attribute.Key("seatlock.request_id")
-
-// SpanName is otelhttp's span name for a request before routing: its
-// method (as OpenTelemetry's HTTP conventions name a span without a
-// route).
-func SpanName(_ string, r *http.Request) string { return r.Method }

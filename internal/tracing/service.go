@@ -8,7 +8,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/redis/go-redis/v9"
-	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 
@@ -61,12 +60,12 @@ func (t Tracing) Flush() {
 func (t Tracing) on() bool { return t.tp != nil }
 
 // PoolOptions traces the pool's statements with otelpgx, within
-// requests' traces only (ChildrenOnly).
+// sampled requests' traces only (recordedPgx).
 func (t Tracing) PoolOptions() []postgres.PoolOption {
 	if !t.on() {
 		return nil
 	}
-	pgxTracer := otelpgx.NewTracer(otelpgx.WithTracerProvider(ChildrenOnly(t.tp)), otelpgx.WithQuerySpanNamePrefix())
+	pgxTracer := recordedPgx{inner: otelpgx.NewTracer(otelpgx.WithTracerProvider(t.tp), otelpgx.WithQuerySpanNamePrefix())}
 	return []postgres.PoolOption{func(c *pgxpool.Config) { c.ConnConfig.Tracer = pgxTracer }}
 }
 
@@ -107,22 +106,13 @@ func (t Tracing) Routed() func(http.Handler) http.Handler {
 	return RouteNames
 }
 
-// Handler makes a server span of each request with otelhttp, a child of
-// the caller's when it sent a W3C traceparent. Health, readiness and
-// metrics requests (probes and scrapes) make none.
+// Handler makes a server span of each request the sampler keeps, a child
+// of the caller's when it sent a W3C traceparent (see serverSpans: a
+// request not sampled costs a sampling decision and little else). Health,
+// readiness and metrics requests (probes and scrapes) make none.
 func (t Tracing) Handler(h http.Handler) http.Handler {
 	if !t.on() {
 		return h
 	}
-	return otelhttp.NewHandler(h, "http",
-		otelhttp.WithTracerProvider(t.tp),
-		otelhttp.WithPropagators(Propagator()),
-		otelhttp.WithSpanNameFormatter(SpanName),
-		otelhttp.WithFilter(func(r *http.Request) bool {
-			switch r.URL.Path {
-			case "/healthz", "/readyz", "/metrics":
-				return false
-			}
-			return true
-		}))
+	return newServerSpans(h, t.tp, Propagator())
 }

@@ -65,13 +65,15 @@ func Propagator() propagation.TextMapPropagator {
 	return propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 }
 
-// ChildrenOnly returns a provider whose tracers start spans only within a
-// trace already under way (a request's): a span started under a context
-// without one is the context's no-op span. It is for the instrumentation of
-// shared clients (otelpgx, redisotel), whose background work (the seat
-// change relay polling the outbox every few milliseconds, the periodic
-// jobs, the live seat map's stream reads, batches of many requests' calls)
-// would otherwise be a trace of its own each time.
+// ChildrenOnly returns a provider whose tracers start spans only under a
+// recording span (a sampled request's): a span started under a context
+// without one is the context's own span, no-op or not recording. It is for
+// the instrumentation of shared clients (redisotel; the pool's is
+// recordedPgx), whose background work (the seat change relay polling the outbox every few
+// milliseconds, the periodic jobs, the live seat map's stream reads,
+// batches of many requests' calls) would otherwise be a trace of its own
+// each time; and the calls of a request the sampler dropped then cost a
+// look at the context, not a sampling decision each.
 func ChildrenOnly(tp trace.TracerProvider) trace.TracerProvider {
 	return childrenOnlyProvider{tp: tp}
 }
@@ -91,8 +93,12 @@ type childrenOnlyTracer struct {
 }
 
 func (t childrenOnlyTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
-	if !trace.SpanContextFromContext(ctx).IsValid() {
+	if !recording(ctx) {
 		return ctx, trace.SpanFromContext(ctx)
 	}
 	return t.t.Start(ctx, name, opts...)
 }
+
+// recording tells whether ctx carries a span being recorded: one the
+// sampler kept.
+func recording(ctx context.Context) bool { return trace.SpanFromContext(ctx).IsRecording() }

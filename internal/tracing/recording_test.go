@@ -1,0 +1,115 @@
+package tracing_test
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/seatlock/seatlock/internal/lock"
+	"github.com/seatlock/seatlock/internal/lock/memlock"
+	"github.com/seatlock/seatlock/internal/tracing"
+)
+
+// contexts are the three a call can come with: none of a trace (a
+// periodic job), a request the sampler dropped, a sampled request.
+func contexts(t *testing.T, tp trace.TracerProvider) (none, dropped, sampled context.Context) {
+	t.Helper()
+	none = context.Background()
+	tid, _ := trace.TraceIDFromHex(callerTrace)
+	sid, _ := trace.SpanIDFromHex(callerSpan)
+	dropped = trace.ContextWithSpanContext(none, trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid}))
+	sampled, span := tp.Tracer("request").Start(none, "request")
+	t.Cleanup(func() { span.End() })
+	if dropped := trace.SpanFromContext(dropped); dropped.IsRecording() || !dropped.SpanContext().IsValid() {
+		t.Fatal("the dropped request's span should be valid and not recording")
+	}
+	return none, dropped, sampled
+}
+
+// TestChildrenOnlyUnderRecordingSpans: the shared clients' tracers start a
+// span only under a recording one; under no span or a request the sampler
+// dropped (a valid span context all the same), they start nothing.
+func TestChildrenOnlyUnderRecordingSpans(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	none, dropped, sampled := contexts(t, tp)
+	tracer := tracing.ChildrenOnly(tp).Tracer("client")
+	for _, ctx := range []context.Context{none, dropped} {
+		got, span := tracer.Start(ctx, "call")
+		if got != ctx || span.IsRecording() || !span.SpanContext().Equal(trace.SpanContextFromContext(ctx)) {
+			t.Error("outside a recorded trace, Start changed the context or made a span")
+		}
+	}
+	if n := len(rec.Started()); n != 1 {
+		t.Fatalf("%d spans started before the sampled call, want the request's alone", n)
+	}
+	_, span := tracer.Start(sampled, "call")
+	span.End()
+	started := rec.Started()
+	if len(started) != 2 || started[1].Name() != "call" || started[1].Parent().SpanID() != trace.SpanContextFromContext(sampled).SpanID() {
+		t.Errorf("under a sampled request, want one child span; started %d", len(started))
+	}
+}
+
+// TestLockerTracesSampledRequestsOnly: the lock client's calls outside a
+// recorded trace make no span and get the lease itself, unwrapped; a
+// sampled request's make lock.acquire and lock.release.
+func TestLockerTracesSampledRequestsOnly(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	tr, err := tracing.Open(context.Background(), false, tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := lock.New(memlock.New(), lock.Config{})
+	defer client.Close()
+	locker := tr.Locker(client)
+	none, dropped, sampled := contexts(t, tp)
+	opts := lock.Options{TTL: time.Minute}
+
+	for i, ctx := range []context.Context{none, dropped} {
+		lease, err := locker.Acquire(ctx, "seat:1", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := reflect.TypeOf(lease).Elem().PkgPath(); got != reflect.TypeFor[lock.Client]().PkgPath() {
+			t.Errorf("context %d: the lease is wrapped in a %T", i, lease)
+		}
+		if err := lease.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		multi, err := locker.AcquireAll(ctx, []string{"seat:2", "seat:3"}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := reflect.TypeOf(multi).Elem().PkgPath(); got != reflect.TypeFor[lock.Client]().PkgPath() {
+			t.Errorf("context %d: the multi-lease is wrapped in a %T", i, multi)
+		}
+		if err := multi.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(rec.Started()); n != 1 {
+		t.Fatalf("%d spans started outside recorded traces (besides the request's)", n-1)
+	}
+
+	lease, err := locker.Acquire(sampled, "seat:1", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lease.Release(sampled); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range rec.Ended() {
+		names = append(names, s.Name())
+	}
+	if len(names) != 2 || names[0] != tracing.SpanAcquire || names[1] != tracing.SpanRelease {
+		t.Errorf("a sampled request's acquisition and release made %v", names)
+	}
+}

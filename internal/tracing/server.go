@@ -1,0 +1,149 @@
+package tracing
+
+import (
+	"io"
+	"net/http"
+
+	"github.com/felixge/httpsnoop"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// serverSpans is the middleware of Tracing.Handler. It asks the sampler
+// first and does the rest of a server span's work (its attributes, the
+// counting of the request's and the answer's bytes, its status) only for
+// a request the sampler keeps: under load most requests are not sampled,
+// and they should cost tracing next to nothing. An unsampled request goes
+// on with the sampler's non-recording span in its context, so that the
+// spans of its calls are skipped cheaply too (ChildrenOnly, the lock
+// client) and its trace id still travels.
+type serverSpans struct {
+	next       http.Handler
+	tracer     trace.Tracer
+	propagator propagation.TextMapPropagator
+	// fields are the propagator's headers, canonical: a request that
+	// carries none of them has no context to extract, and is not parsed.
+	fields []string
+	start  []trace.SpanStartOption // made once: each request would allocate them
+}
+
+func newServerSpans(next http.Handler, tp trace.TracerProvider, propagator propagation.TextMapPropagator) *serverSpans {
+	s := &serverSpans{next: next, tracer: tp.Tracer(ScopeName), propagator: propagator,
+		start: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}}
+	for _, f := range propagator.Fields() {
+		s.fields = append(s.fields, http.CanonicalHeaderKey(f))
+	}
+	return s
+}
+
+// untraced are the paths of probes and scrapes: no span of theirs.
+func untraced(path string) bool {
+	switch path {
+	case "/healthz", "/readyz", "/metrics":
+		return true
+	}
+	return false
+}
+
+func (s *serverSpans) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if untraced(r.URL.Path) {
+		s.next.ServeHTTP(w, r)
+		return
+	}
+	ctx := r.Context()
+	if s.carriesContext(r.Header) {
+		ctx = s.propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
+	}
+	// Named by the method until the router knows the route (RouteNames).
+	ctx, span := s.tracer.Start(ctx, r.Method, s.start...)
+	if !span.IsRecording() {
+		s.next.ServeHTTP(w, r.WithContext(ctx))
+		return
+	}
+	defer span.End()
+	span.SetAttributes(requestAttributes(r)...)
+
+	body := &countingBody{ReadCloser: r.Body}
+	if r.Body != nil && r.Body != http.NoBody {
+		// net/http looks at the type of the body it gave once the
+		// handler returns: it gets its own back.
+		original := r.Body
+		r.Body = body
+		defer func() { r.Body = original }()
+	}
+	answer := &answer{status: http.StatusOK}
+	s.next.ServeHTTP(answer.wrap(w), r.WithContext(ctx))
+
+	span.SetStatus(serverStatus(answer.status))
+	span.SetAttributes(responseAttributes(body.read, answer.written, answer.status)...)
+}
+
+func (s *serverSpans) carriesContext(h http.Header) bool {
+	for _, f := range s.fields {
+		if _, ok := h[f]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// countingBody counts the bytes of a sampled request's body the handler read.
+type countingBody struct {
+	io.ReadCloser
+	read int64
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.read += int64(n)
+	return n, err
+}
+
+// answer is what a sampled request was answered: its status (the first
+// final one, 200 when the handler writes none) and the bytes of its body.
+// The service's handlers write their answers, streams included, from the
+// request's own goroutine: no lock.
+type answer struct {
+	status      int
+	wroteHeader bool
+	written     int64
+}
+
+// wrap keeps the optional interfaces of the writer it wraps (Flusher,
+// Hijacker, ReaderFrom...), which handlers discover by type assertion.
+func (a *answer) wrap(w http.ResponseWriter) http.ResponseWriter {
+	return httpsnoop.Wrap(w, httpsnoop.Hooks{
+		WriteHeader: func(next httpsnoop.WriteHeaderFunc) httpsnoop.WriteHeaderFunc {
+			return func(code int) {
+				a.noteStatus(code)
+				next(code)
+			}
+		},
+		Write: func(next httpsnoop.WriteFunc) httpsnoop.WriteFunc {
+			return func(p []byte) (int, error) {
+				a.wroteHeader = true
+				n, err := next(p)
+				a.written += int64(n)
+				return n, err
+			}
+		},
+		ReadFrom: func(next httpsnoop.ReadFromFunc) httpsnoop.ReadFromFunc {
+			return func(src io.Reader) (int64, error) {
+				a.wroteHeader = true
+				n, err := next(src)
+				a.written += n
+				return n, err
+			}
+		},
+	})
+}
+
+// noteStatus keeps the first final status: informational answers (103
+// Early Hints) come before it.
+func (a *answer) noteStatus(code int) {
+	if a.wroteHeader || (code >= 100 && code <= 199 && code != http.StatusSwitchingProtocols) {
+		return
+	}
+	a.wroteHeader = true
+	a.status = code
+}
