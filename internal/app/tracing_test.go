@@ -195,8 +195,12 @@ func TestTraceOfOneBooking(t *testing.T) {
 	if got := attr(tr.child(tr.root, tracing.SpanAcquire), tracing.AttrLockOutcome).AsString(); got != "sealed" {
 		t.Errorf("second request's lock.acquire outcome = %q, want sealed", got)
 	}
-	if n := len(tr.children[tr.root.SpanContext().SpanID()]); n != 1 {
-		t.Errorf("a sealed seat costs one span (the refused acquisition), got %d:\n%s", n, tr)
+	// The waiting room's check (a Redis command right under the root) is
+	// remembered for a second only: on a slow machine the second request
+	// asks again. The booking's own work is the refused acquisition alone.
+	direct := len(tr.children[tr.root.SpanContext().SpanID()]) - len(tr.scoped(tr.root, "redisotel"))
+	if direct != 1 {
+		t.Errorf("a sealed seat costs one span (the refused acquisition), got %d:\n%s", direct, tr)
 	}
 }
 
