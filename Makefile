@@ -4,7 +4,7 @@ SHELL := /bin/bash
 RUN_DIR := $(CURDIR)/.data/run
 GO ?= go
 
-.PHONY: run cluster rolling-restart pg-failovers test walkthrough fuzz smoke bench hammer compare soak stop clean token build vet fmt docker-config
+.PHONY: run cluster rolling-restart pg-failovers test walkthrough fuzz smoke bench hammer compare soak sustain stop clean token build vet fmt docker-config
 
 # The address `make run` or `make cluster` serves on (recorded in
 # .data/run/served.env while it serves), unless HTTP_ADDR is given:
@@ -73,7 +73,8 @@ hammer:
 
 # The service against the reference contenders of cmd/contender (and the
 # shared baseline when ../shared/baseline exists) on the same servers and
-# hammer, 2,000 users: ROUNDS, DURATION, CONNECTIONS, USERS, SCENARIOS and
+# hammer, 2,000 users: ROUNDS, DURATION, CONNECTIONS, USERS, SCENARIOS (add
+# fresh-new: 8,000-booking rounds from new databases on) and
 # BASELINE_DIR tune it; BEFORE=<revision> adds that build, TRACED=1 the
 # service with tracing on.
 compare:
@@ -81,6 +82,13 @@ compare:
 
 soak:
 	@bash scripts/soak.sh
+
+# Fresh seats at full speed for DURATION (default 5m) on a new database,
+# one instance, 2,000 users: bookings a second and PostgreSQL's CPU per
+# booking every 10 s, then the verdict (every window at least 0.85x the
+# median; CPU per booking in the last minute at most 1.15x the first's).
+sustain:
+	@DURATION=$(or $(DURATION),5m) bash scripts/sustain.sh
 
 # Stops what make run and make cluster started (their API processes,
 # HAProxy, the Sentinels, Redis, PostgreSQL, the Patroni nodes and etcd),

@@ -16,7 +16,12 @@
 # hammer's cheap client, and Go's net/http, what most callers use).
 #
 #   ROUNDS=5 DURATION=5s CONNECTIONS=64 USERS=2000 bash scripts/compare.sh
-# SCENARIOS (default "hot-seat fresh-seats contended") picks some of them.
+# SCENARIOS (default "hot-seat fresh-seats contended") picks some of them;
+# fresh-new is fresh seats from a new database on: the service, the naive
+# flow and insert-only each serve it from a database made empty for the
+# run (service-new, naive-new, insertonly-new), and each round books
+# 8,000 seats (FRESH_NEW_BOOKINGS) in 2,000-seat schedules made for it, so
+# the tables grow from nothing as the rounds go, as a new deployment's do.
 # BEFORE=<git revision> also serves the service as built from that revision
 # (service-before), interleaved with the rest, and prints after / before:
 # how a change moved the figures, measured in one run.
@@ -126,6 +131,22 @@ fi
 serve naive 18090 CONTENDER=naive DATABASE_URL="$(database contender_naive)" bin/contender
 serve static 18091 CONTENDER=static bin/contender
 serve insertonly 18092 CONTENDER=insertonly DATABASE_URL="$(database contender_insert)" bin/contender
+# fresh_database NAME: database NAME dropped and made anew; prints its URL.
+fresh_database() {
+	psql "$DATABASE_URL" -qc "DROP DATABASE IF EXISTS $1 WITH (FORCE)" -qc "CREATE DATABASE $1"
+	echo "${DATABASE_URL/\/seatlock\?/\/$1?}"
+}
+# shellcheck disable=SC2206
+scenarios=(${SCENARIOS:-hot-seat fresh-seats contended})
+if [[ " ${scenarios[*]} " == *" fresh-new "* ]]; then
+	# Its Redis database emptied too: the new database numbers its
+	# schedules from 1 again, and the seals of an earlier run's seats
+	# would say this run's are taken.
+	redis-cli -u "${REDIS_URL%/*}/3" flushdb >/dev/null
+	serve service-new 18085 DATABASE_URL="$(fresh_database compare_service_new)" REDIS_URL="${REDIS_URL%/*}/3" bin/api serve
+	serve naive-new 18093 CONTENDER=naive DATABASE_URL="$(fresh_database contender_naive_new)" bin/contender
+	serve insertonly-new 18094 CONTENDER=insertonly DATABASE_URL="$(fresh_database contender_insert_new)" bin/contender
+fi
 if [ "$with_baseline" = 1 ]; then
 	serve baseline 18095 DATABASE_URL="$(database baseline)" "$work/baseline"
 	serve baseline-static 18096 BASELINE_MODE=static "$work/baseline"
@@ -151,11 +172,11 @@ hammer() {
 }
 
 declare -A samples
-# shellcheck disable=SC2206
-scenarios=(${SCENARIOS:-hot-seat fresh-seats contended})
+fresh_new_bookings=${FRESH_NEW_BOOKINGS:-8000}
 args_of() {
 	case $1 in
 	contended) echo "-seats 200 -per-seat 20" ;;
+	fresh-new) echo "-scenario fresh-seats -n $fresh_new_bookings" ;;
 	*) echo "-duration $duration" ;;
 	esac
 }
@@ -172,6 +193,7 @@ targets_of() {
 		[ "$with_baseline" = 1 ] && extra+=" baseline baseline-insertonly"
 		echo "naive insertonly service$extra"
 		;;
+	fresh-new) echo "naive-new insertonly-new service-new" ;;
 	*)
 		[ "$with_baseline" = 1 ] && extra+=" baseline"
 		echo "naive service$extra"
@@ -179,13 +201,23 @@ targets_of() {
 	esac
 }
 limit_of() {
-	case $1 in hot-seat) echo static ;; fresh-seats) echo insertonly ;; esac
+	case $1 in hot-seat) echo static ;; fresh-seats) echo insertonly ;; fresh-new) echo insertonly-new ;; esac
+}
+naive_of() { [ "$1" = fresh-new ] && echo naive-new || echo naive; }
+# A warm-up run each: a few seconds at most, and few bookings on the new
+# databases.
+warmup_args_of() {
+	case $1 in
+	contended) echo "-seats 50 -per-seat 4" ;;
+	fresh-new) echo "-scenario fresh-seats -n 500" ;;
+	*) echo "-duration 1s" ;;
+	esac
 }
 log "warming up"
 for s in "${scenarios[@]}"; do
 	for t in $(targets_of "$s"); do
 		# shellcheck disable=SC2046
-		hammer "${clients[0]}" "$t" "$s" $( [ "$s" = contended ] && echo "-seats 50 -per-seat 4" || echo "-duration 1s") >/dev/null
+		hammer "${clients[0]}" "$t" "$s" $(warmup_args_of "$s") >/dev/null
 	done
 done
 # A contended run is short (4000 requests), so each round makes three.
@@ -207,11 +239,12 @@ done
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 col() { printf '%s' "${samples[$1]}" | awk -v c="$2" 'NF {print $c}' | median; }
-printf '\n%s connections, %s users, %s per run (contended: 200 seats x 20, three runs a round), median of %s rounds\n\n' "$conns" "$users" "$duration" "$rounds"
+printf '\n%s connections, %s users, %s per run (contended: 200 seats x 20, three runs a round; fresh-new: %s bookings), median of %s rounds\n\n' \
+	"$conns" "$users" "$duration" "$fresh_new_bookings" "$rounds"
 printf '| client | scenario | target | req/s | p99 ms | 409 seat_locked share | ratio to naive flow | ratio to limit |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |\n'
 for c in "${clients[@]}"; do
 	for s in "${scenarios[@]}"; do
-		naive=$(col "$c/$s/naive" 1)
+		naive=$(col "$c/$s/$(naive_of "$s")" 1)
 		limit=$(limit_of "$s")
 		for t in $(targets_of "$s"); do
 			tp=$(col "$c/$s/$t" 1)

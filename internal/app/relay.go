@@ -28,7 +28,8 @@ const relayJobName = "relay-seat-changes"
 //
 // The relay reads and deletes through a pool of its own (2 connections): a
 // relay held up by a slow PostgreSQL never takes a connection a request
-// needs.
+// needs. Its connections plan by index whatever the outbox's statistics
+// say (postgres.WithIndexPlans).
 //
 // The relay's lock is taken through a lock client of its own on the same
 // store, without the lock metrics: a standing-by instance asks for it
@@ -43,7 +44,7 @@ func (a *App) openRelay(ctx context.Context, cfg config.Config, pool *pgxpool.Po
 	if feed == nil {
 		return discardOutbox{outbox}, nil
 	}
-	relayPool, err := postgres.Open(ctx, cfg.DatabaseURL, postgres.WithMaxConns(relayConns))
+	relayPool, err := postgres.Open(ctx, cfg.DatabaseURL, postgres.WithMaxConns(relayConns), postgres.WithIndexPlans())
 	if err != nil {
 		return nil, err
 	}

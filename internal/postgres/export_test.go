@@ -17,3 +17,6 @@ func MigrateTo(pool *pgxpool.Pool, version uint) error {
 func PendingBookings(s *Store) int {
 	return s.group.Pending()
 }
+
+// BookSeats is the group write's statement, for the tests of its plan.
+const BookSeats = bookSeats

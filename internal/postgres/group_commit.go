@@ -38,6 +38,12 @@ const maxGroup = 128
 // (ON CONFLICT DO NOTHING) rather than failing the others, and a seat a
 // concurrent hold claimed is not inserted; both are settled afterwards as
 // the one-row statement's are (seatConflict).
+//
+// Each seat's schedule and active reservation are looked up seat by seat
+// (LATERAL ... LIMIT 1, as its fence and hold are): a plain join leaves
+// PostgreSQL free to hash or scan the whole of reservations once per group,
+// a plan it picks while the table is small (a new database, statistics
+// taken when it was empty) and keeps, cached, as the table grows.
 const bookSeats = `
 WITH req AS (
 	SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bigint[], $5::uuid[]) WITH ORDINALITY
@@ -48,8 +54,11 @@ WITH req AS (
 		(SELECT f.fence FROM seat_fences f WHERE f.schedule_id = req.schedule_id AND f.seat_id = req.seat_id) AS freed_fence,
 		(SELECT ceil(extract(epoch FROM h.expires_at - now()) * 1000)::bigint FROM seat_claims h
 			WHERE h.schedule_id = req.schedule_id AND h.seat_id = req.seat_id AND h.expires_at > now()) AS held_ms
-	FROM req LEFT JOIN schedules s ON s.id = req.schedule_id AND req.seat_id BETWEEN 1 AND s.seat_count
-	LEFT JOIN reservations r ON r.schedule_id = req.schedule_id AND r.seat_id = req.seat_id AND r.cancelled_at IS NULL
+	FROM req
+	LEFT JOIN LATERAL (SELECT s.id FROM schedules s
+		WHERE s.id = req.schedule_id AND req.seat_id BETWEEN 1 AND s.seat_count LIMIT 1) s ON true
+	LEFT JOIN LATERAL (SELECT r.fence, r.id, r.user_id, r.created_at FROM reservations r
+		WHERE r.schedule_id = req.schedule_id AND r.seat_id = req.seat_id AND r.cancelled_at IS NULL LIMIT 1) r ON true
 ), claimed AS (
 	INSERT INTO seat_claims (schedule_id, seat_id, hold_id, fence, expires_at)
 	SELECT schedule_id, seat_id, NULL, fence, '-infinity' FROM seat

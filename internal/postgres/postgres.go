@@ -60,3 +60,15 @@ type PoolOption func(*pgxpool.Config)
 func WithMaxConns(n int32) PoolOption {
 	return func(c *pgxpool.Config) { c.MaxConns, c.MinConns = n, 0 }
 }
+
+// WithIndexPlans turns sequential scans off on the pool's connections
+// (enable_seqscan), so that PostgreSQL reads a table by an index wherever
+// one serves, whatever its statistics say: for the relay's pool, whose
+// statements all find seat_changes rows by id. That table swings between
+// empty and full by design, so statistics taken at any moment can be
+// wrong the next, and a plan that reads it whole (chosen while it looked
+// empty, and kept by the prepared statement) reads every row still there,
+// dead or alive, once per pass.
+func WithIndexPlans() PoolOption {
+	return func(c *pgxpool.Config) { c.ConnConfig.RuntimeParams["enable_seqscan"] = "off" }
+}

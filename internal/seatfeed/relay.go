@@ -74,7 +74,10 @@ type RelayConfig struct {
 	MaxBackoff time.Duration
 	// MaxBacklog is the bound EnforceBound keeps the outbox under.
 	MaxBacklog int64
-	Logger     *slog.Logger
+	// ReclaimEvery is how many deleted changes make the relay reclaim
+	// their space when the outbox is a Reclaimer (relay_reclaim.go).
+	ReclaimEvery int
+	Logger       *slog.Logger
 	// Metrics, when set, counts relayed changes, failures and drops.
 	Metrics *RelayMetrics
 }
@@ -87,6 +90,9 @@ type Relay struct {
 	cfg    RelayConfig
 	log    *slog.Logger
 	m      *RelayMetrics
+	// deletedSinceReclaim counts the changes Pass deleted since the
+	// outbox's space was last reclaimed.
+	deletedSinceReclaim int
 }
 
 // NewRelay returns a Relay from outbox to stream (a Feed, in the service);
@@ -112,6 +118,9 @@ func NewRelay(locker lock.Locker, outbox Outbox, stream Appender, cfg RelayConfi
 	}
 	if cfg.MaxBacklog <= 0 {
 		cfg.MaxBacklog = DefaultRelayMaxBacklog
+	}
+	if cfg.ReclaimEvery <= 0 {
+		cfg.ReclaimEvery = DefaultRelayReclaimEvery
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -199,8 +208,10 @@ func (r *Relay) lead(ctx context.Context, lease lock.Lease) {
 }
 
 // Pass relays up to BatchSize of the oldest pending changes: appends them,
-// grouped by schedule in id order, then deletes them. It returns how many
-// it relayed. On error nothing is deleted that was not appended.
+// grouped by schedule in id order, then deletes them (and reclaims the
+// space of every ReclaimEvery deleted). It returns how many it relayed. On
+// error nothing is deleted that was not appended. One goroutine at a time
+// may call Pass.
 func (r *Relay) Pass(ctx context.Context) (int, error) {
 	rows, err := r.outbox.Pending(ctx, r.cfg.BatchSize)
 	if err != nil || len(rows) == 0 {
@@ -219,6 +230,7 @@ func (r *Relay) Pass(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	r.m.relayed.Add(float64(len(rows)))
+	r.reclaimAfter(ctx, len(rows))
 	return len(rows), nil
 }
 
