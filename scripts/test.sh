@@ -29,13 +29,15 @@ go test -race -count=1 -json "$@" ./... | "$summary" -counts "$counts"
 bash "$(dirname "$0")/copyout.sh" -json | "$summary" -counts "$copycounts"
 # Three instances behind HAProxy, restarted one by one under a 2,000-user
 # hammer: no request may fail, no seat event may be lost (`make
-# rolling-restart` runs it three times, longer); then a Sentinel failover,
-# a PostgreSQL switchover and a PostgreSQL failover (the leader SIGKILLed;
-# a run of 20 s) under the same hammer. It installs HAProxy when missing
-# and runs on servers of its own.
+# rolling-restart` runs it three times, longer); then a Sentinel failover
+# and a PostgreSQL failover (the leader SIGKILLed; a run of 20 s) under the
+# same hammer. The PostgreSQL switchover is left to `make rolling-restart`
+# here: TestFaultPostgresSwitchover proves it above, and the suite must
+# stay within CI's 15 minutes. It installs HAProxy when missing and runs on
+# servers of its own.
 # It deletes its servers' data (the PostgreSQL cluster wherever it lives)
 # pass or fail; passed, its logs go too.
-RUNS=1 DURATION=10s bash "$(dirname "$0")/rolling.sh" "$PWD/.data/rolling-test"
+RUNS=1 DURATION=10s PG_SWITCHOVERS=0 bash "$(dirname "$0")/rolling.sh" "$PWD/.data/rolling-test"
 bash "$(dirname "$0")/devenv.sh" remove "$PWD/.data/rolling-test"
 # A short run of every fuzz target past its seed corpus (the seeds ran
 # above, as tests); `make fuzz` runs them for longer. A count, not a
@@ -43,7 +45,7 @@ bash "$(dirname "$0")/devenv.sh" remove "$PWD/.data/rolling-test"
 # found nothing with "context deadline exceeded" when its time runs out on
 # a busy machine (golang/go#75804, fixed in Go 1.27); a count has no
 # deadline to race.
-FUZZTIME=${TEST_FUZZTIME:-5000x} bash "$(dirname "$0")/fuzz.sh" | tee "$fuzzlog"
+FUZZTIME=${TEST_FUZZTIME:-2000x} bash "$(dirname "$0")/fuzz.sh" | tee "$fuzzlog"
 read -r passed failed skipped <"$counts"
 read -r copied copyfailed copyskipped <"$copycounts"
 targets=$(grep -c '^fuzz: Fuzz' "$fuzzlog")
