@@ -49,8 +49,8 @@ func toReservationResponse(r reservation.Reservation) reservationResponse {
 }
 
 // decodeReserve reads a booking's body, the request the hammered seat
-// answers thousands of times a second: a small body is read into a buffer
-// of its own (not io.ReadAll's) and, in its usual form, by hand
+// answers thousands of times a second: a small body is read into a pooled
+// buffer (not io.ReadAll's) and, in its usual form, by hand
 // (parseReserveBody); other bodies are decoded by the library, and ids
 // that are there and positive skip the validator's reflection (it answers
 // the rest, with its field details). The buffer and the skipped validator
