@@ -1,8 +1,13 @@
 package postgres
 
 import (
+	"context"
+
 	"github.com/golang-migrate/migrate/v4"
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/seatlock/seatlock/internal/idempotency"
 )
 
 // MigrateTo migrates pool's schema up (or down) to version: tests put rows
@@ -20,3 +25,9 @@ func PendingBookings(s *Store) int {
 
 // BookSeats is the group write's statement, for the tests of its plan.
 const BookSeats = bookSeats
+
+// SettleClaim is IdempotencyStore.settleClaim, for the tests of a claim
+// whose statement failed with its outcome unknown.
+func (s *IdempotencyStore) SettleClaim(ctx context.Context, k idempotency.Key, id uuid.UUID, claimErr error) (idempotency.Claim, bool) {
+	return s.settleClaim(ctx, k, id, claimErr)
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/seatlock/seatlock/internal/idempotency"
@@ -57,12 +58,16 @@ const beginAttempts = 3
 func (s *IdempotencyStore) Begin(ctx context.Context, k idempotency.Key, fingerprint []byte, runningFor time.Duration) (idempotency.Claim, *idempotency.Response, error) {
 	for range beginAttempts {
 		claim := idempotency.Claim{Key: k}
-		err := s.pool.QueryRow(ctx, claimKey, k.UserID, k.Key, fingerprint, uuid.New(),
+		id := uuid.New()
+		err := s.pool.QueryRow(ctx, claimKey, k.UserID, k.Key, fingerprint, id,
 			runningFor.Milliseconds(), idempotency.Retention.Milliseconds()).Scan(&claim.ID, &claim.Resumed)
 		if err == nil {
 			return claim, nil, nil
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
+			if settled, ok := s.settleClaim(ctx, k, id, err); ok {
+				return settled, nil, nil
+			}
 			return idempotency.Claim{}, nil, wrap("claim idempotency key", err)
 		}
 		var (
@@ -93,6 +98,34 @@ func (s *IdempotencyStore) Begin(ctx context.Context, k idempotency.Key, fingerp
 		return idempotency.Claim{}, resp, nil
 	}
 	return idempotency.Claim{}, nil, idempotency.ErrKeyInUse
+}
+
+// claimLookupTimeout bounds the look-up that settles a claim whose outcome
+// is unknown: long enough for a switchover's new primary (the pool waits
+// for one), short next to the request's own timeout.
+const claimLookupTimeout = 5 * time.Second
+
+// settleClaim looks up a key whose claim statement failed with its outcome
+// unknown (the connection ended while it ran: a primary shut down while
+// the commit waited for its synchronous standby commits locally, then
+// closes the connection without a word). The key unsettled under id means
+// the statement committed: the claim is ours, fresh (a claim taken over
+// keeps the old id, and is left to the error). An error the server
+// reported means nothing committed.
+func (s *IdempotencyStore) settleClaim(ctx context.Context, k idempotency.Key, id uuid.UUID, claimErr error) (idempotency.Claim, bool) {
+	if _, reported := errors.AsType[*pgconn.PgError](claimErr); reported || s.pool.notExecuted(claimErr) {
+		return idempotency.Claim{}, false
+	}
+	lookup, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimLookupTimeout)
+	defer cancel()
+	var stored uuid.UUID
+	err := s.pool.QueryRow(lookup,
+		`SELECT claim FROM idempotency_keys WHERE user_id = $1 AND key = $2 AND status IS NULL`,
+		k.UserID, k.Key).Scan(&stored)
+	if err != nil || stored != id {
+		return idempotency.Claim{}, false
+	}
+	return idempotency.Claim{Key: k, ID: id}, true
 }
 
 // Finish implements idempotency.Store. A claim taken over meanwhile (its
