@@ -29,17 +29,22 @@ import (
 // digests collide (one pair in 2^32 at four billion users) cost one query
 // and still learn the truth from PostgreSQL.
 func OwnerNote(userID string) string {
-	sum := sha256.Sum256([]byte(userID))
-	return hex.EncodeToString(sum[:8])
+	note := ownerNote(userID)
+	return string(note[:])
 }
 
 // isOwnerNote reports whether note is OwnerNote(userID), without making
-// the note: every refused request for a hot seat asks.
+// the note's string: every refused request for a hot seat asks.
 func isOwnerNote(note, userID string) bool {
-	var hexSum [16]byte
+	digest := ownerNote(userID)
+	return note == string(digest[:])
+}
+
+// ownerNote is OwnerNote's text, in an array of its own.
+func ownerNote(userID string) (note [16]byte) {
 	sum := sha256.Sum256([]byte(userID))
-	hex.Encode(hexSum[:], sum[:8])
-	return note == string(hexSum[:])
+	hex.Encode(note[:], sum[:8])
+	return note
 }
 
 // SeatTakenError is ErrSeatTaken (errors.Is) that names the owner of the
