@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"io"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/seatlock/seatlock/internal/httpapi/problem"
 )
@@ -54,77 +52,52 @@ func (g *requestIDs) id() string {
 
 // withScope gives every request its scope: an id (echoed in X-Request-Id,
 // put into problem bodies and log lines) and the logger for the causes of
-// its 5xx answers, in the request's requestContext.
-func withScope(log *slog.Logger) func(http.Handler) http.Handler {
+// its 5xx answers, in the request's requestContext. Once the request is
+// answered it writes its access line, and tells observer; it never logs
+// headers or bodies, so tokens cannot leak into logs.
+func withScope(log *slog.Logger, out io.Writer, observer Observer) func(http.Handler) http.Handler {
 	ids := newRequestIDs()
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
 			id := r.Header.Get("X-Request-Id")
 			if !validRequestID(id) {
 				id = ids.id()
 			}
 			c := newRequestContext(r.Context(), id, problem.Scope{Log: log})
 			w.Header()["X-Request-Id"] = c.idHeader[:]
-			next.ServeHTTP(w, r.WithContext(c))
-		})
-	}
-}
-
-// withTimeout bounds a request's work, so that a stalled dependency ends
-// in 503 rather than a hung client: the request's requestContext gets the
-// deadline (a timer only if something waits on it).
-func withTimeout(timeout time.Duration) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if c, ok := r.Context().(*requestContext); ok && c.deadline.IsZero() {
-				c.setDeadline(timeout)
-				defer c.release()
-				next.ServeHTTP(w, r)
-				return
-			}
-			ctx, cancel := context.WithTimeout(r.Context(), timeout)
-			defer cancel()
-			next.ServeHTTP(w, r.WithContext(ctx))
-		})
-	}
-}
-
-// logRequests writes one structured line per request, and tells observer.
-// It never logs headers or bodies, so tokens cannot leak into logs.
-func logRequests(log *slog.Logger, out io.Writer, observer Observer) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			start := time.Now()
-			var ww answerWriter
-			if c, ok := r.Context().(*requestContext); ok {
-				c.writer.ResponseWriter = w
-				ww = &c.writer
-			} else {
-				ww = middleware.NewWrapResponseWriter(w, r.ProtoMajor)
-			}
-			next.ServeHTTP(ww, r)
-			status := ww.Status()
+			c.writer.ResponseWriter = w
+			r = r.WithContext(c)
+			next.ServeHTTP(&c.writer, r)
+			status := c.writer.Status()
 			if status == 0 {
 				status = http.StatusOK
 			}
-			scope := problem.ScopeFrom(r.Context())
-			line := accessLine{at: start, id: scope.ID, method: r.Method, path: r.URL.Path,
-				status: status, code: scope.Code, bytes: ww.BytesWritten(), duration: time.Since(start)}
+			line := accessLine{at: start, id: id, method: r.Method, path: r.URL.Path,
+				status: status, code: c.scope.Code, bytes: c.writer.BytesWritten(), duration: time.Since(start)}
 			route := ""
 			if rc := chi.RouteContext(r.Context()); rc != nil {
 				route = rc.RoutePattern()
 			}
-			observer.Request(r.Method, route, status, scope.Code, line.duration)
+			observer.Request(r.Method, route, status, c.scope.Code, line.duration)
 			line.log(r.Context(), log, out)
 		})
 	}
 }
 
-// answerWriter is a writer that records the answer's status and size.
-type answerWriter interface {
-	http.ResponseWriter
-	Status() int
-	BytesWritten() int
+// withTimeout bounds a request's work, so that a stalled dependency ends
+// in 503 rather than a hung client: the request's requestContext (made by
+// withScope, which every route runs first) gets the deadline, a timer
+// only if something waits on it.
+func withTimeout(timeout time.Duration) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			c := r.Context().(*requestContext)
+			c.setDeadline(timeout)
+			defer c.release()
+			next.ServeHTTP(w, r)
+		})
+	}
 }
 
 // recoverPanics turns a handler panic into a generic 500 and a logged stack.
