@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,33 +8,22 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/seatlock/seatlock/internal/app"
 	"github.com/seatlock/seatlock/internal/config"
 	"github.com/seatlock/seatlock/internal/lock/lockenv"
+	"github.com/seatlock/seatlock/internal/testenv"
 )
 
 // logLines collects an instance's JSON log lines.
-type logLines struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logLines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
+type logLines struct{ testenv.SyncBuffer }
 
 // entries returns the lines logged so far, decoded.
 func (l *logLines) entries() []map[string]any {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(l.buf.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(l.String()), "\n") {
 		var e map[string]any
 		if json.Unmarshal([]byte(line), &e) == nil {
 			out = append(out, e)

@@ -1,7 +1,6 @@
 package logbuf_test
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"sync"
@@ -11,32 +10,15 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/seatlock/seatlock/internal/logbuf"
+	"github.com/seatlock/seatlock/internal/testenv"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// syncBuffer is a bytes.Buffer safe for the flusher and the test at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // Lines reach the output within the interval, whole and in order, from
 // many goroutines; Close writes the rest.
 func TestLinesArriveWholeWithinTheInterval(t *testing.T) {
-	out := &syncBuffer{}
+	out := &testenv.SyncBuffer{}
 	w := logbuf.New(out, 20*time.Millisecond)
 	var wg sync.WaitGroup
 	for g := range 8 {

@@ -1,18 +1,17 @@
 package seatfeed_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/seatlock/seatlock/internal/lock"
 	"github.com/seatlock/seatlock/internal/lock/memlock"
 	"github.com/seatlock/seatlock/internal/postgres"
 	"github.com/seatlock/seatlock/internal/seatfeed"
+	"github.com/seatlock/seatlock/internal/testenv"
 )
 
 // reclaimCounting is the PostgreSQL outbox with its Reclaim counted, and
@@ -71,7 +70,7 @@ func TestRelayReclaimFailureKeepsRelaying(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	outbox := &reclaimCounting{SeatChanges: e.outbox, fail: errors.New("vacuum refused")}
-	var logs syncBuffer
+	var logs testenv.SyncBuffer
 	r := seatfeed.NewRelay(lock.New(memlock.New(), lock.Config{}), outbox, relayFeed(t, e.rdb),
 		seatfeed.RelayConfig{BatchSize: 5, ReclaimEvery: 5, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	e.write(schedule(), 5, 20)
@@ -105,21 +104,3 @@ func TestRelayWithoutReclaimerOnlyDeletes(t *testing.T) {
 
 // deleteOnly is the outbox without its Reclaim.
 type deleteOnly struct{ seatfeed.Outbox }
-
-// syncBuffer is a bytes.Buffer for a logger written from the relay.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
