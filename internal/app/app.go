@@ -177,7 +177,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	}
 	bookings := reservation.NewService(repo, traces.Locker(locker), reservation.Config{LockTTL: cfg.LockTTL, SealBooked: cfg.FastPath,
 		HoldTTL: cfg.HoldTTL, MaxHoldsPerUser: cfg.MaxHoldsPerUser, HoldMaxLifetime: cfg.HoldMaxLifetime,
-		WriteTimeout: postgres.WriteTimeout(pool), SeatImages: a.openSeatImages(feed, store, logger)}, logger)
+		WriteTimeout: cmp.Or(o.writeTimeout, postgres.WriteTimeout(pool)), SeatImages: a.openSeatImages(feed, store, logger)}, logger)
 	if a.jobs, err = newJobs(locker, store, keys, bookings, locks.pruner, bound, logger, o.jobNamespace); err != nil {
 		return nil, err
 	}
@@ -338,6 +338,9 @@ type options struct {
 	wrapStore    func(reservation.Repository) reservation.Repository
 	// tracerProvider, when set, turns tracing on with it.
 	tracerProvider trace.TracerProvider
+	// writeTimeout, when set, bounds writes under seat locks instead of
+	// postgres.WriteTimeout's choice.
+	writeTimeout time.Duration
 }
 
 // WithAccessLog writes the request log to w directly, as JSON lines in the
@@ -370,6 +373,14 @@ func WithStoreWrapper(wrap func(reservation.Repository) reservation.Repository) 
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return func(o *options) { o.tracerProvider = tp }
 }
+
+// WithWriteTimeout bounds each write under seat locks by d, instead of the
+// bound that suits the database URL (postgres.WriteTimeout). Tests that
+// prove what concurrent requests are answered use a wide one: on a machine
+// whose disk other tests' databases share, a commit can stall past the
+// production bound, and the answer would be a correct 503 that says
+// nothing of the race under test.
+func WithWriteTimeout(d time.Duration) Option { return func(o *options) { o.writeTimeout = d } }
 
 // closeFirst registers f to run before everything registered so far (a
 // lock backend closes before the pool it uses).

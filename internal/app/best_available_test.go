@@ -184,7 +184,7 @@ type raceOutcome struct {
 // 201/200, 409 or 429.
 func TestBestAvailableRacesHoldsAndBookings(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, 2)
+	h := newRaceHarness(t, 2)
 	rows := make([]map[string]any, 12)
 	for i := range rows {
 		rows[i] = row(string(rune('A'+i)), 50)

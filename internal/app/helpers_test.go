@@ -37,8 +37,11 @@ type harness struct {
 	redis  *redis.Client
 	pool   *pgxpool.Pool
 	client *http.Client
-	// logger, when set, gets the instances' logs (discarded otherwise).
-	logger *slog.Logger
+	// logger, when set, gets the instances' logs; otherwise their
+	// warnings and errors are kept in failures, and printed if the test
+	// fails (a 5xx's cause is logged, never answered).
+	logger   *slog.Logger
+	failures *testenv.SyncBuffer
 }
 
 func newHarness(t *testing.T, instances int) *harness {
@@ -97,13 +100,38 @@ func newHarnessWith(t *testing.T, instances int, tune func(*config.Config), opts
 	return h
 }
 
+// newRaceHarness is newHarness for a test that proves what concurrent
+// requests are answered (only 2xx, 409 and 429): its instances wait up to
+// raceMargin for a Redis reply and for a write under seat locks, instead
+// of the production bounds (a second and two). The machine's disk and
+// cores are shared with other tests' databases and Redis processes; a
+// stall past a production bound is answered 503 unavailable, correctly,
+// and would say nothing of the race under test.
+func newRaceHarness(t *testing.T, instances int) *harness {
+	t.Helper()
+	return newHarnessWith(t, instances, func(cfg *config.Config) {
+		u, err := url.Parse(cfg.RedisURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := u.Query()
+		q.Set("read_timeout", raceMargin.String())
+		q.Set("write_timeout", raceMargin.String())
+		u.RawQuery = q.Encode()
+		cfg.RedisURL = u.String()
+	}, app.WithWriteTimeout(raceMargin))
+}
+
+// raceMargin is newRaceHarness's bound on Redis replies and writes.
+const raceMargin = 10 * time.Second
+
 // serve starts one instance on 127.0.0.1:0 and returns its base URL; the
 // test's end shuts it down and checks that the shutdown was clean.
 func (h *harness) serve(cfg config.Config) string {
 	h.t.Helper()
 	logger := h.logger
 	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+		logger = h.failureLog()
 	}
 	a, err := app.New(context.Background(), cfg, logger, h.opts...)
 	if err != nil {
@@ -124,6 +152,21 @@ func (h *harness) serve(cfg config.Config) string {
 		a.Close()
 	})
 	return "http://" + ln.Addr().String()
+}
+
+// failureLog is the logger of instances whose test set none: it keeps
+// their warnings and errors, which the test prints if it fails.
+func (h *harness) failureLog() *slog.Logger {
+	if h.failures == nil {
+		h.failures = &testenv.SyncBuffer{}
+		logs := h.failures
+		h.t.Cleanup(func() {
+			if h.t.Failed() && logs.String() != "" {
+				h.t.Logf("the instances' warnings and errors:\n%s", logs)
+			}
+		})
+	}
+	return slog.New(slog.NewTextHandler(h.failures, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
 
 func (h *harness) token(user, role string) string {

@@ -205,7 +205,7 @@ func TestHoldExpiresWithoutASweeper(t *testing.T) {
 // and no seat is left held or locked.
 func TestOverlappingHoldsRace(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, 2)
+	h := newRaceHarness(t, 2)
 	const seatCount, holds = 15, 40
 	schedule := h.createSchedule(seatCount)
 	seatsOf := func(i int) []int { return []int{i%seatCount + 1, (i+1)%seatCount + 1, (i+4)%seatCount + 1} }

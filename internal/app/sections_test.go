@@ -197,7 +197,7 @@ func TestHoldBestInASection(t *testing.T) {
 // the section it asked for.
 func TestBestAvailableRacesAcrossSections(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, 2)
+	h := newRaceHarness(t, 2)
 	const sections, rows, perRow = 4, 5, 30
 	var layout []map[string]any
 	for s := range sections {
