@@ -65,8 +65,14 @@ func fire(ctx context.Context, a *api, cfg config, w *workload, users []user, on
 			}
 			seat, err := w.seat(runCtx, i)
 			if err != nil {
+				// A schedule still being made when the phase ended (another
+				// worker sent the last request, or the duration passed) was
+				// cancelled by that end: no request failed.
+				if runCtx.Err() != nil {
+					return false
+				}
 				mu.Lock()
-				if res.err == nil && ctx.Err() == nil {
+				if res.err == nil {
 					res.err = err
 				}
 				mu.Unlock()
