@@ -76,7 +76,8 @@ hammer:
 # hammer, 2,000 users: ROUNDS, DURATION, CONNECTIONS, USERS, SCENARIOS (add
 # fresh-new: 8,000-booking rounds from new databases on) and
 # BASELINE_DIR tune it; BEFORE=<revision> adds that build, TRACED=1 the
-# service with tracing on.
+# service with tracing on, VARIANT="NAME=VALUE ..." the service with those
+# settings.
 compare:
 	@bash scripts/compare.sh
 

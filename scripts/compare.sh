@@ -29,6 +29,10 @@
 # over OTLP/HTTP to a span-counting sink (tools/otlpsink): every request
 # sampled (service-traced) and one trace in a hundred
 # (service-traced-sampled), and prints on / off.
+# VARIANT="NAME=VALUE ..." also serves the service with those settings
+# (service-variant, e.g. VARIANT="BATCH_LANES=1"), interleaved with the
+# rest in every scenario but fresh-new, and prints variant / service: what
+# a setting would change, measured in one run.
 # PGHA=1 runs everything on make cluster's PostgreSQL pair instead (a
 # leader and its synchronous standby under Patroni: devenv.sh patroni,
 # started if need be): what synchronous replication costs each contender.
@@ -120,6 +124,9 @@ serve service-no-fast-path 18081 FAST_PATH=false bin/api serve
 # 1's too.
 [ -n "$before" ] && serve service-before 18082 DATABASE_URL="$(database service_before)" \
 	REDIS_URL="${REDIS_URL%/*}/1" "$work/api-before" serve
+# shellcheck disable=SC2206
+variant=(${VARIANT:-})
+[ ${#variant[@]} -gt 0 ] && serve service-variant 18085 "${variant[@]}" bin/api serve
 if [ "$traced" = 1 ]; then
 	bin/otlpsink -addr 127.0.0.1:18099 >"$work/otlpsink.log" 2>&1 &
 	pids+=($!)
@@ -184,6 +191,7 @@ targets_of() {
 	local extra=
 	[ -n "$before" ] && extra=" service-before"
 	[ "$traced" = 1 ] && extra+=" service-traced service-traced-sampled"
+	[ ${#variant[@]} -gt 0 ] && extra+=" service-variant"
 	case $1 in
 	hot-seat)
 		[ "$with_baseline" = 1 ] && extra+=" baseline baseline-static"
@@ -260,6 +268,13 @@ for c in "${clients[@]}"; do
 		for s in "${scenarios[@]}"; do
 			printf '| %s | %s, after / before (%s) | | %.2f | | | | |\n' "$c" "$s" "$before" \
 				"$(echo "$(col "$c/$s/service" 1) / $(col "$c/$s/service-before" 1)" | bc -l)"
+		done
+	fi
+	if [ ${#variant[@]} -gt 0 ]; then
+		for s in "${scenarios[@]}"; do
+			[ "$s" = fresh-new ] && continue
+			printf '| %s | %s, variant (%s) / service | | %.2f | | | | |\n' "$c" "$s" "${variant[*]}" \
+				"$(echo "$(col "$c/$s/service-variant" 1) / $(col "$c/$s/service" 1)" | bc -l)"
 		done
 	fi
 	if [ "$traced" = 1 ]; then
