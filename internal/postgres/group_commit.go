@@ -39,15 +39,20 @@ const maxGroup = 128
 // concurrent hold claimed is not inserted; both are settled afterwards as
 // the one-row statement's are (seatConflict).
 //
-// Each seat's schedule and active reservation are looked up seat by seat
-// (LATERAL ... LIMIT 1, as its fence and hold are): a plain join leaves
-// PostgreSQL free to hash or scan the whole of reservations once per group,
-// a plan it picks while the table is small (a new database, statistics
-// taken when it was empty) and keeps, cached, as the table grows.
+// Each seat's active reservation is looked up seat by seat (LATERAL ...
+// LIMIT 1, as its fence and hold are): a plain join leaves PostgreSQL free
+// to hash or scan the whole of reservations once per group, a plan it
+// picks while the table is small (a new database, statistics taken when it
+// was empty) and keeps, cached, as the table grows. The group's schedules
+// are read once, by id, before the seats (sched): looked up seat by seat,
+// a schedules table of a few hundred rows was scanned whole for every
+// seat, the plan PostgreSQL prefers for a table of a few pages.
 const bookSeats = `
 WITH req AS (
 	SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bigint[], $5::uuid[]) WITH ORDINALITY
 		AS r(schedule_id, seat_id, user_id, fence, claim, n)
+), sched AS MATERIALIZED (
+	SELECT s.id, s.seat_count FROM schedules s WHERE s.id = ANY($1::bigint[])
 ), seat AS (
 	SELECT req.n, req.schedule_id, req.seat_id, req.user_id, req.fence, req.claim, s.id IS NOT NULL AS seat_exists,
 		r.fence AS booked_fence, r.id AS booked_id, r.user_id AS booked_by, r.created_at AS booked_at,
@@ -55,8 +60,7 @@ WITH req AS (
 		(SELECT ceil(extract(epoch FROM h.expires_at - now()) * 1000)::bigint FROM seat_claims h
 			WHERE h.schedule_id = req.schedule_id AND h.seat_id = req.seat_id AND h.expires_at > now()) AS held_ms
 	FROM req
-	LEFT JOIN LATERAL (SELECT s.id FROM schedules s
-		WHERE s.id = req.schedule_id AND req.seat_id BETWEEN 1 AND s.seat_count LIMIT 1) s ON true
+	LEFT JOIN sched s ON s.id = req.schedule_id AND req.seat_id BETWEEN 1 AND s.seat_count
 	LEFT JOIN LATERAL (SELECT r.fence, r.id, r.user_id, r.created_at FROM reservations r
 		WHERE r.schedule_id = req.schedule_id AND r.seat_id = req.seat_id AND r.cancelled_at IS NULL LIMIT 1) r ON true
 ), claimed AS (
