@@ -266,6 +266,7 @@ for c in "${clients[@]}"; do
 	done
 	if [ -n "$before" ]; then
 		for s in "${scenarios[@]}"; do
+			[ "$s" = fresh-new ] && continue # served by service-new alone
 			printf '| %s | %s, after / before (%s) | | %.2f | | | | |\n' "$c" "$s" "$before" \
 				"$(echo "$(col "$c/$s/service" 1) / $(col "$c/$s/service-before" 1)" | bc -l)"
 		done
@@ -279,6 +280,7 @@ for c in "${clients[@]}"; do
 	fi
 	if [ "$traced" = 1 ]; then
 		for s in "${scenarios[@]}"; do
+			[ "$s" = fresh-new ] && continue
 			printf '| %s | %s, tracing on / off | | %.2f (every request) · %.2f (1%% sampled) | | | | |\n' "$c" "$s" \
 				"$(echo "$(col "$c/$s/service-traced" 1) / $(col "$c/$s/service" 1)" | bc -l)" \
 				"$(echo "$(col "$c/$s/service-traced-sampled" 1) / $(col "$c/$s/service" 1)" | bc -l)"
