@@ -1,0 +1,1 @@
+ALTER TABLE schedules RESET (fillfactor);
