@@ -1,11 +1,9 @@
--- Every booking reads its schedule by id, twice: the booking statement's
--- own look-up and the foreign key check of the reservation it inserts.
--- PostgreSQL's cost model scans a table of a few pages whole rather than
--- through its primary key: a schedules table of up to some 300 rows,
--- analyzed, was read row by row by every booking (for the foreign key
--- check, with each row's visibility checked, under every concurrent
--- booking's share lock), slowing bookings while a deployment has that few
--- schedules. Kept sparse, a page holding a tenth of what it could, the
+-- Every booking reads its schedule by id: the booking statement's own
+-- look-up, and the foreign key check of the reservation it inserts (a
+-- query PostgreSQL plans, and caches, like any other). Its cost model
+-- scans a table of a few pages whole rather than through the primary key:
+-- with up to some 300 schedules, analyzed, every booking read every
+-- schedule. Kept sparse, each page holding a tenth of what it could, the
 -- table is as many pages as the cost model needs to choose the key from
 -- some 60 schedules on. Schedules are few and small, so the space is
 -- nothing; existing rows stay where they are.

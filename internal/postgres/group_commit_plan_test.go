@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -94,37 +93,10 @@ func seatPart(t *testing.T, plan string) string {
 // ANALYZEd first if asked.
 func groupWritePlan(t *testing.T, pool *pgxpool.Pool, analyze bool) string {
 	t.Helper()
-	ctx := testContext(t)
-	pooled, err := pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Out of the pool: its settings and prepared statement go with it.
-	conn := pooled.Hijack()
-	defer func() { _ = conn.Close(context.Background()) }()
-	statements := []string{`SET plan_cache_mode = force_generic_plan`, `PREPARE book AS ` + postgres.BookSeats}
+	setup := []string{`PREPARE book AS ` + postgres.BookSeats}
 	if analyze {
-		statements = append([]string{`ANALYZE`}, statements...)
+		setup = append([]string{`ANALYZE`}, setup...)
 	}
-	for _, sql := range statements {
-		if _, err := conn.Exec(ctx, sql); err != nil {
-			t.Fatalf("%.40s: %v", sql, err)
-		}
-	}
-	rows, err := conn.Query(ctx, `EXPLAIN (COSTS OFF) EXECUTE book('{1,1}', '{1,2}', '{alice,bob}', '{1,1}', '{NULL,NULL}')`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plan strings.Builder
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		plan.WriteString(line + "\n")
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return plan.String()
+	return genericPlan(t, pool, setup,
+		`EXPLAIN (COSTS OFF) EXECUTE book('{1,1}', '{1,2}', '{alice,bob}', '{1,1}', '{NULL,NULL}')`)
 }

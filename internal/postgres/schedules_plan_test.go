@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 )
@@ -20,37 +19,11 @@ func TestForeignKeyChecksReadSchedulesByKey(t *testing.T) {
 		SELECT 'hammer 0123456789abcdef', now() + interval '1 day', 2000 FROM generate_series(1, 120)`); err != nil {
 		t.Fatal(err)
 	}
-	pooled, err := pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Out of the pool: its settings and prepared statement go with it.
-	conn := pooled.Hijack()
-	defer func() { _ = conn.Close(context.Background()) }()
-	// The foreign key check's own statement (ri_triggers.c), as a generic
-	// plan: the form it is cached in.
-	for _, sql := range []string{`ANALYZE schedules`, `SET plan_cache_mode = force_generic_plan`,
-		`PREPARE fk_check(bigint) AS SELECT 1 FROM ONLY public.schedules x WHERE id OPERATOR(pg_catalog.=) $1 FOR KEY SHARE OF x`} {
-		if _, err := conn.Exec(ctx, sql); err != nil {
-			t.Fatalf("%.40s: %v", sql, err)
-		}
-	}
-	var plan strings.Builder
-	rows, err := conn.Query(ctx, `EXPLAIN (COSTS OFF) EXECUTE fk_check(7)`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		plan.WriteString(line + "\n")
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(plan.String(), "Index Scan using schedules_pkey") {
-		t.Errorf("the foreign key check of 120 analyzed schedules does not read the primary key:\n%s", plan.String())
+	// The foreign key check's own statement (ri_triggers.c).
+	plan := genericPlan(t, pool, []string{`ANALYZE schedules`,
+		`PREPARE fk_check(bigint) AS SELECT 1 FROM ONLY public.schedules x WHERE id OPERATOR(pg_catalog.=) $1 FOR KEY SHARE OF x`},
+		`EXPLAIN (COSTS OFF) EXECUTE fk_check(7)`)
+	if !strings.Contains(plan, "Index Scan using schedules_pkey") {
+		t.Errorf("the foreign key check of 120 analyzed schedules does not read the primary key:\n%s", plan)
 	}
 }
