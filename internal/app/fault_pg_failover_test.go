@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -103,16 +102,8 @@ func pgFaultUnderLoad(t *testing.T, change pgChange, backend string) {
 		cfg.RateLimitUser = 1_000_000
 		cfg.RateLimitIP = 1_000_000
 	})
-	// The instances' failed requests, for a failure's message.
-	failures := &logLines{}
-	h.logger = slog.New(slog.NewJSONHandler(failures, &slog.HandlerOptions{Level: slog.LevelError}))
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, e := range failures.entries()[:min(10, len(failures.entries()))] {
-				t.Logf("instance log: %v", e)
-			}
-		}
-	})
+	// The instances' failed requests are printed if the test fails
+	// (harness.failureLog).
 	h.bases = append(h.bases, h.serve(h.cfg), h.serve(h.cfg))
 	ctx := context.Background()
 

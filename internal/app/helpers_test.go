@@ -37,8 +37,8 @@ type harness struct {
 	redis  *redis.Client
 	pool   *pgxpool.Pool
 	client *http.Client
-	// logger, when set, gets the instances' logs; otherwise their
-	// warnings and errors are kept in failures, and printed if the test
+	// logger, when set, gets the instances' logs; otherwise their errors
+	// are kept in failures, and the first of them printed if the test
 	// fails (a 5xx's cause is logged, never answered).
 	logger   *slog.Logger
 	failures *testenv.SyncBuffer
@@ -155,19 +155,33 @@ func (h *harness) serve(cfg config.Config) string {
 }
 
 // failureLog is the logger of instances whose test set none: it keeps
-// their warnings and errors, which the test prints if it fails.
+// their errors, and the test prints the first maxFailureLines of them if
+// it fails (a failover's many 503s would drown the rest).
 func (h *harness) failureLog() *slog.Logger {
 	if h.failures == nil {
 		h.failures = &testenv.SyncBuffer{}
 		logs := h.failures
 		h.t.Cleanup(func() {
-			if h.t.Failed() && logs.String() != "" {
-				h.t.Logf("the instances' warnings and errors:\n%s", logs)
+			if !h.t.Failed() {
+				return
+			}
+			lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+			if lines[0] == "" {
+				return
+			}
+			for _, line := range lines[:min(maxFailureLines, len(lines))] {
+				h.t.Logf("instance log: %s", line)
+			}
+			if len(lines) > maxFailureLines {
+				h.t.Logf("instance log: %d lines more", len(lines)-maxFailureLines)
 			}
 		})
 	}
-	return slog.New(slog.NewTextHandler(h.failures, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return slog.New(slog.NewJSONHandler(h.failures, &slog.HandlerOptions{Level: slog.LevelError}))
 }
+
+// maxFailureLines is how many of its instances' errors a failed test prints.
+const maxFailureLines = 10
 
 func (h *harness) token(user, role string) string {
 	h.t.Helper()
