@@ -60,6 +60,12 @@ func TestSinkCountsTheSpansOfEveryExport(t *testing.T) {
 	if got := spansCounted(t, srv.URL); got != "12" {
 		t.Errorf("spans counted after two exports of 6: %s, want 12", got)
 	}
+	if resp := export(t, srv.URL, body[:len(body)-1]); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a truncated export: %s, want 400", resp.Status)
+	}
+	if got := spansCounted(t, srv.URL); got != "12" {
+		t.Errorf("spans counted after a truncated export: %s, want 12 still", got)
+	}
 }
 
 func TestSinkRefusesWhatIsNotAnExport(t *testing.T) {
