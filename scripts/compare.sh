@@ -97,6 +97,11 @@ database() {
 		psql "$DATABASE_URL" -qc "CREATE DATABASE $1"
 	echo "${DATABASE_URL/\/seatlock\?/\/$1?}"
 }
+# fresh_database NAME: database NAME dropped and made anew; prints its URL.
+fresh_database() {
+	psql "$DATABASE_URL" -qc "DROP DATABASE IF EXISTS $1 WITH (FORCE)" -qc "CREATE DATABASE $1"
+	echo "${DATABASE_URL/\/seatlock\?/\/$1?}"
+}
 
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
@@ -117,13 +122,17 @@ serve() { # name port command...
 }
 serve service 18080 bin/api serve
 serve service-no-fast-path 18081 FAST_PATH=false bin/api serve
-# A database of its own: the build before may know fewer migrations than
-# the one being measured has applied. And a Redis database of its own: its
-# schedules are numbered from 1 as the service's are, and the lock keys
-# (and seals) of the service's schedule 1 would otherwise be its schedule
-# 1's too.
-[ -n "$before" ] && serve service-before 18082 DATABASE_URL="$(database service_before)" \
-	REDIS_URL="${REDIS_URL%/*}/1" "$work/api-before" serve
+# A database of its own, made anew: the build before may know fewer
+# migrations than the one being measured has applied, or than the build
+# before of an earlier run applied to it. And a Redis database of its own,
+# emptied: its schedules are numbered from 1 as the service's are, and the
+# lock keys (and seals) of the service's schedule 1, or of an earlier run's,
+# would otherwise be its schedule 1's too.
+if [ -n "$before" ]; then
+	redis-cli -u "${REDIS_URL%/*}/1" flushdb >/dev/null
+	serve service-before 18082 DATABASE_URL="$(fresh_database service_before)" \
+		REDIS_URL="${REDIS_URL%/*}/1" "$work/api-before" serve
+fi
 # shellcheck disable=SC2206
 variant=(${VARIANT:-})
 [ ${#variant[@]} -gt 0 ] && serve service-variant 18085 "${variant[@]}" bin/api serve
@@ -138,11 +147,6 @@ fi
 serve naive 18090 CONTENDER=naive DATABASE_URL="$(database contender_naive)" bin/contender
 serve static 18091 CONTENDER=static bin/contender
 serve insertonly 18092 CONTENDER=insertonly DATABASE_URL="$(database contender_insert)" bin/contender
-# fresh_database NAME: database NAME dropped and made anew; prints its URL.
-fresh_database() {
-	psql "$DATABASE_URL" -qc "DROP DATABASE IF EXISTS $1 WITH (FORCE)" -qc "CREATE DATABASE $1"
-	echo "${DATABASE_URL/\/seatlock\?/\/$1?}"
-}
 # shellcheck disable=SC2206
 scenarios=(${SCENARIOS:-hot-seat fresh-seats contended})
 if [[ " ${scenarios[*]} " == *" fresh-new "* ]]; then
