@@ -6,8 +6,9 @@
 # the hot seat's ceiling; insertonly: one INSERT and commit per booking, the
 # fresh seats' naive ceiling), the service, and the service with
 # FAST_PATH=false side by side, then hammers each in turn as USERS distinct
-# users (a real crowd: per-user costs show), ROUNDS times (interleaved, so a
-# busy moment of the machine does not land on one of them only), and prints
+# users (a real crowd: per-user costs show), ROUNDS times (interleaved, each
+# round in another order, so a busy moment of the machine does not land on
+# one of them only, nor one always right after another), and prints
 # the medians, their ratios to the naive flow and to the limit, and p99s.
 # When BASELINE_DIR (default ../shared/baseline) holds the shared baseline,
 # its three modes run too, as a cross-check (BASELINE_DIR=none skips them).
@@ -234,10 +235,23 @@ for s in "${scenarios[@]}"; do
 done
 # A contended run is short (4000 requests), so each round makes three.
 runs_of() { [ "$1" = contended ] && echo 3 || echo 1; }
+# rotated TARGETS... prints the targets starting from the (round - 1)th:
+# each round runs them in another order, so that no target always runs
+# right after the same one (a traced instance still exporting, a contender
+# still vacuuming).
+rotated() {
+	local n=$#
+	local -a all=("$@")
+	local i
+	for i in $(seq 0 $((n - 1))); do
+		printf '%s\n' "${all[$(((i + r - 1) % n))]}"
+	done
+}
 for r in $(seq 1 "$rounds"); do
 	for c in "${clients[@]}"; do
 		for s in "${scenarios[@]}"; do
-			for t in $(targets_of "$s"); do
+			# shellcheck disable=SC2046
+			for t in $(rotated $(targets_of "$s")); do
 				for _ in $(seq 1 "$(runs_of "$s")"); do
 					# shellcheck disable=SC2046
 					line=$(hammer "$c" "$t" "$s" $(args_of "$s"))
