@@ -235,23 +235,24 @@ for s in "${scenarios[@]}"; do
 done
 # A contended run is short (4000 requests), so each round makes three.
 runs_of() { [ "$1" = contended ] && echo 3 || echo 1; }
-# rotated TARGETS... prints the targets starting from the (round - 1)th:
-# each round runs them in another order, so that no target always runs
-# right after the same one (a traced instance still exporting, a contender
-# still vacuuming).
+# rotated ROUND TARGETS... prints the targets starting from the
+# (ROUND - 1)th: each round runs them in another order, so that no target
+# always runs right after the same one (a traced instance still exporting,
+# a contender still vacuuming).
 rotated() {
-	local n=$#
+	local round=$1
+	shift
 	local -a all=("$@")
 	local i
-	for i in $(seq 0 $((n - 1))); do
-		printf '%s\n' "${all[$(((i + r - 1) % n))]}"
+	for i in $(seq 0 $(($# - 1))); do
+		printf '%s\n' "${all[$(((i + round - 1) % $#))]}"
 	done
 }
 for r in $(seq 1 "$rounds"); do
 	for c in "${clients[@]}"; do
 		for s in "${scenarios[@]}"; do
 			# shellcheck disable=SC2046
-			for t in $(rotated $(targets_of "$s")); do
+			for t in $(rotated "$r" $(targets_of "$s")); do
 				for _ in $(seq 1 "$(runs_of "$s")"); do
 					# shellcheck disable=SC2046
 					line=$(hammer "$c" "$t" "$s" $(args_of "$s"))
