@@ -31,31 +31,6 @@ func contexts(t *testing.T, tp trace.TracerProvider) (none, dropped, sampled con
 	return none, dropped, sampled
 }
 
-// TestChildrenOnlyUnderRecordingSpans: the shared clients' tracers start a
-// span only under a recording one; under no span or a request the sampler
-// dropped (a valid span context all the same), they start nothing.
-func TestChildrenOnlyUnderRecordingSpans(t *testing.T) {
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	none, dropped, sampled := contexts(t, tp)
-	tracer := tracing.ChildrenOnly(tp).Tracer("client")
-	for _, ctx := range []context.Context{none, dropped} {
-		got, span := tracer.Start(ctx, "call")
-		if got != ctx || span.IsRecording() || !span.SpanContext().Equal(trace.SpanContextFromContext(ctx)) {
-			t.Error("outside a recorded trace, Start changed the context or made a span")
-		}
-	}
-	if n := len(rec.Started()); n != 1 {
-		t.Fatalf("%d spans started before the sampled call, want the request's alone", n)
-	}
-	_, span := tracer.Start(sampled, "call")
-	span.End()
-	started := rec.Started()
-	if len(started) != 2 || started[1].Name() != "call" || started[1].Parent().SpanID() != trace.SpanContextFromContext(sampled).SpanID() {
-		t.Errorf("under a sampled request, want one child span; started %d", len(started))
-	}
-}
-
 // TestLockerTracesSampledRequestsOnly: the lock client's calls outside a
 // recorded trace make no span and get the lease itself, unwrapped; a
 // sampled request's make lock.acquire and lock.release.

@@ -15,8 +15,8 @@ import (
 // a request the sampler keeps: under load most requests are not sampled,
 // and they should cost tracing next to nothing. An unsampled request goes
 // on with the sampler's non-recording span in its context, so that the
-// spans of its calls are skipped cheaply too (ChildrenOnly, the lock
-// client) and its trace id still travels.
+// spans of its calls are skipped cheaply too (the Redis hook, the pgx
+// tracer, the lock client) and its trace id still travels.
 type serverSpans struct {
 	next       http.Handler
 	tracer     trace.Tracer

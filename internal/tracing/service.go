@@ -6,7 +6,6 @@ import (
 
 	"github.com/exaring/otelpgx"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
@@ -77,15 +76,16 @@ func (t Tracing) StoreOptions() []postgres.StoreOption {
 	return []postgres.StoreOption{postgres.WithTracer(t.tp.Tracer(ScopeName))}
 }
 
-// Redis traces client's commands with redisotel, within requests' traces
-// only. Command arguments stay out of the spans (they carry user ids:
-// rate limit keys, seal notes); the lock spans name the seat.
+// Redis traces client's commands, pipelines and dials as redisotel does
+// (redisSpans), within requests' traces only: a call under a request the
+// sampler dropped costs a look at its context. Command arguments stay out
+// of the spans (they carry user ids: rate limit keys, seal notes); the lock
+// spans name the seat.
 func (t Tracing) Redis(client redis.UniversalClient) error {
 	if !t.on() {
 		return nil
 	}
-	return redisotel.InstrumentTracing(client, redisotel.WithTracerProvider(ChildrenOnly(t.tp)),
-		redisotel.WithDBStatement(false), redisotel.WithCallerEnabled(false))
+	return instrumentRedis(client, t.tp)
 }
 
 // Locker makes spans of the use cases' lock acquisitions, seals and

@@ -23,7 +23,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/embedded"
 )
 
 // ServiceName is the service.name of the spans unless OTEL_SERVICE_NAME
@@ -63,40 +62,6 @@ func NewProvider(ctx context.Context) (*sdktrace.TracerProvider, error) {
 // and baggage.
 func Propagator() propagation.TextMapPropagator {
 	return propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
-}
-
-// ChildrenOnly returns a provider whose tracers start spans only under a
-// recording span (a sampled request's): a span started under a context
-// without one is the context's own span, no-op or not recording. It is for
-// the instrumentation of shared clients (redisotel; the pool's is
-// recordedPgx), whose background work (the seat change relay polling the outbox every few
-// milliseconds, the periodic jobs, the live seat map's stream reads,
-// batches of many requests' calls) would otherwise be a trace of its own
-// each time; and the calls of a request the sampler dropped then cost a
-// look at the context, not a sampling decision each.
-func ChildrenOnly(tp trace.TracerProvider) trace.TracerProvider {
-	return childrenOnlyProvider{tp: tp}
-}
-
-type childrenOnlyProvider struct {
-	embedded.TracerProvider
-	tp trace.TracerProvider
-}
-
-func (p childrenOnlyProvider) Tracer(name string, opts ...trace.TracerOption) trace.Tracer {
-	return childrenOnlyTracer{t: p.tp.Tracer(name, opts...)}
-}
-
-type childrenOnlyTracer struct {
-	embedded.Tracer
-	t trace.Tracer
-}
-
-func (t childrenOnlyTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
-	if !recording(ctx) {
-		return ctx, trace.SpanFromContext(ctx)
-	}
-	return t.t.Start(ctx, name, opts...)
 }
 
 // recording tells whether ctx carries a span being recorded: one the
