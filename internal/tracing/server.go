@@ -6,29 +6,35 @@ import (
 
 	"github.com/felixge/httpsnoop"
 	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 )
 
 // serverSpans is the middleware of Tracing.Handler. It asks the sampler
-// first and does the rest of a server span's work (its attributes, the
+// first and does a server span's work (the span, its attributes, the
 // counting of the request's and the answer's bytes, its status) only for
 // a request the sampler keeps: under load most requests are not sampled,
 // and they should cost tracing next to nothing. An unsampled request goes
-// on with the sampler's non-recording span in its context, so that the
-// spans of its calls are skipped cheaply too (the Redis hook, the pgx
-// tracer, the lock client) and its trace id still travels.
+// on as it came, with no span in its context, so that the spans of its
+// calls are skipped cheaply too (the Redis hook, the pgx tracer, the lock
+// client look for a recording span first).
 type serverSpans struct {
 	next       http.Handler
 	tracer     trace.Tracer
 	propagator propagation.TextMapPropagator
+	// sampler is the provider's, asked before the span is started
+	// (sampleFirst); nil for a provider a test gave, whose sampler is
+	// unknown: then the SDK's Start decides, and an unsampled request goes
+	// on with its non-recording span.
+	sampler sdktrace.Sampler
 	// fields are the propagator's headers, canonical: a request that
 	// carries none of them has no context to extract, and is not parsed.
 	fields []string
 	start  []trace.SpanStartOption // made once: each request would allocate them
 }
 
-func newServerSpans(next http.Handler, tp trace.TracerProvider, propagator propagation.TextMapPropagator) *serverSpans {
-	s := &serverSpans{next: next, tracer: tp.Tracer(ScopeName), propagator: propagator,
+func newServerSpans(next http.Handler, tp trace.TracerProvider, sampler sdktrace.Sampler, propagator propagation.TextMapPropagator) *serverSpans {
+	s := &serverSpans{next: next, tracer: tp.Tracer(ScopeName), propagator: propagator, sampler: sampler,
 		start: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}}
 	for _, f := range propagator.Fields() {
 		s.fields = append(s.fields, http.CanonicalHeaderKey(f))
@@ -51,8 +57,16 @@ func (s *serverSpans) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	if s.carriesContext(r.Header) {
+	carried := s.carriesContext(r.Header)
+	if carried {
 		ctx = s.propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
+	}
+	if s.sampler != nil {
+		var kept bool
+		if ctx, kept = sampleFirst(ctx, carried, s.sampler, r.Method); !kept {
+			s.next.ServeHTTP(w, r)
+			return
+		}
 	}
 	// Named by the method until the router knows the route (RouteNames).
 	ctx, span := s.tracer.Start(ctx, r.Method, s.start...)

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/seatlock/seatlock/internal/postgres"
@@ -19,8 +20,10 @@ import (
 // it is given as it is: no handler, pool, Redis client or lock client is
 // wrapped, so tracing costs nothing then.
 type Tracing struct {
-	tp    trace.TracerProvider
-	flush func()
+	tp trace.TracerProvider
+	// sampler is the provider's when Open built it (see serverSpans).
+	sampler sdktrace.Sampler
+	flush   func()
 }
 
 // Open turns tracing on with the provider a test gave (given), or with
@@ -34,13 +37,13 @@ func Open(ctx context.Context, requested bool, given trace.TracerProvider) (Trac
 	if !requested {
 		return Tracing{}, nil
 	}
-	tp, err := NewProvider(ctx)
+	tp, sampler, err := newProvider(ctx)
 	if err != nil {
 		return Tracing{}, err
 	}
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(Propagator())
-	return Tracing{tp: tp, flush: func() {
+	return Tracing{tp: tp, sampler: sampler, flush: func() {
 		ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 		defer cancel()
 		_ = tp.Shutdown(ctx)
@@ -114,5 +117,5 @@ func (t Tracing) Handler(h http.Handler) http.Handler {
 	if !t.on() {
 		return h
 	}
-	return newServerSpans(h, t.tp, Propagator())
+	return newServerSpans(h, t.tp, t.sampler, Propagator())
 }

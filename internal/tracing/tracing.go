@@ -39,23 +39,37 @@ const ShutdownTimeout = 5 * time.Second
 // NewProvider returns the SDK's tracer provider as the OTEL_* variables
 // configure it: the exporter by OTEL_TRACES_EXPORTER (otlp, the default;
 // console; none) and OTEL_EXPORTER_OTLP_* (autoexport), the sampler by
-// OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG (the SDK's default:
-// parentbased_always_on), the batching by OTEL_BSP_*, the resource by
-// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES. Shut it down to flush.
+// OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG (samplerFromEnv; the
+// SDK's default: parentbased_always_on), the batching by OTEL_BSP_*, the
+// resource by OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES. Shut it down
+// to flush.
 func NewProvider(ctx context.Context) (*sdktrace.TracerProvider, error) {
+	tp, _, err := newProvider(ctx)
+	return tp, err
+}
+
+// newProvider is NewProvider, with the sampler it was given, which the
+// server spans ask first.
+func newProvider(ctx context.Context) (*sdktrace.TracerProvider, sdktrace.Sampler, error) {
+	sampler, err := samplerFromEnv()
+	if err != nil {
+		return nil, nil, err
+	}
 	exporter, err := autoexport.NewSpanExporter(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("tracing: exporter (OTEL_TRACES_EXPORTER, OTEL_EXPORTER_OTLP_*): %w", err)
+		return nil, nil, fmt.Errorf("tracing: exporter (OTEL_TRACES_EXPORTER, OTEL_EXPORTER_OTLP_*): %w", err)
 	}
 	fromEnv, err := resource.New(ctx, resource.WithTelemetrySDK(), resource.WithFromEnv())
 	if err != nil {
-		return nil, fmt.Errorf("tracing: resource (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES): %w", err)
+		return nil, nil, fmt.Errorf("tracing: resource (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES): %w", err)
 	}
 	res, err := resource.Merge(resource.NewSchemaless(attribute.String("service.name", ServiceName)), fromEnv)
 	if err != nil {
-		return nil, fmt.Errorf("tracing: resource: %w", err)
+		return nil, nil, fmt.Errorf("tracing: resource: %w", err)
 	}
-	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res)), nil
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res),
+		sdktrace.WithSampler(sampler), sdktrace.WithIDGenerator(drawnIDs{}))
+	return tp, sampler, nil
 }
 
 // Propagator reads and writes W3C trace context (traceparent, tracestate)
