@@ -4,7 +4,7 @@ SHELL := /bin/bash
 RUN_DIR := $(CURDIR)/.data/run
 GO ?= go
 
-.PHONY: run cluster rolling-restart pg-failovers test walkthrough fuzz smoke bench hammer compare soak sustain stop clean token build vet fmt docker-config
+.PHONY: run cluster rolling-restart pg-failovers test walkthrough fuzz smoke bench hammer compare pairs soak sustain stop clean token build vet fmt docker-config
 
 # The address `make run` or `make cluster` serves on (recorded in
 # .data/run/served.env while it serves), unless HTTP_ADDR is given:
@@ -80,6 +80,12 @@ hammer:
 # settings.
 compare:
 	@bash scripts/compare.sh
+
+# Tracing's cost in paired runs: tracing off, 1% sampled as built from
+# BEFORE (default HEAD) and 1% sampled as built now, side by side, ROUNDS
+# rotated rounds of SCENARIO; medians of throughput and of CPU per request.
+pairs:
+	@bash scripts/pairs.sh
 
 soak:
 	@bash scripts/soak.sh
