@@ -78,9 +78,9 @@ go build -o bin/hammer ./cmd/hammer
 go build -o bin/contender ./cmd/contender
 before=${BEFORE:-}
 if [ -n "$before" ]; then
-	rm -rf "$work/before-src" && mkdir -p "$work/before-src"
-	git -C "$root" archive "$before" | tar -x -C "$work/before-src"
-	(cd "$work/before-src" && go build -o "$work/api-before" ./cmd/api)
+	# shellcheck source=scripts/measuring.sh
+	. "$here/measuring.sh"
+	build_before "$before" "$work"
 fi
 traced=${TRACED:-0}
 if [ "$traced" = 1 ]; then

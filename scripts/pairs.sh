@@ -21,19 +21,13 @@ client=${CLIENT:-fasthttp}
 work=$root/.data/pairs
 log() { printf 'pairs: %s\n' "$*" >&2; }
 
-bash "$here/devenv.sh" start "$root/.data/run"
-set -a
-# shellcheck disable=SC1091
-. "$root/.data/run/env"
-set +a
-mkdir -p bin "$work"
-go build -o bin/api ./cmd/api
-go build -o bin/hammer ./cmd/hammer
+# shellcheck source=scripts/measuring.sh
+. "$here/measuring.sh"
+on_run_servers
+mkdir -p "$work"
 go build -o bin/otlpsink ./tools/otlpsink
 before=${BEFORE:-HEAD}
-rm -rf "$work/before-src" && mkdir -p "$work/before-src"
-git archive "$before" | tar -x -C "$work/before-src"
-(cd "$work/before-src" && go build -o "$work/api-before" ./cmd/api)
+build_before "$before" "$work"
 
 bin/otlpsink -addr 127.0.0.1:18499 >"$work/sink.log" 2>&1 &
 pids=($!)

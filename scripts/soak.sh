@@ -18,14 +18,10 @@ addr=${SOAK_ADDR:-127.0.0.1:18280}
 metrics=${SOAK_METRICS_ADDR:-127.0.0.1:18281}
 log() { printf 'soak: %s\n' "$*" >&2; }
 
-bash "$here/devenv.sh" start "$root/.data/run"
-set -a
-# shellcheck disable=SC1091
-. "$root/.data/run/env"
-set +a
-mkdir -p bin .data/soak
-go build -o bin/api ./cmd/api
-go build -o bin/hammer ./cmd/hammer
+# shellcheck source=scripts/measuring.sh
+. "$here/measuring.sh"
+on_run_servers
+mkdir -p .data/soak
 HTTP_ADDR=$addr METRICS_ADDR=$metrics bin/api serve >.data/soak/api.log 2>&1 &
 api=$!
 trap 'kill $api 2>/dev/null || true; wait 2>/dev/null || true' EXIT

@@ -28,19 +28,13 @@ metrics=${SUSTAIN_METRICS_ADDR:-127.0.0.1:18381}
 work=$root/.data/sustain
 log() { printf 'sustain: %s\n' "$*" >&2; }
 
-bash "$here/devenv.sh" start "$root/.data/run"
-set -a
-# shellcheck disable=SC1091
-. "$root/.data/run/env"
-set +a
-mkdir -p bin "$work"
-go build -o bin/api ./cmd/api
-go build -o bin/hammer ./cmd/hammer
+# shellcheck source=scripts/measuring.sh
+. "$here/measuring.sh"
+on_run_servers
+mkdir -p "$work"
 api_bin=bin/api
 if [ -n "${BEFORE:-}" ]; then
-	rm -rf "$work/before-src" && mkdir -p "$work/before-src"
-	git archive "$BEFORE" | tar -x -C "$work/before-src"
-	(cd "$work/before-src" && go build -o "$work/api-before" ./cmd/api)
+	build_before "$BEFORE" "$work"
 	api_bin=$work/api-before
 	log "serving the build of $BEFORE"
 fi

@@ -1,0 +1,25 @@
+# shellcheck shell=bash
+# What the measuring scripts (make soak, make sustain, make pairs, make
+# compare) share, sourced by them from the repository's root.
+
+# on_run_servers: `make run`'s Redis and PostgreSQL (started if needed),
+# their settings (.data/run/env) exported, and the service and the hammer
+# built into bin/.
+on_run_servers() {
+	bash scripts/devenv.sh start "$PWD/.data/run"
+	set -a
+	# shellcheck disable=SC1091
+	. "$PWD/.data/run/env"
+	set +a
+	mkdir -p bin
+	go build -o bin/api ./cmd/api
+	go build -o bin/hammer ./cmd/hammer
+}
+
+# build_before REVISION DIR: the service as built from REVISION, at
+# DIR/api-before (its sources in DIR/before-src).
+build_before() {
+	rm -rf "$2/before-src" && mkdir -p "$2/before-src"
+	git archive "$1" | tar -x -C "$2/before-src"
+	(cd "$2/before-src" && go build -o "$2/api-before" ./cmd/api)
+}
