@@ -5,6 +5,13 @@
 # TestMain), unless TEST_REDIS_URL, TEST_REDIS_CLUSTER_URL and
 # TEST_DATABASE_URL name servers to use instead.
 set -euo pipefail
+# took PHASE: how long PHASE took, on stderr: CI's 15 minutes are tight,
+# and these lines say where they go.
+phase_start=$SECONDS
+took() {
+	echo "make test: $1 took $((SECONDS - phase_start)) s" >&2
+	phase_start=$SECONDS
+}
 unformatted=$(gofmt -l $(find . -name '*.go' -not -path './.data/*' -not -path './.git/*'))
 if [ -n "$unformatted" ]; then
 	echo "gofmt would change: $unformatted" >&2
@@ -14,6 +21,7 @@ go vet ./...
 bash "$(dirname "$0")/devenv.sh" browser
 # The OpenAPI document, linted by a pinned Redocly CLI (redocly.yaml).
 bash "$(dirname "$0")/node.sh" npx --yes @redocly/cli@2.11.1 lint --format=summary api/openapi.json
+took "formatting, vet, the browser and the OpenAPI lint"
 # One line per package, the output of what failed, and the count of tests
 # (tools/testsummary reads go test's JSON events).
 counts=$(mktemp)
@@ -23,6 +31,7 @@ summary=$(mktemp)
 trap 'rm -f "$counts" "$copycounts" "$fuzzlog" "$summary"' EXIT
 go build -o "$summary" ./tools/testsummary
 go test -race -count=1 -json "$@" ./... | "$summary" -counts "$counts"
+took "go test -race ./..."
 # A short run of every fuzz target past its seed corpus (the seeds ran
 # above, as tests); `make fuzz` runs them for longer. A count, not a
 # duration: Go 1.26's fuzz coordinator can fail a duration-bound run that
@@ -45,6 +54,7 @@ if [ "$fuzzed" -ne 0 ]; then
 	echo "fuzz: failed (exit $fuzzed)" >&2
 	exit 1
 fi
+took "the lock port copied out, beside the fuzz targets"
 # Three instances behind HAProxy, restarted one by one under a 2,000-user
 # hammer: no request may fail, no seat event may be lost (`make
 # rolling-restart` runs it three times, longer); then a Sentinel failover
@@ -57,6 +67,7 @@ fi
 # pass or fail; passed, its logs go too.
 RUNS=1 DURATION=10s PG_SWITCHOVERS=0 PG_FAILOVERS=0 bash "$(dirname "$0")/rolling.sh" "$PWD/.data/rolling-test"
 bash "$(dirname "$0")/devenv.sh" remove "$PWD/.data/rolling-test"
+took "the rolling restart and the Sentinel failover"
 read -r passed failed skipped <"$counts"
 read -r copied copyfailed copyskipped <"$copycounts"
 targets=$(grep -c '^fuzz: Fuzz' "$fuzzlog")
