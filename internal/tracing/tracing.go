@@ -1,6 +1,6 @@
 // Package tracing is the service's OpenTelemetry tracing, whole: the SDK's
 // tracer provider configured by the standard OTEL_* variables
-// (NewProvider), the propagators of incoming trace context (Propagator),
+// (Open), the propagators of incoming trace context (Propagator),
 // and Tracing, which the app opens once and asks for each thing it wires:
 // the HTTP handler's server spans and their route names, the pool's and
 // the Redis clients' spans, the group writes' and the lock port's spans.
@@ -36,20 +36,13 @@ const ScopeName = "github.com/seatlock/seatlock"
 // service stops.
 const ShutdownTimeout = 5 * time.Second
 
-// NewProvider returns the SDK's tracer provider as the OTEL_* variables
-// configure it: the exporter by OTEL_TRACES_EXPORTER (otlp, the default;
-// console; none) and OTEL_EXPORTER_OTLP_* (autoexport), the sampler by
-// OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG (samplerFromEnv; the
-// SDK's default: parentbased_always_on), the batching by OTEL_BSP_*, the
-// resource by OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES. Shut it down
-// to flush.
-func NewProvider(ctx context.Context) (*sdktrace.TracerProvider, error) {
-	tp, _, err := newProvider(ctx)
-	return tp, err
-}
-
-// newProvider is NewProvider, with the sampler it was given, which the
-// server spans ask first.
+// newProvider returns the SDK's tracer provider as the OTEL_* variables
+// configure it, and its sampler, which the server spans ask first: the
+// exporter by OTEL_TRACES_EXPORTER (otlp, the default; console; none) and
+// OTEL_EXPORTER_OTLP_* (autoexport), the sampler by OTEL_TRACES_SAMPLER
+// and OTEL_TRACES_SAMPLER_ARG (samplerFromEnv; the SDK's default:
+// parentbased_always_on), the batching by OTEL_BSP_*, the resource by
+// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES. Shut it down to flush.
 func newProvider(ctx context.Context) (*sdktrace.TracerProvider, sdktrace.Sampler, error) {
 	sampler, err := samplerFromEnv()
 	if err != nil {
