@@ -52,6 +52,8 @@ clients=(${CLIENTS:-fasthttp nethttp})
 work=$root/.data/compare
 
 log() { printf 'compare: %s\n' "$*" >&2; }
+# shellcheck source=scripts/measuring.sh
+. "$here/measuring.sh"
 command -v jq >/dev/null && command -v bc >/dev/null || {
 	log "installing jq and bc"
 	if [ "$(id -u)" -eq 0 ]; then apt-get install -y -qq jq bc >/dev/null; else sudo apt-get install -y -qq jq bc >/dev/null; fi
@@ -78,8 +80,6 @@ go build -o bin/hammer ./cmd/hammer
 go build -o bin/contender ./cmd/contender
 before=${BEFORE:-}
 if [ -n "$before" ]; then
-	# shellcheck source=scripts/measuring.sh
-	. "$here/measuring.sh"
 	build_before "$before" "$work"
 fi
 traced=${TRACED:-0}
@@ -96,11 +96,6 @@ fi
 database() {
 	psql "$DATABASE_URL" -tAc "SELECT 1 FROM pg_database WHERE datname = '$1'" | grep -q 1 ||
 		psql "$DATABASE_URL" -qc "CREATE DATABASE $1"
-	echo "${DATABASE_URL/\/seatlock\?/\/$1?}"
-}
-# fresh_database NAME: database NAME dropped and made anew; prints its URL.
-fresh_database() {
-	psql "$DATABASE_URL" -qc "DROP DATABASE IF EXISTS $1 WITH (FORCE)" -qc "CREATE DATABASE $1"
 	echo "${DATABASE_URL/\/seatlock\?/\/$1?}"
 }
 
@@ -235,19 +230,6 @@ for s in "${scenarios[@]}"; do
 done
 # A contended run is short (4000 requests), so each round makes three.
 runs_of() { [ "$1" = contended ] && echo 3 || echo 1; }
-# rotated ROUND TARGETS... prints the targets starting from the
-# (ROUND - 1)th: each round runs them in another order, so that no target
-# always runs right after the same one (a traced instance still exporting,
-# a contender still vacuuming).
-rotated() {
-	local round=$1
-	shift
-	local -a all=("$@")
-	local i
-	for i in $(seq 0 $(($# - 1))); do
-		printf '%s\n' "${all[$(((i + round - 1) % $#))]}"
-	done
-}
 for r in $(seq 1 "$rounds"); do
 	for c in "${clients[@]}"; do
 		for s in "${scenarios[@]}"; do

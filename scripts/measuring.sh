@@ -23,3 +23,23 @@ build_before() {
 	git archive "$1" | tar -x -C "$2/before-src"
 	(cd "$2/before-src" && go build -o "$2/api-before" ./cmd/api)
 }
+
+# fresh_database NAME: database NAME dropped and made anew; prints its URL.
+fresh_database() {
+	psql "$DATABASE_URL" -qc "DROP DATABASE IF EXISTS $1 WITH (FORCE)" -qc "CREATE DATABASE $1"
+	echo "${DATABASE_URL/\/seatlock\?/\/$1?}"
+}
+
+# rotated ROUND TARGETS... prints the targets starting from the
+# (ROUND - 1)th: each round runs them in another order, so that no target
+# always runs right after the same one (a traced instance still exporting,
+# a contender still vacuuming).
+rotated() {
+	local round=$1
+	shift
+	local -a all=("$@")
+	local i
+	for i in $(seq 0 $(($# - 1))); do
+		printf '%s\n' "${all[$(((i + round - 1) % $#))]}"
+	done
+}

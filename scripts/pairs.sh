@@ -62,8 +62,7 @@ ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 for name in "${names[@]}"; do hammer "$name" 2s >/dev/null; done
 : >"$work/runs"
 for round in $(seq 1 "${ROUNDS:-9}"); do
-	k=$((round % 3))
-	for name in "${names[@]:k}" "${names[@]:0:k}"; do
+	for name in $(rotated "$round" "${names[@]}"); do
 		t0=$(ticks "${pid[$name]}")
 		report=$(hammer "$name" "${DURATION:-5s}")
 		t1=$(ticks "${pid[$name]}")

@@ -39,12 +39,12 @@ if [ -n "${BEFORE:-}" ]; then
 	log "serving the build of $BEFORE"
 fi
 
-psql "$DATABASE_URL" -qc "DROP DATABASE IF EXISTS sustain WITH (FORCE)" -qc "CREATE DATABASE sustain"
+sustain_db=$(fresh_database sustain)
 # A Redis database of its own, emptied: the new database numbers its
 # schedules from 1, and an earlier run's seals would say its seats are taken.
 redis_url=${REDIS_URL%/*}/4
 redis-cli -u "$redis_url" flushdb >/dev/null
-DATABASE_URL=${DATABASE_URL/\/seatlock\?/\/sustain?} REDIS_URL=$redis_url HTTP_ADDR=$addr METRICS_ADDR=$metrics \
+DATABASE_URL=$sustain_db REDIS_URL=$redis_url HTTP_ADDR=$addr METRICS_ADDR=$metrics \
 	"$api_bin" serve >"$work/api.log" 2>&1 &
 api=$!
 hammer=
