@@ -7,7 +7,6 @@ import (
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/seatlock/seatlock/internal/lock"
@@ -35,12 +34,7 @@ func contexts(t *testing.T, tp trace.TracerProvider) (none, dropped, sampled con
 // recorded trace make no span and get the lease itself, unwrapped; a
 // sampled request's make lock.acquire and lock.release.
 func TestLockerTracesSampledRequestsOnly(t *testing.T) {
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	tr, err := tracing.Open(context.Background(), false, tp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr, tp, rec := recordedWith(t, sdktrace.ParentBased(sdktrace.AlwaysSample()))
 	client := lock.New(memlock.New(), lock.Config{})
 	defer client.Close()
 	locker := tr.Locker(client)

@@ -139,13 +139,8 @@ func (t childrenOnlyTracer) Start(ctx context.Context, name string, opts ...trac
 // or a request the sampler dropped) the hook makes no span, and the calls
 // still work; under a sampled request each call is a child of its span.
 func TestRedisSpansUnderRecordingSpansOnly(t *testing.T) {
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	tr, tp, rec := recordedWith(t, sdktrace.ParentBased(sdktrace.AlwaysSample()))
 	none, dropped, sampled := contexts(t, tp)
-	tr, err := tracing.Open(context.Background(), false, tp)
-	if err != nil {
-		t.Fatal(err)
-	}
 	client := newRedis(t)
 	if err := tr.Redis(client); err != nil {
 		t.Fatal(err)
@@ -195,12 +190,7 @@ func TestRedisOfAnUnknownClient(t *testing.T) {
 // gets the hook as the cluster client makes it, and a sampled request's
 // command is a span naming the node that answered.
 func TestRedisSpansOfAClusterClient(t *testing.T) {
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	tr, err := tracing.Open(context.Background(), false, tp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr, tp, rec := recordedWith(t, sdktrace.ParentBased(sdktrace.AlwaysSample()))
 	cluster := lockenv.RedisCluster(t)
 	if err := tr.Redis(cluster); err != nil {
 		t.Fatal(err)

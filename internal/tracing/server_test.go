@@ -27,6 +27,14 @@ const (
 // sampler deciding which requests are kept.
 func recorded(t *testing.T, sampler sdktrace.Sampler) (tracing.Tracing, *tracetest.SpanRecorder) {
 	t.Helper()
+	tr, _, rec := recordedWith(t, sampler)
+	return tr, rec
+}
+
+// recordedWith is recorded, with the provider too, for a test that starts
+// spans of its own (a sampled request's, a dropped one's).
+func recordedWith(t *testing.T, sampler sdktrace.Sampler) (tracing.Tracing, *sdktrace.TracerProvider, *tracetest.SpanRecorder) {
+	t.Helper()
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec), sdktrace.WithSampler(sampler))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
@@ -34,7 +42,7 @@ func recorded(t *testing.T, sampler sdktrace.Sampler) (tracing.Tracing, *tracete
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tr, rec
+	return tr, tp, rec
 }
 
 // routed is the service's shape: the traced handler around a chi router
