@@ -213,7 +213,7 @@ func NewHandler(opts Options) http.Handler {
 	}
 	// HEAD is answered wherever GET is, by the GET's handler: net/http
 	// sends its status and headers and drops its body.
-	r.Use(withScope(h.log, opts.AccessLog, observer), recoverPanics(h.log), checkHeaders, middleware.GetHead)
+	r.Use(recoverPanics(h.log), checkHeaders, middleware.GetHead)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) { problem.Write(w, r, problem.NotFound) })
 	r.MethodNotAllowed(methodNotAllowed(r))
 	publicLimit := h.admit(limitAddress, opts.AddressLimiter, addressKey(opts.TrustedProxies))
@@ -266,5 +266,5 @@ func NewHandler(opts Options) http.Handler {
 			r.Delete("/queue/{ticket}", handle(h.leaveQueue))
 		})
 	})
-	return r
+	return withScope(r, h.log, opts.AccessLog, observer)
 }

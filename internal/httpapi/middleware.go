@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -50,44 +51,65 @@ func (g *requestIDs) id() string {
 	return string(strconv.AppendUint(b, g.next.Add(1), 36))
 }
 
-// withScope gives every request its scope: an id (echoed in X-Request-Id,
-// put into problem bodies and log lines) and the logger for the causes of
-// its 5xx answers, in the request's requestContext. Once the request is
-// answered it writes its access line, and tells observer; it never logs
-// headers or bodies, so tokens cannot leak into logs.
-func withScope(log *slog.Logger, out io.Writer, observer Observer) func(http.Handler) http.Handler {
-	ids := newRequestIDs()
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			start := time.Now()
-			id := r.Header.Get("X-Request-Id")
-			if !validRequestID(id) {
-				id = ids.id()
-			}
-			c := newRequestContext(r.Context(), id, problem.Scope{Log: log})
-			w.Header()["X-Request-Id"] = c.idHeader[:]
-			c.writer.ResponseWriter = w
-			r = r.WithContext(c)
-			next.ServeHTTP(&c.writer, r)
-			status := c.writer.Status()
-			if status == 0 {
-				status = http.StatusOK
-			}
-			line := accessLine{at: start, id: id, method: r.Method, path: r.URL.Path,
-				status: status, code: c.scope.Code, bytes: c.writer.BytesWritten(), duration: time.Since(start)}
-			route := ""
-			if rc := chi.RouteContext(r.Context()); rc != nil {
-				route = rc.RoutePattern()
-			}
-			observer.Request(r.Method, route, status, c.scope.Code, line.duration)
-			line.log(r.Context(), log, out)
-		})
-	}
+// scoped is the API's handler: the router, every request given its scope
+// first: an id (echoed in X-Request-Id, put into problem bodies and log
+// lines) and the logger for the causes of its 5xx answers, in the
+// request's requestContext. Once the request is answered it writes its
+// access line, and tells observer; it never logs headers or bodies, so
+// tokens cannot leak into logs.
+//
+// It wraps the router rather than running as its middleware: the
+// requestContext also carries the router's routing state, which the router
+// would otherwise add in a context of its own and a second copy of the
+// request (chi.Mux takes the state it finds in the request's context).
+// It is the router otherwise (chi.Routes, for chi.Walk).
+type scoped struct {
+	*chi.Mux
+	ids      *requestIDs
+	log      *slog.Logger
+	out      io.Writer
+	observer Observer
 }
+
+func withScope(router *chi.Mux, log *slog.Logger, out io.Writer, observer Observer) *scoped {
+	return &scoped{Mux: router, ids: newRequestIDs(), log: log, out: out, observer: observer}
+}
+
+func (s *scoped) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	id := r.Header.Get("X-Request-Id")
+	if !validRequestID(id) {
+		id = s.ids.id()
+	}
+	c := newRequestContext(r.Context(), id, problem.Scope{Log: s.log})
+	route := routeContexts.Get().(*chi.Context)
+	route.Reset()
+	route.Routes = s.Mux
+	c.route = route
+	w.Header()["X-Request-Id"] = c.idHeader[:]
+	c.writer.ResponseWriter = w
+	r = r.WithContext(c)
+	s.Mux.ServeHTTP(&c.writer, r)
+	status := c.writer.Status()
+	if status == 0 {
+		status = http.StatusOK
+	}
+	line := accessLine{at: start, id: id, method: r.Method, path: r.URL.Path,
+		status: status, code: c.scope.Code, bytes: c.writer.BytesWritten(), duration: time.Since(start)}
+	s.observer.Request(r.Method, route.RoutePattern(), status, c.scope.Code, line.duration)
+	line.log(c, s.log, s.out)
+	// As chi.Mux does with its own: whatever outlives the request (a
+	// detached context) must not ask for its route.
+	routeContexts.Put(route)
+}
+
+// routeContexts are the routers' routing states, reused as chi.Mux reuses
+// its own.
+var routeContexts = sync.Pool{New: func() any { return chi.NewRouteContext() }}
 
 // withTimeout bounds a request's work, so that a stalled dependency ends
 // in 503 rather than a hung client: the request's requestContext (made by
-// withScope, which every route runs first) gets the deadline, a timer
+// withScope, before the router) gets the deadline, a timer
 // only if something waits on it.
 func withTimeout(timeout time.Duration) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
