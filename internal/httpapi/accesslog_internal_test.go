@@ -21,6 +21,14 @@ func TestAccessLineMatchesSlog(t *testing.T) {
 		{at: at, id: "x", method: "GET", path: `/odd/"quoted"/<tag>&\`, status: 200, bytes: 0, duration: 0},
 		{at: at, id: "y", method: "GET", path: "/ctl/\x01\n\t\r/ünï/\xff\xfe/\u2028\u2029", status: 404, bytes: 9, duration: time.Millisecond},
 		{at: at.In(time.FixedZone("KST", 9*3600)), id: "id", method: "GET", path: "/", status: 503, bytes: 1, duration: 2 * time.Second},
+		// The second and its fraction are formatted apart: a fraction
+		// with zeros to trim, none at all, a zone west of UTC, and
+		// durations of less than a microsecond, of fractions ending in
+		// zeros and of hours (which slog writes with an exponent).
+		{at: at.Add(-3456789 * time.Nanosecond), id: "z", method: "GET", path: "/", status: 200, duration: 999 * time.Nanosecond},
+		{at: at.Truncate(time.Second), id: "z", method: "GET", path: "/", status: 200, duration: 1500 * time.Microsecond},
+		{at: at.Truncate(time.Second).In(time.FixedZone("", -(3*3600 + 30*60))), id: "z", method: "GET", path: "/", status: 200, duration: 10 * time.Microsecond},
+		{at: time.Date(2026, 11, 22, 16, 0, 1, 100, time.Local), id: "z", method: "GET", path: "/", status: 200, duration: 3*time.Hour + 7*time.Microsecond},
 	} {
 		var want bytes.Buffer
 		h := slog.NewJSONHandler(&want, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
