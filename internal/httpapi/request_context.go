@@ -16,10 +16,10 @@ import (
 // allocation by withScope: the request's context, carrying its scope and,
 // once withTimeout sets it, its deadline; the router's state; the
 // X-Request-Id header's value; and the writer that records the answer for
-// the request log. It replaces two context.WithValue and two copies of the
-// request (the scope's and the router's), a context.WithTimeout (with its
-// timer and its entry in the server's context) and a wrapped writer per
-// request: on the hot seat, which answers from memory, those were a
+// the request log. It replaces two context.WithValue (the scope's and the
+// router's), the router's copy of the request, a context.WithTimeout (with
+// its timer and its entry in the server's context) and a wrapped writer
+// per request: on the hot seat, which answers from memory, those were a
 // fifth of the edge's allocations.
 //
 // The deadline is lazy: a timer is armed (context.WithDeadline) only when
