@@ -92,13 +92,6 @@ if [ "$baseline_dir" != none ] && [ -f "$baseline_dir/main.go" ]; then
 	with_baseline=1
 fi
 
-# database NAME: a database of its own on the dev PostgreSQL; prints its URL.
-database() {
-	psql "$DATABASE_URL" -tAc "SELECT 1 FROM pg_database WHERE datname = '$1'" | grep -q 1 ||
-		psql "$DATABASE_URL" -qc "CREATE DATABASE $1"
-	echo "${DATABASE_URL/\/seatlock\?/\/$1?}"
-}
-
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
@@ -116,8 +109,16 @@ serve() { # name port command...
 	log "$name did not become ready; see $work/$name.log"
 	exit 1
 }
-serve service 18080 bin/api serve
-serve service-no-fast-path 18081 FAST_PATH=false bin/api serve
+# Every target books on a database made anew for the run (and the
+# service on a Redis database emptied for it: its schedules are numbered
+# from 1 again, and the seals of an earlier run's seats would say this
+# run's are taken). On the long-lived database of make run, grown by every
+# earlier run, the service booked fresh seats 0.87 times as fast as the
+# same code on a new one.
+redis-cli -u "${REDIS_URL%/*}/2" flushdb >/dev/null
+service_env=(DATABASE_URL="$(fresh_database compare_service)" REDIS_URL="${REDIS_URL%/*}/2")
+serve service 18080 "${service_env[@]}" bin/api serve
+serve service-no-fast-path 18081 "${service_env[@]}" FAST_PATH=false bin/api serve
 # A database of its own, made anew: the build before may know fewer
 # migrations than the one being measured has applied, or than the build
 # before of an earlier run applied to it. And a Redis database of its own,
@@ -131,18 +132,18 @@ if [ -n "$before" ]; then
 fi
 # shellcheck disable=SC2206
 variant=(${VARIANT:-})
-[ ${#variant[@]} -gt 0 ] && serve service-variant 18085 "${variant[@]}" bin/api serve
+[ ${#variant[@]} -gt 0 ] && serve service-variant 18086 "${service_env[@]}" "${variant[@]}" bin/api serve
 if [ "$traced" = 1 ]; then
 	bin/otlpsink -addr 127.0.0.1:18099 >"$work/otlpsink.log" 2>&1 &
 	pids+=($!)
 	otlp=(OTEL_TRACES_EXPORTER=otlp OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:18099)
-	serve service-traced 18083 "${otlp[@]}" bin/api serve
-	serve service-traced-sampled 18084 "${otlp[@]}" OTEL_TRACES_SAMPLER=parentbased_traceidratio \
+	serve service-traced 18083 "${service_env[@]}" "${otlp[@]}" bin/api serve
+	serve service-traced-sampled 18084 "${service_env[@]}" "${otlp[@]}" OTEL_TRACES_SAMPLER=parentbased_traceidratio \
 		OTEL_TRACES_SAMPLER_ARG=0.01 bin/api serve
 fi
-serve naive 18090 CONTENDER=naive DATABASE_URL="$(database contender_naive)" bin/contender
+serve naive 18090 CONTENDER=naive DATABASE_URL="$(fresh_database contender_naive)" bin/contender
 serve static 18091 CONTENDER=static bin/contender
-serve insertonly 18092 CONTENDER=insertonly DATABASE_URL="$(database contender_insert)" bin/contender
+serve insertonly 18092 CONTENDER=insertonly DATABASE_URL="$(fresh_database contender_insert)" bin/contender
 # shellcheck disable=SC2206
 scenarios=(${SCENARIOS:-hot-seat fresh-seats contended})
 if [[ " ${scenarios[*]} " == *" fresh-new "* ]]; then
@@ -155,9 +156,9 @@ if [[ " ${scenarios[*]} " == *" fresh-new "* ]]; then
 	serve insertonly-new 18094 CONTENDER=insertonly DATABASE_URL="$(fresh_database contender_insert_new)" bin/contender
 fi
 if [ "$with_baseline" = 1 ]; then
-	serve baseline 18095 DATABASE_URL="$(database baseline)" "$work/baseline"
+	serve baseline 18095 DATABASE_URL="$(fresh_database baseline)" "$work/baseline"
 	serve baseline-static 18096 BASELINE_MODE=static "$work/baseline"
-	serve baseline-insertonly 18097 BASELINE_MODE=insertonly DATABASE_URL="$(database baseline_insert)" "$work/baseline"
+	serve baseline-insertonly 18097 BASELINE_MODE=insertonly DATABASE_URL="$(fresh_database baseline_insert)" "$work/baseline"
 fi
 
 # hammer CLIENT TARGET SCENARIO ARGS...: prints "throughput p99ms seat_locked sent" of one run.
