@@ -76,7 +76,7 @@ func (l accessLine) log(ctx context.Context, log *slog.Logger, out io.Writer) {
 
 // logSecond is the second of the latest access line, formatted: the lines
 // of one second share all of their time but its fraction, and formatting
-// it whole for each line was a tenth of the line's cost on the hot seat.
+// it whole for each line was a third of the line's cost on the hot seat.
 type logSecond struct {
 	unix   int64
 	loc    *time.Location
