@@ -132,46 +132,54 @@ func (s *Store) insertInGroup(ctx context.Context, nr reservation.NewReservation
 	}
 }
 
-// writeGroup writes one group and answers each of its callers.
+// writeGroup writes one group and answers each of its callers once the
+// group's span has ended: the span is then recorded before any request it
+// wrote goes on, and never ends after the request spans it belongs to.
 func (s *Store) writeGroup(group []*pendingBooking) {
 	if len(group) == 1 {
 		p := group[0]
-		ctx := p.ctx
-		if s.tracer != nil {
-			var span trace.Span
-			ctx, span = s.groupSpan(ctx, group)
-			defer span.End()
-		}
+		ctx, end := s.startGroupSpan(p.ctx, group)
 		r, err := s.insertOne(ctx, p.nr)
+		end()
 		p.done <- bookingResult{r, err}
 		return
 	}
 	ctx, cancel := batch.Context(group, func(p *pendingBooking) context.Context { return p.ctx }, storeWriteLimit)
 	defer cancel()
-	if s.tracer != nil {
-		var span trace.Span
-		ctx, span = s.groupSpan(ctx, group)
-		defer span.End()
-	}
+	ctx, end := s.startGroupSpan(ctx, group)
 	results, err := s.insertMany(ctx, group)
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
+	switch {
+	case errors.As(err, &pgErr):
 		// PostgreSQL refused the statement as a whole (say, one booking's
 		// text it cannot store): nothing of it was written, so each
 		// booking goes again alone, and only the one at fault fails.
-		for _, p := range group {
+		results = make([]bookingResult, len(group))
+		for i, p := range group {
 			r, err := s.insertOne(p.ctx, p.nr)
-			p.done <- bookingResult{r, err}
+			results[i] = bookingResult{r, err}
 		}
-		return
+	case err != nil:
+		results = make([]bookingResult, len(group))
+		for i := range results {
+			results[i] = bookingResult{err: wrap("insert reservations", err)}
+		}
 	}
+	end()
 	for i, p := range group {
-		if err != nil {
-			p.done <- bookingResult{err: wrap("insert reservations", err)}
-			continue
-		}
 		p.done <- results[i]
 	}
+}
+
+// startGroupSpan is groupSpan when the store traces, with the function that
+// ends the span; without a tracer it returns ctx and a function that does
+// nothing.
+func (s *Store) startGroupSpan(ctx context.Context, group []*pendingBooking) (context.Context, func()) {
+	if s.tracer == nil {
+		return ctx, func() {}
+	}
+	ctx, span := s.groupSpan(ctx, group)
+	return ctx, func() { span.End() }
 }
 
 // The span of a group write and its attributes.
