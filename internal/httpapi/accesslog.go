@@ -95,19 +95,7 @@ func appendLogTime(b []byte, t time.Time) []byte {
 		lastLogSecond.Store(s)
 	}
 	b = append(b, s.prefix...)
-	if ns := t.Nanosecond(); ns != 0 {
-		var f [10]byte
-		f[0] = '.'
-		for i := 9; i > 0; i-- {
-			f[i] = byte('0' + ns%10)
-			ns /= 10
-		}
-		n := len(f)
-		for f[n-1] == '0' {
-			n--
-		}
-		b = append(b, f[:n]...)
-	}
+	b = appendFraction(b, t.Nanosecond(), 9)
 	return append(b, s.zone...)
 }
 
@@ -121,13 +109,26 @@ func appendMillis(b []byte, d time.Duration) []byte {
 		return strconv.AppendFloat(b, float64(us)/1000, 'g', -1, 64)
 	}
 	b = strconv.AppendInt(b, us/1000, 10)
-	if frac := us % 1000; frac != 0 {
-		f := [4]byte{'.', byte('0' + frac/100), byte('0' + frac/10%10), byte('0' + frac%10)}
-		n := len(f)
-		for f[n-1] == '0' {
-			n--
-		}
-		b = append(b, f[:n]...)
+	return appendFraction(b, int(us%1000), 3)
+}
+
+// appendFraction appends the fraction v / 10^digits (0 <= v < 10^digits,
+// digits <= 9) as a decimal point and its digits without trailing zeros,
+// and nothing when v is 0: how time.RFC3339Nano writes nanoseconds, and
+// strconv's shortest formatting a fraction of milliseconds.
+func appendFraction(b []byte, v, digits int) []byte {
+	if v == 0 {
+		return b
 	}
-	return b
+	var f [10]byte
+	f[0] = '.'
+	for i := digits; i > 0; i-- {
+		f[i] = byte('0' + v%10)
+		v /= 10
+	}
+	n := digits + 1
+	for f[n-1] == '0' {
+		n--
+	}
+	return append(b, f[:n]...)
 }
