@@ -110,25 +110,19 @@ serve() { # name port command...
 	exit 1
 }
 # Every target books on a database made anew for the run (and the
-# service on a Redis database emptied for it: its schedules are numbered
-# from 1 again, and the seals of an earlier run's seats would say this
-# run's are taken). On the long-lived database of make run, grown by every
-# earlier run, the service booked fresh seats 0.87 times as fast as the
-# same code on a new one.
-redis-cli -u "${REDIS_URL%/*}/2" flushdb >/dev/null
-service_env=(DATABASE_URL="$(fresh_database compare_service)" REDIS_URL="${REDIS_URL%/*}/2")
+# service on a Redis database emptied for it, see fresh_redis). On the
+# long-lived database of make run, grown by every earlier run, the service
+# booked fresh seats 0.87 times as fast as the same code on a new one.
+service_env=(DATABASE_URL="$(fresh_database compare_service)" REDIS_URL="$(fresh_redis 2)")
 serve service 18080 "${service_env[@]}" bin/api serve
 serve service-no-fast-path 18081 "${service_env[@]}" FAST_PATH=false bin/api serve
 # A database of its own, made anew: the build before may know fewer
 # migrations than the one being measured has applied, or than the build
-# before of an earlier run applied to it. And a Redis database of its own,
-# emptied: its schedules are numbered from 1 as the service's are, and the
-# lock keys (and seals) of the service's schedule 1, or of an earlier run's,
-# would otherwise be its schedule 1's too.
+# before of an earlier run applied to it. And a Redis database of its own
+# (fresh_redis).
 if [ -n "$before" ]; then
-	redis-cli -u "${REDIS_URL%/*}/1" flushdb >/dev/null
 	serve service-before 18082 DATABASE_URL="$(fresh_database service_before)" \
-		REDIS_URL="${REDIS_URL%/*}/1" "$work/api-before" serve
+		REDIS_URL="$(fresh_redis 1)" "$work/api-before" serve
 fi
 # shellcheck disable=SC2206
 variant=(${VARIANT:-})
@@ -147,11 +141,7 @@ serve insertonly 18092 CONTENDER=insertonly DATABASE_URL="$(fresh_database conte
 # shellcheck disable=SC2206
 scenarios=(${SCENARIOS:-hot-seat fresh-seats contended})
 if [[ " ${scenarios[*]} " == *" fresh-new "* ]]; then
-	# Its Redis database emptied too: the new database numbers its
-	# schedules from 1 again, and the seals of an earlier run's seats
-	# would say this run's are taken.
-	redis-cli -u "${REDIS_URL%/*}/3" flushdb >/dev/null
-	serve service-new 18085 DATABASE_URL="$(fresh_database compare_service_new)" REDIS_URL="${REDIS_URL%/*}/3" bin/api serve
+	serve service-new 18085 DATABASE_URL="$(fresh_database compare_service_new)" REDIS_URL="$(fresh_redis 3)" bin/api serve
 	serve naive-new 18093 CONTENDER=naive DATABASE_URL="$(fresh_database contender_naive_new)" bin/contender
 	serve insertonly-new 18094 CONTENDER=insertonly DATABASE_URL="$(fresh_database contender_insert_new)" bin/contender
 fi

@@ -30,6 +30,15 @@ fresh_database() {
 	echo "${DATABASE_URL/\/seatlock\?/\/$1?}"
 }
 
+# fresh_redis N: Redis database N emptied; prints its URL. An instance on
+# a database made anew needs one: its schedules are numbered from 1 again,
+# and the lock keys and seals of an earlier run's (or another instance's)
+# schedule 1 would say its seats are held or taken.
+fresh_redis() {
+	redis-cli -u "${REDIS_URL%/*}/$1" flushdb >/dev/null
+	echo "${REDIS_URL%/*}/$1"
+}
+
 # rotated ROUND TARGETS... prints the targets starting from the
 # (ROUND - 1)th: each round runs them in another order, so that no target
 # always runs right after the same one (a traced instance still exporting,

@@ -40,10 +40,7 @@ if [ -n "${BEFORE:-}" ]; then
 fi
 
 sustain_db=$(fresh_database sustain)
-# A Redis database of its own, emptied: the new database numbers its
-# schedules from 1, and an earlier run's seals would say its seats are taken.
-redis_url=${REDIS_URL%/*}/4
-redis-cli -u "$redis_url" flushdb >/dev/null
+redis_url=$(fresh_redis 4)
 DATABASE_URL=$sustain_db REDIS_URL=$redis_url HTTP_ADDR=$addr METRICS_ADDR=$metrics \
 	"$api_bin" serve >"$work/api.log" 2>&1 &
 api=$!
