@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.opentelemetry.io/contrib/exporters/autoexport"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -39,7 +38,7 @@ const ShutdownTimeout = 5 * time.Second
 // newProvider returns the SDK's tracer provider as the OTEL_* variables
 // configure it, and its sampler, which the server spans ask first: the
 // exporter by OTEL_TRACES_EXPORTER (otlp, the default; console; none) and
-// OTEL_EXPORTER_OTLP_* (autoexport), the sampler by OTEL_TRACES_SAMPLER
+// OTEL_EXPORTER_OTLP_* (newExporter), the sampler by OTEL_TRACES_SAMPLER
 // and OTEL_TRACES_SAMPLER_ARG (samplerFromEnv; the SDK's default:
 // parentbased_always_on), the batching by OTEL_BSP_*, the resource by
 // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES. Shut it down to flush.
@@ -48,7 +47,7 @@ func newProvider(ctx context.Context) (*sdktrace.TracerProvider, sdktrace.Sample
 	if err != nil {
 		return nil, nil, err
 	}
-	exporter, err := autoexport.NewSpanExporter(ctx)
+	exporter, err := newExporter(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("tracing: exporter (OTEL_TRACES_EXPORTER, OTEL_EXPORTER_OTLP_*): %w", err)
 	}

@@ -1,0 +1,234 @@
+package tracing
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/proto"
+)
+
+// capturing is an OTLP client that keeps what it is given to upload.
+type capturing struct{ uploaded [][]*tracepb.ResourceSpans }
+
+func (c *capturing) Start(context.Context) error { return nil }
+func (c *capturing) Stop(context.Context) error  { return nil }
+func (c *capturing) UploadTraces(_ context.Context, rs []*tracepb.ResourceSpans) error {
+	c.uploaded = append(c.uploaded, rs)
+	return nil
+}
+
+// request is the export request as the collector decodes it, its
+// resources in the order of their encoding (the SDK's exporter puts them
+// in a map's order).
+func request(t *testing.T, rs []*tracepb.ResourceSpans) *coltracepb.ExportTraceServiceRequest {
+	t.Helper()
+	wire, err := proto.Marshal(&coltracepb.ExportTraceServiceRequest{ResourceSpans: rs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got coltracepb.ExportTraceServiceRequest
+	if err := proto.Unmarshal(wire, &got); err != nil {
+		t.Fatalf("the collector could not decode the request: %v", err)
+	}
+	key := func(r *tracepb.ResourceSpans) []byte {
+		b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(r.GetResource())
+		return b
+	}
+	slices.SortFunc(got.ResourceSpans, func(a, b *tracepb.ResourceSpans) int { return bytes.Compare(key(a), key(b)) })
+	return &got
+}
+
+// The wire exporter's requests decode to what the SDK's OTLP exporter
+// sends for the same spans: every field of every message, attributes of
+// every type, events, links, statuses, remote and missing parents,
+// dropped counts, several scopes and resources.
+func TestWireMatchesTheSDK(t *testing.T) {
+	ctx := context.Background()
+	spans := wireSpans(t)
+
+	var sdk capturing
+	sdkExporter, err := otlptrace.New(ctx, &sdk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ours capturing
+	wireExporter, err := newWireExporter(ctx, &ours)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, batch := range [][]sdktrace.ReadOnlySpan{spans, spans[:1], nil} {
+		sdk.uploaded, ours.uploaded = nil, nil
+		if err := sdkExporter.ExportSpans(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		if err := wireExporter.ExportSpans(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		if len(ours.uploaded) != len(sdk.uploaded) {
+			t.Fatalf("%d spans: %d uploads, the SDK's exporter %d", len(batch), len(ours.uploaded), len(sdk.uploaded))
+		}
+		for i := range sdk.uploaded {
+			want, got := request(t, sdk.uploaded[i]), request(t, ours.uploaded[i])
+			if !proto.Equal(got, want) {
+				t.Errorf("%d spans: the request decodes to\n%s\nthe SDK's exporter sends\n%s",
+					len(batch), prototext.Format(got), prototext.Format(want))
+			}
+		}
+	}
+	if err := wireExporter.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func wireSpans(t *testing.T) []sdktrace.ReadOnlySpan {
+	t.Helper()
+	traceID := trace.TraceID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	state, err := trace.ParseTraceState("vendor=value,other=x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	remoteParent := trace.NewSpanContext(trace.SpanContextConfig{TraceID: traceID, SpanID: trace.SpanID{9, 9, 9, 9, 9, 9, 9, 9},
+		TraceFlags: trace.FlagsSampled, Remote: true})
+	localParent := trace.NewSpanContext(trace.SpanContextConfig{TraceID: traceID, SpanID: trace.SpanID{8, 8, 8, 8, 8, 8, 8, 8},
+		TraceFlags: trace.FlagsSampled})
+	spanContext := func(span byte, flags trace.TraceFlags) trace.SpanContext {
+		return trace.NewSpanContext(trace.SpanContextConfig{TraceID: traceID, SpanID: trace.SpanID{span, 1, 1, 1, 1, 1, 1, 1},
+			TraceFlags: flags, TraceState: state})
+	}
+	everyType := []attribute.KeyValue{
+		attribute.String("string", "seat 7"), attribute.String("empty", ""),
+		attribute.Bool("true", true), attribute.Bool("false", false),
+		attribute.Int64("int", -42), attribute.Int64("zero", 0), attribute.Int64("big", 1<<62),
+		attribute.Float64("float", 3.25), attribute.Float64("zero float", 0),
+		attribute.BoolSlice("bools", []bool{true, false}), attribute.Int64Slice("ints", []int64{1, 0, -1}),
+		attribute.Float64Slice("floats", []float64{0.5, 0}), attribute.StringSlice("strings", []string{"a", ""}),
+		attribute.StringSlice("no strings", nil),
+		attribute.ByteSlice("bytes", []byte{0, 1, 2}),
+		attribute.Slice("mixed", attribute.StringValue("x"), attribute.IntValue(2), attribute.SliceValue(attribute.BoolValue(true))),
+		attribute.Map("map", attribute.String("inner", "v"), attribute.Int("n", 3)),
+		{Key: "empty value"},
+		{Key: "", Value: attribute.StringValue("no key")},
+	}
+	service := resource.NewSchemaless(attribute.String("service.name", "seatlock"), attribute.Int("shard", 2))
+	other := resource.NewWithAttributes("https://opentelemetry.io/schemas/1.26.0", attribute.String("service.name", "other"))
+	scope := instrumentation.Scope{Name: ScopeName, Version: "1.2.3", SchemaURL: "https://opentelemetry.io/schemas/1.26.0",
+		Attributes: attribute.NewSet(attribute.String("scope.kind", "service"))}
+	redisScope := instrumentation.Scope{Name: "github.com/redis/go-redis/extra/redisotel"}
+	start := time.Date(2026, 11, 27, 1, 2, 3, 456789, time.UTC)
+	stubs := tracetest.SpanStubs{
+		{
+			Name: "POST /v1/schedules/{id}/reservations", SpanContext: spanContext(1, trace.FlagsSampled), Parent: remoteParent,
+			SpanKind: trace.SpanKindServer, StartTime: start, EndTime: start.Add(1500 * time.Microsecond),
+			Attributes: everyType, DroppedAttributes: 3,
+			Events: []sdktrace.Event{
+				{Name: "exception", Time: start.Add(time.Millisecond), Attributes: []attribute.KeyValue{attribute.String("exception.message", "boom")}, DroppedAttributeCount: 1},
+				{Name: "", Time: time.Time{}},
+			},
+			DroppedEvents: 2,
+			Links: []sdktrace.Link{
+				{SpanContext: remoteParent, Attributes: []attribute.KeyValue{attribute.Int("n", 1)}, DroppedAttributeCount: 4},
+				{SpanContext: spanContext(7, 0)},
+			},
+			DroppedLinks: 5, Status: sdktrace.Status{Code: codes.Error, Description: "seat_locked"},
+			Resource: service, InstrumentationScope: scope,
+		},
+		{
+			Name: "lock.acquire", SpanContext: spanContext(2, trace.FlagsSampled), Parent: localParent, SpanKind: trace.SpanKindInternal,
+			StartTime: start, EndTime: start.Add(time.Millisecond), Status: sdktrace.Status{Code: codes.Ok},
+			Resource: service, InstrumentationScope: scope,
+		},
+		{
+			Name: "evalsha", SpanContext: spanContext(3, 0), SpanKind: trace.SpanKindClient, StartTime: start, EndTime: start,
+			Attributes: []attribute.KeyValue{attribute.String("db.system.name", "redis")},
+			Resource:   service, InstrumentationScope: redisScope,
+		},
+		{Name: "no scope", SpanContext: spanContext(4, trace.FlagsSampled), SpanKind: trace.SpanKindProducer, Resource: service},
+		{Name: "consumer", SpanContext: spanContext(5, trace.FlagsSampled), SpanKind: trace.SpanKindConsumer, Resource: other, InstrumentationScope: scope},
+		{Name: "", SpanContext: spanContext(6, trace.FlagsSampled), SpanKind: trace.SpanKind(9), StartTime: time.Unix(-5, 0)},
+		{Name: "back to the first scope", SpanContext: spanContext(10, trace.FlagsSampled), SpanKind: trace.SpanKindUnspecified,
+			Resource: service, InstrumentationScope: scope},
+	}
+	return stubs.Snapshots()
+}
+
+// BenchmarkExportEncoding measures what the SDK's exporter and the wire
+// exporter spend turning a batch of 512 server spans into the bytes of an
+// export request.
+func BenchmarkExportEncoding(b *testing.B) {
+	ctx := context.Background()
+	spans := serverSpanBatch(512)
+	marshal := func(rs []*tracepb.ResourceSpans) {
+		if _, err := proto.Marshal(&coltracepb.ExportTraceServiceRequest{ResourceSpans: rs}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("sdk", func(b *testing.B) {
+		var c capturing
+		e, err := otlptrace.New(ctx, &c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			c.uploaded = c.uploaded[:0]
+			_ = e.ExportSpans(ctx, spans)
+			marshal(c.uploaded[0])
+		}
+	})
+	b.Run("wire", func(b *testing.B) {
+		var c capturing
+		e, err := newWireExporter(ctx, &c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			c.uploaded = c.uploaded[:0]
+			_ = e.ExportSpans(ctx, spans)
+			marshal(c.uploaded[0])
+		}
+	})
+}
+
+// serverSpanBatch is n spans like the service's server spans on the hot
+// seat: the HTTP server conventions' attributes, a status, a scope.
+func serverSpanBatch(n int) []sdktrace.ReadOnlySpan {
+	res := resource.NewSchemaless(attribute.String("service.name", ServiceName), attribute.String("telemetry.sdk.language", "go"),
+		attribute.String("telemetry.sdk.name", "opentelemetry"), attribute.String("telemetry.sdk.version", "1.47.0"))
+	scope := instrumentation.Scope{Name: ScopeName}
+	start := time.Now()
+	stubs := make(tracetest.SpanStubs, n)
+	for i := range stubs {
+		sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{byte(i), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
+			SpanID: trace.SpanID{byte(i), 1, 2, 3, 4, 5, 6, 7}, TraceFlags: trace.FlagsSampled})
+		stubs[i] = tracetest.SpanStub{
+			Name: "POST /v1/schedules/{id}/reservations", SpanContext: sc, SpanKind: trace.SpanKindServer,
+			StartTime: start, EndTime: start.Add(time.Millisecond), Resource: res, InstrumentationScope: scope,
+			Status: sdktrace.Status{Code: codes.Error},
+			Attributes: []attribute.KeyValue{
+				attribute.String("server.address", "127.0.0.1"), attribute.String("http.request.method", "POST"),
+				attribute.String("url.scheme", "http"), attribute.Int("server.port", 8080),
+				attribute.String("network.peer.address", "127.0.0.1"), attribute.Int("network.peer.port", 40000+i),
+				attribute.String("user_agent.original", "hammer"), attribute.String("client.address", "127.0.0.1"),
+				attribute.String("url.path", "/v1/schedules/1/reservations"), attribute.String("network.protocol.version", "1.1"),
+				attribute.String("http.route", "/v1/schedules/{id}/reservations"), attribute.Int("http.request.body.size", 14),
+				attribute.Int("http.response.body.size", 160), attribute.Int("http.response.status_code", 409),
+			},
+		}
+	}
+	return stubs.Snapshots()
+}
