@@ -2,7 +2,9 @@ package tracing
 
 import (
 	"math"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -19,10 +21,10 @@ import (
 // common/v1, resource/v1) written straight from the SDK's spans: the
 // same messages, fields and presence as the SDK's OTLP exporter sends
 // (its tracetransform and proto.Marshal), which TestWireMatchesTheSDK
-// checks span field by span field. The SDK's way builds a tree of proto
-// structs for every span (three allocations per attribute) and marshals
-// it by reflection: with every request traced, that was a sixth of the
-// service's CPU.
+// checks field by field, except that invalid UTF-8 is replaced
+// (validUTF8). The SDK's way builds a tree of proto structs for every
+// span (three allocations per attribute) and marshals it by reflection:
+// with every request traced, that was a sixth of the service's CPU.
 
 // Field numbers of the OTLP messages written.
 const (
@@ -263,7 +265,7 @@ func appendValue(b []byte, field protowire.Number, v attribute.Value) []byte {
 		b = appendOneofDouble(b, v.AsFloat64())
 	case attribute.STRING:
 		b = protowire.AppendTag(b, anyString, protowire.BytesType)
-		b = protowire.AppendString(b, v.AsString())
+		b = protowire.AppendString(b, validUTF8(v.AsString()))
 	case attribute.BYTESLICE:
 		b = protowire.AppendTag(b, anyBytes, protowire.BytesType)
 		b = protowire.AppendBytes(b, v.AsByteSlice())
@@ -304,7 +306,7 @@ func appendValue(b []byte, field protowire.Number, v attribute.Value) []byte {
 			var el int
 			b, el = openField(b, arrayValues)
 			b = protowire.AppendTag(b, anyString, protowire.BytesType)
-			b = protowire.AppendString(b, x)
+			b = protowire.AppendString(b, validUTF8(x))
 			b = closeField(b, el)
 		}
 		b = closeField(b, arr)
@@ -363,6 +365,18 @@ func closeField(b []byte, start int) []byte {
 	return b
 }
 
+// validUTF8 is s with each invalid UTF-8 sequence replaced by U+FFFD. A
+// protobuf string must be UTF-8, and a collector refuses a request with one
+// that is not: its every span would be lost. The SDK's exporter cannot
+// even marshal such a request, and the attributes of a server span are
+// what the client sent (its User-Agent, its path), any bytes at all.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
 // The proto3 scalars below are left out when zero, as proto.Marshal does.
 
 func appendString(b []byte, field protowire.Number, s string) []byte {
@@ -370,7 +384,7 @@ func appendString(b []byte, field protowire.Number, s string) []byte {
 		return b
 	}
 	b = protowire.AppendTag(b, field, protowire.BytesType)
-	return protowire.AppendString(b, s)
+	return protowire.AppendString(b, validUTF8(s))
 }
 
 func appendBytes(b []byte, field protowire.Number, p []byte) []byte {

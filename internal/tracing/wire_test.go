@@ -232,3 +232,57 @@ func serverSpanBatch(n int) []sdktrace.ReadOnlySpan {
 	}
 	return stubs.Snapshots()
 }
+
+// A span whose strings are not UTF-8 (a client may send any bytes in its
+// User-Agent or path) reaches the collector with U+FFFD in their place,
+// and the spans beside it with it: a collector refuses a request with a
+// string that is not UTF-8, all its spans.
+func TestWireReplacesInvalidUTF8(t *testing.T) {
+	ctx := context.Background()
+	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{1}, TraceFlags: trace.FlagsSampled})
+	good := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{2}, SpanID: trace.SpanID{2}, TraceFlags: trace.FlagsSampled})
+	res := resource.NewSchemaless(attribute.String("host.name", "bad\xffhost"))
+	spans := tracetest.SpanStubs{
+		{
+			Name: "GET /\xff", SpanContext: sc, Resource: res, InstrumentationScope: instrumentation.Scope{Name: "scope\xc3"},
+			Attributes: []attribute.KeyValue{
+				attribute.String("user_agent.original", "agent\xff\xfe/1"),
+				attribute.String("key\xff", "value"),
+				attribute.StringSlice("list", []string{"ok", "\xe2\x82"}),
+			},
+			Events: []sdktrace.Event{{Name: "event\x80"}},
+			Status: sdktrace.Status{Code: codes.Error, Description: "\xffdescription"},
+		},
+		{Name: "GET /ok", SpanContext: good, Resource: res, InstrumentationScope: instrumentation.Scope{Name: "scope\xc3"}},
+	}.Snapshots()
+	var c capturing
+	e, err := newWireExporter(ctx, &c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ExportSpans(ctx, spans); err != nil {
+		t.Fatal(err)
+	}
+	got := request(t, c.uploaded[0]) // fails the test if it does not decode
+	rs := got.GetResourceSpans()
+	if len(rs) != 1 || len(rs[0].GetScopeSpans()) != 1 || len(rs[0].GetScopeSpans()[0].GetSpans()) != 2 {
+		t.Fatalf("decoded %s, want one resource, one scope, two spans", prototext.Format(got))
+	}
+	ss := rs[0].GetScopeSpans()[0]
+	bad, ok := ss.GetSpans()[0], ss.GetSpans()[1]
+	for _, check := range []struct{ what, got, want string }{
+		{"resource attribute", rs[0].GetResource().GetAttributes()[0].GetValue().GetStringValue(), "bad\uFFFDhost"},
+		{"scope name", ss.GetScope().GetName(), "scope\uFFFD"},
+		{"span name", bad.GetName(), "GET /\uFFFD"},
+		{"string value", bad.GetAttributes()[0].GetValue().GetStringValue(), "agent\uFFFD/1"},
+		{"key", bad.GetAttributes()[1].GetKey(), "key\uFFFD"},
+		{"string in a list", bad.GetAttributes()[2].GetValue().GetArrayValue().GetValues()[1].GetStringValue(), "\uFFFD"},
+		{"event name", bad.GetEvents()[0].GetName(), "event\uFFFD"},
+		{"status", bad.GetStatus().GetMessage(), "\uFFFDdescription"},
+		{"the other span's name", ok.GetName(), "GET /ok"},
+	} {
+		if check.got != check.want {
+			t.Errorf("%s = %q, want %q", check.what, check.got, check.want)
+		}
+	}
+}
