@@ -3,9 +3,11 @@ package tracing
 import (
 	"bytes"
 	"context"
+	"math"
 	"slices"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -285,4 +287,47 @@ func TestWireReplacesInvalidUTF8(t *testing.T) {
 			t.Errorf("%s = %q, want %q", check.what, check.got, check.want)
 		}
 	}
+}
+
+// FuzzWireMatchesTheSDK: for any strings and numbers in a span, the wire
+// exporter's request decodes, and when every string is UTF-8 it decodes
+// to the SDK's exporter's.
+func FuzzWireMatchesTheSDK(f *testing.F) {
+	f.Add("POST /v1/schedules/{id}/reservations", "http.route", "/v1/schedules/7/reservations", int64(409), 0.5, true, []byte{1, 2})
+	f.Add("", "", "", int64(0), 0.0, false, []byte(nil))
+	f.Add("n\xff", "k\xc3", "v\xe2\x82", int64(-1), math.Inf(-1), true, []byte{0xff})
+	f.Fuzz(func(t *testing.T, name, key, value string, n int64, x float64, yes bool, raw []byte) {
+		sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{byte(n), 1}, SpanID: trace.SpanID{byte(n >> 8), 1},
+			TraceFlags: trace.TraceFlags(n), TraceState: trace.TraceState{}})
+		start := time.Unix(0, n)
+		spans := tracetest.SpanStubs{{
+			Name: name, SpanContext: sc, SpanKind: trace.SpanKind(n & 7), StartTime: start, EndTime: start.Add(time.Duration(n & 0xffff)),
+			Attributes: []attribute.KeyValue{
+				attribute.String(key, value), attribute.Int64(key, n), attribute.Float64(value, x), attribute.Bool(name, yes),
+				attribute.ByteSlice(key, raw), attribute.StringSlice(value, []string{name, key}),
+				attribute.Slice(name, attribute.Float64Value(x), attribute.StringValue(value)),
+				attribute.Map(key, attribute.String(value, name), attribute.Int64(name, n)),
+			},
+			Events:               []sdktrace.Event{{Name: value, Time: start, Attributes: []attribute.KeyValue{attribute.Float64Slice(key, []float64{x})}}},
+			Status:               sdktrace.Status{Code: codes.Code(uint32(n) % 4), Description: name},
+			DroppedAttributes:    int(n & 0xff),
+			Resource:             resource.NewSchemaless(attribute.String(key, value)),
+			InstrumentationScope: instrumentation.Scope{Name: value, Version: key},
+		}}.Snapshots()
+		var ours capturing
+		e, err := newWireExporter(context.Background(), &ours)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.ExportSpans(context.Background(), spans); err != nil {
+			t.Fatal(err)
+		}
+		got := request(t, ours.uploaded[0])
+		if !utf8.ValidString(name) || !utf8.ValidString(key) || !utf8.ValidString(value) {
+			return
+		}
+		if want := sdkRequest(t, spans); !proto.Equal(got, want) {
+			t.Errorf("the request decodes to\n%s\nthe SDK's exporter sends\n%s", prototext.Format(got), prototext.Format(want))
+		}
+	})
 }
