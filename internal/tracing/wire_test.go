@@ -178,32 +178,27 @@ func BenchmarkExportEncoding(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.Run("sdk", func(b *testing.B) {
-		var c capturing
-		e, err := otlptrace.New(ctx, &c)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		for b.Loop() {
-			c.uploaded = c.uploaded[:0]
-			_ = e.ExportSpans(ctx, spans)
-			marshal(c.uploaded[0])
-		}
-	})
-	b.Run("wire", func(b *testing.B) {
-		var c capturing
-		e, err := newWireExporter(ctx, &c)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		for b.Loop() {
-			c.uploaded = c.uploaded[:0]
-			_ = e.ExportSpans(ctx, spans)
-			marshal(c.uploaded[0])
-		}
-	})
+	for _, exporter := range []struct {
+		name string
+		new  func(otlptrace.Client) (sdktrace.SpanExporter, error)
+	}{
+		{"sdk", func(c otlptrace.Client) (sdktrace.SpanExporter, error) { return otlptrace.New(ctx, c) }},
+		{"wire", func(c otlptrace.Client) (sdktrace.SpanExporter, error) { return newWireExporter(ctx, c) }},
+	} {
+		b.Run(exporter.name, func(b *testing.B) {
+			var c capturing
+			e, err := exporter.new(&c)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				c.uploaded = c.uploaded[:0]
+				_ = e.ExportSpans(ctx, spans)
+				marshal(c.uploaded[0])
+			}
+		})
+	}
 }
 
 // serverSpanBatch is n spans like the service's server spans on the hot

@@ -33,72 +33,53 @@ func appendValue(b []byte, field protowire.Number, v attribute.Value) []byte {
 	case attribute.FLOAT64:
 		b = appendOneofDouble(b, v.AsFloat64())
 	case attribute.STRING:
-		b = protowire.AppendTag(b, anyString, protowire.BytesType)
-		b = protowire.AppendString(b, validUTF8(v.AsString()))
+		b = appendOneofString(b, v.AsString())
 	case attribute.BYTESLICE:
 		b = protowire.AppendTag(b, anyBytes, protowire.BytesType)
 		b = protowire.AppendBytes(b, v.AsByteSlice())
 	case attribute.BOOLSLICE:
-		var arr int
-		b, arr = openField(b, anyArray)
-		for _, x := range v.AsBoolSlice() {
-			var el int
-			b, el = openField(b, arrayValues)
-			b = appendOneofBool(b, x)
-			b = closeField(b, el)
-		}
-		b = closeField(b, arr)
+		b = appendArray(b, v.AsBoolSlice(), appendOneofBool)
 	case attribute.INT64SLICE:
-		var arr int
-		b, arr = openField(b, anyArray)
-		for _, x := range v.AsInt64Slice() {
-			var el int
-			b, el = openField(b, arrayValues)
-			b = appendOneofInt(b, x)
-			b = closeField(b, el)
-		}
-		b = closeField(b, arr)
+		b = appendArray(b, v.AsInt64Slice(), appendOneofInt)
 	case attribute.FLOAT64SLICE:
-		var arr int
-		b, arr = openField(b, anyArray)
-		for _, x := range v.AsFloat64Slice() {
-			var el int
-			b, el = openField(b, arrayValues)
-			b = appendOneofDouble(b, x)
-			b = closeField(b, el)
-		}
-		b = closeField(b, arr)
+		b = appendArray(b, v.AsFloat64Slice(), appendOneofDouble)
 	case attribute.STRINGSLICE:
-		var arr int
-		b, arr = openField(b, anyArray)
-		for _, x := range v.AsStringSlice() {
-			var el int
-			b, el = openField(b, arrayValues)
-			b = protowire.AppendTag(b, anyString, protowire.BytesType)
-			b = protowire.AppendString(b, validUTF8(x))
-			b = closeField(b, el)
-		}
-		b = closeField(b, arr)
+		b = appendArray(b, v.AsStringSlice(), appendOneofString)
 	case attribute.SLICE:
-		var arr int
-		b, arr = openField(b, anyArray)
-		for _, x := range v.AsSlice() {
-			b = appendValue(b, arrayValues, x)
-		}
-		b = closeField(b, arr)
+		b = appendList(b, anyArray, v.AsSlice(), func(b []byte, x attribute.Value) []byte {
+			return appendValue(b, arrayValues, x)
+		})
 	case attribute.MAP:
-		var list int
-		b, list = openField(b, anyKvlist)
-		for _, kv := range v.AsMap() {
-			b = appendKeyValue(b, kvlistValues, kv)
-		}
-		b = closeField(b, list)
+		b = appendList(b, anyKvlist, v.AsMap(), func(b []byte, kv attribute.KeyValue) []byte {
+			return appendKeyValue(b, kvlistValues, kv)
+		})
 	case attribute.EMPTY:
 	default:
-		b = protowire.AppendTag(b, anyString, protowire.BytesType)
-		b = protowire.AppendString(b, "INVALID")
+		b = appendOneofString(b, "INVALID")
 	}
 	return closeField(b, at)
+}
+
+// appendList writes field, an ArrayValue or KeyValueList, of items.
+func appendList[T any](b []byte, field protowire.Number, items []T, appendItem func([]byte, T) []byte) []byte {
+	b, at := openField(b, field)
+	for _, x := range items {
+		b = appendItem(b, x)
+	}
+	return closeField(b, at)
+}
+
+// appendArray writes an ArrayValue of xs, each in an AnyValue of its own.
+func appendArray[T any](b []byte, xs []T, appendOneof func([]byte, T) []byte) []byte {
+	return appendList(b, anyArray, xs, func(b []byte, x T) []byte {
+		b, el := openField(b, arrayValues)
+		return closeField(appendOneof(b, x), el)
+	})
+}
+
+func appendOneofString(b []byte, x string) []byte {
+	b = protowire.AppendTag(b, anyString, protowire.BytesType)
+	return protowire.AppendString(b, validUTF8(x))
 }
 
 func appendOneofBool(b []byte, x bool) []byte {
