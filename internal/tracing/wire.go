@@ -1,6 +1,8 @@
 package tracing
 
 import (
+	"slices"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -111,30 +113,19 @@ func resourceSpans(spans []sdktrace.ReadOnlySpan) []*tracepb.ResourceSpans {
 		}
 		res := s.Resource()
 		key := res.Equivalent()
-		r := -1
-		for i := range groups {
-			if groups[i].key == key {
-				r = i
-				break
-			}
-		}
+		r := slices.IndexFunc(groups, func(g resourceGroup) bool { return g.key == key })
 		if r < 0 {
 			groups = append(groups, resourceGroup{key: key, resource: res})
 			r = len(groups) - 1
 		}
-		scope := s.InstrumentationScope()
 		g := &groups[r]
-		found := false
-		for i := range g.scopes {
-			if g.scopes[i].scope == scope {
-				g.scopes[i].spans = append(g.scopes[i].spans, s)
-				found = true
-				break
-			}
+		scope := s.InstrumentationScope()
+		i := slices.IndexFunc(g.scopes, func(sg scopeGroup) bool { return sg.scope == scope })
+		if i < 0 {
+			g.scopes = append(g.scopes, scopeGroup{scope: scope})
+			i = len(g.scopes) - 1
 		}
-		if !found {
-			g.scopes = append(g.scopes, scopeGroup{scope: scope, spans: []sdktrace.ReadOnlySpan{s}})
-		}
+		g.scopes[i].spans = append(g.scopes[i].spans, s)
 	}
 	out := make([]*tracepb.ResourceSpans, 0, len(groups))
 	for _, g := range groups {
