@@ -342,17 +342,23 @@ func TestReleaseWakesOnlyItsKey(t *testing.T) {
 }
 
 // listenerPID finds the backend of the listening connection in the test's
-// own database.
+// own database: the one other than the asking session whose last statement
+// was its LISTEN, or the ping it sends when idle for the health interval
+// (pgx's "-- ping"), which replaces the LISTEN in pg_stat_activity.
 func listenerPID(t *testing.T, pool *pgxpool.Pool) uint32 {
 	t.Helper()
-	var pid uint32
-	err := pool.QueryRow(testContext(t), `
+	rows, err := pool.Query(testContext(t), `
 		SELECT pid FROM pg_stat_activity
-		WHERE datname = current_database() AND query = $1`, `LISTEN "`+pglock.DefaultChannel+`"`).Scan(&pid)
+		WHERE datname = current_database() AND pid <> pg_backend_pid() AND query IN ($1, '-- ping')`,
+		`LISTEN "`+pglock.DefaultChannel+`"`)
 	if err != nil {
 		t.Fatalf("find the listening connection: %v", err)
 	}
-	return pid
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[uint32])
+	if err != nil || len(pids) != 1 {
+		t.Fatalf("find the listening connection: backends %v (%v), want one", pids, err)
+	}
+	return pids[0]
 }
 
 // A listening connection that the server drops is replaced; its subscribers
