@@ -15,6 +15,12 @@ import (
 // PostgreSQL again (in the background: the caller gets it as it is).
 const pollingMaxAge = 100 * time.Millisecond
 
+// pollingMaxStale is how old a polled image may be and still be answered
+// while it is read again: an older one (nobody asked for it lately) waits
+// for its listing, or its first reader would see seats as they were when
+// it was last asked for, however long ago.
+const pollingMaxStale = time.Second
+
 // imageCacheSize is how many schedules' images an instance keeps.
 const imageCacheSize = 1000
 
@@ -48,12 +54,14 @@ func NewPollingSeatImages(repo OccupiedSeatLister) SeatImages {
 }
 
 // SeatImage returns the schedule's image, listing its seats when this
-// instance has none; one older than pollingMaxAge is listed again in the
-// background, and returned meanwhile.
+// instance has none or the one it has is older than pollingMaxStale; one
+// older than pollingMaxAge is listed again in the background, and
+// returned meanwhile.
 func (p *pollingImages) SeatImage(ctx context.Context, schedule Schedule) (*SeatImage, error) {
 	if e, ok := p.images.Get(schedule.ID()); ok {
 		e.mu.Lock()
-		stale := !e.reloading && time.Since(e.loadedAt) > pollingMaxAge
+		age := time.Since(e.loadedAt)
+		stale := !e.reloading && age > pollingMaxAge && age <= pollingMaxStale
 		if stale {
 			e.reloading = true
 		}
@@ -61,16 +69,25 @@ func (p *pollingImages) SeatImage(ctx context.Context, schedule Schedule) (*Seat
 		if stale {
 			go p.reload(context.WithoutCancel(ctx), e)
 		}
-		return e.image, nil
+		if age <= pollingMaxStale {
+			return e.image, nil
+		}
 	}
 	ch := p.loading.DoChan(strconv.FormatInt(schedule.ID(), 10), func() (any, error) {
 		// A load that finished between this caller's miss and its flight
 		// made the image already: a second one would not be the one the
 		// choices of best seats read.
-		if e, ok := p.images.Get(schedule.ID()); ok {
-			return e, nil
+		e, ok := p.images.Get(schedule.ID())
+		if ok {
+			e.mu.Lock()
+			fresh := time.Since(e.loadedAt) <= pollingMaxStale
+			e.mu.Unlock()
+			if fresh {
+				return e, nil
+			}
+		} else {
+			e = &polledImage{image: NewSeatImage(schedule)}
 		}
-		e := &polledImage{image: NewSeatImage(schedule)}
 		if err := p.load(context.WithoutCancel(ctx), e); err != nil {
 			return nil, err
 		}
@@ -103,10 +120,13 @@ func (p *pollingImages) load(ctx context.Context, e *polledImage) error {
 	if err != nil {
 		return err
 	}
-	e.image.replace(seats, p.stamp)
 	e.mu.Lock()
+	defer e.mu.Unlock()
+	if started.Before(e.loadedAt) {
+		return nil // a listing begun later (a reader that could not wait for this one) is shown already
+	}
+	e.image.replace(seats, p.stamp)
 	e.loadedAt = started
-	e.mu.Unlock()
 	return nil
 }
 
