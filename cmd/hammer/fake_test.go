@@ -44,6 +44,7 @@ type fakeAPI struct {
 	loseEvery         int           // every k-th booking is answered 200 but not kept under its id (the seat stays reserved)
 	refuseReads       int           // the next k reads of a seat map or reservation answer 503 unavailable
 	refuseSetup       int           // the next k schedules made or seat streams opened answer 503 unavailable
+	mapLag            time.Duration // the seat map shows a booking this long after it was made, as an instance shows another's when its seat event arrives
 	// outageAfter and outageFor make a database failover: from outageAfter
 	// after the first reservation, for outageFor, everything that reads or
 	// writes the database (schedules, reservations, seat maps and their
@@ -87,6 +88,10 @@ type fakeSchedule struct {
 	offered bool
 	// version counts the changes of the seat map.
 	version int64
+	// bookedAt is when each seat was last reserved; the seat map shows
+	// none reserved after hideAfter (when set: fakeAPI.mapLag).
+	bookedAt  map[int]time.Time
+	hideAfter time.Time
 }
 
 func newFakeAPI(tb testing.TB) *fakeAPI {
@@ -485,6 +490,10 @@ func (f *fakeAPI) reserve(w http.ResponseWriter, r *http.Request) {
 		s.locked[in.SeatID] = false
 	}
 	s.reserved[in.SeatID]++
+	if s.bookedAt == nil {
+		s.bookedAt = map[int]time.Time{}
+	}
+	s.bookedAt[in.SeatID] = time.Now()
 	s.version++
 	f.publish(in.ScheduleID, in.SeatID, "reserved")
 	f.booked++
@@ -539,11 +548,15 @@ func (f *fakeAPI) seatMap(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body []byte
+	if f.mapLag > 0 {
+		s.hideAfter = time.Now().Add(-f.mapLag)
+	}
 	if compact {
 		body = s.compactJSON(id)
 	} else {
 		body = s.fullJSON(id)
 	}
+	s.hideAfter = time.Time{}
 	f.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("ETag", etag)
@@ -560,7 +573,7 @@ func (f *fakeAPI) seatMap(w http.ResponseWriter, r *http.Request) {
 // status is the seat's status on the seat map.
 func (s *fakeSchedule) status(seat int) string {
 	switch {
-	case s.reserved[seat] > 0:
+	case s.reserved[seat] > 0 && (s.hideAfter.IsZero() || !s.bookedAt[seat].After(s.hideAfter)):
 		return "reserved"
 	case s.held[seat] > 0:
 		return "held"

@@ -82,7 +82,7 @@ func hammer(ctx context.Context, cfg config, progressOut io.Writer) (*report, er
 		// Right after a failover the service may still answer 503: the
 		// reads wait for it together.
 		p := newPatience()
-		views = readBack(ctx, a, cfg, w.scheduleIDs(), p)
+		views = readBack(ctx, a, cfg, w.scheduleIDs(), bookedSeats(res.outcomes), p)
 		acked = checkAcknowledged(ctx, a, cfg.Targets[0], users, res.outcomes, cfg.C, p)
 	}
 	r := summarize(cfg, runID, w, res, views)
@@ -175,17 +175,52 @@ func bookBeforehand(ctx context.Context, a *api, cfg config, runID string, ttl t
 
 // readBack fetches the seat maps through every target, so an instance that
 // disagrees with the others is caught too; p retries those refused 503.
-func readBack(ctx context.Context, a *api, cfg config, schedules []int64, p *patience) []seatMapView {
+// An instance shows another instance's booking when its seat event
+// arrives, a moment after the answer (seconds while a Redis failover
+// settles): a map that does not show every seat booked (answered 200) as
+// reserved is read again until mapSettleTime after the first read, and
+// its last read is judged.
+func readBack(ctx context.Context, a *api, cfg config, schedules []int64, booked map[int64][]int, p *patience) []seatMapView {
+	settled := time.Now().Add(mapSettleTime)
 	var views []seatMapView
 	for _, t := range cfg.Targets {
 		for _, id := range schedules {
 			var statuses map[int]string
-			err := p.do(ctx, func() (err error) {
-				statuses, err = a.seatMap(ctx, t, id)
-				return err
-			})
+			var err error
+			for {
+				err = p.do(ctx, func() (err error) {
+					statuses, err = a.seatMap(ctx, t, id)
+					return err
+				})
+				if err != nil || showsReserved(statuses, booked[id]) || !time.Now().Before(settled) ||
+					!sleepUntil(ctx, time.Now().Add(100*time.Millisecond)) {
+					break
+				}
+			}
 			views = append(views, seatMapView{Target: t, Schedule: id, Statuses: statuses, Err: err})
 		}
 	}
 	return views
+}
+
+// bookedSeats is the seats of each schedule that outcomes booked.
+func bookedSeats(outcomes []outcome) map[int64][]int {
+	booked := map[int64][]int{}
+	for _, o := range outcomes {
+		if o.Status == http.StatusOK && !o.BadSuccess {
+			booked[o.Seat.Schedule] = append(booked[o.Seat.Schedule], o.Seat.Seat)
+		}
+	}
+	return booked
+}
+
+// showsReserved reports whether statuses shows every one of seats
+// reserved.
+func showsReserved(statuses map[int]string, seats []int) bool {
+	for _, seat := range seats {
+		if statuses[seat] != "reserved" {
+			return false
+		}
+	}
+	return true
 }

@@ -269,6 +269,38 @@ func TestFreshSeats(t *testing.T) {
 	}
 }
 
+// An instance shows another instance's booking when its seat event
+// arrives, a moment after the answer (seconds while a Redis failover
+// settles): the seat maps are read again until they show every booking
+// answered 200, for mapSettleTime at most.
+func TestHammerLetsTheSeatMapSettle(t *testing.T) {
+	f := newFakeAPI(t)
+	f.mapLag = 700 * time.Millisecond
+	urls, _ := f.serve(t, 2)
+
+	r := mustHammer(t, t.Context(), mustConfig(t, urls, "-scenario", "fresh-seats", "-n", "400", "-c", "20"))
+
+	if !r.Verdict.Pass {
+		t.Fatalf("verdict failed on a seat map %s behind: %q", f.mapLag, r.Verdict.Reasons)
+	}
+}
+
+// A seat map that still does not show a booking mapSettleTime after the
+// run fails the verdict.
+func TestHammerFailsASeatMapThatNeverShowsABooking(t *testing.T) {
+	f := newFakeAPI(t)
+	f.mapLag = time.Hour
+	urls, _ := f.serve(t, 1)
+
+	began := time.Now()
+	r := mustHammer(t, t.Context(), mustConfig(t, urls, "-scenario", "fresh-seats", "-n", "50", "-c", "5"))
+
+	assertFailsWith(t, r, `is "available", want reserved`)
+	if took := time.Since(began); took < mapSettleTime {
+		t.Errorf("the run and its read-back took %s, less than mapSettleTime (%s): the map was not read again", took, mapSettleTime)
+	}
+}
+
 // -duration runs until the time is up, whatever the count; fresh seats are
 // made as they are needed.
 func TestDurationMode(t *testing.T) {

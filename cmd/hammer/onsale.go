@@ -387,8 +387,9 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 }
 
 // mapSettleTime is how long the seat map may take to show the last
-// confirmations: an instance's map shows another instance's change when
-// its seat event arrives, tens of milliseconds after the commit.
+// changes: an instance's map shows another instance's change when its
+// seat event arrives, tens of milliseconds after the commit (seconds
+// while a Redis failover settles).
 const mapSettleTime = 3 * time.Second
 
 // settledSeatMap reads the venue's seat map until it shows the seats the
