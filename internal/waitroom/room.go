@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 )
 
 // Defaults of Config.
@@ -60,6 +62,11 @@ type Room struct {
 	// instance last read it (queued).
 	queues   map[int64]cachedQueued
 	watchers map[int64]*watcher
+	// reading shares a read of a schedule's queue among the callers that
+	// miss together; forgotten counts forget's calls, so that a caller
+	// that comes after one never shares a read begun before it.
+	reading   singleflight.Group
+	forgotten uint64
 }
 
 type cachedQueued struct {
@@ -189,17 +196,33 @@ func (r *Room) queued(ctx context.Context, scheduleID int64) (bool, error) {
 	if ok && time.Since(c.read) < r.cfg.SettingsTTL {
 		return c.on, nil
 	}
-	read := time.Now()
-	on, err := r.store.Queued(ctx, scheduleID)
-	if err != nil {
-		return false, err
-	}
 	r.mu.Lock()
-	if cur, ok := r.queues[scheduleID]; !ok || cur.read.Before(read) {
-		r.queues[scheduleID] = cachedQueued{on: on, read: read}
-	}
+	key := strconv.FormatInt(scheduleID, 10) + "/" + strconv.FormatUint(r.forgotten, 10)
 	r.mu.Unlock()
-	return on, nil
+	// The read is shared: one caller giving up must not end it for the
+	// others (the client's own timeouts bound it).
+	ch := r.reading.DoChan(key, func() (any, error) {
+		read := time.Now()
+		on, err := r.store.Queued(context.WithoutCancel(ctx), scheduleID)
+		if err != nil {
+			return false, err
+		}
+		r.mu.Lock()
+		if cur, ok := r.queues[scheduleID]; !ok || cur.read.Before(read) {
+			r.queues[scheduleID] = cachedQueued{on: on, read: read}
+		}
+		r.mu.Unlock()
+		return on, nil
+	})
+	select {
+	case <-ctx.Done():
+		return false, ctx.Err()
+	case res := <-ch:
+		if res.Err != nil {
+			return false, res.Err
+		}
+		return res.Val.(bool), nil
+	}
 }
 
 // settingsSweepEvery is how often what an instance read of the queues is
@@ -220,6 +243,7 @@ func (r *Room) sweepSettings() {
 func (r *Room) forget(scheduleID int64) {
 	r.mu.Lock()
 	delete(r.queues, scheduleID)
+	r.forgotten++
 	r.mu.Unlock()
 }
 
