@@ -263,6 +263,13 @@ func (a *App) openRoom(cfg config.Config, registry prometheus.Registerer, traces
 // relay's appends and the streams' look-ups.
 const feedSpareConns = 16
 
+// feedBufferSize is the read and write buffer of each of the feed's
+// connections. Most of them wait in a blocking read for one schedule's
+// changes (every seat map an instance keeps follows its schedule's
+// stream), and a read's reply, at most 512 changes, takes a few fills of
+// it; go-redis's 64 KiB a connection would be megabytes for nothing.
+const feedBufferSize = 4 << 10
+
 // openFeed opens the live seat map's feed on its own Redis connections (a
 // blocking stream read holds a connection; the locks must not wait for
 // one). Without REDIS_URL (LOCK_BACKEND=postgres) there is no feed.
@@ -274,7 +281,8 @@ func (a *App) openFeed(cfg config.Config, logger *slog.Logger, registry promethe
 	// read: the pool must have one for every schedule an instance's
 	// streams may watch (at most MAX_STREAMS), and some for the appends,
 	// or the readers past the pool's size wait and their streams stall.
-	client, err := redisconn.Open(cfg.RedisURL, redisconn.WithMinPoolSize(cmp.Or(cfg.MaxStreams, seatstream.DefaultMaxStreams)+feedSpareConns))
+	client, err := redisconn.Open(cfg.RedisURL, redisconn.WithMinPoolSize(cmp.Or(cfg.MaxStreams, seatstream.DefaultMaxStreams)+feedSpareConns),
+		redisconn.WithBufferSize(feedBufferSize))
 	if err != nil {
 		return nil, err
 	}

@@ -117,6 +117,7 @@ func Open(rawURL string, options ...Option) (redis.UniversalClient, error) {
 			return nil, err
 		}
 		opts.PoolSize = o.poolSize(opts.PoolSize)
+		opts.ReadBufferSize, opts.WriteBufferSize = o.bufferSize, o.bufferSize
 		return redis.NewFailoverClient(opts), nil
 	}
 	if u.cluster {
@@ -125,6 +126,7 @@ func Open(rawURL string, options ...Option) (redis.UniversalClient, error) {
 			return nil, err
 		}
 		opts.PoolSize = o.poolSize(opts.PoolSize)
+		opts.ReadBufferSize, opts.WriteBufferSize = o.bufferSize, o.bufferSize
 		bound(&opts.ContextTimeoutEnabled, &opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout)
 		opts.Protocol = orDefaultInt(opts.Protocol, Protocol)
 		// Node retries stay off (go-redis' cluster default): the cluster
@@ -138,6 +140,7 @@ func Open(rawURL string, options ...Option) (redis.UniversalClient, error) {
 	}
 	opts.Username, opts.Password = u.username, u.password
 	opts.PoolSize = o.poolSize(opts.PoolSize)
+	opts.ReadBufferSize, opts.WriteBufferSize = o.bufferSize, o.bufferSize
 	bound(&opts.ContextTimeoutEnabled, &opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout)
 	opts.MaxRetries = orDefaultInt(opts.MaxRetries, MaxRetries)
 	opts.Protocol = orDefaultInt(opts.Protocol, Protocol)
@@ -147,7 +150,7 @@ func Open(rawURL string, options ...Option) (redis.UniversalClient, error) {
 // Option tunes Open.
 type Option func(*openOptions)
 
-type openOptions struct{ minPool int }
+type openOptions struct{ minPool, bufferSize int }
 
 // WithMinPoolSize makes the client's pool (per node, for a cluster) hold
 // at least n connections, whatever go-redis's default (10 per CPU) or the
@@ -155,6 +158,13 @@ type openOptions struct{ minPool int }
 // for a long time, as the live seat map's blocking stream reads do.
 // Connections are still opened only when needed.
 func WithMinPoolSize(n int) Option { return func(o *openOptions) { o.minPool = n } }
+
+// WithBufferSize gives each of the client's connections a read and a
+// write buffer of n bytes instead of go-redis's 32 KiB each (its pipeline
+// connections keep theirs): for a client with many connections that wait
+// in blocking reads and carry small replies, whose default buffers would
+// be most of its memory.
+func WithBufferSize(n int) Option { return func(o *openOptions) { o.bufferSize = n } }
 
 // poolSize is the pool size to set: the configured one (0: go-redis's
 // default, 10 per CPU), raised to the minimum asked for.

@@ -509,3 +509,37 @@ func TestWithMinPoolSize(t *testing.T) {
 		}
 	}
 }
+
+// WithBufferSize sizes the read and write buffers of every kind of
+// client's connections; without it they stay go-redis's default.
+func TestWithBufferSize(t *testing.T) {
+	for _, url := range []string{
+		"redis://127.0.0.1:6379/0",
+		"redis+cluster://127.0.0.1:7000,127.0.0.1:7001",
+		"redis+sentinel://127.0.0.1:26379/mymaster",
+	} {
+		for _, want := range []int{0, 4096} {
+			var options []redisconn.Option
+			if want > 0 {
+				options = append(options, redisconn.WithBufferSize(want))
+			}
+			c, err := redisconn.Open(url, options...)
+			if err != nil {
+				t.Fatalf("Open(%s): %v", url, err)
+			}
+			var read, write int
+			switch c := c.(type) {
+			case *redis.Client:
+				read, write = c.Options().ReadBufferSize, c.Options().WriteBufferSize
+			case *redis.ClusterClient:
+				read, write = c.Options().ReadBufferSize, c.Options().WriteBufferSize
+			default:
+				t.Fatalf("Open(%s) = %T", url, c)
+			}
+			_ = c.Close()
+			if want == 0 && (read != 32<<10 || write != 32<<10) || want > 0 && (read != want || write != want) {
+				t.Errorf("Open(%s) with buffer size %d: read %d, write %d", url, want, read, write)
+			}
+		}
+	}
+}
