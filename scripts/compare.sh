@@ -9,7 +9,8 @@
 # users (a real crowd: per-user costs show), ROUNDS times (interleaved, each
 # round in another order, so a busy moment of the machine does not land on
 # one of them only, nor one always right after another), and prints
-# the medians, their ratios to the naive flow and to the limit, and p99s.
+# the medians, their ratios to the naive flow and to the limit, and p99s,
+# then the service instance's peak resident memory over all its runs.
 # When BASELINE_DIR (default ../shared/baseline) holds the shared baseline,
 # its three modes run too, as a cross-check (BASELINE_DIR=none skips them).
 #
@@ -95,13 +96,14 @@ fi
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
-declare -A port_of
+declare -A port_of pid_of
 serve() { # name port command...
 	local name=$1 port=$2
 	shift 2
 	port_of[$name]=$port
 	env HTTP_ADDR="127.0.0.1:$port" "$@" >"$work/$name.log" 2>&1 &
 	pids+=($!)
+	pid_of[$name]=$!
 	for _ in $(seq 1 100); do
 		curl -fsS -o /dev/null "http://127.0.0.1:$port/readyz" 2>/dev/null && return 0
 		sleep 0.1
@@ -284,6 +286,12 @@ for c in "${clients[@]}"; do
 		printf '| %s | hot seat, fast path on / off | | %.2f | | | | |\n' "$c" "$(echo "$fast / $slow" | bc -l)"
 	fi
 done
+# The instances' peak memory over every run they served (the kernel's
+# high-water mark of their resident set, executable pages included).
+peak_rss() { sed -n 's/^VmHWM:[[:space:]]*//p' "/proc/${pid_of[$1]}/status" 2>/dev/null; }
+printf '\nPeak RSS (VmHWM) of the service: %s' "$(peak_rss service)"
+[ -z "$before" ] || printf '; as built from %s: %s' "$before" "$(peak_rss service-before)"
+printf '.\n'
 if [ "$traced" = 1 ]; then
 	printf '\nThe traced services exported %s spans to the sink.\n' "$(curl -fsS http://127.0.0.1:18099/spans)"
 fi
