@@ -192,13 +192,12 @@ func (r *Room) Check(ctx context.Context, scheduleID int64, userID, admission st
 func (r *Room) queued(ctx context.Context, scheduleID int64) (bool, error) {
 	r.mu.Lock()
 	c, ok := r.queues[scheduleID]
+	forgotten := r.forgotten
 	r.mu.Unlock()
 	if ok && time.Since(c.read) < r.cfg.SettingsTTL {
 		return c.on, nil
 	}
-	r.mu.Lock()
-	key := strconv.FormatInt(scheduleID, 10) + "/" + strconv.FormatUint(r.forgotten, 10)
-	r.mu.Unlock()
+	key := strconv.FormatInt(scheduleID, 10) + "/" + strconv.FormatUint(forgotten, 10)
 	// The read is shared: one caller giving up must not end it for the
 	// others (the client's own timeouts bound it).
 	ch := r.reading.DoChan(key, func() (any, error) {
