@@ -264,10 +264,11 @@ func (a *App) openRoom(cfg config.Config, registry prometheus.Registerer, traces
 const feedSpareConns = 16
 
 // feedBufferSize is the read and write buffer of each of the feed's
-// connections. Most of them wait in a blocking read for one schedule's
-// changes (every seat map an instance keeps follows its schedule's
-// stream), and a read's reply, at most 512 changes, takes a few fills of
-// it; go-redis's 64 KiB a connection would be megabytes for nothing.
+// connections. On a Redis Cluster most of them wait in a blocking read
+// for one schedule's changes (every seat map an instance keeps follows its
+// schedule's stream), and a read's reply, at most 512 changes a stream,
+// takes a few fills of it; go-redis's 64 KiB a connection would be
+// megabytes for nothing.
 const feedBufferSize = 4 << 10
 
 // openFeed opens the live seat map's feed on its own Redis connections (a
@@ -277,10 +278,12 @@ func (a *App) openFeed(cfg config.Config, logger *slog.Logger, registry promethe
 	if cfg.RedisURL == "" {
 		return nil, nil
 	}
-	// Each watched schedule's reader holds a connection in a blocking
-	// read: the pool must have one for every schedule an instance's
-	// streams may watch (at most MAX_STREAMS), and some for the appends,
-	// or the readers past the pool's size wait and their streams stall.
+	// One blocking read follows every watched schedule, except on a Redis
+	// Cluster, where each schedule's stream is read alone and holds a
+	// connection: there the pool must have one for every schedule an
+	// instance's streams may watch (at most MAX_STREAMS), and some for the
+	// appends, or the readers past the pool's size wait and their streams
+	// stall. The pool opens connections only when they are needed.
 	client, err := redisconn.Open(cfg.RedisURL, redisconn.WithMinPoolSize(cmp.Or(cfg.MaxStreams, seatstream.DefaultMaxStreams)+feedSpareConns),
 		redisconn.WithBufferSize(feedBufferSize))
 	if err != nil {

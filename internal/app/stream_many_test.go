@@ -8,10 +8,10 @@ import (
 )
 
 // An instance whose streams watch more schedules than a Redis pool's
-// default size (10 per CPU) delivers every one's changes: each watched
-// schedule's reader holds a connection in a blocking read, and the feed's
-// pool has room for as many as MAX_STREAMS. (With go-redis's default pool,
-// the readers past it waited for a connection and their streams stalled.)
+// default size (10 per CPU) delivers every one's changes within a second.
+// (When each watched schedule's reader held a connection in a blocking
+// read, with go-redis's default pool the readers past it waited for a
+// connection and their streams stalled; one read now follows them all.)
 func TestStreamsOfManySchedulesAllDeliver(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, 1)
@@ -26,16 +26,17 @@ func TestStreamsOfManySchedulesAllDeliver(t *testing.T) {
 			t.Fatalf("stream %d: first event %+v, want the snapshot", i, ev)
 		}
 	}
-	// Every reader waits in its blocking read (2 s) before the bookings.
+	// The read of every watched stream waits (up to 2 s) before the
+	// bookings.
 	time.Sleep(500 * time.Millisecond)
 	for i, s := range schedules {
 		if got := h.reserve(0, fmt.Sprintf("user-%d", i), s, 1); got.status != 200 {
 			t.Fatalf("reserve on schedule %d: %d %s", s, got.status, got.raw)
 		}
 	}
-	// A reader with a connection sees its change within milliseconds; one
-	// waiting for a connection, only when some other read ends (up to
-	// 2 s). A second is far more than the first and less than the second.
+	// A followed stream's change arrives within milliseconds; one that
+	// waited for a read to end, only after up to 2 s. A second is far
+	// more than the first and less than the second.
 	booked := time.Now()
 	for i := range schedules {
 		streams[i].seatEvent(1, "reserved", time.Until(booked.Add(time.Second)))

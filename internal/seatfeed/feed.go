@@ -112,16 +112,23 @@ type Event struct {
 }
 
 // Feed publishes seat changes and fans them out to local subscribers. One
-// reader per watched schedule follows its stream for all of this
-// instance's subscribers.
+// blocking read follows the streams of every schedule the instance
+// watches, for all of its subscribers (reader.go); on a Redis Cluster,
+// whose streams live in slots one read cannot span, one read per
+// schedule.
 type Feed struct {
 	rdb      redis.UniversalClient
 	pipeline *redisbatch.Pipeline
 	cfg      Config
 	log      *slog.Logger
+	// shared is rdb when one read can follow every stream (not a
+	// cluster), nil otherwise.
+	shared *redis.Client
 
-	mu   sync.Mutex
-	hubs map[int64]*hub
+	mu     sync.Mutex
+	hubs   map[int64]*hub
+	reader *streamReader // started by the first Subscribe
+	closed bool
 	// subscribers counts the open subscriptions of every schedule.
 	subscribers atomic.Int64
 	// replicas judges the appends that want replicas (Config.Replicas).
@@ -166,7 +173,8 @@ func New(rdb redis.UniversalClient, cfg Config) *Feed {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Feed{rdb: rdb, pipeline: redisbatch.New(rdb, cfg.BatchLanes), cfg: cfg, log: cfg.Logger, hubs: map[int64]*hub{},
+	shared, _ := rdb.(*redis.Client)
+	return &Feed{rdb: rdb, pipeline: redisbatch.New(rdb, cfg.BatchLanes), cfg: cfg, log: cfg.Logger, shared: shared, hubs: map[int64]*hub{},
 		replicas: redisconn.NewReplicas(cfg.Replicas, cfg.ReplicaTimeout, cfg.ReplicaGrace, "seat feed: appends", cfg.Logger)}
 }
 
@@ -309,12 +317,16 @@ func After(a, b string) bool {
 	return x.ms > y.ms || x.ms == y.ms && x.seq > y.seq
 }
 
-// Close stops every reader; subscriptions end.
+// Close stops every reader; subscriptions end, and Subscribe fails from
+// then on.
 func (f *Feed) Close() {
 	f.mu.Lock()
-	hubs := f.hubs
-	f.hubs = map[int64]*hub{}
+	hubs, reader := f.hubs, f.reader
+	f.hubs, f.reader, f.closed = map[int64]*hub{}, nil, true
 	f.mu.Unlock()
+	if reader != nil {
+		reader.stop()
+	}
 	for _, h := range hubs {
 		h.stop()
 	}

@@ -3,11 +3,14 @@ package seatfeed
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/seatlock/seatlock/internal/reservation"
 )
 
 // Batch is the changes one read of a schedule's stream found, in stream
@@ -56,20 +59,24 @@ func (s *Subscription) Lagged() bool {
 func (s *Subscription) Close() { s.hub.feed.unsubscribe(s) }
 
 // Subscribe follows a schedule's changes with a buffer of buffer batches.
-// The first subscriber of a schedule on this instance starts its reader at
-// the stream's current head, so nothing published after Subscribe returns
-// is missed.
+// The first subscriber of a schedule on this instance starts following its
+// stream at the stream's current head, so nothing published after
+// Subscribe returns is missed.
 func (f *Feed) Subscribe(ctx context.Context, scheduleID int64, buffer int) (*Subscription, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.closed {
+		return nil, fmt.Errorf("seatfeed: subscribe: %w: the feed is closed", reservation.ErrUnavailable)
+	}
 	h := f.hubs[scheduleID]
 	if h == nil {
 		head, err := f.Head(ctx, scheduleID)
 		if err != nil {
 			return nil, err
 		}
-		h = f.startHub(scheduleID, head)
+		h = &hub{feed: f, scheduleID: scheduleID, key: StreamKey(scheduleID), last: head, subs: map[*Subscription]struct{}{}}
 		f.hubs[scheduleID] = h
+		f.follow(h)
 	}
 	s := &Subscription{ch: make(chan *Batch, max(buffer, 1)), hub: h}
 	s.C = s.ch
@@ -78,6 +85,20 @@ func (f *Feed) Subscribe(ctx context.Context, scheduleID int64, buffer int) (*Su
 	h.mu.Unlock()
 	f.subscribers.Add(1)
 	return s, nil
+}
+
+// follow starts reading h's stream: in the instance's one read of every
+// watched stream, or, on a Redis Cluster, in a read of its own. f.mu is
+// held.
+func (f *Feed) follow(h *hub) {
+	if f.shared == nil {
+		h.readAlone()
+		return
+	}
+	if f.reader == nil {
+		f.reader = startStreamReader(f, f.shared)
+	}
+	f.reader.added()
 }
 
 func (f *Feed) unsubscribe(s *Subscription) {
@@ -90,35 +111,46 @@ func (f *Feed) unsubscribe(s *Subscription) {
 	h.mu.Unlock()
 	if empty && f.hubs[h.scheduleID] == h {
 		delete(f.hubs, h.scheduleID)
-		// Not waited for: its read may block for up to Config.Block, and
-		// nobody is left to deliver to.
-		h.cancel()
+		// A read of its own is not waited for: it may block for up to
+		// Config.Block, and nobody is left to deliver to. The instance's
+		// read leaves the stream out from its next read on.
+		if h.cancel != nil {
+			h.cancel()
+		}
 	}
 }
 
-// hub reads one schedule's stream for every local subscriber.
+// hub delivers one schedule's changes to every local subscriber.
 type hub struct {
 	feed       *Feed
 	scheduleID int64
-	cancel     context.CancelFunc
-	done       chan struct{}
+	key        string
+	// last is the id of the last entry delivered: the next read starts
+	// after it. Only the hub's reader uses it once the hub is followed.
+	last string
+	// cancel and done are those of a read of its own (readAlone); nil
+	// when the instance's one read follows the hub.
+	cancel context.CancelFunc
+	done   chan struct{}
 
 	mu   sync.Mutex
 	subs map[*Subscription]struct{}
 }
 
-func (f *Feed) startHub(scheduleID int64, from string) *hub {
+// readAlone starts a reader of h's stream alone.
+func (h *hub) readAlone() {
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &hub{feed: f, scheduleID: scheduleID, cancel: cancel, done: make(chan struct{}), subs: map[*Subscription]struct{}{}}
-	go h.run(ctx, from)
-	return h
+	h.cancel, h.done = cancel, make(chan struct{})
+	go h.run(ctx)
 }
 
-// stop ends the reader, waits for it, and ends every subscription still
-// open.
+// stop ends a read of its own, waits for it, and ends every
+// subscription still open.
 func (h *hub) stop() {
-	h.cancel()
-	<-h.done
+	if h.cancel != nil {
+		h.cancel()
+		<-h.done
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.subs {
@@ -140,10 +172,32 @@ func (h *hub) end(s *Subscription) {
 // unreachable. The reader resumes from the last entry it delivered.
 const retryAfterError = 250 * time.Millisecond
 
-func (h *hub) run(ctx context.Context, from string) {
+// pace waits out the rest of the feed's interval after a read begun at
+// started, so that changes arriving meanwhile go out in one batch with
+// the next read. It reports false when ctx ends first.
+func (f *Feed) pace(ctx context.Context, started time.Time) bool {
+	return sleep(ctx, f.interval()-time.Since(started))
+}
+
+// sleep waits d, reporting false when ctx ends first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// run reads h's stream alone until ctx ends.
+func (h *hub) run(ctx context.Context) {
 	defer close(h.done)
-	key := StreamKey(h.scheduleID)
-	last := from
+	key, last := h.key, h.last
 	for ctx.Err() == nil {
 		started := time.Now()
 		res, err := h.feed.rdb.XRead(ctx, &redis.XReadArgs{
@@ -157,10 +211,8 @@ func (h *hub) run(ctx context.Context, from string) {
 				return
 			}
 			h.feed.log.Warn("seat feed: read failed; retrying", slog.Int64("schedule", h.scheduleID), slog.Any("error", err))
-			select {
-			case <-ctx.Done():
+			if !sleep(ctx, retryAfterError) {
 				return
-			case <-time.After(retryAfterError):
 			}
 			continue
 		}
@@ -170,16 +222,8 @@ func (h *hub) run(ctx context.Context, from string) {
 				h.broadcast(toEvents(stream.Messages))
 			}
 		}
-		// Changes that arrive meanwhile wait for the next read and go
-		// out in one batch.
-		if wait := h.feed.interval() - time.Since(started); wait > 0 {
-			pause := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				pause.Stop()
-				return
-			case <-pause.C:
-			}
+		if !h.feed.pace(ctx, started) {
+			return
 		}
 	}
 }
