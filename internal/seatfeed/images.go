@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/seatlock/seatlock/internal/reservation"
@@ -76,6 +77,7 @@ type followedImage struct {
 	usedAt   time.Time
 	broken   bool // its subscription ended, or its count went wrong: load again
 	checking bool
+	checks   int // checks done, for tests to wait on
 	// retired is set when a load replaces this entry: its events, if any
 	// are still on their way, must not reach the image again.
 	retired  bool
@@ -235,31 +237,40 @@ func (m *Images) follow(scheduleID int64, e *followedImage) {
 // checkEvery is how often a kept image is checked against its stream.
 const checkEvery = time.Second
 
-// check compares e's count of events with its stream's: when the stream's
-// last entry is the last event the image took in, the stream's count of
-// entries must be the image's. It is not when entries the image took in
-// were lost from the stream (a Redis failover drops what the old master
-// had not passed on; the relay appends those changes again, under new
-// ids), or when some never reached the image: either way the image may
-// be wrong, and the next request loads it again.
-func (m *Images) check(scheduleID int64, e *followedImage) {
+// check compares each image's count of events with its stream's: when
+// the stream's last entry is the last event the image took in, the
+// stream's count of entries must be the image's. It is not when entries
+// the image took in were lost from the stream (a Redis failover drops
+// what the old master had not passed on; the relay appends those changes
+// again, under new ids), or when some never reached the image: either way
+// the image may be wrong, and the next request loads it again. The
+// streams of all the images are asked about in one round trip.
+func (m *Images) check(images map[int64]*followedImage) {
 	defer m.stopped.Done()
 	ctx, cancel := context.WithTimeout(context.Background(), checkEvery)
 	defer cancel()
-	last, added, err := m.feed.position(ctx, scheduleID)
-	events, seen := e.image.Position()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.checking = false
-	if err == nil && last == seen && added != events {
-		e.broken = true
-		m.cfg.Logger.Warn("seat images: an image's count of events differs from its stream's; loading it again",
-			slog.Int64("schedule", scheduleID), slog.Int64("image", events), slog.Int64("stream", added))
+	ids := make([]int64, 0, len(images))
+	for id := range images {
+		ids = append(ids, id)
+	}
+	positions := m.feed.positions(ctx, ids)
+	for i, id := range ids {
+		e, at := images[id], positions[i]
+		events, seen := e.image.Position()
+		e.mu.Lock()
+		e.checking = false
+		e.checks++
+		if at.err == nil && at.last == seen && at.added != events {
+			e.broken = true
+			m.cfg.Logger.Warn("seat images: an image's count of events differs from its stream's; loading it again",
+				slog.Int64("schedule", id), slog.Int64("image", events), slog.Int64("stream", at.added))
+		}
+		e.mu.Unlock()
 	}
 }
 
-// maintain checks, every checkEvery, each kept image against its stream
-// (check), and drops the images nobody asked for in Idle.
+// maintain checks, every checkEvery, the kept images against their
+// streams (check), and drops the images nobody asked for in Idle.
 func (m *Images) maintain() {
 	defer m.stopped.Done()
 	tick := time.NewTicker(checkEvery)
@@ -270,6 +281,7 @@ func (m *Images) maintain() {
 			return
 		case <-tick.C:
 		}
+		toCheck := map[int64]*followedImage{}
 		m.mu.Lock()
 		for id, e := range m.kept {
 			e.mu.Lock()
@@ -282,9 +294,12 @@ func (m *Images) maintain() {
 				delete(m.kept, id)
 				e.sub.Close()
 			case check:
-				m.stopped.Add(1)
-				go m.check(id, e)
+				toCheck[id] = e
 			}
+		}
+		if len(toCheck) > 0 {
+			m.stopped.Add(1)
+			go m.check(toCheck)
 		}
 		m.mu.Unlock()
 	}
@@ -305,12 +320,42 @@ func (m *Images) Close() {
 // position is where the schedule's stream is: the id of its last entry
 // and how many entries it was ever given (ZeroID and 0 when it has none).
 func (f *Feed) position(ctx context.Context, scheduleID int64) (last string, added int64, err error) {
-	info, err := f.rdb.XInfoStream(ctx, StreamKey(scheduleID)).Result()
+	at := positionOf(f.rdb.XInfoStream(ctx, StreamKey(scheduleID)))
+	return at.last, at.added, at.err
+}
+
+// streamPosition is a stream's position, or why it is not known.
+type streamPosition struct {
+	last  string
+	added int64
+	err   error
+}
+
+// positions returns the positions of the schedules' streams, in one round
+// trip (one per node of a Redis Cluster).
+func (f *Feed) positions(ctx context.Context, scheduleIDs []int64) []streamPosition {
+	cmds := make([]*redis.XInfoStreamCmd, len(scheduleIDs))
+	// The commands' own errors are read below, one by one.
+	_, _ = f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range scheduleIDs {
+			cmds[i] = p.XInfoStream(ctx, StreamKey(id))
+		}
+		return nil
+	})
+	at := make([]streamPosition, len(cmds))
+	for i, cmd := range cmds {
+		at[i] = positionOf(cmd)
+	}
+	return at
+}
+
+func positionOf(cmd *redis.XInfoStreamCmd) streamPosition {
+	info, err := cmd.Result()
 	if err != nil {
 		if strings.Contains(err.Error(), "no such key") {
-			return ZeroID, 0, nil
+			return streamPosition{last: ZeroID}
 		}
-		return "", 0, fmt.Errorf("seatfeed: position: %w: %w", reservation.ErrUnavailable, err)
+		return streamPosition{err: fmt.Errorf("seatfeed: position: %w: %w", reservation.ErrUnavailable, err)}
 	}
-	return info.LastGeneratedID, info.EntriesAdded, nil
+	return streamPosition{last: info.LastGeneratedID, added: info.EntriesAdded}
 }

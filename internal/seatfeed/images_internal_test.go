@@ -152,3 +152,46 @@ func TestImageWhoseCountDiffersIsLoadedAgain(t *testing.T) {
 		t.Errorf("after the load: version %d, seat 2 %s; want 2, available (the store's word)", v, statusOf(t, image, 2))
 	}
 }
+
+// The once-a-second check of the kept images asks Redis about all of
+// them at once: an instance that keeps many seat maps does not open a
+// connection for each of them every second.
+func TestImagesAreCheckedTogether(t *testing.T) {
+	t.Parallel()
+	rdb := lockenv.Redis(t)
+	feed := New(rdb, Config{Block: 100 * time.Millisecond})
+	t.Cleanup(feed.Close)
+	images := NewImages(feed, &listedSeats{}, ImagesConfig{})
+	t.Cleanup(images.Close)
+	ctx := context.Background()
+	first := rand.Int64N(1<<40) + 1
+	const kept = 40
+	for i := range int64(kept) {
+		if _, err := images.SeatImage(ctx, reservation.RestoreSchedule(first+i, "Final", time.Now(), 5)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checked := func() (n int) {
+		images.mu.Lock()
+		defer images.mu.Unlock()
+		for _, e := range images.kept {
+			e.mu.Lock()
+			if e.checks > 0 {
+				n++
+			}
+			e.mu.Unlock()
+		}
+		return n
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for checked() < kept {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d images checked in 10 s", checked(), kept)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// One connection reads the streams, a few served the loads.
+	if conns := rdb.PoolStats().TotalConns; conns > 4 {
+		t.Errorf("%d kept images checked through %d connections; want one round trip for all", kept, conns)
+	}
+}
