@@ -9,8 +9,10 @@
 # users (a real crowd: per-user costs show), ROUNDS times (interleaved, each
 # round in another order, so a busy moment of the machine does not land on
 # one of them only, nor one always right after another), and prints
-# the medians, their ratios to the naive flow and to the limit, and p99s,
-# then the service instance's peak resident memory over all its runs.
+# the medians, their ratios to the naive flow and to the limit, and p99s;
+# then the same ratios paired round by round (the median of each round's
+# ratio: steadier when the machine's speed changes between rounds), and
+# the service instance's peak resident memory over all its runs.
 # When BASELINE_DIR (default ../shared/baseline) holds the shared baseline,
 # its three modes run too, as a cross-check (BASELINE_DIR=none skips them).
 #
@@ -232,7 +234,7 @@ for r in $(seq 1 "$rounds"); do
 					# shellcheck disable=SC2046
 					line=$(hammer "$c" "$t" "$s" $(args_of "$s"))
 					log "round $r $c $s $t: $line"
-					samples[$c/$s/$t]+="$line"$'\n'
+					samples[$c/$s/$t]+="$line $r"$'\n'
 				done
 			done
 		done
@@ -241,6 +243,19 @@ done
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 col() { printf '%s' "${samples[$1]}" | awk -v c="$2" 'NF {print $c}' | median; }
+# paired A B: the median over the rounds of A's throughput in a round over
+# B's in the same round. A round runs its targets one after the other, so
+# a slow spell of the machine (whole rounds here run at half speed at
+# times) weighs on both sides of each ratio; a ratio of the medians can
+# take its two medians from rounds of different speeds.
+paired() {
+	local r a b
+	for r in $(seq 1 "$rounds"); do
+		a=$(printf '%s' "${samples[$1]}" | awk -v r="$r" 'NF && $5 == r {print $1}' | median)
+		b=$(printf '%s' "${samples[$2]}" | awk -v r="$r" 'NF && $5 == r {print $1}' | median)
+		echo "$a / $b" | bc -l
+	done | median
+}
 printf '\n%s connections, %s users, %s per run (contended: 200 seats x 20, three runs a round; fresh-new: %s bookings), median of %s rounds\n\n' \
 	"$conns" "$users" "$duration" "$fresh_new_bookings" "$rounds"
 printf '| client | scenario | target | req/s | p99 ms | 409 seat_locked share | ratio to naive flow | ratio to limit |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |\n'
@@ -285,6 +300,26 @@ for c in "${clients[@]}"; do
 		slow=$(col "$c/hot-seat/service-no-fast-path" 1)
 		printf '| %s | hot seat, fast path on / off | | %.2f | | | | |\n' "$c" "$(echo "$fast / $slow" | bc -l)"
 	fi
+done
+printf '\nPaired: the median over the %s rounds of each round'"'"'s ratio (see paired in scripts/compare.sh)\n\n' "$rounds"
+printf '| client | scenario | service to naive | service to limit | after / before | traced every request / off | traced 1%% / off |\n| --- | --- | ---: | ---: | ---: | ---: | ---: |\n'
+for c in "${clients[@]}"; do
+	for s in "${scenarios[@]}"; do
+		service=service
+		[ "$s" = fresh-new ] && service=service-new
+		limit=$(limit_of "$s")
+		to_limit= after= every= sampled=
+		[ -n "$limit" ] && to_limit=$(printf '%.2f' "$(paired "$c/$s/$service" "$c/$s/$limit")")
+		if [ "$s" != fresh-new ]; then
+			[ -n "$before" ] && after=$(printf '%.2f' "$(paired "$c/$s/service" "$c/$s/service-before")")
+			if [ "$traced" = 1 ]; then
+				every=$(printf '%.2f' "$(paired "$c/$s/service-traced" "$c/$s/service")")
+				sampled=$(printf '%.2f' "$(paired "$c/$s/service-traced-sampled" "$c/$s/service")")
+			fi
+		fi
+		printf '| %s | %s | %.2f | %s | %s | %s | %s |\n' "$c" "$s" "$(paired "$c/$s/$service" "$c/$s/$(naive_of "$s")")" \
+			"$to_limit" "$after" "$every" "$sampled"
+	done
 done
 # The instances' peak memory over every run they served (the kernel's
 # high-water mark of their resident set, executable pages included).
