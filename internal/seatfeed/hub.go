@@ -197,11 +197,10 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // run reads h's stream alone until ctx ends.
 func (h *hub) run(ctx context.Context) {
 	defer close(h.done)
-	key, last := h.key, h.last
 	for ctx.Err() == nil {
 		started := time.Now()
 		res, err := h.feed.rdb.XRead(ctx, &redis.XReadArgs{
-			Streams: []string{key, last}, Count: 512, Block: h.feed.cfg.Block,
+			Streams: []string{h.key, h.last}, Count: 512, Block: h.feed.cfg.Block,
 		}).Result()
 		switch {
 		case errors.Is(err, redis.Nil):
@@ -217,14 +216,19 @@ func (h *hub) run(ctx context.Context) {
 			continue
 		}
 		for _, stream := range res {
-			if n := len(stream.Messages); n > 0 {
-				last = stream.Messages[n-1].ID
-				h.broadcast(toEvents(stream.Messages))
-			}
+			h.take(stream.Messages)
 		}
 		if !h.feed.pace(ctx, started) {
 			return
 		}
+	}
+}
+
+// take delivers entries read from h's stream and moves h.last past them.
+func (h *hub) take(entries []redis.XMessage) {
+	if n := len(entries); n > 0 {
+		h.last = entries[n-1].ID
+		h.broadcast(toEvents(entries))
 	}
 }
 

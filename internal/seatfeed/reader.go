@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -46,10 +47,10 @@ func startStreamReader(f *Feed, client *redis.Client) *streamReader {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &streamReader{feed: f, client: client, cancel: cancel, done: make(chan struct{}),
 		idle: make(chan struct{}, 1), changed: make(chan struct{}, 1)}
-	readerDone, unblockerDone := make(chan struct{}), make(chan struct{})
-	go func() { defer close(readerDone); r.read(ctx) }()
-	go func() { defer close(unblockerDone); r.unblockForAdded(ctx) }()
-	go func() { <-readerDone; <-unblockerDone; close(r.done) }()
+	var running sync.WaitGroup
+	running.Go(func() { r.read(ctx) })
+	running.Go(func() { r.unblockForAdded(ctx) })
+	go func() { running.Wait(); close(r.done) }()
 	return r
 }
 
@@ -209,10 +210,8 @@ func deliver(hubs []*hub, res []redis.XStream) {
 		byKey[h.key] = h
 	}
 	for _, stream := range res {
-		h := byKey[stream.Stream]
-		if n := len(stream.Messages); h != nil && n > 0 {
-			h.last = stream.Messages[n-1].ID
-			h.broadcast(toEvents(stream.Messages))
+		if h := byKey[stream.Stream]; h != nil {
+			h.take(stream.Messages)
 		}
 	}
 }
