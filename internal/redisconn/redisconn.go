@@ -95,6 +95,25 @@ const (
 	Protocol = 2
 )
 
+// Buffer sizes of every client's connections, unless an Option or the
+// URL (pipeline_read_buffer_size, pipeline_write_buffer_size) says
+// otherwise. go-redis gives each connection 32 KiB each way, and each
+// connection of its pipeline pool 128 KiB each way: some 3 MB an instance,
+// most of the heap's live megabytes, for commands and replies of a few
+// hundred bytes. Memory at rest is the smaller part: the garbage collector
+// lets the heap grow to twice what is live, so every live megabyte is two
+// of the process's peak.
+const (
+	// BufferSize is a connection's read and write buffer: a lock script
+	// call and its reply are under 300 bytes, and a larger reply (a seat
+	// image of a stadium) only takes more reads.
+	BufferSize = 8 << 10
+	// PipelineBufferSize is a pipeline connection's read and write buffer:
+	// the largest batch of lock calls (redisbatch.MaxBatch, 128 calls of
+	// under 250 bytes) is written at once.
+	PipelineBufferSize = 32 << 10
+)
+
 // Open returns a *redis.Client for a standalone URL, a *redis.ClusterClient
 // for a cluster URL, or a *redis.Client of go-redis's failover kind
 // (redis.NewFailoverClient) for a Sentinel URL (see the package
@@ -117,7 +136,9 @@ func Open(rawURL string, options ...Option) (redis.UniversalClient, error) {
 			return nil, err
 		}
 		opts.PoolSize = o.poolSize(opts.PoolSize)
-		opts.ReadBufferSize, opts.WriteBufferSize = o.bufferSize, o.bufferSize
+		opts.ReadBufferSize, opts.WriteBufferSize = o.buffers()
+		opts.PipelineReadBufferSize = orDefaultInt(opts.PipelineReadBufferSize, PipelineBufferSize)
+		opts.PipelineWriteBufferSize = orDefaultInt(opts.PipelineWriteBufferSize, PipelineBufferSize)
 		return redis.NewFailoverClient(opts), nil
 	}
 	if u.cluster {
@@ -126,7 +147,9 @@ func Open(rawURL string, options ...Option) (redis.UniversalClient, error) {
 			return nil, err
 		}
 		opts.PoolSize = o.poolSize(opts.PoolSize)
-		opts.ReadBufferSize, opts.WriteBufferSize = o.bufferSize, o.bufferSize
+		opts.ReadBufferSize, opts.WriteBufferSize = o.buffers()
+		opts.PipelineReadBufferSize = orDefaultInt(opts.PipelineReadBufferSize, PipelineBufferSize)
+		opts.PipelineWriteBufferSize = orDefaultInt(opts.PipelineWriteBufferSize, PipelineBufferSize)
 		bound(&opts.ContextTimeoutEnabled, &opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout)
 		opts.Protocol = orDefaultInt(opts.Protocol, Protocol)
 		// Node retries stay off (go-redis' cluster default): the cluster
@@ -140,7 +163,9 @@ func Open(rawURL string, options ...Option) (redis.UniversalClient, error) {
 	}
 	opts.Username, opts.Password = u.username, u.password
 	opts.PoolSize = o.poolSize(opts.PoolSize)
-	opts.ReadBufferSize, opts.WriteBufferSize = o.bufferSize, o.bufferSize
+	opts.ReadBufferSize, opts.WriteBufferSize = o.buffers()
+	opts.PipelineReadBufferSize = orDefaultInt(opts.PipelineReadBufferSize, PipelineBufferSize)
+	opts.PipelineWriteBufferSize = orDefaultInt(opts.PipelineWriteBufferSize, PipelineBufferSize)
 	bound(&opts.ContextTimeoutEnabled, &opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout)
 	opts.MaxRetries = orDefaultInt(opts.MaxRetries, MaxRetries)
 	opts.Protocol = orDefaultInt(opts.Protocol, Protocol)
@@ -160,11 +185,16 @@ type openOptions struct{ minPool, bufferSize int }
 func WithMinPoolSize(n int) Option { return func(o *openOptions) { o.minPool = n } }
 
 // WithBufferSize gives each of the client's connections a read and a
-// write buffer of n bytes instead of go-redis's 32 KiB each (its pipeline
-// connections keep theirs): for a client with many connections that wait
-// in blocking reads and carry small replies, whose default buffers would
-// be most of its memory.
+// write buffer of n bytes instead of BufferSize (its pipeline connections
+// keep PipelineBufferSize): smaller for a client with many connections
+// that wait in blocking reads and carry small replies.
 func WithBufferSize(n int) Option { return func(o *openOptions) { o.bufferSize = n } }
+
+// buffers is the read and write buffer size of the client's connections.
+func (o openOptions) buffers() (read, write int) {
+	n := orDefaultInt(o.bufferSize, BufferSize)
+	return n, n
+}
 
 // poolSize is the pool size to set: the configured one (0: go-redis's
 // default, 10 per CPU), raised to the minimum asked for.

@@ -510,36 +510,55 @@ func TestWithMinPoolSize(t *testing.T) {
 	}
 }
 
-// WithBufferSize sizes the read and write buffers of every kind of
-// client's connections; without it they stay go-redis's default.
-func TestWithBufferSize(t *testing.T) {
+// Every kind of client's connections get BufferSize each way, or
+// WithBufferSize's size, and its pipeline connections PipelineBufferSize:
+// not go-redis's 32 and 128 KiB, megabytes of buffers for small commands.
+func TestBufferSizes(t *testing.T) {
 	for _, url := range []string{
 		"redis://127.0.0.1:6379/0",
 		"redis+cluster://127.0.0.1:7000,127.0.0.1:7001",
 		"redis+sentinel://127.0.0.1:26379/mymaster",
 	} {
-		for _, want := range []int{0, 4096} {
+		for _, size := range []int{0, 4096} {
 			var options []redisconn.Option
-			if want > 0 {
-				options = append(options, redisconn.WithBufferSize(want))
+			want := redisconn.BufferSize
+			if size > 0 {
+				options = append(options, redisconn.WithBufferSize(size))
+				want = size
 			}
 			c, err := redisconn.Open(url, options...)
 			if err != nil {
 				t.Fatalf("Open(%s): %v", url, err)
 			}
-			var read, write int
+			var got [4]int
 			switch c := c.(type) {
 			case *redis.Client:
-				read, write = c.Options().ReadBufferSize, c.Options().WriteBufferSize
+				o := c.Options()
+				got = [4]int{o.ReadBufferSize, o.WriteBufferSize, o.PipelineReadBufferSize, o.PipelineWriteBufferSize}
 			case *redis.ClusterClient:
-				read, write = c.Options().ReadBufferSize, c.Options().WriteBufferSize
+				o := c.Options()
+				got = [4]int{o.ReadBufferSize, o.WriteBufferSize, o.PipelineReadBufferSize, o.PipelineWriteBufferSize}
 			default:
 				t.Fatalf("Open(%s) = %T", url, c)
 			}
 			_ = c.Close()
-			if want == 0 && (read != 32<<10 || write != 32<<10) || want > 0 && (read != want || write != want) {
-				t.Errorf("Open(%s) with buffer size %d: read %d, write %d", url, want, read, write)
+			if p := redisconn.PipelineBufferSize; got != [4]int{want, want, p, p} {
+				t.Errorf("Open(%s) with buffer size %d: read, write, pipeline read, pipeline write = %v, want %v",
+					url, size, got, [4]int{want, want, p, p})
 			}
 		}
+	}
+}
+
+// A URL's own pipeline buffer sizes are kept.
+func TestPipelineBufferSizesFromTheURL(t *testing.T) {
+	c, err := redisconn.Open("redis://127.0.0.1:6379/0?pipeline_read_buffer_size=65536&pipeline_write_buffer_size=131072")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	o := c.(*redis.Client).Options()
+	if o.PipelineReadBufferSize != 65536 || o.PipelineWriteBufferSize != 131072 {
+		t.Errorf("pipeline buffers %d, %d; want the URL's 65536, 131072", o.PipelineReadBufferSize, o.PipelineWriteBufferSize)
 	}
 }
