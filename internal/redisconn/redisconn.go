@@ -136,9 +136,7 @@ func Open(rawURL string, options ...Option) (redis.UniversalClient, error) {
 			return nil, err
 		}
 		opts.PoolSize = o.poolSize(opts.PoolSize)
-		opts.ReadBufferSize, opts.WriteBufferSize = o.buffers()
-		opts.PipelineReadBufferSize = orDefaultInt(opts.PipelineReadBufferSize, PipelineBufferSize)
-		opts.PipelineWriteBufferSize = orDefaultInt(opts.PipelineWriteBufferSize, PipelineBufferSize)
+		o.size(&opts.ReadBufferSize, &opts.WriteBufferSize, &opts.PipelineReadBufferSize, &opts.PipelineWriteBufferSize)
 		return redis.NewFailoverClient(opts), nil
 	}
 	if u.cluster {
@@ -147,9 +145,7 @@ func Open(rawURL string, options ...Option) (redis.UniversalClient, error) {
 			return nil, err
 		}
 		opts.PoolSize = o.poolSize(opts.PoolSize)
-		opts.ReadBufferSize, opts.WriteBufferSize = o.buffers()
-		opts.PipelineReadBufferSize = orDefaultInt(opts.PipelineReadBufferSize, PipelineBufferSize)
-		opts.PipelineWriteBufferSize = orDefaultInt(opts.PipelineWriteBufferSize, PipelineBufferSize)
+		o.size(&opts.ReadBufferSize, &opts.WriteBufferSize, &opts.PipelineReadBufferSize, &opts.PipelineWriteBufferSize)
 		bound(&opts.ContextTimeoutEnabled, &opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout)
 		opts.Protocol = orDefaultInt(opts.Protocol, Protocol)
 		// Node retries stay off (go-redis' cluster default): the cluster
@@ -163,9 +159,7 @@ func Open(rawURL string, options ...Option) (redis.UniversalClient, error) {
 	}
 	opts.Username, opts.Password = u.username, u.password
 	opts.PoolSize = o.poolSize(opts.PoolSize)
-	opts.ReadBufferSize, opts.WriteBufferSize = o.buffers()
-	opts.PipelineReadBufferSize = orDefaultInt(opts.PipelineReadBufferSize, PipelineBufferSize)
-	opts.PipelineWriteBufferSize = orDefaultInt(opts.PipelineWriteBufferSize, PipelineBufferSize)
+	o.size(&opts.ReadBufferSize, &opts.WriteBufferSize, &opts.PipelineReadBufferSize, &opts.PipelineWriteBufferSize)
 	bound(&opts.ContextTimeoutEnabled, &opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout)
 	opts.MaxRetries = orDefaultInt(opts.MaxRetries, MaxRetries)
 	opts.Protocol = orDefaultInt(opts.Protocol, Protocol)
@@ -190,10 +184,14 @@ func WithMinPoolSize(n int) Option { return func(o *openOptions) { o.minPool = n
 // that wait in blocking reads and carry small replies.
 func WithBufferSize(n int) Option { return func(o *openOptions) { o.bufferSize = n } }
 
-// buffers is the read and write buffer size of the client's connections.
-func (o openOptions) buffers() (read, write int) {
-	n := orDefaultInt(o.bufferSize, BufferSize)
-	return n, n
+// size sets the buffer sizes of a client's options: its connections' by
+// the Option or BufferSize, its pipeline connections' by the URL or
+// PipelineBufferSize.
+func (o openOptions) size(read, write, pipelineRead, pipelineWrite *int) {
+	*read = orDefaultInt(o.bufferSize, BufferSize)
+	*write = *read
+	*pipelineRead = orDefaultInt(*pipelineRead, PipelineBufferSize)
+	*pipelineWrite = orDefaultInt(*pipelineWrite, PipelineBufferSize)
 }
 
 // poolSize is the pool size to set: the configured one (0: go-redis's
