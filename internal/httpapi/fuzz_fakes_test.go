@@ -72,7 +72,7 @@ func (b fuzzBookings) SeatImage(ctx context.Context, id int64) (*reservation.Sea
 		return nil, err
 	}
 	image := reservation.NewSeatImage(s)
-	image.Reset(1, "", "fuzz", []reservation.Seat{{ID: 2, Status: reservation.SeatReserved}})
+	image.Reset(1, "", "fuzz", []reservation.OccupiedSeat{{ID: 2, Status: reservation.SeatReserved}})
 	return image, nil
 }
 

@@ -45,7 +45,7 @@ func (b mapBookings) SeatImage(ctx context.Context, id int64) (*reservation.Seat
 // countedSeats lists no occupied seat, and counts the listings.
 type countedSeats struct{ reads *atomic.Int64 }
 
-func (c countedSeats) OccupiedSeats(context.Context, int64) ([]reservation.Seat, error) {
+func (c countedSeats) OccupiedSeats(context.Context, int64) ([]reservation.OccupiedSeat, error) {
 	c.reads.Add(1)
 	return nil, nil
 }

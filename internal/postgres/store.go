@@ -129,20 +129,24 @@ func (s *Store) ListSchedules(ctx context.Context, before int64, limit int) ([]r
 
 // OccupiedSeats implements reservation.Repository: active reservations and
 // unexpired hold claims, by the database's clock.
-func (s *Store) OccupiedSeats(ctx context.Context, scheduleID int64) ([]reservation.Seat, error) {
+func (s *Store) OccupiedSeats(ctx context.Context, scheduleID int64) ([]reservation.OccupiedSeat, error) {
+	// A flag, not the status's name: a name would be a string allocated
+	// for every row, and a sold-out stadium has 80,000.
 	rows, err := s.pool.Query(ctx, `
-		SELECT seat_id, 'reserved' FROM reservations WHERE schedule_id = $1 AND cancelled_at IS NULL
+		SELECT seat_id, true FROM reservations WHERE schedule_id = $1 AND cancelled_at IS NULL
 		UNION ALL
-		SELECT seat_id, 'held' FROM seat_claims WHERE schedule_id = $1 AND expires_at > now()
+		SELECT seat_id, false FROM seat_claims WHERE schedule_id = $1 AND expires_at > now()
 		ORDER BY 1`, scheduleID)
 	if err != nil {
 		return nil, wrap("select occupied seats", err)
 	}
-	seats, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (reservation.Seat, error) {
-		var seat reservation.Seat
-		var status string
-		err := row.Scan(&seat.ID, &status)
-		seat.Status = reservation.SeatStatus(status)
+	seats, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (reservation.OccupiedSeat, error) {
+		seat := reservation.OccupiedSeat{Status: reservation.SeatHeld}
+		var reserved bool
+		err := row.Scan(&seat.ID, &reserved)
+		if reserved {
+			seat.Status = reservation.SeatReserved
+		}
 		return seat, err
 	})
 	if err != nil {

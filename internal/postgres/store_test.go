@@ -210,7 +210,7 @@ func TestOccupiedSeatsOrdered(t *testing.T) {
 	if err != nil {
 		t.Fatalf("OccupiedSeats: %v", err)
 	}
-	want := []reservation.Seat{
+	want := []reservation.OccupiedSeat{
 		{ID: 1, Status: reservation.SeatReserved}, {ID: 2, Status: reservation.SeatHeld},
 		{ID: 3, Status: reservation.SeatReserved}, {ID: 4, Status: reservation.SeatHeld},
 		{ID: 7, Status: reservation.SeatReserved}, {ID: 10, Status: reservation.SeatReserved},

@@ -47,13 +47,13 @@ func (r *seatClaimRepo) Schedule(_ context.Context, id int64) (reservation.Sched
 	return r.schedule, nil
 }
 
-func (r *seatClaimRepo) OccupiedSeats(context.Context, int64) ([]reservation.Seat, error) {
+func (r *seatClaimRepo) OccupiedSeats(context.Context, int64) ([]reservation.OccupiedSeat, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.reads++
-	var out []reservation.Seat
+	var out []reservation.OccupiedSeat
 	for s := range r.claimed {
-		out = append(out, reservation.Seat{ID: s, Status: reservation.SeatHeld})
+		out = append(out, reservation.OccupiedSeat{ID: s, Status: reservation.SeatHeld})
 	}
 	return out, nil
 }

@@ -207,17 +207,17 @@ func (f *fakeRepo) ListSchedules(ctx context.Context, before int64, limit int) (
 	return list[:min(limit, len(list))], nil
 }
 
-func (f *fakeRepo) OccupiedSeats(ctx context.Context, scheduleID int64) ([]reservation.Seat, error) {
+func (f *fakeRepo) OccupiedSeats(ctx context.Context, scheduleID int64) ([]reservation.OccupiedSeat, error) {
 	if err := f.enter(ctx, "OccupiedSeats"); err != nil {
 		return nil, err
 	}
 	defer f.leave("OccupiedSeats")
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var seats []reservation.Seat
+	var seats []reservation.OccupiedSeat
 	for _, r := range f.res {
 		if r.ScheduleID() == scheduleID && !r.Cancelled() {
-			seats = append(seats, reservation.Seat{ID: r.SeatID(), Status: reservation.SeatReserved})
+			seats = append(seats, reservation.OccupiedSeat{ID: r.SeatID(), Status: reservation.SeatReserved})
 		}
 	}
 	return seats, nil

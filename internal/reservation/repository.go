@@ -36,7 +36,7 @@ type SeatStore interface {
 	// OccupiedSeats lists the seats of a schedule that are reserved or
 	// claimed by an active hold (expiry decided by the store's clock), in
 	// seat order; every other seat is available.
-	OccupiedSeats(ctx context.Context, scheduleID int64) ([]Seat, error)
+	OccupiedSeats(ctx context.Context, scheduleID int64) ([]OccupiedSeat, error)
 	// UnavailableSeats reports which of seatIDs are taken (an active
 	// reservation) or held (an active hold, with its time left), in seat
 	// order.

@@ -89,7 +89,7 @@ func (im *SeatImage) Schedule() Schedule { return im.schedule }
 // available) at version. lastEvent is the id of the last seat event
 // occupied includes ("" when the provider follows no events); stamp, with
 // the version, names the state (Tag).
-func (im *SeatImage) Reset(version int64, lastEvent, stamp string, occupied []Seat) {
+func (im *SeatImage) Reset(version int64, lastEvent, stamp string, occupied []OccupiedSeat) {
 	im.mu.Lock()
 	defer im.mu.Unlock()
 	for i := range im.status {
@@ -250,12 +250,12 @@ type SeatImages interface {
 
 // OccupiedSeatLister is what an image is loaded from (a SeatStore).
 type OccupiedSeatLister interface {
-	OccupiedSeats(ctx context.Context, scheduleID int64) ([]Seat, error)
+	OccupiedSeats(ctx context.Context, scheduleID int64) ([]OccupiedSeat, error)
 }
 
 // replace sets the statuses to occupied (every other seat available),
 // and takes a version more when that changed any of them.
-func (im *SeatImage) replace(occupied []Seat, stamp string) {
+func (im *SeatImage) replace(occupied []OccupiedSeat, stamp string) {
 	next := make([]byte, len(im.status))
 	for i := range next {
 		next[i] = CodeAvailable

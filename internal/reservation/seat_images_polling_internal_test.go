@@ -11,19 +11,19 @@ import (
 // taking delay.
 type changingSeats struct {
 	mu    sync.Mutex
-	seats []Seat
+	seats []OccupiedSeat
 	delay time.Duration
 }
 
-func (c *changingSeats) set(seats ...Seat) {
+func (c *changingSeats) set(seats ...OccupiedSeat) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.seats = seats
 }
 
-func (c *changingSeats) OccupiedSeats(context.Context, int64) ([]Seat, error) {
+func (c *changingSeats) OccupiedSeats(context.Context, int64) ([]OccupiedSeat, error) {
 	c.mu.Lock()
-	seats, delay := append([]Seat(nil), c.seats...), c.delay
+	seats, delay := append([]OccupiedSeat(nil), c.seats...), c.delay
 	c.mu.Unlock()
 	time.Sleep(delay)
 	return seats, nil
@@ -46,7 +46,7 @@ func reservedSeats(t *testing.T, image *SeatImage) []int {
 func TestPolledImageLongUnreadIsListedBeforeItIsServed(t *testing.T) {
 	ctx := context.Background()
 	seats := &changingSeats{}
-	seats.set(Seat{ID: 1, Status: SeatReserved})
+	seats.set(OccupiedSeat{ID: 1, Status: SeatReserved})
 	images := NewPollingSeatImages(seats)
 	schedule := RestoreSchedule(9, "hall", time.Now().Add(time.Hour), 10)
 	first, err := images.SeatImage(ctx, schedule)
@@ -57,7 +57,7 @@ func TestPolledImageLongUnreadIsListedBeforeItIsServed(t *testing.T) {
 		t.Fatalf("first listing shows %v reserved, want [1]", got)
 	}
 
-	seats.set(Seat{ID: 1, Status: SeatReserved}, Seat{ID: 2, Status: SeatReserved}, Seat{ID: 3, Status: SeatReserved})
+	seats.set(OccupiedSeat{ID: 1, Status: SeatReserved}, OccupiedSeat{ID: 2, Status: SeatReserved}, OccupiedSeat{ID: 3, Status: SeatReserved})
 	seats.mu.Lock()
 	seats.delay = 300 * time.Millisecond // an answer that did not wait for the listing shows the old state
 	seats.mu.Unlock()
@@ -81,7 +81,7 @@ func TestPolledImageRecentlyReadIsServedWhileListedAgain(t *testing.T) {
 	if _, err := images.SeatImage(ctx, schedule); err != nil {
 		t.Fatal(err)
 	}
-	seats.set(Seat{ID: 4, Status: SeatReserved})
+	seats.set(OccupiedSeat{ID: 4, Status: SeatReserved})
 	seats.mu.Lock()
 	seats.delay = time.Second
 	seats.mu.Unlock()

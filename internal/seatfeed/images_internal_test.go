@@ -16,18 +16,18 @@ import (
 // listedSeats is a store whose occupied seats the test sets.
 type listedSeats struct {
 	mu    sync.Mutex
-	seats []reservation.Seat
+	seats []reservation.OccupiedSeat
 	reads int
 }
 
-func (l *listedSeats) OccupiedSeats(context.Context, int64) ([]reservation.Seat, error) {
+func (l *listedSeats) OccupiedSeats(context.Context, int64) ([]reservation.OccupiedSeat, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.reads++
-	return append([]reservation.Seat(nil), l.seats...), nil
+	return append([]reservation.OccupiedSeat(nil), l.seats...), nil
 }
 
-func (l *listedSeats) set(seats ...reservation.Seat) {
+func (l *listedSeats) set(seats ...reservation.OccupiedSeat) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.seats = seats
@@ -47,7 +47,7 @@ func TestImageFollowsTheFeedAndReloadsAfterAGap(t *testing.T) {
 	feed := New(lockenv.Redis(t), Config{Block: 100 * time.Millisecond})
 	t.Cleanup(feed.Close)
 	store := &listedSeats{}
-	store.set(reservation.Seat{ID: 1, Status: reservation.SeatReserved})
+	store.set(reservation.OccupiedSeat{ID: 1, Status: reservation.SeatReserved})
 	images := NewImages(feed, store, ImagesConfig{})
 	t.Cleanup(images.Close)
 	ctx := context.Background()
@@ -80,7 +80,7 @@ func TestImageFollowsTheFeedAndReloadsAfterAGap(t *testing.T) {
 
 	// A change the events never carry, then a gap: the hub ends the
 	// image's subscription as it ends a subscriber that fell behind.
-	store.set(reservation.Seat{ID: 1, Status: reservation.SeatReserved}, reservation.Seat{ID: 3, Status: reservation.SeatHeld}, reservation.Seat{ID: 5, Status: reservation.SeatReserved})
+	store.set(reservation.OccupiedSeat{ID: 1, Status: reservation.SeatReserved}, reservation.OccupiedSeat{ID: 3, Status: reservation.SeatHeld}, reservation.OccupiedSeat{ID: 5, Status: reservation.SeatReserved})
 	images.mu.Lock()
 	sub := images.kept[id].sub
 	images.mu.Unlock()
@@ -132,7 +132,7 @@ func TestImageWhoseCountDiffersIsLoadedAgain(t *testing.T) {
 	if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: StreamKey(id), Values: []any{"seat", "x", "status", "bogus"}}).Err(); err != nil {
 		t.Fatal(err)
 	}
-	store.set(reservation.Seat{ID: 4, Status: reservation.SeatReserved}) // a change only a load shows
+	store.set(reservation.OccupiedSeat{ID: 4, Status: reservation.SeatReserved}) // a change only a load shows
 	if err := feed.SeatsChanged(ctx, id, []reservation.Seat{{ID: 2, Status: "held"}}); err != nil {
 		t.Fatal(err)
 	}
