@@ -63,6 +63,18 @@ func TestSeatMapRendersOncePerState(t *testing.T) {
 	if unzipped, _ := io.ReadAll(zr); !bytes.Equal(unzipped, plainBody) {
 		t.Errorf("gunzipped %s, want %s", unzipped, plainBody)
 	}
+	// The full form is compressed as it is rendered, not from a whole body.
+	_, fullBody := get("", nil)
+	fullZipped, fullZippedBody := get("", map[string]string{"Accept-Encoding": "gzip"})
+	if fullZipped.Header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("full form, gzip: Content-Encoding %q", fullZipped.Header.Get("Content-Encoding"))
+	}
+	if zr, err = gzip.NewReader(bytes.NewReader(fullZippedBody)); err != nil {
+		t.Fatal(err)
+	}
+	if unzipped, _ := io.ReadAll(zr); !bytes.Equal(unzipped, fullBody) || !strings.Contains(string(fullBody), `"seatId":1,`) {
+		t.Errorf("full form: gunzipped %s, want %s", unzipped, fullBody)
+	}
 	if refused, _ := get("?form=compact", map[string]string{"Accept-Encoding": "gzip;q=0"}); refused.Header.Get("Content-Encoding") != "" {
 		t.Error("gzip;q=0 got gzip")
 	}

@@ -1,6 +1,7 @@
 package seatstream
 
 import (
+	"io"
 	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -56,6 +57,34 @@ func appendString(b []byte, s string) []byte {
 // a row's seats that do not change from seat to seat are written once a
 // row, so a stadium's map costs no allocation per seat.
 func AppendSeatMap(b []byte, scheduleID int64, layout reservation.Layout, status []byte) []byte {
+	return appendSeatMap(b, scheduleID, layout, status, nil)
+}
+
+// seatMapChunk is how much of a full seat map WriteSeatMap holds before
+// it writes: some rows of a stadium's 2,000.
+const seatMapChunk = 32 << 10
+
+// WriteSeatMap writes what AppendSeatMap appends to w, some rows at a
+// time through one buffer of about seatMapChunk bytes, instead of the
+// whole map at once (about 100 bytes a seat: 8 MB for a stadium).
+func WriteSeatMap(w io.Writer, scheduleID int64, layout reservation.Layout, status []byte) error {
+	var err error
+	b := appendSeatMap(make([]byte, 0, seatMapChunk+1024), scheduleID, layout, status, func(b []byte) []byte {
+		if err == nil {
+			_, err = w.Write(b)
+		}
+		return b[:0]
+	})
+	if err == nil {
+		_, err = w.Write(b)
+	}
+	return err
+}
+
+// appendSeatMap is AppendSeatMap; when flush is not nil, it is handed
+// what is appended so far at the end of a row once that is seatMapChunk
+// bytes or more, and appending goes on to what it returns.
+func appendSeatMap(b []byte, scheduleID int64, layout reservation.Layout, status []byte, flush func([]byte) []byte) []byte {
 	b = append(b, `{"scheduleId":`...)
 	b = strconv.AppendInt(b, scheduleID, 10)
 	b = append(b, `,"seats":[`...)
@@ -93,6 +122,9 @@ func AppendSeatMap(b []byte, scheduleID int64, layout reservation.Layout, status
 			b = strconv.AppendInt(b, int64(n), 10)
 			b = append(b, category...)
 			b = append(b, '}')
+		}
+		if flush != nil && len(b) >= seatMapChunk {
+			b = flush(b)
 		}
 	}
 	return append(b, "]}"...)

@@ -1,7 +1,9 @@
 package seatstream_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -174,4 +176,61 @@ func BenchmarkCompactSeatMap(b *testing.B) {
 		buf = seatstream.AppendCompactSeatMap(buf[:0], 7, 1, layout, status)
 	}
 	b.ReportMetric(float64(len(buf)), "bytes/map")
+}
+
+// chunks records what is written to it, and fails every write from the
+// failAt-th on (never when failAt is 0).
+type chunks struct {
+	writes [][]byte
+	failAt int
+}
+
+var errWriteFailed = errors.New("write failed")
+
+func (c *chunks) Write(p []byte) (int, error) {
+	c.writes = append(c.writes, bytes.Clone(p))
+	if c.failAt > 0 && len(c.writes) >= c.failAt {
+		return 0, errWriteFailed
+	}
+	return len(p), nil
+}
+
+// Written a few rows at a time, a stadium's map is the same bytes as
+// appended at once, and no write holds much more than a chunk.
+func TestWrittenSeatMapIsTheAppendedOne(t *testing.T) {
+	cases := layouts(t)
+	cases["stadium"] = stadium(t)
+	for name, layout := range cases {
+		t.Run(name, func(t *testing.T) {
+			status := statusesOf(layout)
+			var w chunks
+			if err := seatstream.WriteSeatMap(&w, 7, layout, status); err != nil {
+				t.Fatal(err)
+			}
+			want := seatstream.AppendSeatMap(nil, 7, layout, status)
+			if got := bytes.Join(w.writes, nil); !bytes.Equal(got, want) {
+				t.Fatalf("written %d bytes, appended %d: they differ", len(got), len(want))
+			}
+			for i, p := range w.writes {
+				if len(p) > 64<<10 {
+					t.Fatalf("write %d of %d holds %d bytes", i+1, len(w.writes), len(p))
+				}
+			}
+			if name == "stadium" && len(w.writes) < 100 {
+				t.Fatalf("a map of %d bytes went out in %d writes", len(want), len(w.writes))
+			}
+		})
+	}
+}
+
+// The first write that fails ends the writing, and its error is returned.
+func TestWrittenSeatMapStopsAtAFailedWrite(t *testing.T) {
+	w := chunks{failAt: 3}
+	err := seatstream.WriteSeatMap(&w, 7, stadium(t), statusesOf(stadium(t)))
+	if !errors.Is(err, errWriteFailed) {
+		t.Fatalf("err = %v, want %v", err, errWriteFailed)
+	}
+	if len(w.writes) != 3 {
+		t.Fatalf("%d writes, want 3: none after the one that failed", len(w.writes))
+	}
 }
