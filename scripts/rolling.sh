@@ -77,7 +77,7 @@ sleep 2
 bash "$here/cluster.sh" roll "$dir" 2>>"$dir/roll.log"
 status=0
 wait "$page" || status=$?
-jq -r '"the page through HAProxy, 3 instances restarted: \(.bookings) bookings made meanwhile, \(.retries) retried; the page agreed with the seat map \(.agreeSeconds) s after the last; its stream opened \(.stream.opens) times, \(.stream.snapshots) snapshot; \(if .pass then "PASS" else "FAIL: " + .reason end)"' \
+jq -r '"the page through HAProxy, 3 instances restarted: \(.bookings) bookings made meanwhile, \(.retries) retried; the seat map showed the last \(.mapSeconds) s after it was answered, the page \(.agreeSeconds) s after; its stream opened \(.stream.opens) times, \(.stream.snapshots) snapshot; \(if .pass then "PASS" else "FAIL: " + .reason end)"' \
 	"$dir/page.json" >&2 || true
 [ "$status" -eq 0 ] || { cat "$dir/page.err" >&2; log "the page failed through HAProxy (see $dir/page.json)"; exit 1; }
 
