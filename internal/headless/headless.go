@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -25,6 +26,9 @@ func Find() (string, error) {
 	return "", errors.New("no Chromium: install Debian's chromium (bash scripts/devenv.sh browser; make test does) or set CHROMIUM")
 }
 
+// startTimeout bounds how long Chromium may take to start.
+const startTimeout = time.Minute
+
 // NewTab returns a tab of a headless Chromium at path, not yet started
 // (the first chromedp.Run on it starts the browser, which then lives as
 // long as that Run's context), and a func that quits the browser. The
@@ -40,6 +44,10 @@ func NewTab(ctx context.Context, path string) (tab context.Context, quit func())
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-quic", true),
 		chromedp.WindowSize(1200, 900),
+		// chromedp waits 20 s for the browser to say where it listens;
+		// with both cores running tests under -race, Chromium's start
+		// took longer once.
+		chromedp.WSURLReadTimeout(startTimeout),
 	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	tab, cancelTab := chromedp.NewContext(allocCtx)
