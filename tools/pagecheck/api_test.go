@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 )
 
 // A booking whose first attempts meet a 503 and a key still in use is
@@ -42,5 +45,42 @@ func TestReserveRetriesWithTheSameKey(t *testing.T) {
 	}
 	if err := svc.reserve(context.Background(), "token", 1, 8); err == nil || len(keys) != 4 {
 		t.Fatalf("seat_taken: error %v after %d requests, want an error after one more", err, len(keys))
+	}
+}
+
+// lagging serves a seat map of seats 1–3 in which seat 2 (booked) shows
+// held for the first lag reads: an instance the booking's event has not
+// reached yet.
+func lagging(t *testing.T, lag int) (*api, *int) {
+	reads := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reads++
+		second := "reserved"
+		if reads <= lag {
+			second = "held"
+		}
+		fmt.Fprintf(w, `{"seats":[{"seatId":1,"status":"available","label":"A1","row":"A"},`+
+			`{"seatId":2,"status":%q,"label":"A2","row":"A"},{"seatId":3,"status":"available","label":"A3","row":"A"}]}`, second)
+	}))
+	t.Cleanup(srv.Close)
+	return newAPI(srv.URL), &reads
+}
+
+// The seat map is read again until it shows every booking.
+func TestSeatMapReadUntilItShowsTheBookings(t *testing.T) {
+	svc, reads := lagging(t, 3)
+	got, err := settledSeatMap(context.Background(), svc, 1, []int{2}, nil, 10*time.Second)
+	if err != nil || got[2].Status != "reserved" || *reads != 4 {
+		t.Fatalf("seat 2 %q after %d reads, %v; want reserved after 4", got[2].Status, *reads, err)
+	}
+}
+
+// A map that never shows a booking fails, saying which seat, once settle
+// is up.
+func TestSeatMapThatNeverShowsABookingFails(t *testing.T) {
+	svc, reads := lagging(t, 1<<30)
+	_, err := settledSeatMap(context.Background(), svc, 1, []int{2}, nil, 200*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "seat 2 (A2) is held, want reserved (still, 200ms after") {
+		t.Fatalf("after %d reads: %v; want seat 2 held, want reserved, still after 200ms", *reads, err)
 	}
 }
