@@ -52,7 +52,19 @@ func newExporter(ctx context.Context) (sdktrace.SpanExporter, error) {
 type wireExporter struct {
 	client otlptrace.Client
 	stop   sync.Once
+
+	// encoded is the last batch's encoding, whose array the next batch
+	// reuses (up to keptEncoding): made anew for each batch, it was the
+	// second biggest part of what tracing allocated. The SDK's clients
+	// have marshalled the request when UploadTraces returns; mu keeps two
+	// exports from writing it at once (the batch processor exports one
+	// batch at a time, other processors may not).
+	mu      sync.Mutex
+	encoded []byte
 }
+
+// keptEncoding bounds the encoding an exporter keeps between batches.
+const keptEncoding = 4 << 20
 
 func newWireExporter(ctx context.Context, client otlptrace.Client) (*wireExporter, error) {
 	if err := client.Start(ctx); err != nil {
@@ -62,7 +74,12 @@ func newWireExporter(ctx context.Context, client otlptrace.Client) (*wireExporte
 }
 
 func (e *wireExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
-	batch := resourceSpans(spans)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	batch, encoded := resourceSpans(e.encoded, spans)
+	if cap(encoded) <= keptEncoding {
+		e.encoded = encoded
+	}
 	if len(batch) == 0 {
 		return nil
 	}

@@ -48,16 +48,18 @@ func (l *tracedLocker) Acquire(ctx context.Context, key string, opts lock.Option
 	if !recording(ctx) {
 		return l.inner.Acquire(ctx, key, opts)
 	}
-	ctx, span := l.tracer.Start(ctx, SpanAcquire, trace.WithAttributes(AttrLockKey.String(key),
-		AttrLockTTLMS.Int64(opts.TTL.Milliseconds()), AttrLockMaxWaitMS.Int64(opts.Wait.Milliseconds())))
+	ctx, span := l.tracer.Start(ctx, SpanAcquire)
 	defer span.End()
+	attrs := gather()
+	defer attrs.setOn(span)
+	attrs.add(AttrLockKey.String(key), AttrLockTTLMS.Int64(opts.TTL.Milliseconds()), AttrLockMaxWaitMS.Int64(opts.Wait.Milliseconds()))
 	start := time.Now()
 	lease, err := l.inner.Acquire(ctx, key, opts)
-	endAcquire(span, opts.Wait, time.Since(start), err)
+	endAcquire(span, attrs, opts.Wait, time.Since(start), err)
 	if err != nil {
 		return nil, err
 	}
-	span.SetAttributes(AttrLockFence.Int64(lease.Fence()))
+	attrs.add(AttrLockFence.Int64(lease.Fence()))
 	return wrapLease(lease, l.tracer), nil
 }
 
@@ -65,22 +67,24 @@ func (l *tracedLocker) AcquireAll(ctx context.Context, keys []string, opts lock.
 	if !recording(ctx) {
 		return l.inner.AcquireAll(ctx, keys, opts)
 	}
-	ctx, span := l.tracer.Start(ctx, SpanAcquire, trace.WithAttributes(AttrLockKeys.StringSlice(keys),
-		AttrLockTTLMS.Int64(opts.TTL.Milliseconds()), AttrLockMaxWaitMS.Int64(opts.Wait.Milliseconds())))
+	ctx, span := l.tracer.Start(ctx, SpanAcquire)
 	defer span.End()
+	attrs := gather()
+	defer attrs.setOn(span)
+	attrs.add(AttrLockKeys.StringSlice(keys), AttrLockTTLMS.Int64(opts.TTL.Milliseconds()), AttrLockMaxWaitMS.Int64(opts.Wait.Milliseconds()))
 	start := time.Now()
 	lease, err := l.inner.AcquireAll(ctx, keys, opts)
-	endAcquire(span, opts.Wait, time.Since(start), err)
+	endAcquire(span, attrs, opts.Wait, time.Since(start), err)
 	if err != nil {
 		return nil, err
 	}
-	span.SetAttributes(AttrLockFences.Int64Slice(lease.Fences()))
+	attrs.add(AttrLockFences.Int64Slice(lease.Fences()))
 	return &tracedMultiLease{MultiLease: lease, tracer: l.tracer}, nil
 }
 
 // endAcquire records an Acquire's outcome, as the lock metrics name it.
 // Held and sealed are answers, not failures: only an error marks the span.
-func endAcquire(span trace.Span, wait, took time.Duration, err error) {
+func endAcquire(span trace.Span, attrs *gathered, wait, took time.Duration, err error) {
 	var waited time.Duration
 	if wait > 0 {
 		waited = took
@@ -97,8 +101,7 @@ func endAcquire(span trace.Span, wait, took time.Duration, err error) {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, "lock acquisition failed")
 	}
-	span.SetAttributes(AttrLockOutcome.String(string(outcome)),
-		AttrLockWaitedMS.Float64(float64(waited.Microseconds())/1000))
+	attrs.add(AttrLockOutcome.String(string(outcome)), AttrLockWaitedMS.Float64(float64(waited.Microseconds())/1000))
 }
 
 // wrapLease keeps the capability of lease (lock.Sealer), which the use
@@ -117,19 +120,21 @@ type tracedLease struct {
 }
 
 func (l *tracedLease) Release(ctx context.Context) error {
-	ctx, span := l.tracer.Start(ctx, SpanRelease, l.attributes())
-	defer span.End()
-	return endLease(span, l.Lease.Release(ctx))
-}
-
-func (l *tracedLease) attributes() trace.SpanStartOption {
-	return trace.WithAttributes(AttrLockKey.String(l.Key()), AttrLockFence.Int64(l.Fence()))
+	return l.end(ctx, SpanRelease, l.Lease.Release)
 }
 
 func (l *tracedLease) seal(ctx context.Context, seal func(context.Context) error) error {
-	ctx, span := l.tracer.Start(ctx, SpanSeal, l.attributes())
+	return l.end(ctx, SpanSeal, seal)
+}
+
+// end makes the span name of ending the lease with do.
+func (l *tracedLease) end(ctx context.Context, name string, do func(context.Context) error) error {
+	ctx, span := l.tracer.Start(ctx, name)
 	defer span.End()
-	return endLease(span, seal(ctx))
+	attrs := gather()
+	defer attrs.setOn(span)
+	attrs.add(AttrLockKey.String(l.Key()), AttrLockFence.Int64(l.Fence()))
+	return endLease(span, attrs, do(ctx))
 }
 
 type tracedSealingLease struct {
@@ -151,15 +156,17 @@ type tracedMultiLease struct {
 }
 
 func (l *tracedMultiLease) Release(ctx context.Context) error {
-	ctx, span := l.tracer.Start(ctx, SpanRelease,
-		trace.WithAttributes(AttrLockKeys.StringSlice(l.Keys()), AttrLockFences.Int64Slice(l.Fences())))
+	ctx, span := l.tracer.Start(ctx, SpanRelease)
 	defer span.End()
-	return endLease(span, l.MultiLease.Release(ctx))
+	attrs := gather()
+	defer attrs.setOn(span)
+	attrs.add(AttrLockKeys.StringSlice(l.Keys()), AttrLockFences.Int64Slice(l.Fences()))
+	return endLease(span, attrs, l.MultiLease.Release(ctx))
 }
 
 // endLease records how a lease ended: "done", "not_held" (it had expired
 // or been taken: the work outlived its TTL) or "error".
-func endLease(span trace.Span, err error) error {
+func endLease(span trace.Span, attrs *gathered, err error) error {
 	outcome := "done"
 	switch {
 	case err == nil:
@@ -170,6 +177,6 @@ func endLease(span trace.Span, err error) error {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, "ending the lease failed")
 	}
-	span.SetAttributes(AttrLockOutcome.String(outcome))
+	attrs.add(AttrLockOutcome.String(outcome))
 	return err
 }

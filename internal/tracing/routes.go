@@ -21,17 +21,21 @@ func RouteNames(next http.Handler) http.Handler {
 		if !span.IsRecording() {
 			return
 		}
-		if id := w.Header().Get("X-Request-Id"); id != "" {
-			span.SetAttributes(AttrRequestID.String(id))
+		var pattern string
+		if rc := chi.RouteContext(r.Context()); rc != nil {
+			pattern = rc.RoutePattern()
 		}
-		rc := chi.RouteContext(r.Context())
-		if rc == nil {
-			return
-		}
-		if pattern := rc.RoutePattern(); pattern != "" {
+		if pattern != "" {
 			span.SetName(r.Method + " " + pattern)
-			span.SetAttributes(attribute.String("http.route", pattern))
 		}
+		attrs := gather()
+		if id := w.Header().Get("X-Request-Id"); id != "" {
+			attrs.add(AttrRequestID.String(id))
+		}
+		if pattern != "" {
+			attrs.add(attribute.String("http.route", pattern))
+		}
+		attrs.setOn(span)
 	})
 }
 

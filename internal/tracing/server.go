@@ -75,7 +75,9 @@ func (s *serverSpans) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer span.End()
-	span.SetAttributes(requestAttributes(r)...)
+	attrs := gather()
+	defer attrs.setOn(span)
+	attrs.kvs = appendRequestAttributes(attrs.kvs, r)
 
 	body := &countingBody{ReadCloser: r.Body}
 	if r.Body != nil && r.Body != http.NoBody {
@@ -89,7 +91,7 @@ func (s *serverSpans) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.next.ServeHTTP(answer.wrap(w), r.WithContext(ctx))
 
 	span.SetStatus(serverStatus(answer.status))
-	span.SetAttributes(responseAttributes(body.read, answer.written, answer.status)...)
+	attrs.kvs = appendResponseAttributes(attrs.kvs, body.read, answer.written, answer.status)
 }
 
 func (s *serverSpans) carriesContext(h http.Header) bool {

@@ -28,17 +28,16 @@ var knownMethods = map[string]attribute.KeyValue{
 	http.MethodTrace:   semconv.HTTPRequestMethodTrace,
 }
 
-// requestAttributes are a sampled request's: server address and port
-// (the Host header's; the port only when not the scheme's default),
-// method (_OTHER and the original for an unknown one), scheme, peer
-// address and port, user agent, client address (the first of
+// appendRequestAttributes appends a sampled request's: server address
+// and port (the Host header's; the port only when not the scheme's
+// default), method (_OTHER and the original for an unknown one), scheme,
+// peer address and port, user agent, client address (the first of
 // X-Forwarded-For, else the peer), path and protocol.
-func requestAttributes(r *http.Request) []attribute.KeyValue {
+func appendRequestAttributes(attrs []attribute.KeyValue, r *http.Request) []attribute.KeyValue {
 	https := r.TLS != nil
 	host, port := splitHostPort(r.Host)
-	attrs := make([]attribute.KeyValue, 0, 13)
 	attrs = append(attrs, semconv.ServerAddress(host))
-	attrs = append(attrs, methodAttributes(r.Method)...)
+	attrs = appendMethodAttributes(attrs, r.Method)
 	if https {
 		attrs = append(attrs, semconv.URLScheme("https"))
 	} else {
@@ -77,17 +76,17 @@ func requestAttributes(r *http.Request) []attribute.KeyValue {
 	return attrs
 }
 
-func methodAttributes(method string) []attribute.KeyValue {
+func appendMethodAttributes(attrs []attribute.KeyValue, method string) []attribute.KeyValue {
 	if method == "" {
-		return []attribute.KeyValue{semconv.HTTPRequestMethodOther}
+		return append(attrs, semconv.HTTPRequestMethodOther)
 	}
 	if known, ok := knownMethods[method]; ok {
-		return []attribute.KeyValue{known}
+		return append(attrs, known)
 	}
 	if known, ok := knownMethods[strings.ToUpper(method)]; ok {
-		return []attribute.KeyValue{known, semconv.HTTPRequestMethodOriginal(method)}
+		return append(attrs, known, semconv.HTTPRequestMethodOriginal(method))
 	}
-	return []attribute.KeyValue{semconv.HTTPRequestMethodOther, semconv.HTTPRequestMethodOriginal(method)}
+	return append(attrs, semconv.HTTPRequestMethodOther, semconv.HTTPRequestMethodOriginal(method))
 }
 
 // splitHostPort splits "host", "host:port", "[v6]" or "[v6]:port"; port
@@ -110,10 +109,9 @@ func splitHostPort(hostport string) (host string, port int) {
 	return host, int(n)
 }
 
-// responseAttributes are the sizes of the request's body (as read by
-// the handler) and of the answer's, when not zero, and the status.
-func responseAttributes(read, written int64, status int) []attribute.KeyValue {
-	attrs := make([]attribute.KeyValue, 0, 3)
+// appendResponseAttributes appends the sizes of the request's body (as
+// read by the handler) and of the answer's, when not zero, and the status.
+func appendResponseAttributes(attrs []attribute.KeyValue, read, written int64, status int) []attribute.KeyValue {
 	if read > 0 {
 		attrs = append(attrs, semconv.HTTPRequestBodySize(int(read)))
 	}

@@ -96,7 +96,9 @@ const (
 // held as the message's unknown fields. proto.Marshal writes unknown
 // fields as they are, so the SDK's OTLP clients (HTTP and gRPC) send
 // these bytes unchanged, inside the ExportTraceServiceRequest they make.
-func resourceSpans(spans []sdktrace.ReadOnlySpan) []*tracepb.ResourceSpans {
+// The encoding is appended to buf[:0], which it returns too, grown, for
+// the next batch: the messages hold parts of it until they are marshalled.
+func resourceSpans(buf []byte, spans []sdktrace.ReadOnlySpan) ([]*tracepb.ResourceSpans, []byte) {
 	type scopeGroup struct {
 		scope instrumentation.Scope
 		spans []sdktrace.ReadOnlySpan
@@ -128,9 +130,15 @@ func resourceSpans(spans []sdktrace.ReadOnlySpan) []*tracepb.ResourceSpans {
 		g.scopes[i].spans = append(g.scopes[i].spans, s)
 	}
 	out := make([]*tracepb.ResourceSpans, 0, len(groups))
-	for _, g := range groups {
+	b := buf[:0]
+	if b == nil {
 		// About 600 bytes a span: one growth or none for most batches.
-		b := make([]byte, 0, 600*len(spans)/len(groups)+256)
+		b = make([]byte, 0, 600*len(spans)+256)
+	}
+	for _, g := range groups {
+		// Each resource's message is its part of b: a part stays where it
+		// was written when a later one grows b into a new array.
+		first := len(b)
 		if g.resource != nil {
 			var at int
 			b, at = openField(b, resourceSpansResource)
@@ -153,10 +161,10 @@ func resourceSpans(spans []sdktrace.ReadOnlySpan) []*tracepb.ResourceSpans {
 			b = appendString(b, resourceSpansSchemaURL, g.resource.SchemaURL())
 		}
 		rs := &tracepb.ResourceSpans{}
-		rs.ProtoReflect().SetUnknown(protoreflect.RawFields(b))
+		rs.ProtoReflect().SetUnknown(protoreflect.RawFields(b[first:len(b):len(b)]))
 		out = append(out, rs)
 	}
-	return out
+	return out, b
 }
 
 func appendScope(b []byte, scope instrumentation.Scope) []byte {

@@ -3,8 +3,10 @@ package tracing
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -28,8 +30,16 @@ type capturing struct{ uploaded [][]*tracepb.ResourceSpans }
 
 func (c *capturing) Start(context.Context) error { return nil }
 func (c *capturing) Stop(context.Context) error  { return nil }
+
+// UploadTraces keeps copies: the wire exporter writes its next batch over
+// the bytes of the last, as the SDK's clients allow, which marshal the
+// request before they return.
 func (c *capturing) UploadTraces(_ context.Context, rs []*tracepb.ResourceSpans) error {
-	c.uploaded = append(c.uploaded, rs)
+	kept := make([]*tracepb.ResourceSpans, len(rs))
+	for i, r := range rs {
+		kept[i] = proto.Clone(r).(*tracepb.ResourceSpans)
+	}
+	c.uploaded = append(c.uploaded, kept)
 	return nil
 }
 
@@ -94,6 +104,55 @@ func TestWireMatchesTheSDK(t *testing.T) {
 	if err := wireExporter.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestWireReusesItsEncoding: an exporter writes each batch over the array
+// of the last, and a batch bigger than its estimate grows it in the middle
+// of a resource; every request is still the SDK exporter's.
+func TestWireReusesItsEncoding(t *testing.T) {
+	ctx := context.Background()
+	var sdk, ours capturing
+	sdkExporter, err := otlptrace.New(ctx, &sdk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wireExporter, err := newWireExporter(ctx, &ours)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := serverSpanBatch(3)
+	for _, batch := range [][]sdktrace.ReadOnlySpan{small, bigSpans(6, 2000), small, bigSpans(9, 5000), bigSpans(2, 100)} {
+		if err := sdkExporter.ExportSpans(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		if err := wireExporter.ExportSpans(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(ours.uploaded) != len(sdk.uploaded) {
+		t.Fatalf("%d uploads, the SDK's exporter %d", len(ours.uploaded), len(sdk.uploaded))
+	}
+	for i := range sdk.uploaded {
+		if want, got := request(t, sdk.uploaded[i]), request(t, ours.uploaded[i]); !proto.Equal(got, want) {
+			t.Errorf("batch %d: the request decodes to\n%s\nthe SDK's exporter sends\n%s", i, prototext.Format(got), prototext.Format(want))
+		}
+	}
+}
+
+// bigSpans is n spans of three resources in turn, each with an attribute
+// of size bytes.
+func bigSpans(n, size int) []sdktrace.ReadOnlySpan {
+	stubs := make(tracetest.SpanStubs, n)
+	for i := range stubs {
+		stubs[i] = tracetest.SpanStub{
+			Name: fmt.Sprintf("span %d", i),
+			SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{byte(i), 1},
+				SpanID: trace.SpanID{byte(i), 2}, TraceFlags: trace.FlagsSampled}),
+			Resource:   resource.NewSchemaless(attribute.Int("resource", i%3)),
+			Attributes: []attribute.KeyValue{attribute.String("big", strings.Repeat(string(rune('a'+i)), size))},
+		}
+	}
+	return stubs.Snapshots()
 }
 
 func wireSpans(t *testing.T) []sdktrace.ReadOnlySpan {
@@ -173,11 +232,6 @@ func wireSpans(t *testing.T) []sdktrace.ReadOnlySpan {
 func BenchmarkExportEncoding(b *testing.B) {
 	ctx := context.Background()
 	spans := serverSpanBatch(512)
-	marshal := func(rs []*tracepb.ResourceSpans) {
-		if _, err := proto.Marshal(&coltracepb.ExportTraceServiceRequest{ResourceSpans: rs}); err != nil {
-			b.Fatal(err)
-		}
-	}
 	for _, exporter := range []struct {
 		name string
 		new  func(otlptrace.Client) (sdktrace.SpanExporter, error)
@@ -186,19 +240,30 @@ func BenchmarkExportEncoding(b *testing.B) {
 		{"wire", func(c otlptrace.Client) (sdktrace.SpanExporter, error) { return newWireExporter(ctx, c) }},
 	} {
 		b.Run(exporter.name, func(b *testing.B) {
-			var c capturing
-			e, err := exporter.new(&c)
+			e, err := exporter.new(marshalling{})
 			if err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				c.uploaded = c.uploaded[:0]
-				_ = e.ExportSpans(ctx, spans)
-				marshal(c.uploaded[0])
+				if err := e.ExportSpans(ctx, spans); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}
+}
+
+// marshalling is an OTLP client that marshals the request, as the SDK's
+// clients do before they send it, and sends nothing.
+type marshalling struct{}
+
+func (marshalling) Start(context.Context) error { return nil }
+func (marshalling) Stop(context.Context) error  { return nil }
+
+func (marshalling) UploadTraces(_ context.Context, rs []*tracepb.ResourceSpans) error {
+	_, err := proto.Marshal(&coltracepb.ExportTraceServiceRequest{ResourceSpans: rs})
+	return err
 }
 
 // serverSpanBatch is n spans like the service's server spans on the hot
