@@ -127,7 +127,8 @@ func (l *tracedLease) seal(ctx context.Context, seal func(context.Context) error
 	return l.end(ctx, SpanSeal, seal)
 }
 
-// end makes the span name of ending the lease with do.
+// end makes the span called name around do, which ends the lease (seals
+// or releases it).
 func (l *tracedLease) end(ctx context.Context, name string, do func(context.Context) error) error {
 	ctx, span := l.tracer.Start(ctx, name)
 	defer span.End()
