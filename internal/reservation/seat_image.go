@@ -101,6 +101,19 @@ func (im *SeatImage) Reset(version int64, lastEvent, stamp string, occupied []Oc
 		}
 	}
 	im.version, im.lastEvent, im.stamp = version, lastEvent, stamp
+	im.settleExpected()
+}
+
+// settleExpected drops the expected changes the statuses show already: a
+// reload that holds a change holds its event, and the changes after it
+// come as events, which the expectation, shown over them, would hide until
+// it expired. im.mu must be held.
+func (im *SeatImage) settleExpected() {
+	for seat, e := range im.expected {
+		if im.status[seat-1] == e.code {
+			delete(im.expected, seat)
+		}
+	}
 }
 
 // SeatEvent is one change an image takes in: seat SeatID became Status,
@@ -272,6 +285,7 @@ func (im *SeatImage) replace(occupied []OccupiedSeat, stamp string) {
 		im.version++
 	}
 	im.stamp = stamp
+	im.settleExpected()
 }
 
 // expect shows seats of schedule with status on this instance's image of

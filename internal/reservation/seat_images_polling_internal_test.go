@@ -105,3 +105,20 @@ func TestPolledImageRecentlyReadIsServedWhileListedAgain(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A polled listing that holds a change this instance expected ends the
+// expectation: the next listing's status for the seat shows, not the
+// expected one over it until it expires.
+func TestPolledImageShowsTheListingAfterAnExpectedChange(t *testing.T) {
+	schedule, err := NewSchedule("Hamlet", time.Now().Add(time.Hour), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	image := NewSeatImage(schedule)
+	image.Expect([]int{2}, SeatHeld)
+	image.replace([]OccupiedSeat{{ID: 2, Status: SeatHeld}}, "a")
+	image.replace([]OccupiedSeat{{ID: 2, Status: SeatReserved}}, "b")
+	if got := reservedSeats(t, image); len(got) != 1 || got[0] != 2 {
+		t.Errorf("reserved seats %v after the listing that has seat 2 reserved, want [2]", got)
+	}
+}
