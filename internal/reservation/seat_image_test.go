@@ -14,12 +14,7 @@ import (
 // another instance.
 func TestReloadedImageShowsTheChangesAfterAnExpectedOne(t *testing.T) {
 	t.Parallel()
-	schedule, err := reservation.NewSchedule("Hamlet", time.Now().Add(time.Hour), 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	image := reservation.NewSeatImage(schedule)
-	image.Expect([]int{2}, reservation.SeatHeld)
+	image := imageExpectingAHold(t)
 	image.Reset(1, "1-0", "1-0", []reservation.OccupiedSeat{{ID: 2, Status: reservation.SeatHeld}})
 	image.Apply([]reservation.SeatEvent{{ID: "2-0", SeatID: 2, Status: reservation.SeatReserved}}, "2-0")
 
@@ -36,12 +31,7 @@ func TestReloadedImageShowsTheChangesAfterAnExpectedOne(t *testing.T) {
 // before it was committed) keeps showing it until its event comes.
 func TestReloadedImageKeepsAnExpectedChangeItDoesNotHoldYet(t *testing.T) {
 	t.Parallel()
-	schedule, err := reservation.NewSchedule("Hamlet", time.Now().Add(time.Hour), 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	image := reservation.NewSeatImage(schedule)
-	image.Expect([]int{2}, reservation.SeatHeld)
+	image := imageExpectingAHold(t)
 	image.Reset(0, "", "0", nil)
 	if got := string(image.State().Status); got != "aha" {
 		t.Errorf("seats %q after a reload without the hold, want %q (seat 2 held, as expected)", got, "aha")
@@ -50,4 +40,17 @@ func TestReloadedImageKeepsAnExpectedChangeItDoesNotHoldYet(t *testing.T) {
 	if state := image.State(); string(state.Status) != "aha" || state.Tag != "1.1-0" {
 		t.Errorf("after the hold's event: seats %q, tag %q; want aha and 1.1-0", state.Status, state.Tag)
 	}
+}
+
+// imageExpectingAHold is a three-seat image that shows seat 2 held, a
+// change this instance made whose event has not come yet.
+func imageExpectingAHold(t *testing.T) *reservation.SeatImage {
+	t.Helper()
+	schedule, err := reservation.NewSchedule("Hamlet", time.Now().Add(time.Hour), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	image := reservation.NewSeatImage(schedule)
+	image.Expect([]int{2}, reservation.SeatHeld)
+	return image
 }
