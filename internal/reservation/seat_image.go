@@ -92,16 +92,22 @@ func (im *SeatImage) Schedule() Schedule { return im.schedule }
 func (im *SeatImage) Reset(version int64, lastEvent, stamp string, occupied []OccupiedSeat) {
 	im.mu.Lock()
 	defer im.mu.Unlock()
-	for i := range im.status {
-		im.status[i] = CodeAvailable
+	im.statusesOf(im.status, occupied)
+	im.version, im.lastEvent, im.stamp = version, lastEvent, stamp
+	im.settleExpected()
+}
+
+// statusesOf writes into status, one code a seat of the schedule, the
+// statuses of occupied, every other seat available.
+func (im *SeatImage) statusesOf(status []byte, occupied []OccupiedSeat) {
+	for i := range status {
+		status[i] = CodeAvailable
 	}
 	for _, s := range occupied {
 		if im.schedule.HasSeat(s.ID) {
-			im.status[s.ID-1] = s.Status.Code()
+			status[s.ID-1] = s.Status.Code()
 		}
 	}
-	im.version, im.lastEvent, im.stamp = version, lastEvent, stamp
-	im.settleExpected()
 }
 
 // settleExpected drops the expected changes the statuses show already: a
@@ -270,14 +276,7 @@ type OccupiedSeatLister interface {
 // and takes a version more when that changed any of them.
 func (im *SeatImage) replace(occupied []OccupiedSeat, stamp string) {
 	next := make([]byte, len(im.status))
-	for i := range next {
-		next[i] = CodeAvailable
-	}
-	for _, s := range occupied {
-		if im.schedule.HasSeat(s.ID) {
-			next[s.ID-1] = s.Status.Code()
-		}
-	}
+	im.statusesOf(next, occupied)
 	im.mu.Lock()
 	defer im.mu.Unlock()
 	if string(next) != string(im.status) {
