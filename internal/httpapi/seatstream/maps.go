@@ -135,7 +135,7 @@ func render(image *reservation.SeatImage, form Form, gzipped bool) Rendered {
 	var buf bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed) // a valid level never fails
 	// Writes to a buffer never fail.
-	if body != nil {
+	if form == FormCompact {
 		_, _ = zw.Write(body)
 	} else {
 		_ = WriteSeatMap(zw, schedule.ID(), schedule.Layout(), state.Status)
