@@ -28,11 +28,16 @@ func BenchmarkSampledRequest(b *testing.B) {
 	sampler := sdktrace.ParentBased(sdktrace.AlwaysSample())
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithSampler(sampler),
 		sdktrace.WithIDGenerator(drawnIDs{}))
-	b.Cleanup(func() { _ = tp.Shutdown(ctx) })
+	light := newLightTracer(marshalling{}, nil, sampler, tp)
+	b.Cleanup(func() { _ = light.batcher.Shutdown(ctx); _ = tp.Shutdown(ctx) })
 	for _, c := range []struct {
 		name    string
 		tracing Tracing
-	}{{"off", Tracing{}}, {"sampled", Tracing{tp: tp, sampler: sampler}}} {
+	}{
+		{"off", Tracing{}},
+		{"sampled-sdk", Tracing{tp: tp, own: tp.Tracer(ScopeName), sampler: sampler}},
+		{"sampled-light", Tracing{tp: tp, own: light, sampler: sampler}},
+	} {
 		b.Run(c.name, func(b *testing.B) {
 			h := hotSeatHandler(c.tracing)
 			b.ReportAllocs()

@@ -59,10 +59,10 @@ func exportTo(t *testing.T, spans []sdktrace.ReadOnlySpan, received <-chan *colt
 	}
 }
 
-// Over OTLP/HTTP (the default protocol), a collector decodes what the
-// SDK's exporter would have sent.
-func TestExporterSendsOverHTTP(t *testing.T) {
-	received := make(chan *coltracepb.ExportTraceServiceRequest, 1)
+// httpCollector is an OTLP/HTTP collector that hands over each request
+// it decodes.
+func httpCollector(t *testing.T) (string, <-chan *coltracepb.ExportTraceServiceRequest) {
+	received := make(chan *coltracepb.ExportTraceServiceRequest, 16)
 	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
 		var req coltracepb.ExportTraceServiceRequest
@@ -77,8 +77,15 @@ func TestExporterSendsOverHTTP(t *testing.T) {
 		w.Header().Set("Content-Type", "application/x-protobuf")
 	}))
 	t.Cleanup(collector.Close)
+	return collector.URL, received
+}
+
+// Over OTLP/HTTP (the default protocol), a collector decodes what the
+// SDK's exporter would have sent.
+func TestExporterSendsOverHTTP(t *testing.T) {
+	url, received := httpCollector(t)
 	t.Setenv("OTEL_TRACES_EXPORTER", "otlp")
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", url)
 	spans := wireSpans(t)
 	if got, want := exportTo(t, spans, received), sdkRequest(t, spans); !proto.Equal(got, want) {
 		t.Errorf("the collector received\n%s\nthe SDK's exporter sends\n%s", prototext.Format(got), prototext.Format(want))

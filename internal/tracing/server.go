@@ -33,8 +33,8 @@ type serverSpans struct {
 	start  []trace.SpanStartOption // made once: each request would allocate them
 }
 
-func newServerSpans(next http.Handler, tp trace.TracerProvider, sampler sdktrace.Sampler, propagator propagation.TextMapPropagator) *serverSpans {
-	s := &serverSpans{next: next, tracer: tp.Tracer(ScopeName), propagator: propagator, sampler: sampler,
+func newServerSpans(next http.Handler, tracer trace.Tracer, sampler sdktrace.Sampler, propagator propagation.TextMapPropagator) *serverSpans {
+	s := &serverSpans{next: next, tracer: tracer, propagator: propagator, sampler: sampler,
 		start: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}}
 	for _, f := range propagator.Fields() {
 		s.fields = append(s.fields, http.CanonicalHeaderKey(f))

@@ -21,6 +21,9 @@ import (
 // wrapped, so tracing costs nothing then.
 type Tracing struct {
 	tp trace.TracerProvider
+	// own makes the server and lock spans: the light spans when Open built
+	// the provider for OTLP, else the provider's tracer.
+	own trace.Tracer
 	// sampler is the provider's when Open built it (see serverSpans).
 	sampler sdktrace.Sampler
 	flush   func()
@@ -32,22 +35,30 @@ type Tracing struct {
 // propagator too; else it stays off.
 func Open(ctx context.Context, requested bool, given trace.TracerProvider) (Tracing, error) {
 	if given != nil {
-		return Tracing{tp: given}, nil
+		return Tracing{tp: given, own: given.Tracer(ScopeName)}, nil
 	}
 	if !requested {
 		return Tracing{}, nil
 	}
-	tp, sampler, err := newProvider(ctx)
+	tp, sampler, light, err := newProvider(ctx)
 	if err != nil {
 		return Tracing{}, err
 	}
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(Propagator())
-	return Tracing{tp: tp, sampler: sampler, flush: func() {
+	t := Tracing{tp: tp, own: tp.Tracer(ScopeName), sampler: sampler, flush: func() {
 		ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 		defer cancel()
+		// The light spans first: the provider stops the client they share.
+		if light != nil {
+			_ = light.batcher.Shutdown(ctx)
+		}
 		_ = tp.Shutdown(ctx)
-	}}, nil
+	}}
+	if light != nil {
+		t.own = light
+	}
+	return t, nil
 }
 
 // Flush sends the spans still buffered by the SDK's provider (Open's own,
@@ -97,7 +108,7 @@ func (t Tracing) Locker(l reservation.SeatLocker) reservation.SeatLocker {
 	if !t.on() {
 		return l
 	}
-	return &tracedLocker{inner: l, tracer: t.tp.Tracer(ScopeName)}
+	return &tracedLocker{inner: l, tracer: t.own}
 }
 
 // Routed names each request's span after its route
@@ -117,5 +128,5 @@ func (t Tracing) Handler(h http.Handler) http.Handler {
 	if !t.on() {
 		return h
 	}
-	return newServerSpans(h, t.tp, t.sampler, Propagator())
+	return newServerSpans(h, t.own, t.sampler, Propagator())
 }

@@ -2,11 +2,13 @@ package tracing
 
 import (
 	"slices"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -152,7 +154,8 @@ func resourceSpans(buf []byte, spans []sdktrace.ReadOnlySpan) ([]*tracepb.Resour
 			b, at = openField(b, resourceSpansScopeSpans)
 			b = appendScope(b, sg.scope)
 			for _, s := range sg.spans {
-				b = appendSpan(b, s)
+				rec := recordOf(s)
+				b = appendSpan(b, &rec)
 			}
 			b = appendString(b, scopeSpansSchemaURL, sg.scope.SchemaURL)
 			b = closeField(b, at)
@@ -180,26 +183,47 @@ func appendScope(b []byte, scope instrumentation.Scope) []byte {
 	return closeField(b, at)
 }
 
-func appendSpan(b []byte, s sdktrace.ReadOnlySpan) []byte {
+// spanRecord is what the encoding reads of a span: an SDK span's
+// (recordOf) or a light span's own (lightSpan).
+type spanRecord struct {
+	sc, parent    trace.SpanContext
+	name          string
+	kind          trace.SpanKind
+	start, end    time.Time
+	attrs         []attribute.KeyValue
+	droppedAttrs  int
+	events        []sdktrace.Event
+	droppedEvents int
+	links         []sdktrace.Link
+	droppedLinks  int
+	status        sdktrace.Status
+}
+
+func recordOf(s sdktrace.ReadOnlySpan) spanRecord {
+	return spanRecord{sc: s.SpanContext(), parent: s.Parent(), name: s.Name(), kind: s.SpanKind(),
+		start: s.StartTime(), end: s.EndTime(), attrs: s.Attributes(), droppedAttrs: s.DroppedAttributes(),
+		events: s.Events(), droppedEvents: s.DroppedEvents(), links: s.Links(), droppedLinks: s.DroppedLinks(),
+		status: s.Status()}
+}
+
+func appendSpan(b []byte, s *spanRecord) []byte {
 	b, at := openField(b, scopeSpansSpans)
-	sc := s.SpanContext()
-	traceID, spanID := sc.TraceID(), sc.SpanID()
+	traceID, spanID := s.sc.TraceID(), s.sc.SpanID()
 	b = appendBytes(b, spanTraceID, traceID[:])
 	b = appendBytes(b, spanSpanID, spanID[:])
-	b = appendString(b, spanTraceState, sc.TraceState().String())
-	parent := s.Parent()
-	if parentID := parent.SpanID(); parentID.IsValid() {
+	b = appendString(b, spanTraceState, s.sc.TraceState().String())
+	if parentID := s.parent.SpanID(); parentID.IsValid() {
 		b = appendBytes(b, spanParentSpanID, parentID[:])
 	}
-	b = appendString(b, spanName, s.Name())
-	b = appendVarint(b, spanKind, kindNumber(s.SpanKind()))
-	b = appendTime(b, spanStart, s.StartTime())
-	b = appendTime(b, spanEnd, s.EndTime())
-	for _, kv := range s.Attributes() {
+	b = appendString(b, spanName, s.name)
+	b = appendVarint(b, spanKind, kindNumber(s.kind))
+	b = appendTime(b, spanStart, s.start)
+	b = appendTime(b, spanEnd, s.end)
+	for _, kv := range s.attrs {
 		b = appendKeyValue(b, spanAttributes, kv)
 	}
-	b = appendVarint(b, spanDroppedAttributes, count(s.DroppedAttributes()))
-	for _, e := range s.Events() {
+	b = appendVarint(b, spanDroppedAttributes, count(s.droppedAttrs))
+	for _, e := range s.events {
 		var ev int
 		b, ev = openField(b, spanEvents)
 		b = appendTime(b, eventTime, e.Time)
@@ -210,8 +234,8 @@ func appendSpan(b []byte, s sdktrace.ReadOnlySpan) []byte {
 		b = appendVarint(b, eventDroppedAttributes, count(e.DroppedAttributeCount))
 		b = closeField(b, ev)
 	}
-	b = appendVarint(b, spanDroppedEvents, count(s.DroppedEvents()))
-	for _, l := range s.Links() {
+	b = appendVarint(b, spanDroppedEvents, count(s.droppedEvents))
+	for _, l := range s.links {
 		var lk int
 		b, lk = openField(b, spanLinks)
 		linkTrace, linkSpan := l.SpanContext.TraceID(), l.SpanContext.SpanID()
@@ -225,14 +249,13 @@ func appendSpan(b []byte, s sdktrace.ReadOnlySpan) []byte {
 		b = protowire.AppendFixed32(b, flags(l.SpanContext.TraceFlags(), l.SpanContext))
 		b = closeField(b, lk)
 	}
-	b = appendVarint(b, spanDroppedLinks, count(s.DroppedLinks()))
-	status := s.Status()
+	b = appendVarint(b, spanDroppedLinks, count(s.droppedLinks))
 	var st int
 	b, st = openField(b, spanStatus)
-	b = appendString(b, statusMessage, status.Description)
-	b = appendVarint(b, statusCode, statusNumber(status.Code))
+	b = appendString(b, statusMessage, s.status.Description)
+	b = appendVarint(b, statusCode, statusNumber(s.status.Code))
 	b = closeField(b, st)
 	b = protowire.AppendTag(b, spanFlags, protowire.Fixed32Type)
-	b = protowire.AppendFixed32(b, flags(sc.TraceFlags(), parent))
+	b = protowire.AppendFixed32(b, flags(s.sc.TraceFlags(), s.parent))
 	return closeField(b, at)
 }

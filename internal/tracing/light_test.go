@@ -1,0 +1,402 @@
+package tracing
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/proto"
+)
+
+// TestLightSpansAreTheSDKs: the same calls on a light tracer and on the
+// SDK's, with the same ids, sampler and limits, export the same request:
+// names, kinds, times, attributes (repeated, invalid, over the limits),
+// events, errors, links, statuses, remote and new-root parents, and no
+// span the sampler dropped or only recorded.
+func TestLightSpansAreTheSDKs(t *testing.T) {
+	for _, limits := range []map[string]string{
+		nil,
+		{"OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT": "3", "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT": "4",
+			"OTEL_SPAN_EVENT_COUNT_LIMIT": "1", "OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT": "1",
+			"OTEL_SPAN_LINK_COUNT_LIMIT": "1", "OTEL_LINK_ATTRIBUTE_COUNT_LIMIT": "0"},
+	} {
+		t.Run(fmt.Sprint(limits), func(t *testing.T) {
+			for k, v := range limits {
+				t.Setenv(k, v)
+			}
+			res := resource.NewSchemaless(attribute.String("service.name", ServiceName))
+			sampler := namedSampler{}
+
+			recorder := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder), sdktrace.WithSampler(sampler),
+				sdktrace.WithIDGenerator(&countedIDs{}), sdktrace.WithResource(res))
+			driveSpans(t, tp.Tracer(ScopeName))
+			var sampled []sdktrace.ReadOnlySpan
+			for _, s := range recorder.Ended() {
+				if s.SpanContext().IsSampled() {
+					sampled = append(sampled, s)
+				}
+			}
+			want, _ := resourceSpans(nil, sampled)
+
+			var client capturing
+			light := &lightTracer{sampler: sampler, ids: &countedIDs{}, limits: sdktrace.NewSpanLimits(), provider: tp,
+				batcher: newLightBatcher(&client, res, instrumentation.Scope{Name: ScopeName})}
+			driveSpans(t, light)
+			if err := light.batcher.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if len(client.uploaded) != 1 {
+				t.Fatalf("%d uploads, want 1", len(client.uploaded))
+			}
+			if got, want := request(t, client.uploaded[0]), request(t, want); !proto.Equal(got, want) {
+				t.Errorf("the light spans' request decodes to\n%s\nthe SDK's spans'\n%s", prototext.Format(got), prototext.Format(want))
+			}
+		})
+	}
+}
+
+// driveSpans makes spans of every kind of call through tr, at fixed times.
+func driveSpans(t *testing.T, tr trace.Tracer) {
+	t.Helper()
+	at := time.Unix(1_800_000_000, 0)
+	ms := func(n int) trace.SpanEventOption {
+		return trace.WithTimestamp(at.Add(time.Duration(n) * time.Millisecond))
+	}
+	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
+	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
+	state, err := trace.ParseTraceState("vendor=value")
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled,
+		TraceState: state, Remote: true})
+	ctx := trace.ContextWithRemoteSpanContext(context.Background(), remote)
+
+	ctx, server := tr.Start(ctx, "POST", trace.WithSpanKind(trace.SpanKindServer), ms(0),
+		trace.WithAttributes(attribute.Int("first", 1), attribute.String("repeated", "start")))
+	if !server.IsRecording() || server.SpanContext().TraceID() != tid {
+		t.Fatalf("the server span records %t, in trace %s", server.IsRecording(), server.SpanContext().TraceID())
+	}
+	server.SetAttributes(attribute.String("http.route", "/reservations"), attribute.String("repeated", "end"),
+		attribute.KeyValue{}, attribute.StringSlice("slice", []string{"long value", "b"}), attribute.Bool("flag", true),
+		attribute.Float64("ratio", 0.25), attribute.Int64Slice("fences", []int64{1, 2}))
+	server.SetName("POST /reservations")
+
+	_, acquire := tr.Start(ctx, "lock.acquire", ms(1), trace.WithLinks(
+		trace.Link{SpanContext: remote, Attributes: []attribute.KeyValue{attribute.Bool("linked", true)}},
+		trace.Link{}, // neither valid nor with attributes: not kept
+		trace.Link{SpanContext: remote}))
+	acquire.AddEvent("waited", trace.WithTimestamp(at.Add(2*time.Millisecond)),
+		trace.WithAttributes(attribute.Float64("ms", 1.5), attribute.String("why", "held"), attribute.String("why", "again")))
+	acquire.RecordError(errors.New("redis: connection refused"), trace.WithTimestamp(at.Add(3*time.Millisecond)))
+	acquire.SetStatus(codes.Error, "lock acquisition failed")
+	acquire.SetStatus(codes.Unset, "not kept: weaker than an error")
+	acquire.End(ms(4))
+	acquire.SetAttributes(attribute.String("after", "end")) // not kept
+	acquire.SetName("not kept")
+	if acquire.IsRecording() {
+		t.Error("an ended span still records")
+	}
+
+	_, dropped := tr.Start(ctx, "drop me", ms(5))
+	if dropped.IsRecording() || !dropped.SpanContext().IsValid() {
+		t.Error("a dropped span records, or has no span context")
+	}
+	dropped.End()
+	_, recordedOnly := tr.Start(ctx, "record only", ms(5))
+	recordedOnly.End(ms(6))
+
+	_, root := tr.Start(ctx, "root", trace.WithNewRoot(), ms(6))
+	root.SetStatus(codes.Ok, "an ok status has no description")
+	root.SetStatus(codes.Error, "not kept: ok is final")
+	root.End(ms(7))
+
+	server.End(ms(8))
+}
+
+// namedSampler drops the spans called "drop me", records without sampling
+// those called "record only", and samples the others as parentbased
+// always_on does.
+type namedSampler struct{}
+
+func (namedSampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	switch p.Name {
+	case "drop me":
+		return sdktrace.SamplingResult{Decision: sdktrace.Drop}
+	case "record only":
+		return sdktrace.SamplingResult{Decision: sdktrace.RecordOnly}
+	}
+	return sdktrace.ParentBased(sdktrace.AlwaysSample()).ShouldSample(p)
+}
+
+func (namedSampler) Description() string { return "named" }
+
+// countedIDs are ids in sequence, the same for two tracers asked alike.
+type countedIDs struct {
+	mu sync.Mutex
+	n  uint64
+}
+
+func (c *countedIDs) NewIDs(ctx context.Context) (trace.TraceID, trace.SpanID) {
+	c.mu.Lock()
+	c.n++
+	n := c.n
+	c.mu.Unlock()
+	return trace.TraceID{0: 0xaa, 15: byte(n)}, c.NewSpanID(ctx, trace.TraceID{})
+}
+
+func (c *countedIDs) NewSpanID(context.Context, trace.TraceID) trace.SpanID {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+	return trace.SpanID{0: 0xbb, 7: byte(c.n)}
+}
+
+// A panic through a deferred End is recorded as an exception event, and
+// goes on.
+func TestLightSpanRecordsAPanic(t *testing.T) {
+	var client capturing
+	light := newLightTracer(&client, nil, sdktrace.AlwaysSample(), nil)
+	func() {
+		defer func() {
+			if r := recover(); r != "seat map torn" {
+				t.Errorf("recovered %v, want the panic itself", r)
+			}
+		}()
+		_, span := light.Start(context.Background(), "request")
+		defer span.End()
+		panic("seat map torn")
+	}()
+	if err := light.batcher.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	spans := uploadedSpans(t, &client)
+	if len(spans) != 1 || len(spans[0].Events) != 1 || spans[0].Events[0].Name != "exception" {
+		t.Fatalf("uploaded %v, want one span with an exception event", spans)
+	}
+	var message string
+	for _, kv := range spans[0].Events[0].Attributes {
+		if kv.Key == "exception.message" {
+			message = kv.Value.GetStringValue()
+		}
+	}
+	if message != "seat map torn" {
+		t.Errorf("exception.message %q", message)
+	}
+}
+
+// uploadedSpans decodes every span client was given.
+func uploadedSpans(t *testing.T, client *capturing) []*tracepb.Span {
+	t.Helper()
+	var spans []*tracepb.Span
+	for _, upload := range client.uploaded {
+		for _, rs := range request(t, upload).ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				spans = append(spans, ss.Spans...)
+			}
+		}
+	}
+	return spans
+}
+
+// A batch goes as soon as it holds OTEL_BSP_MAX_EXPORT_BATCH_SIZE spans,
+// and the rest at shutdown; spans from many goroutines are each sent once.
+func TestLightBatcherSendsFullBatches(t *testing.T) {
+	t.Setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "10")
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "3600000")
+	t.Setenv("OTEL_BSP_MAX_QUEUE_SIZE", "1000")
+	client := &signalling{sent: make(chan int, 100)}
+	light := newLightTracer(client, nil, sdktrace.AlwaysSample(), nil)
+	const goroutines, each = 8, 11
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range each {
+				_, span := light.Start(context.Background(), fmt.Sprintf("span %d.%d", g, i))
+				span.End()
+			}
+		})
+	}
+	wg.Wait()
+	full := goroutines * each / 10
+	for range full {
+		select {
+		case n := <-client.sent:
+			if n != 10 {
+				t.Errorf("a batch of %d spans went before the delay, want 10", n)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("no full batch was sent in 10 s")
+		}
+	}
+	if err := light.batcher.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := <-client.sent; n != goroutines*each-full*10 {
+		t.Errorf("shutdown sent %d spans, want the %d left", n, goroutines*each-full*10)
+	}
+	names := map[string]bool{}
+	for _, s := range uploadedSpans(t, &client.capturing) {
+		names[s.Name] = true
+	}
+	if len(names) != goroutines*each {
+		t.Errorf("%d distinct spans sent, want %d", len(names), goroutines*each)
+	}
+}
+
+// A batch that is not full goes once the schedule delay has passed.
+func TestLightBatcherSendsAfterTheDelay(t *testing.T) {
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "20")
+	client := &signalling{sent: make(chan int, 100)}
+	light := newLightTracer(client, nil, sdktrace.AlwaysSample(), nil)
+	defer func() { _ = light.batcher.Shutdown(context.Background()) }()
+	_, span := light.Start(context.Background(), "alone")
+	span.End()
+	select {
+	case n := <-client.sent:
+		if n != 1 {
+			t.Errorf("sent %d spans, want 1", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a lone span was not sent in 10 s")
+	}
+}
+
+// While the uploads stall, spans beyond OTEL_BSP_MAX_QUEUE_SIZE are
+// dropped rather than kept without bound; the others are sent.
+func TestLightBatcherDropsBeyondTheQueue(t *testing.T) {
+	t.Setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "2")
+	t.Setenv("OTEL_BSP_MAX_QUEUE_SIZE", "4")
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "3600000")
+	client := &signalling{sent: make(chan int, 100), stall: make(chan struct{})}
+	light := newLightTracer(client, nil, sdktrace.AlwaysSample(), nil)
+	for i := range 10 {
+		_, span := light.Start(context.Background(), fmt.Sprint(i))
+		span.End()
+	}
+	close(client.stall)
+	if err := light.batcher.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(uploadedSpans(t, &client.capturing)); n != 4 {
+		t.Errorf("%d spans sent, want the queue's 4", n)
+	}
+}
+
+// signalling is a capturing client that says how many spans each upload
+// held, after waiting for stall to close when it is set.
+type signalling struct {
+	capturing
+	sent  chan int
+	stall chan struct{}
+}
+
+func (s *signalling) UploadTraces(ctx context.Context, rs []*tracepb.ResourceSpans) error {
+	if s.stall != nil {
+		<-s.stall
+	}
+	if err := s.capturing.UploadTraces(ctx, rs); err != nil {
+		return err
+	}
+	n := 0
+	for _, r := range rs {
+		b, err := proto.Marshal(r)
+		if err != nil {
+			return err
+		}
+		var decoded tracepb.ResourceSpans
+		if err := proto.Unmarshal(b, &decoded); err != nil {
+			return err
+		}
+		for _, ss := range decoded.ScopeSpans {
+			n += len(ss.Spans)
+		}
+	}
+	s.sent <- n
+	return nil
+}
+
+// Opened for OTLP, the service's server and lock spans are light spans,
+// and reach the collector as the caller's trace: the server span a child
+// of the caller's, named by its route, the lock span a child of it.
+func TestOpenTracesWithLightSpans(t *testing.T) {
+	url, received := httpCollector(t)
+	t.Setenv("OTEL_TRACES_EXPORTER", "otlp")
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", url)
+	tr, err := Open(context.Background(), true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tr.own.(*lightTracer); !ok {
+		t.Fatalf("the service's own spans are made by a %T", tr.own)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/reservations", strings.NewReader(`{"scheduleId":1,"seatId":1}`))
+	req.Header.Set("Traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	w := httptest.NewRecorder()
+	hotSeatHandler(tr).ServeHTTP(w, req)
+	if w.Code != http.StatusConflict {
+		t.Fatalf("status %d", w.Code)
+	}
+	tr.Flush()
+	spans := map[string]*tracepb.Span{}
+	for len(received) > 0 {
+		for _, rs := range (<-received).ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				for _, s := range ss.Spans {
+					spans[s.Name] = s
+				}
+			}
+		}
+	}
+	server, acquire := spans["POST /reservations"], spans[SpanAcquire]
+	if len(spans) != 2 || server == nil || acquire == nil {
+		t.Fatalf("the collector received the spans %v", slices.Collect(maps.Keys(spans)))
+	}
+	if got := fmt.Sprintf("%x %x", server.TraceId, server.ParentSpanId); got != "4bf92f3577b34da6a3ce929d0e0e4736 00f067aa0ba902b7" {
+		t.Errorf("the server span's trace and parent: %s", got)
+	}
+	if server.Kind != tracepb.Span_SPAN_KIND_SERVER || !hasAttribute(server, "http.response.status_code", "409") ||
+		!hasAttribute(server, "http.route", "/reservations") {
+		t.Errorf("the server span: %v", server)
+	}
+	if !bytes.Equal(acquire.ParentSpanId, server.SpanId) || !hasAttribute(acquire, string(AttrLockOutcome), "sealed") {
+		t.Errorf("the lock span: %v", acquire)
+	}
+}
+
+// hasAttribute tells whether s has the attribute key, of value want (as
+// text).
+func hasAttribute(s *tracepb.Span, key, want string) bool {
+	for _, kv := range s.Attributes {
+		if kv.Key != key {
+			continue
+		}
+		switch v := kv.Value.Value.(type) {
+		case *commonpb.AnyValue_StringValue:
+			return v.StringValue == want
+		case *commonpb.AnyValue_IntValue:
+			return fmt.Sprint(v.IntValue) == want
+		}
+	}
+	return false
+}
