@@ -170,7 +170,9 @@ next:
 			dropped++
 			continue
 		}
-		kv = truncated(kv, t.limits.AttributeValueLengthLimit)
+		if t.limits.AttributeValueLengthLimit >= 0 {
+			kv = truncated(kv, t.limits.AttributeValueLengthLimit)
+		}
 		for i := range attrs {
 			if attrs[i].Key == kv.Key {
 				attrs[i] = kv
@@ -187,11 +189,8 @@ next:
 }
 
 // truncated cuts a string value (or each of a string slice's) to limit
-// characters, none when limit is negative, as the SDK does.
+// characters, as the SDK does.
 func truncated(kv attribute.KeyValue, limit int) attribute.KeyValue {
-	if limit < 0 {
-		return kv
-	}
 	switch kv.Value.Type() {
 	case attribute.STRING:
 		if v := kv.Value.AsString(); len(v) > limit {

@@ -172,6 +172,8 @@ func wireSpans(t *testing.T) []sdktrace.ReadOnlySpan {
 	}
 	everyType := []attribute.KeyValue{
 		attribute.String("string", "seat 7"), attribute.String("empty", ""),
+		// Lengths of two bytes: a value's, a key's.
+		attribute.String("long", strings.Repeat("seat ", 40)), attribute.Int(strings.Repeat("k", 130), 1),
 		attribute.Bool("true", true), attribute.Bool("false", false),
 		attribute.Int64("int", -42), attribute.Int64("zero", 0), attribute.Int64("big", 1<<62),
 		attribute.Float64("float", 3.25), attribute.Float64("zero float", 0),
