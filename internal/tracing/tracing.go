@@ -1,6 +1,7 @@
 // Package tracing is the service's OpenTelemetry tracing, whole: the SDK's
 // tracer provider configured by the standard OTEL_* variables
-// (Open), the propagators of incoming trace context (Propagator),
+// (Open), with light spans for the requests' and the locks' own
+// (lightTracer), the propagators of incoming trace context (Propagator),
 // and Tracing, which the app opens once and asks for each thing it wires:
 // the HTTP handler's server spans and their route names, the pool's and
 // the Redis clients' spans, the group writes' and the lock port's spans.
