@@ -16,9 +16,10 @@ import (
 )
 
 // BenchmarkSampledRequest is what tracing adds to the hot seat's request:
-// off, the handler alone; sampled, its server span with the route's name,
-// a lock span refused as sealed, and both spans exported through the wire
-// exporter by the SDK's batch processor, as the service is wired.
+// off, the handler alone; sampled, its server span with the route's name
+// and a lock span refused as sealed, exported: as the SDK's spans through
+// its batch processor and the wire exporter (sampled-sdk), and as the
+// light spans the service makes (sampled-light).
 func BenchmarkSampledRequest(b *testing.B) {
 	ctx := context.Background()
 	exporter, err := newWireExporter(ctx, marshalling{})

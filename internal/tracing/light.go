@@ -24,13 +24,14 @@ import (
 // the same work in more steps: a span, a snapshot of it when it ends
 // (with a map to drop repeated attributes), a channel to the batch
 // processor's goroutine, then the encoding of the whole batch. With every
-// request traced, those steps cost the hot seat a quarter of its
-// throughput, and a light span a third as much. The spans are the SDK's,
-// field for field (TestLightSpansAreTheSDKs): the same sampler and ids, the
-// same span limits (OTEL_SPAN_*), the same export (OTEL_BSP_*, the same
-// OTLP client and resource). The other spans of a trace (pgx's, Redis's,
-// the group writes') are the SDK's, children of a light span like of any
-// other.
+// request traced, those steps were most of what tracing cost the hot seat
+// (docs/performance.md). The spans are the SDK's, field for field
+// (TestLightSpansAreTheSDKs): the same sampler and ids, the same span
+// limits (OTEL_SPAN_*), the same export (OTEL_BSP_*, the same OTLP client
+// and resource); only nested attribute values (maps, slices of values),
+// which the service does not make, are not normalised as the SDK does.
+// The other spans of a trace (pgx's, Redis's, the group writes') are the
+// SDK's, children of a light span like of any other.
 type lightTracer struct {
 	embedded.Tracer
 	sampler sdktrace.Sampler
