@@ -209,8 +209,12 @@ func (l *lightBatcher) send(batch *lightBatch) {
 	batch.b = b
 	rs := &tracepb.ResourceSpans{}
 	rs.ProtoReflect().SetUnknown(protoreflect.RawFields(b[start:len(b):len(b)]))
-	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
-	defer cancel()
+	ctx := context.Background()
+	if l.timeout > 0 { // none otherwise, as with the SDK's batch processor
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, l.timeout)
+		defer cancel()
+	}
 	if err := l.client.UploadTraces(ctx, []*tracepb.ResourceSpans{rs}); err != nil {
 		otel.Handle(fmt.Errorf("traces export: %w", err))
 	}

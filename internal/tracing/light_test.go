@@ -303,17 +303,79 @@ func TestLightBatcherDropsBeyondTheQueue(t *testing.T) {
 	}
 }
 
+// A failed upload frees its spans' room in the queue: the spans after it
+// are taken and sent, not dropped. Each upload is bounded by
+// OTEL_BSP_EXPORT_TIMEOUT, and by nothing when it is 0, as with the SDK.
+func TestLightBatcherGoesOnAfterAFailedUpload(t *testing.T) {
+	for _, timeout := range []string{"0", "30000"} {
+		t.Run("OTEL_BSP_EXPORT_TIMEOUT="+timeout, func(t *testing.T) {
+			t.Setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "2")
+			t.Setenv("OTEL_BSP_MAX_QUEUE_SIZE", "2")
+			t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "3600000")
+			t.Setenv("OTEL_BSP_EXPORT_TIMEOUT", timeout)
+			client := &signalling{sent: make(chan int, 100), fail: errors.New("collector unreachable"),
+				deadlines: make(chan bool, 100)}
+			light := newLightTracer(client, nil, sdktrace.AlwaysSample(), nil)
+			for round := range 3 {
+				for i := range 2 {
+					_, span := light.Start(context.Background(), fmt.Sprint(round, i))
+					span.End()
+				}
+				select {
+				case n := <-client.sent:
+					if n != 2 {
+						t.Fatalf("round %d: an upload of %d spans, want 2", round, n)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatalf("round %d: no upload in 10 s: the failed upload kept its spans' room", round)
+				}
+				if bounded := <-client.deadlines; bounded != (timeout != "0") {
+					t.Errorf("round %d: the upload had a deadline: %t", round, bounded)
+				}
+				waitForEmptyQueue(t, light.batcher)
+			}
+			if err := light.batcher.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// waitForEmptyQueue waits until l's uploads are over: a client signals
+// before it returns, and l frees the room of its spans after.
+func waitForEmptyQueue(t *testing.T, l *lightBatcher) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		l.mu.Lock()
+		queued := l.queued
+		l.mu.Unlock()
+		if queued == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d spans still queued after 10 s", queued)
+		}
+	}
+}
+
 // signalling is a capturing client that says how many spans each upload
-// held, after waiting for stall to close when it is set.
+// held (on sent) and whether it had a deadline (on deadlines, when set),
+// after waiting for stall to close when it is set, and fails with fail.
 type signalling struct {
 	capturing
-	sent  chan int
-	stall chan struct{}
+	sent      chan int
+	stall     chan struct{}
+	fail      error
+	deadlines chan bool
 }
 
 func (s *signalling) UploadTraces(ctx context.Context, rs []*tracepb.ResourceSpans) error {
 	if s.stall != nil {
 		<-s.stall
+	}
+	if s.deadlines != nil {
+		_, bounded := ctx.Deadline()
+		s.deadlines <- bounded
 	}
 	if err := s.capturing.UploadTraces(ctx, rs); err != nil {
 		return err
@@ -333,7 +395,7 @@ func (s *signalling) UploadTraces(ctx context.Context, rs []*tracepb.ResourceSpa
 		}
 	}
 	s.sent <- n
-	return nil
+	return s.fail
 }
 
 // Opened for OTLP, the service's server and lock spans are light spans,

@@ -61,9 +61,9 @@ func Open(ctx context.Context, requested bool, given trace.TracerProvider) (Trac
 	return t, nil
 }
 
-// Flush sends the spans still buffered by the SDK's provider (Open's own,
-// not a given one); the app calls it last of all, after its connections
-// are closed.
+// Flush sends the spans still buffered, the light spans' and the SDK
+// provider's (Open's own, not a given one); the app calls it last of all,
+// after its connections are closed.
 func (t Tracing) Flush() {
 	if t.flush != nil {
 		t.flush()
