@@ -159,10 +159,11 @@ func (s *lightSpan) SetAttributes(kvs ...attribute.KeyValue) {
 	s.rec.attrs, s.rec.droppedAttrs = s.tracer.setAttributes(s.rec.attrs, s.rec.droppedAttrs, kvs)
 }
 
-// setAttributes is SetAttributes on attrs, whose dropped attributes are
-// dropped: invalid attributes and those over the limit are dropped, a
-// repeated key keeps its first place and its last value, string values are
-// cut to AttributeValueLengthLimit.
+// setAttributes adds kvs to a span's attrs and returns them with the count
+// of the span's dropped attributes, dropped before and now: an invalid
+// attribute, or a new key over AttributeCountLimit, is dropped; a key the
+// span has keeps its place and takes the new value; string values are cut
+// to AttributeValueLengthLimit.
 func (t *lightTracer) setAttributes(attrs []attribute.KeyValue, dropped int, kvs []attribute.KeyValue) ([]attribute.KeyValue, int) {
 	limit := t.limits.AttributeCountLimit
 next:
