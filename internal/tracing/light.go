@@ -12,6 +12,9 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
@@ -41,6 +44,14 @@ type lightTracer struct {
 	// provider is what the spans answer to TracerProvider: the SDK's, for
 	// the children some instrumentation starts through it.
 	provider trace.TracerProvider
+}
+
+// newLightTracer makes the light spans of the service's own scope, with
+// the provider's sampler, ids, span limits and resource, exported through
+// client.
+func newLightTracer(client otlptrace.Client, res *resource.Resource, sampler sdktrace.Sampler, provider *sdktrace.TracerProvider) *lightTracer {
+	return &lightTracer{sampler: sampler, ids: drawnIDs{}, limits: sdktrace.NewSpanLimits(), provider: provider,
+		batcher: newLightBatcher(client, res, instrumentation.Scope{Name: ScopeName})}
 }
 
 // Start starts a span as the SDK's tracer does: the parent in ctx (none

@@ -13,7 +13,6 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -79,12 +78,7 @@ func newLightBatcher(client otlptrace.Client, res *resource.Resource, scope inst
 		l.delay = defaultScheduleDelay
 	}
 	if res != nil {
-		var at int
-		l.resource, at = openField(nil, resourceSpansResource)
-		for iter := res.Iter(); iter.Next(); {
-			l.resource = appendKeyValue(l.resource, resourceAttributes, iter.Attribute())
-		}
-		l.resource = closeField(l.resource, at)
+		l.resource = appendResource(nil, res)
 		l.resourceTrailer = appendString(nil, resourceSpansSchemaURL, res.SchemaURL())
 	}
 	l.scope = appendScope(nil, scope)
@@ -237,12 +231,4 @@ func (l *lightBatcher) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// newLightTracer makes the light spans of the service's own scope, with
-// the provider's sampler, ids, span limits and resource, exported through
-// client.
-func newLightTracer(client otlptrace.Client, res *resource.Resource, sampler sdktrace.Sampler, provider *sdktrace.TracerProvider) *lightTracer {
-	return &lightTracer{sampler: sampler, ids: drawnIDs{}, limits: sdktrace.NewSpanLimits(), provider: provider,
-		batcher: newLightBatcher(client, res, instrumentation.Scope{Name: ScopeName})}
 }

@@ -142,12 +142,7 @@ func resourceSpans(buf []byte, spans []sdktrace.ReadOnlySpan) ([]*tracepb.Resour
 		// was written when a later one grows b into a new array.
 		first := len(b)
 		if g.resource != nil {
-			var at int
-			b, at = openField(b, resourceSpansResource)
-			for iter := g.resource.Iter(); iter.Next(); {
-				b = appendKeyValue(b, resourceAttributes, iter.Attribute())
-			}
-			b = closeField(b, at)
+			b = appendResource(b, g.resource)
 		}
 		for _, sg := range g.scopes {
 			var at int
@@ -168,6 +163,15 @@ func resourceSpans(buf []byte, spans []sdktrace.ReadOnlySpan) ([]*tracepb.Resour
 		out = append(out, rs)
 	}
 	return out, b
+}
+
+// appendResource writes a ResourceSpans' resource field.
+func appendResource(b []byte, res *resource.Resource) []byte {
+	b, at := openField(b, resourceSpansResource)
+	for iter := res.Iter(); iter.Next(); {
+		b = appendKeyValue(b, resourceAttributes, iter.Attribute())
+	}
+	return closeField(b, at)
 }
 
 func appendScope(b []byte, scope instrumentation.Scope) []byte {
