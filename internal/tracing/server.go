@@ -4,7 +4,6 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/felixge/httpsnoop"
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -79,19 +78,19 @@ func (s *serverSpans) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer attrs.setOn(span)
 	attrs.kvs = appendRequestAttributes(attrs.kvs, r)
 
-	body := &countingBody{ReadCloser: r.Body}
+	x := &exchange{body: countingBody{ReadCloser: r.Body}, answer: answer{status: http.StatusOK}}
 	if r.Body != nil && r.Body != http.NoBody {
 		// net/http looks at the type of the body it gave once the
 		// handler returns: it gets its own back.
 		original := r.Body
-		r.Body = body
+		r.Body = &x.body
 		defer func() { r.Body = original }()
 	}
-	answer := &answer{status: http.StatusOK}
-	s.next.ServeHTTP(answer.wrap(w), r.WithContext(ctx))
+	x.answer.ResponseWriter = w
+	s.next.ServeHTTP(&x.answer, r.WithContext(ctx))
 
-	span.SetStatus(serverStatus(answer.status))
-	attrs.kvs = appendResponseAttributes(attrs.kvs, body.read, answer.written, answer.status)
+	span.SetStatus(serverStatus(x.answer.status))
+	attrs.kvs = appendResponseAttributes(attrs.kvs, x.body.read, x.answer.written, x.answer.status)
 }
 
 func (s *serverSpans) carriesContext(h http.Header) bool {
@@ -101,6 +100,13 @@ func (s *serverSpans) carriesContext(h http.Header) bool {
 		}
 	}
 	return false
+}
+
+// exchange is what a sampled request read and was answered, in one
+// allocation: its body's counter and its writer.
+type exchange struct {
+	body   countingBody
+	answer answer
 }
 
 // countingBody counts the bytes of a sampled request's body the handler read.
@@ -115,44 +121,42 @@ func (b *countingBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// answer is what a sampled request was answered: its status (the first
-// final one, 200 when the handler writes none) and the bytes of its body.
-// The service's handlers write their answers, streams included, from the
-// request's own goroutine: no lock.
+// answer is the writer of a sampled request: it keeps the status of the
+// answer (the first final one, 200 when the handler writes none) and the
+// bytes of its body. The service's handlers write their answers, streams
+// included, from the request's own goroutine: no lock. Of the writer's
+// optional interfaces it offers http.Flusher, which the live seat map's
+// writer looks for, and Unwrap, through which http.ResponseController
+// reaches the others (hijacking, deadlines).
 type answer struct {
+	http.ResponseWriter
 	status      int
 	wroteHeader bool
 	written     int64
 }
 
-// wrap keeps the optional interfaces of the writer it wraps (Flusher,
-// Hijacker, ReaderFrom...), which handlers discover by type assertion.
-func (a *answer) wrap(w http.ResponseWriter) http.ResponseWriter {
-	return httpsnoop.Wrap(w, httpsnoop.Hooks{
-		WriteHeader: func(next httpsnoop.WriteHeaderFunc) httpsnoop.WriteHeaderFunc {
-			return func(code int) {
-				a.noteStatus(code)
-				next(code)
-			}
-		},
-		Write: func(next httpsnoop.WriteFunc) httpsnoop.WriteFunc {
-			return func(p []byte) (int, error) {
-				a.wroteHeader = true
-				n, err := next(p)
-				a.written += int64(n)
-				return n, err
-			}
-		},
-		ReadFrom: func(next httpsnoop.ReadFromFunc) httpsnoop.ReadFromFunc {
-			return func(src io.Reader) (int64, error) {
-				a.wroteHeader = true
-				n, err := next(src)
-				a.written += n
-				return n, err
-			}
-		},
-	})
+func (a *answer) WriteHeader(code int) {
+	a.noteStatus(code)
+	a.ResponseWriter.WriteHeader(code)
 }
+
+func (a *answer) Write(p []byte) (int, error) {
+	a.wroteHeader = true
+	n, err := a.ResponseWriter.Write(p)
+	a.written += int64(n)
+	return n, err
+}
+
+// Flush sends what is buffered, when the server's writer can.
+func (a *answer) Flush() {
+	if f, ok := a.ResponseWriter.(http.Flusher); ok {
+		a.wroteHeader = true
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the server's writer.
+func (a *answer) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 
 // noteStatus keeps the first final status: informational answers (103
 // Early Hints) come before it.

@@ -265,6 +265,23 @@ func TestSampledWriterKeepsFlusher(t *testing.T) {
 	}
 }
 
+// TestSampledFlushSendsTheStatus: a flush before any write sends 200, and
+// a status written after it (which net/http ignores) is not the span's.
+func TestSampledFlushSendsTheStatus(t *testing.T) {
+	tr, rec := recorded(t, sdktrace.AlwaysSample())
+	h := routed(tr, func(r chi.Router) {
+		r.Get("/events", func(w http.ResponseWriter, r *http.Request) {
+			_ = http.NewResponseController(w).Flush()
+			w.WriteHeader(http.StatusInternalServerError)
+		})
+	})
+	serve(h, http.MethodGet, "/events", "", nil)
+	span := onlySpan(t, rec)
+	if got := attr(span, "http.response.status_code").AsInt64(); got != http.StatusOK || span.Status().Code != codes.Unset {
+		t.Errorf("flushed first: http.response.status_code = %d, span status %v; want 200, unset", got, span.Status().Code)
+	}
+}
+
 // TestTracingOffLeavesTheHandler: off, the handler is given back as it is.
 func TestTracingOffLeavesTheHandler(t *testing.T) {
 	tr, err := tracing.Open(context.Background(), false, nil)
