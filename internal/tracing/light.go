@@ -77,6 +77,19 @@ func (t *lightTracer) Start(ctx context.Context, name string, opts ...trace.Span
 	}
 	decided := t.sampler.ShouldSample(sdktrace.SamplingParameters{ParentContext: ctx, TraceID: tid, Name: name,
 		Kind: cfg.SpanKind(), Attributes: cfg.Attributes(), Links: cfg.Links()})
+	return t.begin(ctx, name, &cfg, parent, tid, sid, decided)
+}
+
+// startDecided starts a request's server span on the decision sampleFirst
+// made, without asking the sampler again: the same span as Start's (its
+// parent is the caller's, its trace id the one the decision was made on).
+func (t *lightTracer) startDecided(ctx context.Context, name string, cfg *trace.SpanConfig, look firstLook) (context.Context, trace.Span) {
+	return t.begin(ctx, name, cfg, look.parent, look.traceID, t.ids.NewSpanID(ctx, look.traceID), look.result)
+}
+
+// begin starts a span of the given ids on the sampler's decision.
+func (t *lightTracer) begin(ctx context.Context, name string, cfg *trace.SpanConfig, parent trace.SpanContext,
+	tid trace.TraceID, sid trace.SpanID, decided sdktrace.SamplingResult) (context.Context, trace.Span) {
 	flags := parent.TraceFlags() &^ trace.FlagsSampled
 	if decided.Decision == sdktrace.RecordAndSample {
 		flags |= trace.FlagsSampled

@@ -172,6 +172,61 @@ func (c *countedIDs) NewSpanID(context.Context, trace.TraceID) trace.SpanID {
 	return trace.SpanID{0: 0xbb, 7: byte(c.n)}
 }
 
+// A request's server span started on sampleFirst's decision is the span
+// Start makes after asking the sampler again: the same trace, parent,
+// flags, trace state and sampler's attributes, for root requests and for
+// callers' spans, kept and dropped alike.
+func TestDecidedServerSpanIsStarts(t *testing.T) {
+	sampler := annotatingSampler{sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.5))}
+	light := newLightTracer(&capturing{}, nil, sampler, nil)
+	cfg := trace.NewSpanStartConfig(trace.WithSpanKind(trace.SpanKindServer))
+	state, err := trace.ParseTraceState("vendor=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept, dropped int
+	for i := range 200 {
+		ctx, carried := context.Background(), i%2 == 1
+		if carried {
+			parent := trace.NewSpanContext(trace.SpanContextConfig{TraceID: newTraceID(), SpanID: newSpanID(),
+				TraceFlags: trace.TraceFlags(i % 4 / 2), TraceState: state, Remote: true})
+			ctx = trace.ContextWithRemoteSpanContext(ctx, parent)
+		}
+		look, ok := sampleFirst(ctx, carried, sampler, "POST")
+		if !ok {
+			dropped++
+			continue
+		}
+		kept++
+		_, again := light.Start(look.withDrawnID(ctx), "POST", trace.WithSpanKind(trace.SpanKindServer))
+		_, decided := light.startDecided(ctx, "POST", &cfg, look)
+		a, b := again.(*lightSpan).rec, decided.(*lightSpan).rec
+		if a.sc.TraceID() != b.sc.TraceID() || a.sc.TraceFlags() != b.sc.TraceFlags() || a.sc.TraceState().String() != b.sc.TraceState().String() ||
+			!a.parent.Equal(b.parent) || a.kind != b.kind || a.name != b.name || !slices.Equal(a.attrs, b.attrs) {
+			t.Fatalf("request %d (carried %v): decided span %+v, Start's %+v", i, carried, b, a)
+		}
+		if b.sc.SpanID() == a.sc.SpanID() || !b.sc.SpanID().IsValid() {
+			t.Fatalf("request %d: span id %v beside Start's %v", i, b.sc.SpanID(), a.sc.SpanID())
+		}
+		again.End()
+		decided.End()
+	}
+	if kept == 0 || dropped == 0 {
+		t.Fatalf("kept %d, dropped %d: the cases were not all met", kept, dropped)
+	}
+}
+
+// annotatingSampler adds an attribute and a trace state member to what
+// its sampler decides.
+type annotatingSampler struct{ sdktrace.Sampler }
+
+func (s annotatingSampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	r := s.Sampler.ShouldSample(p)
+	r.Attributes = append(r.Attributes, attribute.String("sampled.by", "ratio"))
+	r.Tracestate, _ = r.Tracestate.Insert("seatlock", "1")
+	return r
+}
+
 // A panic through a deferred End is recorded as an exception event, and
 // goes on.
 func TestLightSpanRecordsAPanic(t *testing.T) {

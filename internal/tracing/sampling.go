@@ -60,30 +60,43 @@ func samplerFromEnv() (sdktrace.Sampler, error) {
 // caller's span context in it when the request carried one (carried). A
 // root request is asked about with a trace id drawn here, and with no
 // context at all: the request's holds no span, and looking through it
-// for one costs more than the rest of the decision. When a root request
-// is kept, the id goes into the returned context, for drawnIDs to give the
-// span the same id, so that the sampler's second look, in the SDK's
-// Start, sees what the first saw and keeps it too (a ratio sampler
-// decides by the id).
-func sampleFirst(ctx context.Context, carried bool, sampler sdktrace.Sampler, name string) (context.Context, bool) {
+// for one costs more than the rest of the decision.
+func sampleFirst(ctx context.Context, carried bool, sampler sdktrace.Sampler, name string) (firstLook, bool) {
 	params := sdktrace.SamplingParameters{ParentContext: context.Background(), Name: name, Kind: trace.SpanKindServer}
-	var parent trace.SpanContext
+	var look firstLook
 	if carried {
-		parent = trace.SpanContextFromContext(ctx)
+		look.parent = trace.SpanContextFromContext(ctx)
 		params.ParentContext = ctx
 	}
-	if parent.IsValid() {
-		params.TraceID = parent.TraceID()
+	if look.parent.IsValid() {
+		params.TraceID = look.parent.TraceID()
 	} else {
 		params.TraceID = newTraceID()
 	}
-	if sampler.ShouldSample(params).Decision == sdktrace.Drop {
-		return ctx, false
+	look.traceID = params.TraceID
+	look.result = sampler.ShouldSample(params)
+	return look, look.result.Decision != sdktrace.Drop
+}
+
+// firstLook is what sampleFirst saw and decided: the caller's span context
+// (invalid for a root request), the trace id and the sampler's result. A
+// light tracer starts the span on it (startDecided); the SDK's asks the
+// sampler again.
+type firstLook struct {
+	parent  trace.SpanContext
+	traceID trace.TraceID
+	result  sdktrace.SamplingResult
+}
+
+// withDrawnID returns ctx with a root request's drawn trace id in it, for
+// drawnIDs to give the SDK's span the same id, so that the sampler's second
+// look, in the SDK's Start, sees what the first saw and keeps it too (a
+// ratio sampler decides by the id).
+func (l firstLook) withDrawnID(ctx context.Context) context.Context {
+	if l.parent.IsValid() {
+		return ctx
 	}
-	if !parent.IsValid() {
-		ctx = context.WithValue(ctx, drawnTraceID{}, params.TraceID)
-	}
-	return ctx, true
+	return context.WithValue(ctx, drawnTraceID{}, l.traceID)
 }
 
 // drawnTraceID is the context key of the trace id sampleFirst drew for a

@@ -22,19 +22,23 @@ type serverSpans struct {
 	tracer     trace.Tracer
 	propagator propagation.TextMapPropagator
 	// sampler is the provider's, asked before the span is started
-	// (sampleFirst); nil for a provider a test gave, whose sampler is
+	// (sampleFirst); a light tracer starts the span on that decision, the
+	// SDK's asks again. nil for a provider a test gave, whose sampler is
 	// unknown: then the SDK's Start decides, and an unsampled request goes
 	// on with its non-recording span.
 	sampler sdktrace.Sampler
 	// fields are the propagator's headers, canonical: a request that
 	// carries none of them has no context to extract, and is not parsed.
 	fields []string
-	start  []trace.SpanStartOption // made once: each request would allocate them
+	// start and startConfig are made once: each request would allocate them.
+	start       []trace.SpanStartOption
+	startConfig trace.SpanConfig
 }
 
 func newServerSpans(next http.Handler, tracer trace.Tracer, sampler sdktrace.Sampler, propagator propagation.TextMapPropagator) *serverSpans {
 	s := &serverSpans{next: next, tracer: tracer, propagator: propagator, sampler: sampler,
 		start: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}}
+	s.startConfig = trace.NewSpanStartConfig(s.start...)
 	for _, f := range propagator.Fields() {
 		s.fields = append(s.fields, http.CanonicalHeaderKey(f))
 	}
@@ -60,15 +64,22 @@ func (s *serverSpans) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if carried {
 		ctx = s.propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
 	}
+	// Named by the method until the router knows the route (RouteNames).
+	var span trace.Span
 	if s.sampler != nil {
-		var kept bool
-		if ctx, kept = sampleFirst(ctx, carried, s.sampler, r.Method); !kept {
+		look, kept := sampleFirst(ctx, carried, s.sampler, r.Method)
+		if !kept {
 			s.next.ServeHTTP(w, r)
 			return
 		}
+		if light, ok := s.tracer.(*lightTracer); ok {
+			ctx, span = light.startDecided(ctx, r.Method, &s.startConfig, look)
+		} else {
+			ctx, span = s.tracer.Start(look.withDrawnID(ctx), r.Method, s.start...)
+		}
+	} else {
+		ctx, span = s.tracer.Start(ctx, r.Method, s.start...)
 	}
-	// Named by the method until the router knows the route (RouteNames).
-	ctx, span := s.tracer.Start(ctx, r.Method, s.start...)
 	if !span.IsRecording() {
 		s.next.ServeHTTP(w, r.WithContext(ctx))
 		return
