@@ -133,9 +133,9 @@ func (c *Client) acquireTarget(ctx context.Context, t target, opts Options) (*le
 	}
 	start := time.Now()
 	if c.seals != nil && t.multi == nil && !opts.Unseal {
-		if note, sealed := c.seals.sealed(t.key, start); sealed {
+		if sealed := c.seals.sealed(t.key, start); sealed != nil {
 			c.observer.Acquired(OutcomeSealed, 0)
-			return nil, &SealedError{Key: t.key, Note: note}
+			return nil, sealed
 		}
 	}
 	l, err := c.acquire(ctx, t, ttl, min(opts.Wait, c.maxWait), opts.Unseal)

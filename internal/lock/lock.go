@@ -218,7 +218,9 @@ func (e *HeldError) Unwrap() error { return e.Err }
 type KeyHeld = backend.KeyHeld
 
 // SealedError is returned by Acquire for a sealed key
-// (errors.Is(err, ErrSealed)).
+// (errors.Is(err, ErrSealed)). A Client that remembers seals answers every
+// Acquire of a remembered key with the same *SealedError: read it, do not
+// change it.
 type SealedError struct {
 	Key string
 	// Note is the note the seal was made with (Sealer.SealWithNote);

@@ -34,10 +34,11 @@ type sealMemory struct {
 }
 
 // rememberedSeal is what an Acquire answered from memory needs: until when
-// to answer, and the note the store would have given.
+// to answer, and the error the store's answer would have made, made once:
+// the hot seat is refused from memory on every request.
 type rememberedSeal struct {
 	until time.Time
-	note  string
+	err   *SealedError
 }
 
 func newSealMemory() *sealMemory {
@@ -48,23 +49,24 @@ func newSealMemory() *sealMemory {
 	return &sealMemory{seals: c}
 }
 
-// sealed reports whether key is remembered sealed at now, and its note.
-func (m *sealMemory) sealed(key string, now time.Time) (note string, ok bool) {
+// sealed returns the error of key's seal if key is remembered sealed at
+// now, and nil if not.
+func (m *sealMemory) sealed(key string, now time.Time) *SealedError {
 	seal, ok := m.seals.Get(key)
 	if !ok {
-		return "", false
+		return nil
 	}
 	if !now.Before(seal.until) {
 		m.seals.Remove(key)
-		return "", false
+		return nil
 	}
-	return seal.note, true
+	return seal.err
 }
 
 // remember notes that the store had key sealed with note at asked (or
 // later).
 func (m *sealMemory) remember(key, note string, asked time.Time) {
-	m.seals.Add(key, rememberedSeal{until: asked.Add(SealMemory), note: note})
+	m.seals.Add(key, rememberedSeal{until: asked.Add(SealMemory), err: &SealedError{Key: key, Note: note}})
 }
 
 func (m *sealMemory) forget(key string) { m.seals.Remove(key) }

@@ -154,3 +154,29 @@ func TestUnsealWaitBoundedByContext(t *testing.T) {
 	}
 	_ = l.Release(context.Background())
 }
+
+// An Acquire answered from memory says what the store said: the key and
+// the seal's note, on every answer.
+func TestRememberedSealKeepsItsNote(t *testing.T) {
+	store := &countingStore{Backend: memlock.New()}
+	c := lock.New(store, lock.Config{RememberSeals: true})
+	t.Cleanup(c.Close)
+	l, err := c.Acquire(context.Background(), "seat:1:7", lock.Options{TTL: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.(lock.Sealer).SealWithNote(context.Background(), time.Hour, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	store.tries.Store(0)
+	for range 3 {
+		_, err := c.Acquire(context.Background(), "seat:1:7", lock.Options{TTL: time.Second})
+		sealed, ok := errors.AsType[*lock.SealedError](err)
+		if !ok || sealed.Key != "seat:1:7" || sealed.Note != "alice" {
+			t.Fatalf("Acquire of a remembered seal: %#v, want SealedError{seat:1:7, alice}", err)
+		}
+	}
+	if n := store.tries.Load(); n != 0 {
+		t.Errorf("store asked %d times, want the answers from memory", n)
+	}
+}
