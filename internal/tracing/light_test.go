@@ -175,8 +175,8 @@ func (c *countedIDs) NewSpanID(context.Context, trace.TraceID) trace.SpanID {
 // A request's server span started on sampleFirst's decision is the span
 // Start makes after asking the sampler again: the same trace, parent,
 // flags, trace state and sampler's attributes, for root requests and for
-// callers' spans, kept and dropped alike.
-func TestDecidedServerSpanIsStarts(t *testing.T) {
+// callers' spans (the requests the sampler drops start none).
+func TestDecidedSpanMatchesStart(t *testing.T) {
 	sampler := annotatingSampler{sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.5))}
 	light := newLightTracer(&capturing{}, nil, sampler, nil)
 	cfg := trace.NewSpanStartConfig(trace.WithSpanKind(trace.SpanKindServer))
