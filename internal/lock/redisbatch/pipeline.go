@@ -28,9 +28,10 @@ import (
 // on a connection of its own. Fewer callers than that each go alone, at
 // once; more wait for a lane and share its next round trip, which saves
 // each of them the system calls of its own (on a machine whose cores are
-// busy these cost more than the wait). docs/performance.md ("The lock
-// client against other Go locks") has the measurements behind 4.
-const DefaultLanes = 4
+// busy these cost more than the wait). With 8, a few callers pay nothing
+// for batching and a crowd still shares round trips: docs/performance.md
+// ("The lock client against other Go locks") has the measurements.
+const DefaultLanes = 8
 
 // MaxBatch caps the calls of one batch.
 const MaxBatch = 128

@@ -155,7 +155,7 @@ type options struct {
 }
 
 // WithBatchLanes sets how many calls or batches of calls may be in flight
-// at once (redisbatch.DefaultLanes, 4); n <= 0 sends every call alone.
+// at once (redisbatch.DefaultLanes, 8); n <= 0 sends every call alone.
 func WithBatchLanes(n int) Option {
 	return func(o *options) { o.lanes = n }
 }
