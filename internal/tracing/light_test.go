@@ -295,19 +295,14 @@ func TestLightBatcherSendsFullBatches(t *testing.T) {
 	wg.Wait()
 	full := goroutines * each / 10
 	for range full {
-		select {
-		case n := <-client.sent:
-			if n != 10 {
-				t.Errorf("a batch of %d spans went before the delay, want 10", n)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("no full batch was sent in 10 s")
+		if n := client.nextUpload(t, "no full batch was sent"); n != 10 {
+			t.Errorf("a batch of %d spans went before the delay, want 10", n)
 		}
 	}
 	if err := light.batcher.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if n := <-client.sent; n != goroutines*each-full*10 {
+	if n := client.nextUpload(t, "shutdown sent nothing"); n != goroutines*each-full*10 {
 		t.Errorf("shutdown sent %d spans, want the %d left", n, goroutines*each-full*10)
 	}
 	names := map[string]bool{}
@@ -327,13 +322,8 @@ func TestLightBatcherSendsAfterTheDelay(t *testing.T) {
 	defer func() { _ = light.batcher.Shutdown(context.Background()) }()
 	_, span := light.Start(context.Background(), "alone")
 	span.End()
-	select {
-	case n := <-client.sent:
-		if n != 1 {
-			t.Errorf("sent %d spans, want 1", n)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("a lone span was not sent in 10 s")
+	if n := client.nextUpload(t, "a lone span was not sent"); n != 1 {
+		t.Errorf("sent %d spans, want 1", n)
 	}
 }
 
@@ -376,13 +366,9 @@ func TestLightBatcherGoesOnAfterAFailedUpload(t *testing.T) {
 					_, span := light.Start(context.Background(), fmt.Sprint(round, i))
 					span.End()
 				}
-				select {
-				case n := <-client.sent:
-					if n != 2 {
-						t.Fatalf("round %d: an upload of %d spans, want 2", round, n)
-					}
-				case <-time.After(10 * time.Second):
-					t.Fatalf("round %d: no upload in 10 s: the failed upload kept its spans' room", round)
+				what := fmt.Sprintf("round %d: no upload (the failed upload kept its spans' room)", round)
+				if n := client.nextUpload(t, what); n != 2 {
+					t.Fatalf("round %d: an upload of %d spans, want 2", round, n)
 				}
 				if bounded := <-client.deadlines; bounded != (timeout != "0") {
 					t.Errorf("round %d: the upload had a deadline: %t", round, bounded)
@@ -422,6 +408,19 @@ type signalling struct {
 	stall     chan struct{}
 	fail      error
 	deadlines chan bool
+}
+
+// nextUpload waits for the next upload and returns how many spans it held;
+// after 10 s the test fails, saying what.
+func (s *signalling) nextUpload(t *testing.T, what string) int {
+	t.Helper()
+	select {
+	case n := <-s.sent:
+		return n
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s in 10 s", what)
+		return 0
+	}
 }
 
 func (s *signalling) UploadTraces(ctx context.Context, rs []*tracepb.ResourceSpans) error {
