@@ -27,10 +27,11 @@ import (
 type lightBatcher struct {
 	client otlptrace.Client
 	// resource and scope are their fields' encodings, written once: every
-	// batch starts with them (resourceHeader).
+	// batch starts with them (the scope from newBatch on, the resource in
+	// the headroom when send finishes it).
 	resource, scope []byte
-	// trailer is the schema URLs of the scope and of the resource: the
-	// fields that follow the spans.
+	// scopeTrailer and resourceTrailer are the schema URLs of the scope and
+	// of the resource: the fields that follow the spans.
 	scopeTrailer, resourceTrailer []byte
 
 	batchSize, queueSize int
