@@ -98,15 +98,20 @@ func (g *commitGate) open() {
 	g.conn = nil
 }
 
-// keyed is one request with an Idempotency-Key, sent as often as needed.
+// keyed is one request with an Idempotency-Key, sent as often as needed,
+// with an Admission when one is set.
 type keyed struct {
 	method, path, body, key string
+	admission               string
 }
 
 func (h *harness) send(user string, k keyed) response {
 	h.t.Helper()
 	req := request{method: k.method, path: k.path, token: h.token(user, ""), body: k.body,
 		header: map[string]string{"Idempotency-Key": k.key}}
+	if k.admission != "" {
+		req.header["Admission"] = k.admission
+	}
 	if k.body != "" {
 		req.contentType = "application/json"
 	}

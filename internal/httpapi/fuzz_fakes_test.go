@@ -155,6 +155,7 @@ func (grantingKeys) Finish(context.Context, idempotency.Claim, idempotency.Respo
 	return nil
 }
 func (grantingKeys) Abandon(context.Context, idempotency.Claim) error { return nil }
+func (grantingKeys) Admit(context.Context, idempotency.Claim) error   { return nil }
 func (grantingKeys) Release(context.Context, idempotency.Claim) error { return nil }
 func (grantingKeys) Purge(context.Context) (int64, error)             { return 0, nil }
 

@@ -163,6 +163,9 @@ type handler struct {
 	maxWait  time.Duration
 	observer Observer
 	room     WaitingRoom
+	// keys are the Idempotency-Key store (nil without one): the gate
+	// records in it that a keyed request was admitted.
+	keys idempotency.Store
 	// queueStreams are the open ticket streams, at most maxQueueStreams.
 	queueStreams    atomic.Int64
 	maxQueueStreams int
@@ -187,6 +190,7 @@ func NewHandler(opts Options) http.Handler {
 		observer:        observer,
 		maps:            cmp.Or(opts.SeatMaps, &seatstream.Maps{}),
 		room:            opts.Room,
+		keys:            opts.Idempotency,
 		maxQueueStreams: cmp.Or(max(opts.MaxQueueStreams, 0), DefaultMaxQueueStreams),
 		shutdown:        opts.Shutdown,
 	}

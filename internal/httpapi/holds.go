@@ -76,7 +76,7 @@ func (h *handler) createHold(w http.ResponseWriter, r *http.Request) error {
 	if err := validate(h.validate, &req, cmd.Validate()); err != nil {
 		return err
 	}
-	if err := h.requireAdmission(r, cmd.ScheduleID, cmd.Resumed); err != nil {
+	if err := h.requireAdmission(r, cmd.ScheduleID); err != nil {
 		return err
 	}
 	held, err := h.checkout.Hold(r.Context(), cmd)
@@ -106,7 +106,7 @@ func (h *handler) holdBest(w http.ResponseWriter, r *http.Request, req holdReque
 	if err := validate(h.validate, &req, invalid); err != nil {
 		return err
 	}
-	if err := h.requireAdmission(r, cmd.ScheduleID, cmd.Resumed); err != nil {
+	if err := h.requireAdmission(r, cmd.ScheduleID); err != nil {
 		return err
 	}
 	held, attempts, err := h.checkout.HoldBest(r.Context(), cmd)

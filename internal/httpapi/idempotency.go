@@ -112,32 +112,34 @@ func (m *idempotencyKeys) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	r = r.WithContext(idempotency.WithClaim(r.Context(), claim))
+	outcome := &keyOutcome{}
+	r = r.WithContext(context.WithValue(idempotency.WithClaim(r.Context(), claim), keyOutcomeKey{}, outcome))
 	rec := &answerRecorder{header: http.Header{}}
 	settled := false
 	defer func() {
 		// A panic is answered 500 further out: release the key, as for
 		// any 5xx, so that a retry resumes it.
 		if !settled {
-			m.settle(r.Context(), claim, &answerRecorder{status: http.StatusInternalServerError})
+			m.settle(r.Context(), claim, outcome, &answerRecorder{status: http.StatusInternalServerError})
 		}
 	}()
 	m.next.ServeHTTP(rec, r)
-	m.settle(r.Context(), claim, rec)
+	m.settle(r.Context(), claim, outcome, rec)
 	settled = true
 	rec.writeTo(w)
 }
 
 // settle stores the answer; when the answer is not one to replay, it
 // releases the key for a retry to resume (the work may have committed), or
-// forgets it after a 429 (no work was done).
-func (m *idempotencyKeys) settle(ctx context.Context, claim idempotency.Claim, rec *answerRecorder) {
+// forgets it when no work was done: after a 429, or a refusal before any
+// work whatever its answer (refusedBeforeWork).
+func (m *idempotencyKeys) settle(ctx context.Context, claim idempotency.Claim, outcome *keyOutcome, rec *answerRecorder) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), idempotencyFinishTimeout)
 	defer cancel()
 	status := rec.statusOr200()
 	var err error
 	switch {
-	case status == http.StatusTooManyRequests:
+	case outcome.refusedBeforeWork || status == http.StatusTooManyRequests:
 		err = m.store.Abandon(ctx, claim)
 	case status == problem.StatusClientClosedRequest || status >= 500:
 		err = m.store.Release(ctx, claim)
@@ -248,4 +250,24 @@ func markReplayed(w http.ResponseWriter, replayed bool) {
 func resumedClaim(r *http.Request) bool {
 	claim, ok := idempotency.ClaimFrom(r.Context())
 	return ok && claim.Resumed
+}
+
+// keyOutcome is what a handler tells the Idempotency-Key middleware of
+// its request beyond the answer's status.
+type keyOutcome struct {
+	// refusedBeforeWork: the request was refused before it did any work
+	// (the waiting room's gate), so the key is forgotten even when the
+	// answer is a 5xx or the client has gone (499), which would otherwise
+	// leave it for a retry to resume.
+	refusedBeforeWork bool
+}
+
+type keyOutcomeKey struct{}
+
+// refusedBeforeWork marks r, when it runs under an Idempotency-Key, as
+// refused before it did any work: its key is forgotten, not kept.
+func refusedBeforeWork(r *http.Request) {
+	if outcome, ok := r.Context().Value(keyOutcomeKey{}).(*keyOutcome); ok {
+		outcome.refusedBeforeWork = true
+	}
 }

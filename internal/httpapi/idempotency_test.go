@@ -25,12 +25,23 @@ type fakeKeys struct {
 	finished  []idempotency.Response
 	abandoned int
 	released  int
-	// resumed makes Begin hand out resumed claims.
-	resumed bool
+	admits    int
+	// resumed makes Begin hand out resumed claims, admitted ones when
+	// admitted is set too.
+	resumed, admitted bool
+	// admitErr is what Admit answers.
+	admitErr error
 }
 
 func (f *fakeKeys) Begin(_ context.Context, k idempotency.Key, _ []byte, _ time.Duration) (idempotency.Claim, *idempotency.Response, error) {
-	return idempotency.Claim{Key: k, ID: uuid.New(), Resumed: f.resumed}, nil, nil
+	return idempotency.Claim{Key: k, ID: uuid.New(), Resumed: f.resumed, Admitted: f.resumed && f.admitted}, nil, nil
+}
+
+func (f *fakeKeys) Admit(context.Context, idempotency.Claim) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.admits++
+	return f.admitErr
 }
 
 func (f *fakeKeys) Release(context.Context, idempotency.Claim) error {

@@ -12,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/seatlock/seatlock/internal/httpapi/problem"
+	"github.com/seatlock/seatlock/internal/idempotency"
 	"github.com/seatlock/seatlock/internal/reservation"
 	"github.com/seatlock/seatlock/internal/waitroom"
 )
@@ -24,7 +25,7 @@ type WaitingRoom interface {
 	Join(ctx context.Context, scheduleID int64, userID string) (waitroom.Ticket, bool, error)
 	Ticket(ctx context.Context, ticketID, userID string) (waitroom.Ticket, error)
 	Leave(ctx context.Context, ticketID, userID string) error
-	Check(ctx context.Context, scheduleID int64, userID, admission string) error
+	Check(ctx context.Context, scheduleID int64, userID, admission string) (gated bool, err error)
 	Watch(ctx context.Context, ticketID, userID string) (*waitroom.Watch, waitroom.Ticket, error)
 	Unwatch(w *waitroom.Watch)
 }
@@ -238,14 +239,31 @@ func setRetryAfter(w http.ResponseWriter, t waitroom.Ticket) {
 
 // requireAdmission lets a request for a schedule's seats through while
 // the schedule has no queue, or with an admission of the caller's for it.
-// The retry of a request whose first try began (an Idempotency-Key's
-// resumed claim) was admitted then: it finishes that request, whose
-// admission may have run out since.
-func (h *handler) requireAdmission(r *http.Request, scheduleID int64, resumed bool) error {
-	if h.room == nil || resumed {
+//
+// A request sent again with an Idempotency-Key whose first request's
+// answer was lost (a resumed claim) finishes that request without an
+// admission, which may have run out since, only when that request passed
+// the gate: the key records it (idempotency.Store.Admit), before any work.
+// Every other resumed claim is gated like a new request. A request the
+// gate refuses, or could not check, did no work: its key is forgotten
+// whatever its answer (refusedBeforeWork), so that no retry can resume
+// it.
+func (h *handler) requireAdmission(r *http.Request, scheduleID int64) error {
+	if h.room == nil {
 		return nil
 	}
-	err := h.room.Check(r.Context(), scheduleID, principalFrom(r.Context()).UserID, r.Header.Get(admissionHeader))
+	claim, keyed := idempotency.ClaimFrom(r.Context())
+	if keyed && claim.Resumed && claim.Admitted {
+		return nil
+	}
+	gated, err := h.room.Check(r.Context(), scheduleID, principalFrom(r.Context()).UserID, r.Header.Get(admissionHeader))
+	if err == nil && gated && keyed {
+		err = h.keys.Admit(r.Context(), claim)
+	}
+	if err == nil {
+		return nil
+	}
+	refusedBeforeWork(r)
 	if errors.Is(err, waitroom.ErrAdmissionRequired) {
 		path := "/schedules/" + strconv.FormatInt(scheduleID, 10) + "/queue"
 		return &problem.Error{Status: http.StatusForbidden, Code: "admission_required", Title: "Admission required",

@@ -33,8 +33,8 @@ func (r watchingRoom) Ticket(context.Context, string, string) (waitroom.Ticket, 
 	return waitroom.Ticket{}, errors.New("not used")
 }
 func (r watchingRoom) Leave(context.Context, string, string) error { return errors.New("not used") }
-func (r watchingRoom) Check(context.Context, int64, string, string) error {
-	return nil
+func (r watchingRoom) Check(context.Context, int64, string, string) (bool, error) {
+	return false, nil
 }
 func (r watchingRoom) Watch(context.Context, string, string) (*waitroom.Watch, waitroom.Ticket, error) {
 	return &waitroom.Watch{C: make(chan waitroom.Ticket)}, waitroom.Ticket{ID: "7-x", ScheduleID: 7, State: waitroom.Waiting, Position: 3}, nil

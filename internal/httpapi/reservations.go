@@ -116,7 +116,7 @@ func (h *handler) reserve(w http.ResponseWriter, r *http.Request) error {
 	// The Idempotency-Key's claim, if the request sent one: stored with
 	// the reservation, looked up first when resumed.
 	claim, _ := idempotency.ClaimFrom(r.Context())
-	if err := h.requireAdmission(r, scheduleID, claim.Resumed); err != nil {
+	if err := h.requireAdmission(r, scheduleID); err != nil {
 		return err
 	}
 	res, err := h.bookings.Reserve(r.Context(), reservation.ReserveCommand{

@@ -48,6 +48,11 @@ type Claim struct {
 	// it outlived its running time): the ID is that request's, and its
 	// work may have committed. The use cases look it up before they work.
 	Resumed bool
+	// Admitted reports, for a resumed claim, that the earlier request
+	// passed the waiting room's gate before it worked (Store.Admit): its
+	// retry may finish it without an admission. A resumed claim without
+	// it is gated like a new request.
+	Admitted bool
 }
 
 // Response is an answer kept for replay.
@@ -77,8 +82,13 @@ type Store interface {
 	// claim's ID and can be claimed at once, and the retry resumes the
 	// claim (its work may have committed under that ID).
 	Release(ctx context.Context, c Claim) error
+	// Admit records that the claim's request passed the waiting room's
+	// gate, before it does any work: a later claim that resumes the key
+	// is Admitted. A key expired or taken over meanwhile records nothing.
+	Admit(ctx context.Context, c Claim) error
 	// Abandon forgets the claim's key, so that a retry runs anew with a
-	// new claim: for a request refused before it did any work (429).
+	// new claim: for a request refused before it did any work (429, or
+	// the waiting room's gate).
 	Abandon(ctx context.Context, c Claim) error
 	// Purge deletes every expired key and returns how many.
 	Purge(ctx context.Context) (int64, error)

@@ -41,13 +41,14 @@ ON CONFLICT (user_id, key) DO UPDATE
 	SET fingerprint = EXCLUDED.fingerprint,
 		claim = CASE WHEN idempotency_keys.expires_at <= now() THEN EXCLUDED.claim ELSE idempotency_keys.claim END,
 		status = NULL, header = NULL, body = NULL,
+		admitted = idempotency_keys.admitted AND idempotency_keys.expires_at > now(),
 		created_at = CASE WHEN idempotency_keys.expires_at <= now() THEN now() ELSE idempotency_keys.created_at END,
 		locked_until = EXCLUDED.locked_until,
 		expires_at = CASE WHEN idempotency_keys.expires_at <= now() THEN EXCLUDED.expires_at ELSE idempotency_keys.expires_at END
 	WHERE idempotency_keys.expires_at <= now()
 		OR (idempotency_keys.status IS NULL AND idempotency_keys.locked_until <= now()
 			AND idempotency_keys.fingerprint = EXCLUDED.fingerprint)
-RETURNING claim, claim <> $4`
+RETURNING claim, claim <> $4, admitted`
 
 // beginAttempts bounds Begin's loop: a key that is neither claimable nor
 // readable was deleted (abandoned or purged) between the two statements,
@@ -60,7 +61,7 @@ func (s *IdempotencyStore) Begin(ctx context.Context, k idempotency.Key, fingerp
 		claim := idempotency.Claim{Key: k}
 		id := uuid.New()
 		err := s.pool.QueryRow(ctx, claimKey, k.UserID, k.Key, fingerprint, id,
-			runningFor.Milliseconds(), idempotency.Retention.Milliseconds()).Scan(&claim.ID, &claim.Resumed)
+			runningFor.Milliseconds(), idempotency.Retention.Milliseconds()).Scan(&claim.ID, &claim.Resumed, &claim.Admitted)
 		if err == nil {
 			return claim, nil, nil
 		}
@@ -152,6 +153,17 @@ func (s *IdempotencyStore) Release(ctx context.Context, c idempotency.Claim) err
 		c.UserID, c.Key.Key, c.ID)
 	if err != nil {
 		return wrap("release idempotency key", err)
+	}
+	return nil
+}
+
+// Admit implements idempotency.Store.
+func (s *IdempotencyStore) Admit(ctx context.Context, c idempotency.Claim) error {
+	_, err := s.pool.Exec(ctx,
+		`UPDATE idempotency_keys SET admitted = true WHERE user_id = $1 AND key = $2 AND claim = $3 AND status IS NULL`,
+		c.UserID, c.Key.Key, c.ID)
+	if err != nil {
+		return wrap("record an idempotency key's admission", err)
 	}
 	return nil
 }

@@ -163,27 +163,28 @@ func (r *Room) Leave(ctx context.Context, ticketID, userID string) error {
 
 // Check lets a request for a schedule's seats through: always while the
 // schedule has no queue, else only with an admission of this user for this
-// schedule that still holds.
-func (r *Room) Check(ctx context.Context, scheduleID int64, userID, admission string) error {
+// schedule that still holds. gated reports that the schedule has a queue,
+// so that an admission was checked (and held, when err is nil).
+func (r *Room) Check(ctx context.Context, scheduleID int64, userID, admission string) (gated bool, err error) {
 	on, err := r.queued(ctx, scheduleID)
 	if err != nil || !on {
-		return err
+		return false, err
 	}
 	if admission == "" {
-		return ErrAdmissionRequired
+		return true, ErrAdmissionRequired
 	}
 	ticket, _, err := r.admissions.Verify(admission, scheduleID, userID, time.Now())
 	if err != nil {
-		return err
+		return true, err
 	}
 	admitted, err := r.store.Admitted(ctx, scheduleID, ticket)
 	if err != nil {
-		return err
+		return true, err
 	}
 	if !admitted {
-		return ErrAdmissionInvalid
+		return true, ErrAdmissionInvalid
 	}
-	return nil
+	return true, nil
 }
 
 // queued reports whether the schedule has a queue, from what this
