@@ -1,10 +1,19 @@
 package app_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
+	"unicode/utf16"
+
+	"github.com/seatlock/seatlock/internal/auth"
+	"github.com/seatlock/seatlock/internal/reservation"
 )
 
 // The seat map is gzipped only where Accept-Encoding accepts gzip (RFC
@@ -59,5 +68,184 @@ func TestSeatMapEncodingIsNegotiated(t *testing.T) {
 		if vary := resp.header.Get("Vary"); vary != "Accept-Encoding" {
 			t.Errorf("Accept-Encoding %q: Vary %q", refused, vary)
 		}
+	}
+}
+
+// maxScheduleBody is the documented limit of a POST /schedules body.
+const maxScheduleBody = 32 << 20
+
+// worstCaseSchedule is the longest body that describes a schedule within
+// every documented limit, written without white space between tokens:
+// MaxSections sections of MaxRows rows (the most rows the seat limit
+// allows, one seat or more each), every name, label, category and the
+// title as long as allowed, startsAt to the nanosecond, the seat counts
+// with as many digits as the seat limit leaves room for, and every
+// character of every string, member names included, as a \u escape
+// (12 bytes for a character outside the Basic Multilingual Plane).
+func worstCaseSchedule() (body []byte, seats int) {
+	var b strings.Builder
+	str := func(s string) {
+		b.WriteByte('"')
+		for _, r := range s {
+			if r > 0xFFFF {
+				r1, r2 := utf16.EncodeRune(r)
+				fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+		}
+		b.WriteByte('"')
+	}
+	member := func(name string) { str(name); b.WriteByte(':') }
+	// Letters and decimal digits outside the BMP (mathematical bold).
+	const letter, digit = '𝐒', '𝟎'
+	text := func(n int, number, width int) string {
+		s := []rune(strings.Repeat(string(letter), n-width))
+		for i := width - 1; i >= 0; i-- {
+			s = append(s, digit+rune(number/pow10(i)%10))
+		}
+		return string(s)
+	}
+	rows := reservation.MaxSections * reservation.MaxRows
+	// Rows of 10 seats have a digit more than rows of one: as many as the
+	// seat limit allows, once every row has its one seat.
+	tens := (reservation.MaxSeatCount - rows) / 9
+	b.WriteByte('{')
+	member("title")
+	str(strings.Repeat("🎭", reservation.MaxTitleRunes))
+	b.WriteByte(',')
+	member("startsAt")
+	str("9999-12-31T23:59:59.999999999+23:59")
+	b.WriteByte(',')
+	member("layout")
+	b.WriteByte('{')
+	member("sections")
+	b.WriteByte('[')
+	category := strings.Repeat("𝐂", reservation.MaxCategoryRunes)
+	row := 0
+	for s := range reservation.MaxSections {
+		if s > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('{')
+		member("name")
+		str(text(reservation.MaxSectionNameRunes, s, 3))
+		b.WriteByte(',')
+		member("category")
+		str(category)
+		b.WriteByte(',')
+		member("rows")
+		b.WriteByte('[')
+		for r := range reservation.MaxRows {
+			if r > 0 {
+				b.WriteByte(',')
+			}
+			n := 1
+			if row < tens {
+				n = 10
+			}
+			row++
+			seats += n
+			b.WriteByte('{')
+			member("label")
+			str(text(reservation.MaxRowLabelRunes, r, 2))
+			b.WriteByte(',')
+			member("seats")
+			b.WriteString(strconv.Itoa(n))
+			b.WriteByte(',')
+			member("category")
+			str(category)
+			b.WriteByte('}')
+		}
+		b.WriteString("]}")
+	}
+	b.WriteString("]}}")
+	return []byte(b.String()), seats
+}
+
+func pow10(n int) int {
+	p := 1
+	for range n {
+		p *= 10
+	}
+	return p
+}
+
+// Every layout within the documented limits can be sent: the longest
+// schedule body there is, padded with white space to the limit of a
+// POST /schedules body, is created; a byte more is 413, whether told by
+// Content-Length or found reading a chunked body. Every other body keeps
+// the 64 KiB limit.
+func TestTheLargestScheduleFitsItsBodyLimit(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, 1)
+	admin := h.token("admin", auth.RoleAdmin)
+	body, seats := worstCaseSchedule()
+	if len(body) > maxScheduleBody {
+		t.Fatalf("the longest schedule is %d bytes, over the limit of %d", len(body), maxScheduleBody)
+	}
+	t.Logf("the longest schedule: %d bytes, %d seats (limit %d bytes)", len(body), seats, maxScheduleBody)
+	// The responses are checked here, not by the OpenAPI validator: a
+	// schedule of 50,000 rows is more than it checks in good time.
+	client := &http.Client{Timeout: 2 * time.Minute}
+	post := func(body io.Reader, length int64) (int, []byte) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, h.bases[0]+"/schedules", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.ContentLength = length // -1: chunked
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+admin)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		answer, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, answer
+	}
+	padded := append(body, bytes.Repeat([]byte{' '}, maxScheduleBody-len(body))...)
+	status, answer := post(bytes.NewReader(padded), int64(len(padded)))
+	if status != http.StatusCreated {
+		t.Fatalf("the longest schedule, %d bytes: %d %.500s", len(padded), status, answer)
+	}
+	var created struct {
+		SeatCount int `json:"seatCount"`
+		Layout    struct {
+			Sections []struct {
+				Rows []json.RawMessage `json:"rows"`
+			} `json:"sections"`
+		} `json:"layout"`
+	}
+	if err := json.Unmarshal(answer, &created); err != nil {
+		t.Fatal(err)
+	}
+	if created.SeatCount != seats || len(created.Layout.Sections) != reservation.MaxSections || len(created.Layout.Sections[0].Rows) != reservation.MaxRows {
+		t.Errorf("created %d seats in %d sections, want %d in %d", created.SeatCount, len(created.Layout.Sections), seats, reservation.MaxSections)
+	}
+
+	over := append(padded, ' ')
+	for _, length := range []int64{int64(len(over)), -1} {
+		status, answer := post(bytes.NewReader(over), length)
+		var problem struct {
+			Code   string `json:"code"`
+			Detail string `json:"detail"`
+		}
+		_ = json.Unmarshal(answer, &problem)
+		if status != http.StatusRequestEntityTooLarge || problem.Code != "payload_too_large" || !strings.Contains(problem.Detail, "32 MiB") {
+			t.Errorf("%d bytes (Content-Length %d): %d %s, want 413 payload_too_large saying 32 MiB", len(over), length, status, answer)
+		}
+	}
+
+	// Every other body: 64 KiB.
+	hold := `{"scheduleId":1,"seatIds":[1],"pad":"` + strings.Repeat("x", 64<<10) + `"}`
+	resp := h.do(request{method: http.MethodPost, path: "/holds", token: h.token("alice", ""), contentType: "application/json", body: hold})
+	expectProblem(t, resp, http.StatusRequestEntityTooLarge, "payload_too_large")
+	if detail, _ := resp.body["detail"].(string); !strings.Contains(detail, "64 KiB") {
+		t.Errorf("a hold's 413 says %q, want 64 KiB", detail)
 	}
 }

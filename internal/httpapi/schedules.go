@@ -71,7 +71,8 @@ type rowResponse struct {
 
 func (h *handler) createSchedule(w http.ResponseWriter, r *http.Request) error {
 	var req createScheduleRequest
-	if err := decodeJSON(w, r, &req); err != nil {
+	// A stadium's layout is larger than any other body.
+	if err := decodeJSONWithin(w, r, &req, scheduleBody); err != nil {
 		return err
 	}
 	title := value(req.Title)
