@@ -1,10 +1,12 @@
 package app_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -247,5 +249,73 @@ func TestTheLargestScheduleFitsItsBodyLimit(t *testing.T) {
 	expectProblem(t, resp, http.StatusRequestEntityTooLarge, "payload_too_large")
 	if detail, _ := resp.body["detail"].(string); !strings.Contains(detail, "64 KiB") {
 		t.Errorf("a hold's 413 says %q, want 64 KiB", detail)
+	}
+}
+
+// A header block over the server's limit is answered, like every error,
+// as a problem: 431 header_too_large, not net/http's plain text. Sent
+// over a TCP connection of its own, as the probe sent it, since the
+// answer comes before any handler runs.
+func TestOversizedHeaderIsAProblem(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, 1)
+	schedule := h.createSchedule(10)
+	path := fmt.Sprintf("/schedules/%d/seats", schedule)
+	for _, tt := range []struct {
+		name   string
+		header string
+	}{
+		{"a 2 MiB If-None-Match", "If-None-Match: \"" + strings.Repeat("e", 2<<20) + "\"\r\n"},
+		{"many headers", strings.Repeat("X-Pad: "+strings.Repeat("p", 100)+"\r\n", 400)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", strings.TrimPrefix(h.bases[0], "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+			// The server answers before the header block ends: write it
+			// while the answer is read.
+			go func() {
+				_, _ = io.WriteString(conn, "GET "+path+" HTTP/1.1\r\nHost: seatlock\r\n"+tt.header+"\r\n")
+			}()
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var problem struct {
+				Type, Title, Detail, Code, RequestID string
+				Status                               int
+			}
+			if err := json.Unmarshal(body, &problem); err != nil {
+				t.Fatalf("%d %s %q: %v", resp.StatusCode, resp.Header.Get("Content-Type"), body, err)
+			}
+			if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge || resp.Header.Get("Content-Type") != "application/problem+json" ||
+				problem.Code != "header_too_large" || problem.Status != http.StatusRequestHeaderFieldsTooLarge ||
+				problem.Type != "urn:seatlock:problem:header_too_large" || problem.Title == "" || problem.Detail == "" {
+				t.Fatalf("%d %s %s, want 431 application/problem+json header_too_large", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+			}
+			if problem.RequestID == "" || resp.Header.Get("X-Request-Id") != problem.RequestID {
+				t.Errorf("requestId %q, X-Request-Id %q", problem.RequestID, resp.Header.Get("X-Request-Id"))
+			}
+			if resp.Header.Get("X-Content-Type-Options") != "nosniff" || resp.Header.Get("Cache-Control") != "no-store" || !resp.Close {
+				t.Errorf("headers %v, close %v: want nosniff, no-store and the connection closed", resp.Header, resp.Close)
+			}
+			req, _ := http.NewRequest(http.MethodGet, h.bases[0]+path, nil)
+			if problem := checkContract(req, resp, body); problem != "" {
+				t.Errorf("OpenAPI contract: %s", problem)
+			}
+		})
+	}
+	// A header block within the limit is served as before.
+	resp := h.do(request{method: http.MethodGet, path: path, header: map[string]string{"If-None-Match": `"` + strings.Repeat("e", 16<<10) + `"`}})
+	if resp.status != http.StatusOK {
+		t.Errorf("a 16 KiB If-None-Match: %d", resp.status)
 	}
 }
