@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/seatlock/seatlock/internal/httpapi"
 )
 
 const (
@@ -24,7 +26,7 @@ func (a *App) NewServer() *http.Server {
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      a.writeTimeout,
 		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    32 << 10,
+		MaxHeaderBytes:    httpapi.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 	}
 }
@@ -39,7 +41,9 @@ func (a *App) NewServer() *http.Server {
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	srv := a.NewServer()
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	// Past MaxHeaderBytes, net/http answers on the connection itself; the
+	// listener makes that answer a problem (see httpapi.ProblemListener).
+	go func() { errc <- srv.Serve(httpapi.ProblemListener(ln)) }()
 	if a.metricsAddr != "" {
 		opsCtx, stopOps := context.WithCancel(context.WithoutCancel(ctx))
 		opsDone := a.serveOps(opsCtx, a.metricsAddr)

@@ -22,12 +22,33 @@ import (
 	"github.com/seatlock/seatlock/internal/httpapi/problem"
 )
 
-// maxBodyBytes is the largest request body accepted (413 beyond).
+// maxBodyBytes is the largest request body accepted (413 beyond), but
+// for a schedule's.
 const maxBodyBytes = 64 << 10
+
+// maxScheduleBodyBytes is the largest body of POST /schedules: enough for
+// every schedule within the layout limits (reservation.MaxSections
+// sections of reservation.MaxRows rows, every text as long as allowed),
+// written without white space between tokens even with every character
+// of every string as a \u escape; TestTheLargestScheduleFitsItsBodyLimit
+// builds that body and sends it. Only admins reach it: the token is
+// checked before the body is read.
+const maxScheduleBodyBytes = 32 << 20
+
+// bodyLimit is how large a request's body may be, and the problem past it.
+type bodyLimit struct {
+	bytes    int64
+	tooLarge error
+}
 
 var (
 	errTooLarge = problem.Static(&problem.Error{Status: http.StatusRequestEntityTooLarge, Code: "payload_too_large", Title: "Payload too large",
 		Detail: "The body must be at most 64 KiB."})
+	errScheduleTooLarge = problem.Static(&problem.Error{Status: http.StatusRequestEntityTooLarge, Code: "payload_too_large", Title: "Payload too large",
+		Detail: "The body of a schedule must be at most 32 MiB."})
+
+	anyBody      = bodyLimit{maxBodyBytes, errTooLarge}
+	scheduleBody = bodyLimit{maxScheduleBodyBytes, errScheduleTooLarge}
 	errMediaType = problem.Static(&problem.Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type", Title: "Unsupported media type",
 		Detail: "Send the body as Content-Type: application/json."})
 )
@@ -51,27 +72,32 @@ func isJSONMediaType(contentType string) bool {
 // at most maxBodyBytes, member names exactly as documented and each once,
 // nothing after the object.
 func decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
+	return decodeJSONWithin(w, r, dst, anyBody)
+}
+
+// decodeJSONWithin is decodeJSON for a body of at most limit.
+func decodeJSONWithin(w http.ResponseWriter, r *http.Request, dst any, limit bodyLimit) error {
 	if !isJSONMediaType(r.Header.Get("Content-Type")) {
 		return errMediaType
 	}
-	body, err := readBody(w, r)
+	body, err := readBody(w, r, limit)
 	if err != nil {
 		return err
 	}
 	return decodeBody(body, dst)
 }
 
-// readBody reads the request's body, at most maxBodyBytes (errTooLarge
-// past it, told by Content-Length before reading when it says so).
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	if r.ContentLength > maxBodyBytes {
-		return nil, errTooLarge
+// readBody reads the request's body, at most limit (its problem past it,
+// told by Content-Length before reading when it says so).
+func readBody(w http.ResponseWriter, r *http.Request, limit bodyLimit) ([]byte, error) {
+	if r.ContentLength > limit.bytes {
+		return nil, limit.tooLarge
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit.bytes))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return nil, errTooLarge
+			return nil, limit.tooLarge
 		}
 		return nil, problem.UnreadableBody
 	}

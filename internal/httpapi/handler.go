@@ -195,6 +195,8 @@ func NewHandler(opts Options) http.Handler {
 		shutdown:        opts.Shutdown,
 	}
 	timeout := cmp.Or(max(opts.RequestTimeout, 0), DefaultRequestTimeout)
+	// The routes that take an Idempotency-Key read bodies of maxBodyBytes
+	// (anyBody); POST /schedules, whose bodies may be larger, takes none.
 	idempotent := idempotencyMiddleware(opts.Idempotency,
 		cmp.Or(max(opts.IdempotencyRunning, 0), timeout+idempotencyRunningMargin), maxBodyBytes)
 	stream := seatstream.New(seatstream.Options{

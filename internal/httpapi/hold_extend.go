@@ -36,7 +36,7 @@ func (h *handler) extendHold(w http.ResponseWriter, r *http.Request) error {
 // Anything else is refused as decodeJSON refuses it (400, 413, 415), and
 // a member is unknown.
 func emptyBody(w http.ResponseWriter, r *http.Request) error {
-	body, err := readBody(w, r)
+	body, err := readBody(w, r, anyBody)
 	if err != nil {
 		return err
 	}

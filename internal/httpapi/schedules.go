@@ -71,7 +71,8 @@ type rowResponse struct {
 
 func (h *handler) createSchedule(w http.ResponseWriter, r *http.Request) error {
 	var req createScheduleRequest
-	if err := decodeJSON(w, r, &req); err != nil {
+	// A stadium's layout is larger than any other body.
+	if err := decodeJSONWithin(w, r, &req, scheduleBody); err != nil {
 		return err
 	}
 	title := value(req.Title)
@@ -190,8 +191,8 @@ func (h *handler) getSchedule(w http.ResponseWriter, r *http.Request) error {
 
 // seatMap answers a schedule's seat map in the form ?form= asks for, from
 // this instance's image of its seats (no query), gzip-compressed when the
-// client accepts it. Its ETag names the image's state: a client that has
-// it gets 304, and nothing is rendered.
+// client prefers it (negotiateEncoding). Its ETag names the image's
+// state: a client that has it gets 304, and nothing is rendered.
 func (h *handler) seatMap(w http.ResponseWriter, r *http.Request) error {
 	id, valid := parseID(chi.URLParam(r, "id"))
 	if !valid {
@@ -205,12 +206,16 @@ func (h *handler) seatMap(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	gzipped := acceptsGzip(r.Header.Values("Accept-Encoding"))
 	hdr := w.Header()
 	// Cached copies must be revalidated, which the ETag makes cheap; the
 	// answer differs by encoding.
 	hdr["Cache-Control"] = noCache
 	hdr["Vary"] = varyEncoding
+	coding := negotiateEncoding(r.Header.Values("Accept-Encoding"))
+	if coding == codingNone {
+		return errNotAcceptable
+	}
+	gzipped := coding == codingGzip
 	if _, tag := image.Tag(); etagMatches(r.Header.Get("If-None-Match"), seatstream.ETag(tag, form, gzipped)) {
 		hdr["Etag"] = []string{seatstream.ETag(tag, form, gzipped)}
 		w.WriteHeader(http.StatusNotModified)
@@ -229,27 +234,6 @@ var (
 	varyEncoding = []string{"Accept-Encoding"}
 	gzipEncoding = []string{"gzip"}
 )
-
-// acceptsGzip reads Accept-Encoding (RFC 9110 12.5.3): gzip (or x-gzip,
-// or *) listed without q=0.
-func acceptsGzip(values []string) bool {
-	for _, v := range values {
-		for _, item := range strings.Split(v, ",") {
-			coding, params, _ := strings.Cut(item, ";")
-			coding = strings.ToLower(strings.TrimSpace(coding))
-			if coding != "gzip" && coding != "x-gzip" && coding != "*" {
-				continue
-			}
-			if name, value, _ := strings.Cut(strings.TrimSpace(params), "="); strings.EqualFold(strings.TrimSpace(name), "q") {
-				if q, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err != nil || q == 0 {
-					continue
-				}
-			}
-			return true
-		}
-	}
-	return false
-}
 
 // etagMatches applies If-None-Match (RFC 9110 13.1.2): "*" or any listed
 // tag, compared weakly (a W/ prefix is ignored).

@@ -203,7 +203,9 @@ func isSpaceOrControl(r rune) bool { return unicode.IsSpace(r) || unicode.IsCont
 
 // isShortName reports whether s is letters, digits and '-' (and '_' when
 // underscore is true): a row label or a category, safe in a URL, a log
-// line and a seat label.
+// line and a seat label. A digit is a decimal digit (Unicode's Nd, of any
+// script), not any number: the OpenAPI document's patterns say
+// [\p{L}\p{Nd}-], and a test holds them to this.
 func isShortName(s string, underscore bool) bool {
 	for _, c := range s {
 		if !unicode.IsLetter(c) && !unicode.IsDigit(c) && c != '-' && (!underscore || c != '_') {

@@ -38,6 +38,11 @@ func (e *Error) body(requestID string) body {
 		HoldID: e.HoldID, Queue: e.Queue}
 }
 
+// JSON is e's body for the request id, as Write writes it, for an answer
+// written where there is no http.ResponseWriter: the one net/http makes
+// itself to a header block too large (httpapi.ProblemListener).
+func (e *Error) JSON(requestID string) []byte { return e.appendJSON(nil, requestID) }
+
 // appendJSON appends e's body, as json.Marshal writes it, and a newline.
 func (e *Error) appendJSON(b []byte, requestID string) []byte {
 	if enc := e.encoded; enc != nil && enc.status == e.Status && enc.title == e.Title && enc.detail == e.Detail &&
