@@ -68,7 +68,7 @@ type ticketResponse struct {
 }
 
 func toQueueResponse(id int64, s waitroom.Settings) queueResponse {
-	resp := queueResponse{ScheduleID: id, OpensAt: s.OpensAt.UTC(), AdmitPerSecond: s.AdmitPerSecond,
+	resp := queueResponse{ScheduleID: id, OpensAt: reservation.ReadableStart(s.OpensAt.UTC()), AdmitPerSecond: s.AdmitPerSecond,
 		AdmissionTTLSeconds: int(s.AdmissionTTL / time.Second)}
 	if s.MaxActive > 0 {
 		resp.MaxActive = &s.MaxActive
@@ -77,7 +77,7 @@ func toQueueResponse(id int64, s waitroom.Settings) queueResponse {
 }
 
 func toTicketResponse(t waitroom.Ticket) ticketResponse {
-	resp := ticketResponse{Ticket: t.ID, ScheduleID: t.ScheduleID, State: string(t.State), OpensAt: t.OpensAt.UTC(),
+	resp := ticketResponse{Ticket: t.ID, ScheduleID: t.ScheduleID, State: string(t.State), OpensAt: reservation.ReadableStart(t.OpensAt.UTC()),
 		Admission: t.Admission}
 	if t.State == waitroom.Waiting {
 		pos, wait := t.Position, math.Round(t.EstimatedWait.Seconds()*10)/10
@@ -119,10 +119,15 @@ func (h *handler) putQueue(w http.ResponseWriter, r *http.Request) error {
 	opensAt, _ := parseDateTime(value(req.OpensAt))
 	s := waitroom.Settings{OpensAt: opensAt, AdmitPerSecond: value(req.AdmitPerSecond), MaxActive: value(req.MaxActive),
 		AdmissionTTL: waitroom.DefaultAdmissionTTL}
+	var invalid []error
 	if req.AdmissionTTLSeconds != nil {
-		s.AdmissionTTL = time.Duration(*req.AdmissionTTLSeconds) * time.Second
+		ttl, err := waitroom.AdmissionTTLOf(*req.AdmissionTTLSeconds)
+		if err == nil {
+			s.AdmissionTTL = ttl
+		}
+		invalid = append(invalid, err)
 	}
-	invalid := []error{s.Validate()}
+	invalid = append(invalid, s.Validate())
 	if req.MaxActive != nil && *req.MaxActive == 0 {
 		invalid = append(invalid, &reservation.InvalidError{Field: "maxActive",
 			Detail: "must be from 1 to " + strconv.Itoa(waitroom.MaxActiveLimit) + "; leave it out for no cap"})

@@ -91,7 +91,7 @@ func (r *Room) Put(ctx context.Context, scheduleID int64, s Settings) (Settings,
 	if err := s.Validate(); err != nil {
 		return Settings{}, err
 	}
-	s.OpensAt = s.OpensAt.Truncate(time.Millisecond)
+	s.OpensAt = StoredOpening(s.OpensAt)
 	err := r.store.Put(ctx, scheduleID, s)
 	r.forget(scheduleID)
 	return s, err

@@ -19,3 +19,32 @@ func TestSweepSettingsForgetsIdleSchedules(t *testing.T) {
 		t.Error("a schedule asked about just now was dropped")
 	}
 }
+
+// TestSettingsRanges: an opening is checked as stored (to the
+// millisecond) against the years RFC 3339 names, the first instant of
+// them included, and a TTL's seconds before they become a duration.
+func TestSettingsRanges(t *testing.T) {
+	valid := Settings{AdmitPerSecond: 1, AdmissionTTL: DefaultAdmissionTTL}
+	for _, tc := range []struct {
+		opensAt time.Time
+		ok      bool
+	}{
+		{time.Time{}, true},
+		{time.Date(9999, 12, 31, 23, 59, 59, 999_999_999, time.UTC), true},
+		{time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), false},
+		{time.Date(0, 12, 31, 23, 59, 59, 999_999_999, time.UTC), false},
+		{time.Date(1, 1, 1, 0, 0, 0, 0, time.FixedZone("", 60)), false},
+	} {
+		s := valid
+		s.OpensAt = tc.opensAt
+		if err := s.Validate(); (err == nil) != tc.ok {
+			t.Errorf("opening %v: %v", tc.opensAt, err)
+		}
+	}
+	for seconds, ok := range map[int]bool{59: false, 60: true, 3600: true, 3601: false, 600 + 1<<55: false, -1 << 63: false, 1<<63 - 1: false} {
+		ttl, err := AdmissionTTLOf(seconds)
+		if (err == nil) != ok || ok && ttl != time.Duration(seconds)*time.Second {
+			t.Errorf("AdmissionTTLOf(%d) = %v, %v", seconds, ttl, err)
+		}
+	}
+}
