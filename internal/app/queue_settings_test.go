@@ -95,3 +95,35 @@ func TestQueueSettingsOutOfRangeAreRefused(t *testing.T) {
 		t.Fatalf("join a queue open since year 1: %d %s", joined.status, joined.raw)
 	}
 }
+
+// A join takes no input: a body is refused as on every bodiless call (415
+// unless JSON, 400 with a member), and nothing is joined.
+func TestQueueJoinRefusesABody(t *testing.T) {
+	h := newHarness(t, 1)
+	schedule := h.createSchedule(10)
+	h.openQueue(schedule, 1, `,"maxActive":1`)
+	path := fmt.Sprintf("/schedules/%d/queue", schedule)
+	for _, tc := range []struct {
+		contentType, body string
+		status            int
+		code              string
+	}{
+		{"text/plain", "hello", http.StatusUnsupportedMediaType, "unsupported_media_type"},
+		{"", "hello", http.StatusUnsupportedMediaType, "unsupported_media_type"},
+		{"application/json", `{"userId":"bob"}`, http.StatusBadRequest, "malformed_json"},
+		{"application/json", `[]`, http.StatusBadRequest, "malformed_json"},
+		{"application/json", `{`, http.StatusBadRequest, "malformed_json"},
+	} {
+		resp := h.do(request{method: http.MethodPost, path: path, token: h.token("alice", ""), contentType: tc.contentType, body: tc.body})
+		expectProblem(t, resp, tc.status, tc.code)
+		got := h.do(request{method: http.MethodGet, path: path, token: h.token("admin", auth.RoleAdmin)})
+		if c := queueCounts(t, got); c["waiting"]+c["active"]+c["admitted"] != 0 {
+			t.Fatalf("after a join with %q as %q, counts %v", tc.body, tc.contentType, c)
+		}
+	}
+	// No body, or an empty object, is a join.
+	if resp := h.do(request{method: http.MethodPost, path: path, token: h.token("alice", ""), contentType: "application/json", body: "{}"}); resp.status != http.StatusCreated {
+		t.Fatalf("join with {}: %d %s", resp.status, resp.raw)
+	}
+	h.mustJoin(0, "bob", schedule)
+}

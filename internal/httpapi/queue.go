@@ -174,10 +174,14 @@ func (h *handler) deleteQueue(w http.ResponseWriter, r *http.Request) error {
 }
 
 // joinQueue gives the caller a place in a schedule's queue: 201 with a
-// new ticket, 200 with the one they have.
+// new ticket, 200 with the one they have. It takes no input: a body is
+// refused as on the other bodiless calls, before anything is joined.
 func (h *handler) joinQueue(w http.ResponseWriter, r *http.Request) error {
 	id, err := h.queueScheduleID(r)
 	if err != nil {
+		return err
+	}
+	if err := emptyBody(w, r); err != nil {
 		return err
 	}
 	t, created, err := h.room.Join(r.Context(), id, principalFrom(r.Context()).UserID)
