@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/seatlock/seatlock/internal/auth"
 )
@@ -126,4 +127,43 @@ func TestQueueJoinRefusesABody(t *testing.T) {
 		t.Fatalf("join with {}: %d %s", resp.status, resp.raw)
 	}
 	h.mustJoin(0, "bob", schedule)
+}
+
+// While maxActive is full, the wait hangs on admitted buyers leaving or
+// expiring, which nothing measured says: the estimate is null (polled and
+// streamed alike), and the buyer is not told to ask every second.
+func TestQueueWaitUnknownWhileMaxActiveIsFull(t *testing.T) {
+	h := newHarness(t, 1)
+	schedule := h.createSchedule(10)
+	h.openQueue(schedule, 10, `,"maxActive":1`)
+	alice := h.mustJoin(0, "alice", schedule)
+	h.admission("alice", alice, 5*time.Second)
+	bob := h.mustJoin(0, "bob", schedule)
+	carol := h.mustJoin(0, "carol", schedule)
+	for _, tc := range []struct {
+		user, ticket string
+		position     float64
+	}{{"bob", bob, 1}, {"carol", carol, 2}} {
+		resp := h.ticket(0, tc.user, tc.ticket)
+		wait, present := resp.body["estimatedWaitSeconds"]
+		if resp.status != http.StatusOK || str(resp.body, "state") != "waiting" || resp.body["position"] != tc.position ||
+			!present || wait != nil {
+			t.Fatalf("%s behind a full maxActive: %d %s", tc.user, resp.status, resp.raw)
+		}
+		if got := resp.header.Get("Retry-After"); got != "10" {
+			t.Errorf("%s whose wait is unknown is told to ask again after %q s", tc.user, got)
+		}
+	}
+	stream := h.ticketStream(0, "bob", bob)
+	defer stream.close()
+	ev := stream.next(5 * time.Second)
+	if ev.name != "position" || !strings.Contains(ev.data, `"estimatedWaitSeconds":null`) || !strings.Contains(ev.data, `"position":1`) {
+		t.Fatalf("streamed: %+v", ev)
+	}
+
+	// Once alice leaves, her place goes to bob.
+	if resp := h.do(request{method: http.MethodDelete, path: "/queue/" + alice, token: h.token("alice", "")}); resp.status != http.StatusNoContent {
+		t.Fatalf("leave: %d %s", resp.status, resp.raw)
+	}
+	h.admission("bob", bob, 5*time.Second)
 }

@@ -80,8 +80,12 @@ func toTicketResponse(t waitroom.Ticket) ticketResponse {
 	resp := ticketResponse{Ticket: t.ID, ScheduleID: t.ScheduleID, State: string(t.State), OpensAt: reservation.ReadableStart(t.OpensAt.UTC()),
 		Admission: t.Admission}
 	if t.State == waitroom.Waiting {
-		pos, wait := t.Position, math.Round(t.EstimatedWait.Seconds()*10)/10
-		resp.Position, resp.EstimatedWaitSeconds = &pos, &wait
+		pos := t.Position
+		resp.Position = &pos
+		if !t.EstimatedWaitUnknown {
+			wait := math.Round(t.EstimatedWait.Seconds()*10) / 10
+			resp.EstimatedWaitSeconds = &wait
+		}
 	}
 	if !t.AdmissionExpiresAt.IsZero() {
 		at := t.AdmissionExpiresAt.UTC()
@@ -226,9 +230,14 @@ func (h *handler) leaveQueue(w http.ResponseWriter, r *http.Request) error {
 // Polling: a buyer near the head asks every second, one far back about
 // four times before its turn, at most every maxPollInterval; before the
 // opening, at the opening (spread over a few seconds: everyone asks then).
+// A buyer whose wait is unknown waits on an admitted buyer leaving, which
+// may come at any moment: it asks every unknownWaitPollInterval, rarely
+// enough to spare the service a crowd asking every second, often enough
+// not to lose much of its own admission's time (its stream tells at once).
 const (
-	maxPollInterval = 30 * time.Second
-	openingSpread   = 3 * time.Second
+	maxPollInterval         = 30 * time.Second
+	openingSpread           = 3 * time.Second
+	unknownWaitPollInterval = 10 * time.Second
 )
 
 // setRetryAfter tells a waiting buyer when to ask again.
@@ -239,6 +248,9 @@ func setRetryAfter(w http.ResponseWriter, t waitroom.Ticket) {
 		after = min(time.Until(t.OpensAt), maxPollInterval) + rand.N(openingSpread)
 	case waitroom.Waiting:
 		after = min(t.EstimatedWait/4, maxPollInterval)
+		if t.EstimatedWaitUnknown {
+			after = min(unknownWaitPollInterval, maxPollInterval)
+		}
 	default:
 		return
 	}

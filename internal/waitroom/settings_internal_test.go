@@ -48,3 +48,31 @@ func TestSettingsRanges(t *testing.T) {
 		}
 	}
 }
+
+// TestEstimateBehindAFullMaxActive: a place within maxActive's free
+// places waits on the rate; one past them on the admissions measured
+// lately, and with none measured its wait is unknown, never the rate's.
+func TestEstimateBehindAFullMaxActive(t *testing.T) {
+	settings := Settings{AdmitPerSecond: 10, MaxActive: 3}
+	for _, tc := range []struct {
+		position int
+		active   int64
+		observed float64
+		want     time.Duration
+		known    bool
+	}{
+		{1, 2, 0, 100 * time.Millisecond, true},
+		{2, 2, 0, 0, false},
+		{5, 3, 0, 0, false},
+		{5, 3, 0.5, 10 * time.Second, true},
+		{5, 3, 50, 500 * time.Millisecond, true},
+	} {
+		wait, known := estimate(tc.position, Snapshot{Settings: settings, Active: tc.active, ObservedRate: tc.observed})
+		if wait != tc.want || known != tc.known {
+			t.Errorf("position %d, %d active, %v measured: %v %v, want %v %v", tc.position, tc.active, tc.observed, wait, known, tc.want, tc.known)
+		}
+	}
+	if wait, known := estimate(40, Snapshot{Settings: Settings{AdmitPerSecond: 10}}); wait != 4*time.Second || !known {
+		t.Errorf("without a cap: %v %v", wait, known)
+	}
+}

@@ -113,8 +113,12 @@ type Ticket struct {
 	// Position is 1 for the next to be admitted; set while Waiting.
 	Position int
 	// EstimatedWait is how long until admission, from the position and
-	// the rate; set while Waiting.
+	// the rate; set while Waiting, unless EstimatedWaitUnknown.
 	EstimatedWait time.Duration
+	// EstimatedWaitUnknown: the place is past maxActive's free ones, so
+	// it waits on admitted buyers leaving or expiring, and none was
+	// admitted lately to say how fast they do.
+	EstimatedWaitUnknown bool
 	// OpensAt is the queue's opening.
 	OpensAt time.Time
 	// AdmissionExpiresAt is set once admitted (and kept when expired).
