@@ -1011,7 +1011,10 @@ function showQueue(t) {
         ". You have a place in its queue: everyone who joins before then is put in random order.";
       break;
     case "waiting":
-      text = "You are in the queue: position " + t.position + ", about " + about(t.estimatedWaitSeconds) + ".";
+      // No estimate: the place waits on an admitted buyer finishing.
+      text = "You are in the queue: position " + t.position + (t.estimatedWaitSeconds === null
+        ? "; your turn comes when a buyer let in before you finishes."
+        : ", about " + about(t.estimatedWaitSeconds) + ".");
       break;
     case "expired":
       text = "Your turn ended" + (t.admissionExpiresAt ? " at " + new Date(t.admissionExpiresAt).toLocaleTimeString() : "") + ".";

@@ -69,7 +69,7 @@ type ticketResponse struct {
 }
 
 func toQueueResponse(id int64, s waitroom.Settings) queueResponse {
-	resp := queueResponse{ScheduleID: id, OpensAt: s.OpensAt.UTC(), AdmitPerSecond: s.AdmitPerSecond,
+	resp := queueResponse{ScheduleID: id, OpensAt: reservation.ReadableStart(s.OpensAt.UTC()), AdmitPerSecond: s.AdmitPerSecond,
 		AdmissionTTLSeconds: int(s.AdmissionTTL / time.Second)}
 	if s.MaxActive > 0 {
 		resp.MaxActive = &s.MaxActive
@@ -78,11 +78,15 @@ func toQueueResponse(id int64, s waitroom.Settings) queueResponse {
 }
 
 func toTicketResponse(t waitroom.Ticket) ticketResponse {
-	resp := ticketResponse{Ticket: t.ID, ScheduleID: t.ScheduleID, State: string(t.State), OpensAt: t.OpensAt.UTC(),
+	resp := ticketResponse{Ticket: t.ID, ScheduleID: t.ScheduleID, State: string(t.State), OpensAt: reservation.ReadableStart(t.OpensAt.UTC()),
 		Admission: t.Admission}
 	if t.State == waitroom.Waiting {
-		pos, wait := t.Position, math.Round(t.EstimatedWait.Seconds()*10)/10
-		resp.Position, resp.EstimatedWaitSeconds = &pos, &wait
+		pos := t.Position
+		resp.Position = &pos
+		if !t.EstimatedWaitUnknown {
+			wait := math.Round(t.EstimatedWait.Seconds()*10) / 10
+			resp.EstimatedWaitSeconds = &wait
+		}
 	}
 	if !t.AdmissionExpiresAt.IsZero() {
 		at := t.AdmissionExpiresAt.UTC()
@@ -120,10 +124,15 @@ func (h *handler) putQueue(w http.ResponseWriter, r *http.Request) error {
 	opensAt, _ := parseDateTime(value(req.OpensAt))
 	s := waitroom.Settings{OpensAt: opensAt, AdmitPerSecond: value(req.AdmitPerSecond), MaxActive: value(req.MaxActive),
 		AdmissionTTL: waitroom.DefaultAdmissionTTL}
+	var invalid []error
 	if req.AdmissionTTLSeconds != nil {
-		s.AdmissionTTL = time.Duration(*req.AdmissionTTLSeconds) * time.Second
+		ttl, err := waitroom.AdmissionTTLOf(*req.AdmissionTTLSeconds)
+		if err == nil {
+			s.AdmissionTTL = ttl
+		}
+		invalid = append(invalid, err)
 	}
-	invalid := []error{s.Validate()}
+	invalid = append(invalid, s.Validate())
 	if req.MaxActive != nil && *req.MaxActive == 0 {
 		invalid = append(invalid, &reservation.InvalidError{Field: "maxActive",
 			Detail: "must be from 1 to " + strconv.Itoa(waitroom.MaxActiveLimit) + "; leave it out for no cap"})
@@ -170,10 +179,14 @@ func (h *handler) deleteQueue(w http.ResponseWriter, r *http.Request) error {
 }
 
 // joinQueue gives the caller a place in a schedule's queue: 201 with a
-// new ticket, 200 with the one they have.
+// new ticket, 200 with the one they have. It takes no input: a body is
+// refused as on the other bodiless calls, before anything is joined.
 func (h *handler) joinQueue(w http.ResponseWriter, r *http.Request) error {
 	id, err := h.queueScheduleID(r)
 	if err != nil {
+		return err
+	}
+	if err := emptyBody(w, r); err != nil {
 		return err
 	}
 	t, created, err := h.room.Join(r.Context(), id, principalFrom(r.Context()).UserID)
@@ -218,9 +231,14 @@ func (h *handler) leaveQueue(w http.ResponseWriter, r *http.Request) error {
 // Polling: a buyer near the head asks every second, one far back about
 // four times before its turn, at most every maxPollInterval; before the
 // opening, at the opening (spread over a few seconds: everyone asks then).
+// A buyer whose wait is unknown waits on an admitted buyer leaving, which
+// may come at any moment: it asks every unknownWaitPollInterval, rarely
+// enough to spare the service a crowd asking every second, often enough
+// not to lose much of its own admission's time (its stream tells at once).
 const (
-	maxPollInterval = 30 * time.Second
-	openingSpread   = 3 * time.Second
+	maxPollInterval         = 30 * time.Second
+	openingSpread           = 3 * time.Second
+	unknownWaitPollInterval = 10 * time.Second
 )
 
 // setRetryAfter tells a waiting buyer when to ask again.
@@ -231,6 +249,9 @@ func setRetryAfter(w http.ResponseWriter, t waitroom.Ticket) {
 		after = min(time.Until(t.OpensAt), maxPollInterval) + rand.N(openingSpread)
 	case waitroom.Waiting:
 		after = min(t.EstimatedWait/4, maxPollInterval)
+		if t.EstimatedWaitUnknown {
+			after = min(unknownWaitPollInterval, maxPollInterval)
+		}
 	default:
 		return
 	}

@@ -86,10 +86,21 @@ func checkSchedule(title string, startsAt time.Time) []error {
 	case utf8.RuneCountInString(title) > MaxTitleRunes:
 		errs = append(errs, &InvalidError{Field: "title", Detail: fmt.Sprintf("must be at most %d characters", MaxTitleRunes)})
 	}
-	if startsAt.Before(EarliestStart) || startsAt.After(LatestStart) {
-		errs = append(errs, &InvalidError{Field: "startsAt", Detail: "must fall in the years 1 to 9999 in UTC"})
+	if err := CheckReadableTime("startsAt", startsAt); err != nil {
+		errs = append(errs, err)
 	}
 	return errs
+}
+
+// CheckReadableTime names field when t falls outside EarliestStart..
+// LatestStart: the one check of every instant the API stores and answers
+// (a schedule's start, a queue's opening), which could otherwise be
+// stored and never read back.
+func CheckReadableTime(field string, t time.Time) error {
+	if t.Before(EarliestStart) || t.After(LatestStart) {
+		return &InvalidError{Field: field, Detail: "must fall in the years 1 to 9999 in UTC"}
+	}
+	return nil
 }
 
 // storedStart is a start time as it is stored: in UTC, to the microsecond
@@ -100,7 +111,8 @@ func storedStart(t time.Time) time.Time { return t.UTC().Truncate(time.Microseco
 // ReadableStart is t moved into EarliestStart..LatestStart: a stored start
 // that could not be written as RFC 3339 is read as the nearest one that
 // can. NewSchedule refuses such starts and the schema's CHECK forbids
-// them; this is the last line, so that reading a schedule never fails.
+// them; this is the last line, so that reading a schedule never fails
+// (and a queue's opening, which CheckReadableTime guards as well).
 func ReadableStart(t time.Time) time.Time {
 	switch {
 	case t.Before(EarliestStart):

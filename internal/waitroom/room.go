@@ -91,7 +91,7 @@ func (r *Room) Put(ctx context.Context, scheduleID int64, s Settings) (Settings,
 	if err := s.Validate(); err != nil {
 		return Settings{}, err
 	}
-	s.OpensAt = s.OpensAt.Truncate(time.Millisecond)
+	s.OpensAt = StoredOpening(s.OpensAt)
 	err := r.store.Put(ctx, scheduleID, s)
 	r.forget(scheduleID)
 	return s, err
@@ -253,7 +253,8 @@ func (r *Room) ticket(scheduleID int64, id string, snap Snapshot, p Place) Ticke
 	switch p.State {
 	case Waiting:
 		t.Position = p.Position
-		t.EstimatedWait = estimate(p.Position, snap)
+		wait, known := estimate(p.Position, snap)
+		t.EstimatedWait, t.EstimatedWaitUnknown = wait, !known
 	case Admitted, Expired:
 		t.AdmissionExpiresAt = p.Expires.Truncate(time.Second)
 	}
@@ -263,15 +264,21 @@ func (r *Room) ticket(scheduleID int64, id string, snap Snapshot, p Place) Ticke
 	return t
 }
 
-// estimate is the wait of the buyer at position: the position over the
-// rate, or over the rate measured when fewer are admitted (maxActive is
-// full), rounded up to whole admission steps.
-func estimate(position int, snap Snapshot) time.Duration {
+// estimate is the wait of the buyer at position, rounded up to whole
+// admission steps: the position over the rate while the place is within
+// maxActive's free places. A place past them waits on admitted buyers
+// leaving or expiring: the rate measured over the last ten seconds says
+// how fast they have; with none admitted then, the wait is unknown
+// (false): the rate admits nobody while maxActive is full.
+func estimate(position int, snap Snapshot) (time.Duration, bool) {
 	rate := float64(snap.Settings.AdmitPerSecond)
-	if snap.Settings.MaxActive > 0 && snap.ObservedRate > 0 && snap.ObservedRate < 0.9*rate {
-		rate = snap.ObservedRate
+	if capped := snap.Settings.MaxActive; capped > 0 && int64(position) > int64(capped)-snap.Active {
+		if snap.ObservedRate <= 0 {
+			return 0, false
+		}
+		rate = min(rate, snap.ObservedRate)
 	}
-	return time.Duration(math.Ceil(float64(position)/rate*10) * float64(time.Second) / 10)
+	return time.Duration(math.Ceil(float64(position)/rate*10) * float64(time.Second) / 10), true
 }
 
 // ticketPrefixSeparator separates a ticket's schedule from its random

@@ -49,7 +49,10 @@ type Snapshot struct {
 	// ObservedRate is the admissions a second over the last ten seconds
 	// of admission (0 before).
 	ObservedRate float64
-	Places       []Place
+	// Active are the admissions that hold at Now, counted only when
+	// MaxActive caps them.
+	Active int64
+	Places []Place
 }
 
 // Place is where a ticket stood.

@@ -57,7 +57,8 @@ func TestSettingsValidate(t *testing.T) {
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	bad := waitroom.Settings{AdmitPerSecond: 10001, MaxActive: -1, AdmissionTTL: 90500 * time.Millisecond}
+	bad := waitroom.Settings{OpensAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), AdmitPerSecond: 10001, MaxActive: -1,
+		AdmissionTTL: 90500 * time.Millisecond}
 	err := bad.Validate()
 	for _, field := range []string{"opensAt", "admitPerSecond", "maxActive", "admissionTtlSeconds"} {
 		if err == nil || !strings.Contains(err.Error(), field) {

@@ -49,11 +49,13 @@ type Settings struct {
 	AdmissionTTL time.Duration
 }
 
-// Validate names every setting out of its range.
+// Validate names every setting out of its range. The opening is checked
+// as it is stored (StoredOpening), like a schedule's start: an instant
+// RFC 3339 cannot name would be stored and then fail every read.
 func (s Settings) Validate() error {
 	var errs []error
-	if s.OpensAt.IsZero() {
-		errs = append(errs, &reservation.InvalidError{Field: "opensAt", Detail: "is required"})
+	if err := reservation.CheckReadableTime("opensAt", StoredOpening(s.OpensAt)); err != nil {
+		errs = append(errs, err)
 	}
 	if s.AdmitPerSecond < 1 || s.AdmitPerSecond > MaxAdmitPerSecond {
 		errs = append(errs, &reservation.InvalidError{Field: "admitPerSecond", Detail: fmt.Sprintf("must be from 1 to %d", MaxAdmitPerSecond)})
@@ -62,11 +64,25 @@ func (s Settings) Validate() error {
 		errs = append(errs, &reservation.InvalidError{Field: "maxActive", Detail: fmt.Sprintf("must be from 1 to %d", MaxActiveLimit)})
 	}
 	if s.AdmissionTTL < MinAdmissionTTL || s.AdmissionTTL > MaxAdmissionTTL || s.AdmissionTTL%time.Second != 0 {
-		errs = append(errs, &reservation.InvalidError{Field: "admissionTtlSeconds",
-			Detail: fmt.Sprintf("must be whole seconds from %d to %d", int(MinAdmissionTTL.Seconds()), int(MaxAdmissionTTL.Seconds()))})
+		errs = append(errs, errAdmissionTTLRange)
 	}
 	return errors.Join(errs...)
 }
+
+var errAdmissionTTLRange = &reservation.InvalidError{Field: "admissionTtlSeconds",
+	Detail: fmt.Sprintf("must be whole seconds from %d to %d", int(MinAdmissionTTL.Seconds()), int(MaxAdmissionTTL.Seconds()))}
+
+// AdmissionTTLOf is an admission's TTL of seconds, checked before it is
+// multiplied: a count far out of range could otherwise wrap into it.
+func AdmissionTTLOf(seconds int) (time.Duration, error) {
+	if seconds < int(MinAdmissionTTL/time.Second) || seconds > int(MaxAdmissionTTL/time.Second) {
+		return 0, errAdmissionTTLRange
+	}
+	return time.Duration(seconds) * time.Second, nil
+}
+
+// StoredOpening is an opening as the store keeps it: to the millisecond.
+func StoredOpening(t time.Time) time.Time { return t.Truncate(time.Millisecond) }
 
 // State is where a ticket stands.
 type State string
@@ -97,8 +113,12 @@ type Ticket struct {
 	// Position is 1 for the next to be admitted; set while Waiting.
 	Position int
 	// EstimatedWait is how long until admission, from the position and
-	// the rate; set while Waiting.
+	// the rate; set while Waiting, unless EstimatedWaitUnknown.
 	EstimatedWait time.Duration
+	// EstimatedWaitUnknown: the place is past maxActive's free ones, so
+	// it waits on admitted buyers leaving or expiring, and none was
+	// admitted lately to say how fast they do.
+	EstimatedWaitUnknown bool
 	// OpensAt is the queue's opening.
 	OpensAt time.Time
 	// AdmissionExpiresAt is set once admitted (and kept when expired).

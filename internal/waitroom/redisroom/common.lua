@@ -47,9 +47,13 @@ local function place(ticket, now, opensAt)
   return {user, 'left', 0, 0}
 end
 
--- reply: the queue's settings, then each place (or false).
+-- reply: the queue's settings, the admissions that hold now (counted only
+-- under a maxActive: a place past its free ones waits on them), then each
+-- place (or false).
 local function reply(m, now, places)
-  local r = {now, m[1], m[2], m[3] or '0', m[4], m[5] or '0'}
+  local active = 0
+  if tonumber(m[3] or '0') > 0 then active = redis.call('ZCOUNT', KEYS[5], '(' .. now, '+inf') end
+  local r = {now, m[1], m[2], m[3] or '0', m[4], m[5] or '0', active}
   for _, p in ipairs(places) do
     if p then
       for _, v in ipairs(p) do r[#r + 1] = v end

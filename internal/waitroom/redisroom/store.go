@@ -364,9 +364,9 @@ func malformed(reply any, err error) error {
 }
 
 // snapshot reads reply()'s settings part: now, opensAt, rate, maxActive,
-// ttl, observed rate.
+// ttl, observed rate, active.
 func snapshot(reply []any) (waitroom.Snapshot, []any, error) {
-	if len(reply) < 6 {
+	if len(reply) < 7 {
 		return waitroom.Snapshot{}, nil, errors.New("short reply")
 	}
 	observed, _ := strconv.ParseFloat(toString(reply[5]), 64)
@@ -375,7 +375,8 @@ func snapshot(reply []any) (waitroom.Snapshot, []any, error) {
 		Settings: waitroom.Settings{OpensAt: time.UnixMilli(toInt(reply[1])), AdmitPerSecond: int(toInt(reply[2])),
 			MaxActive: int(toInt(reply[3])), AdmissionTTL: time.Duration(toInt(reply[4])) * time.Millisecond},
 		ObservedRate: observed,
-	}, reply[6:], nil
+		Active:       toInt(reply[6]),
+	}, reply[7:], nil
 }
 
 // placesSnapshot reads reply() with its places, four values each.
