@@ -73,6 +73,14 @@ func (v *seatView) free(now time.Time) func(seat int) bool {
 	}
 }
 
+// unmark gives seats of schedule back to this instance's choices, if it
+// has a view of it.
+func (a *seatAvailability) unmark(scheduleID int64, seats []int) {
+	if v, ok := a.views.Peek(scheduleID); ok {
+		v.unmark(seats)
+	}
+}
+
 // mark keeps seats out of this instance's choices until until.
 func (v *seatView) mark(seats []int, until time.Time) {
 	v.mu.Lock()

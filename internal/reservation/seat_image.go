@@ -348,7 +348,13 @@ func (im *SeatImage) replace(occupied []OccupiedSeat, stamp string) {
 
 // expect shows seats of schedule with status on this instance's image of
 // it, if it keeps one, until their events arrive (SeatImage.Expect).
+// Seats it frees are given back to this instance's choices of best seats
+// first: one of them may have found a seat locked by the very change that
+// freed it, and would keep it out of its choices for markTTL.
 func (s *Service) expect(scheduleID int64, seats []int, status SeatStatus) {
+	if status == SeatAvailable {
+		s.availability.unmark(scheduleID, seats)
+	}
 	if image := s.images.Kept(scheduleID); image != nil {
 		image.Expect(seats, status)
 	}
