@@ -81,6 +81,21 @@ func (a *seatAvailability) unmark(scheduleID int64, seats []int) {
 	}
 }
 
+// unmarkShown gives seats back to this instance's choices if v reads
+// image, the one that shows them as they are.
+func (v *seatView) unmarkShown(image *SeatImage, seats []int) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.image != image {
+		return
+	}
+	for _, s := range seats {
+		if s >= 1 && s <= len(v.marks) {
+			v.marks[s-1] = time.Time{}
+		}
+	}
+}
+
 // mark keeps seats out of this instance's choices until until.
 func (v *seatView) mark(seats []int, until time.Time) {
 	v.mu.Lock()
