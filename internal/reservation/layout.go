@@ -75,7 +75,7 @@ type Layout struct {
 // the row's field (e.g. "layout.rows[2].label").
 func NewLayout(rows []Row) (Layout, error) {
 	var c layoutChecker
-	checked := c.rows("layout.rows", rows, DefaultCategory, "", true)
+	checked := c.rows("layout.rows", rows, DefaultCategory, rowsOf{seatLabels: true})
 	if c.total > MaxSeatCount {
 		c.bad("layout.rows", "must have at most %d seats in all, not %d", MaxSeatCount, c.total)
 	}
@@ -102,20 +102,21 @@ func NewSectionedLayout(sections []Section) (Layout, error) {
 	names := make(map[string]int, len(sections))
 	for i, s := range sections {
 		field := fmt.Sprintf("layout.sections[%d]", i)
-		named := c.name(field+".name", s.Name, MaxSectionNameRunes)
-		if named {
-			key := fold(s.Name)
-			if first, dup := names[key]; dup {
+		of := rowsOf{section: s.Name}
+		if c.name(field+".name", s.Name, MaxSectionNameRunes) {
+			of.key = fold(s.Name)
+			if first, dup := names[of.key]; dup {
 				c.bad(field+".name", "repeats the name of layout.sections[%d] (names are compared ignoring case)", first)
-				named = false
 			} else {
-				names[key] = i
+				names[of.key] = i
+				// A section whose name is refused is left out of the
+				// seat labels' check: its labels would repeat that
+				// refusal.
+				of.seatLabels = true
 			}
 		}
 		category := c.category(field+".category", s.Category)
-		// A section whose name is refused already is left out of the
-		// seat labels' check: its labels would repeat that refusal.
-		checked[i] = Section{Name: s.Name, Category: category, Rows: c.rows(field+".rows", s.Rows, category, s.Name, named)}
+		checked[i] = Section{Name: s.Name, Category: category, Rows: c.rows(field+".rows", s.Rows, category, of)}
 	}
 	if c.total > MaxSeatCount {
 		c.bad("layout.sections", "must have at most %d seats in all, not %d", MaxSeatCount, c.total)
@@ -139,11 +140,17 @@ func (c *layoutChecker) bad(field, format string, args ...any) {
 	c.errs = append(c.errs, &InvalidError{Field: field, Detail: fmt.Sprintf(format, args...)})
 }
 
-// rows checks the rows at field, of the section named section, labels
-// unique among them; a row without a category gets category. With
-// seatLabels, it also checks that no seat of theirs has the label of a
-// seat of a row checked before (seatLabel).
-func (c *layoutChecker) rows(field string, rows []Row, category, section string, seatLabels bool) []Row {
+// rowsOf is the section whose rows layoutChecker.rows checks.
+type rowsOf struct {
+	section, key string // its name ("" in a layout of rows), and folded
+	// seatLabels asks for the check that no seat of its rows has the
+	// label of a seat of a row checked before (seatLabel).
+	seatLabels bool
+}
+
+// rows checks the rows at field, of section of, labels unique among them;
+// a row without a category gets category.
+func (c *layoutChecker) rows(field string, rows []Row, category string, of rowsOf) []Row {
 	if len(rows) < 1 || len(rows) > MaxRows {
 		c.bad(field, "must list between 1 and %d rows", MaxRows)
 		return nil
@@ -158,8 +165,8 @@ func (c *layoutChecker) rows(field string, rows []Row, category, section string,
 				c.bad(rowField+".label", "repeats the label of %s[%d] (labels are compared ignoring case)", field, first)
 			} else {
 				labels[key] = i
-				if seatLabels {
-					c.seatLabel(rowField, section, r.Label)
+				if of.seatLabels {
+					c.seatLabel(rowField, of, r.Label, key)
 				}
 			}
 		}
@@ -178,22 +185,24 @@ func (c *layoutChecker) rows(field string, rows []Row, category, section string,
 	return checked
 }
 
-// seatLabel checks that the seats of the row at field, labelled label in
-// the section named section, have labels no seat of a row checked before
-// has, ignoring case. A seat's label is its row's prefix (seatLabelPrefix)
-// followed by its number's digits, and a prefix never ends in a digit, so
-// the digits are exactly the label's trailing ones: two seats' labels are
-// one only when their rows' prefixes are, whatever the numbers (every row
-// has a seat 1). One key a row, not one a seat, is therefore the whole
-// check.
-func (c *layoutChecker) seatLabel(field, section, label string) {
+// seatLabel checks that the seats of the row at field, labelled label
+// (folded: labelKey) in section of, have labels no seat of a row checked
+// before has, ignoring case. A seat's label is its row's prefix
+// (seatLabelPrefix) followed by its number's digits, and a prefix never
+// ends in a digit, so the digits are exactly the label's trailing ones:
+// two seats' labels are one only when their rows' prefixes are, whatever
+// the numbers (every row has a seat 1). One key a row, not one a seat, is
+// therefore the whole check. The key is made of the parts already folded:
+// case folding maps each character on its own, and never to or from a
+// digit or '-', so that is the whole prefix folded.
+func (c *layoutChecker) seatLabel(field string, of rowsOf, label, labelKey string) {
 	if c.seatLabels == nil {
 		c.seatLabels = map[string]string{}
 	}
-	key := fold(seatLabelPrefix(section, label))
+	key := seatLabelPrefix(of.key, labelKey)
 	if first, dup := c.seatLabels[key]; dup {
 		c.bad(field+".label", "gives its seats the labels of %s's (%q): seat labels are unique in a schedule, compared ignoring case",
-			first, SectionSeatLabel(section, label, 1))
+			first, SectionSeatLabel(of.section, label, 1))
 		return
 	}
 	c.seatLabels[key] = field
