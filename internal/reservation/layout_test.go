@@ -109,20 +109,21 @@ func TestRowLabelLettersRowsAsASpreadsheetItsColumns(t *testing.T) {
 // Every seat of a schedule has a label of its own, compared ignoring case
 // as row labels and section names are: a layout is refused exactly when
 // two of its seats' labels meet (or two sections' names do), whatever
-// the names. Small random layouts of names made of "1", "A", "a" and "-"
-// (the characters that make labels meet) are checked against a list of
-// every seat's label.
+// the names. Small random layouts of names made of "1", "-" and letters
+// that fold together ("A" and "a"; "k" and the Kelvin sign; "ß" and "ss")
+// are checked against a list of every seat's label.
 func TestLayoutsWhoseSeatLabelsMeetAreRefused(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	name := func() string {
 		var b strings.Builder
 		for range 1 + rng.IntN(3) {
-			b.WriteString([]string{"1", "A", "a", "-"}[rng.IntN(4)])
+			b.WriteString([]string{"1", "A", "a", "-", "k", "\u212a", "\u00df", "s"}[rng.IntN(8)])
 		}
 		return b.String()
 	}
 	refused := 0
-	for round := range 5000 {
+	const rounds = 20000
+	for round := range rounds {
 		sectioned := rng.IntN(2) == 0
 		sections := make([]reservation.Section, 1+rng.IntN(3))
 		if !sectioned {
@@ -162,8 +163,8 @@ func TestLayoutsWhoseSeatLabelsMeetAreRefused(t *testing.T) {
 			refused++
 		}
 	}
-	if refused < 500 {
-		t.Errorf("only %d of 5000 layouts refused: too few meet to test the rule", refused)
+	if refused < rounds/20 {
+		t.Errorf("only %d of %d layouts refused: too few meet to test the rule", refused, rounds)
 	}
 }
 
