@@ -223,10 +223,12 @@ func (im *SeatImage) Expect(seats []int, status SeatStatus) {
 		switch {
 		case ok && e.pending > 0:
 			e.pending++
-		case ok: // how many events are to come is not known
 		case im.status[seat-1] == code:
+			if ok { // how many events are to come is not known: as after a reload
+				im.unexpect(seat)
+			}
 			continue
-		default:
+		case !ok:
 			e.pending = 1
 		}
 		e.code, e.until = code, until
