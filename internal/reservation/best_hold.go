@@ -146,7 +146,14 @@ func (s *Service) holdBest(ctx context.Context, cmd BestHoldCommand) (Hold, int,
 		)
 		switch {
 		case err == nil:
-			return h, attempt, nil // its seats stay marked: this instance's view learns of the hold at once
+			// The image shows the hold from its commit on (holdSeats
+			// expects it there), so the seats need no mark: a release,
+			// cancellation or expiry on this instance frees them for
+			// the next choice at once. An image the provider no longer
+			// keeps (dropped or replaced meanwhile) got no expectation:
+			// the marks stay, and end by themselves.
+			view.unmarkShown(s.images.Kept(cmd.ScheduleID), seats)
+			return h, attempt, nil
 		case errors.As(err, &held):
 			keySeat := seatsByLockKey(cmd.ScheduleID, seats)
 			locked := make([]int, 0, len(held.Keys))

@@ -25,6 +25,7 @@ type seatClaimRepo struct {
 
 	mu      sync.Mutex
 	claimed map[int]string
+	expired map[int]bool
 	inserts int
 	reads   int
 }
@@ -202,5 +203,75 @@ func TestHoldBestTriesTheNextChoice(t *testing.T) {
 	_, n, err = svc.HoldBest(ctx, reservation.BestHoldCommand{ScheduleID: scheduleID, Quantity: 2, Adjacent: true, UserID: "late"})
 	if !errors.Is(err, reservation.ErrSeatsContended) || n != reservation.MaxBestAttempts {
 		t.Fatalf("every choice taken: %v after %d attempts, want ErrSeatsContended after %d", err, n, reservation.MaxBestAttempts)
+	}
+}
+
+// expire ends the claims of seats by the clock, as PostgreSQL's expiry
+// does: ExpiredClaims lists them until DropExpiredClaim drops them.
+func (r *seatClaimRepo) expire(seats []int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.expired == nil {
+		r.expired = map[int]bool{}
+	}
+	for _, s := range seats {
+		r.expired[s] = true
+	}
+}
+
+func (r *seatClaimRepo) ExpiredClaims(context.Context, int) ([]reservation.SeatRef, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []reservation.SeatRef
+	for s := range r.expired {
+		out = append(out, reservation.SeatRef{ScheduleID: scheduleID, SeatID: s})
+	}
+	return out, nil
+}
+
+func (r *seatClaimRepo) DropExpiredClaim(_ context.Context, seat reservation.SeatRef) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.expired[seat.SeatID] {
+		return false, nil
+	}
+	delete(r.expired, seat.SeatID)
+	delete(r.claimed, seat.SeatID)
+	return true, nil
+}
+
+// TestExpiredSeatsAreFreeAtOnceWhereTheyWereCleared: the seats of an
+// expired hold that this instance clears (the expire-holds job) are free
+// in its image, for the seat map and for best available, at once, as a
+// release's are: not only when their events arrive or the image is listed
+// again. Here the hold was chosen by best available on this instance too.
+func TestExpiredSeatsAreFreeAtOnceWhereTheyWereCleared(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	repo := newSeatClaimRepo(rowsOf(t, 1, 4))
+	svc := reservation.NewService(repo, lock.New(memlock.New(), lock.Config{}), reservation.Config{}, nil)
+	best := reservation.BestHoldCommand{ScheduleID: scheduleID, Quantity: 4, Adjacent: true, UserID: "alice"}
+	held, _, err := svc.HoldBest(ctx, best)
+	if err != nil {
+		t.Fatal(err)
+	}
+	image, err := svc.SeatImage(ctx, scheduleID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(image.State().Status); got != "hhhh" {
+		t.Fatalf("seats %q after the hold, want hhhh", got)
+	}
+
+	repo.expire(held.SeatIDs())
+	if n, err := svc.ExpireHolds(ctx); err != nil || n != 4 {
+		t.Fatalf("ExpireHolds = %d, %v; want the 4 seats freed", n, err)
+	}
+	if got := string(image.State().Status); got != "aaaa" {
+		t.Errorf("seats %q once their claims were cleared here, want aaaa", got)
+	}
+	best.UserID = "bob"
+	if again, _, err := svc.HoldBest(ctx, best); err != nil || !slices.Equal(again.SeatIDs(), held.SeatIDs()) {
+		t.Errorf("best 4 after the expiry = %v, %v; want seats %v", again.SeatIDs(), err, held.SeatIDs())
 	}
 }

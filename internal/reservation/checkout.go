@@ -241,12 +241,11 @@ func (s *Service) Release(ctx context.Context, id uuid.UUID, userID string) erro
 	}
 	write, cancel := s.storeWrite(ctx)
 	defer cancel()
-	if _, err := s.repo.ReleaseHold(write, id, userID); err != nil {
+	freed, err := s.repo.ReleaseHold(write, id, userID)
+	if err != nil {
 		return fmt.Errorf("release hold: %w", err)
 	}
-	if h.Status() == HoldActive {
-		s.expect(h.ScheduleID(), h.SeatIDs(), SeatAvailable)
-	}
+	s.expect(h.ScheduleID(), freed, SeatAvailable)
 	return nil
 }
 
@@ -282,6 +281,7 @@ func (s *Service) ExpireHolds(ctx context.Context) (int, error) {
 		freed, err := s.repo.DropExpiredClaim(ctx, seat)
 		if err == nil && freed {
 			announced++
+			s.expect(seat.ScheduleID, []int{seat.SeatID}, SeatAvailable)
 		}
 		s.endLease(ctx, lease, false)
 		if err != nil {

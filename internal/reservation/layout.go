@@ -68,13 +68,14 @@ type Layout struct {
 
 // NewLayout checks rows (1..MaxRows of them, labels short and unique
 // ignoring case, taken as they are, untrimmed; at least one seat each,
-// MaxSeatCount seats in all, categories short names; a row without a
-// category gets DefaultCategory) and returns the layout, one section
-// without a name, or every problem as *InvalidError values joined in one
-// error, each naming the row's field (e.g. "layout.rows[2].label").
+// MaxSeatCount seats in all, categories short names; no two seats with
+// one label, ignoring case; a row without a category gets
+// DefaultCategory) and returns the layout, one section without a name, or
+// every problem as *InvalidError values joined in one error, each naming
+// the row's field (e.g. "layout.rows[2].label").
 func NewLayout(rows []Row) (Layout, error) {
 	var c layoutChecker
-	checked := c.rows("layout.rows", rows, DefaultCategory)
+	checked := c.rows("layout.rows", rows, DefaultCategory, rowsOf{seatLabels: true})
 	if c.total > MaxSeatCount {
 		c.bad("layout.rows", "must have at most %d seats in all, not %d", MaxSeatCount, c.total)
 	}
@@ -86,7 +87,8 @@ func NewLayout(rows []Row) (Layout, error) {
 
 // NewSectionedLayout checks sections (1..MaxSections of them, names
 // short and unique ignoring case; each with a category or none, and rows
-// as NewLayout checks them, labels unique within the section) and returns
+// as NewLayout checks them, labels unique within the section; no two
+// seats of the layout with one label, ignoring case) and returns
 // the layout, or every problem as *InvalidError values joined in one
 // error, each naming its field (e.g. "layout.sections[3].rows[0].seats").
 // A row without a category gets its section's, or DefaultCategory.
@@ -100,16 +102,21 @@ func NewSectionedLayout(sections []Section) (Layout, error) {
 	names := make(map[string]int, len(sections))
 	for i, s := range sections {
 		field := fmt.Sprintf("layout.sections[%d]", i)
+		of := rowsOf{section: s.Name}
 		if c.name(field+".name", s.Name, MaxSectionNameRunes) {
-			key := fold(s.Name)
-			if first, dup := names[key]; dup {
+			of.key = fold(s.Name)
+			if first, dup := names[of.key]; dup {
 				c.bad(field+".name", "repeats the name of layout.sections[%d] (names are compared ignoring case)", first)
 			} else {
-				names[key] = i
+				names[of.key] = i
+				// A section whose name is refused is left out of the
+				// seat labels' check: its labels would repeat that
+				// refusal.
+				of.seatLabels = true
 			}
 		}
 		category := c.category(field+".category", s.Category)
-		checked[i] = Section{Name: s.Name, Category: category, Rows: c.rows(field+".rows", s.Rows, category)}
+		checked[i] = Section{Name: s.Name, Category: category, Rows: c.rows(field+".rows", s.Rows, category, of)}
 	}
 	if c.total > MaxSeatCount {
 		c.bad("layout.sections", "must have at most %d seats in all, not %d", MaxSeatCount, c.total)
@@ -124,15 +131,26 @@ func NewSectionedLayout(sections []Section) (Layout, error) {
 type layoutChecker struct {
 	errs  []error
 	total int
+	// seatLabels maps the folded label prefix (seatLabelPrefix) of each
+	// row checked so far to the row's field.
+	seatLabels map[string]string
 }
 
 func (c *layoutChecker) bad(field, format string, args ...any) {
 	c.errs = append(c.errs, &InvalidError{Field: field, Detail: fmt.Sprintf(format, args...)})
 }
 
-// rows checks the rows at field, labels unique among them; a row without
-// a category gets category.
-func (c *layoutChecker) rows(field string, rows []Row, category string) []Row {
+// rowsOf is the section whose rows layoutChecker.rows checks.
+type rowsOf struct {
+	section, key string // its name ("" in a layout of rows), and folded
+	// seatLabels asks for the check that no seat of its rows has the
+	// label of a seat of a row checked before (seatLabel).
+	seatLabels bool
+}
+
+// rows checks the rows at field, of section of, labels unique among them;
+// a row without a category gets category.
+func (c *layoutChecker) rows(field string, rows []Row, category string, of rowsOf) []Row {
 	if len(rows) < 1 || len(rows) > MaxRows {
 		c.bad(field, "must list between 1 and %d rows", MaxRows)
 		return nil
@@ -147,6 +165,9 @@ func (c *layoutChecker) rows(field string, rows []Row, category string) []Row {
 				c.bad(rowField+".label", "repeats the label of %s[%d] (labels are compared ignoring case)", field, first)
 			} else {
 				labels[key] = i
+				if of.seatLabels {
+					c.seatLabel(rowField, of, r.Label, key)
+				}
 			}
 		}
 		if r.Seats < 1 || r.Seats > MaxSeatCount {
@@ -162,6 +183,29 @@ func (c *layoutChecker) rows(field string, rows []Row, category string) []Row {
 		checked[i] = r
 	}
 	return checked
+}
+
+// seatLabel checks that the seats of the row at field, labelled label
+// (folded: labelKey) in section of, have labels no seat of a row checked
+// before has, ignoring case. A seat's label is its row's prefix
+// (seatLabelPrefix) followed by its number's digits, and a prefix never
+// ends in a digit, so the digits are exactly the label's trailing ones:
+// two seats' labels are one only when their rows' prefixes are, whatever
+// the numbers (every row has a seat 1). One key a row, not one a seat, is
+// therefore the whole check. The key is made of the parts already folded:
+// case folding maps each character on its own, and never to or from a
+// digit or '-', so that is the whole prefix folded.
+func (c *layoutChecker) seatLabel(field string, of rowsOf, label, labelKey string) {
+	if c.seatLabels == nil {
+		c.seatLabels = map[string]string{}
+	}
+	key := seatLabelPrefix(of.key, labelKey)
+	if first, dup := c.seatLabels[key]; dup {
+		c.bad(field+".label", "gives its seats the labels of %s's (%q): seat labels are unique in a schedule, compared ignoring case",
+			first, SectionSeatLabel(of.section, label, 1))
+		return
+	}
+	c.seatLabels[key] = field
 }
 
 // name checks a row's label or a section's name: not empty, no white
@@ -341,20 +385,28 @@ func (l Layout) Place(id int) (Place, bool) {
 // a '-' between them when the row's label ends in a digit ("10-7", not
 // "107").
 func SeatLabel(rowLabel string, number int) string {
-	if last, _ := utf8.DecodeLastRuneInString(rowLabel); unicode.IsDigit(last) {
-		return rowLabel + "-" + strconv.Itoa(number)
-	}
-	return rowLabel + strconv.Itoa(number)
+	return SectionSeatLabel("", rowLabel, number)
 }
 
 // SectionSeatLabel is the label of a seat in a section: the section's
 // name, '-' and SeatLabel ("114-C7"); SeatLabel alone when the section
 // has no name.
 func SectionSeatLabel(section, rowLabel string, number int) string {
-	if section == "" {
-		return SeatLabel(rowLabel, number)
+	return seatLabelPrefix(section, rowLabel) + strconv.Itoa(number)
+}
+
+// seatLabelPrefix is what the label of each seat of a row has before the
+// seat's number: the section's name and '-' (when it has one), the row's
+// label, and '-' when the label ends in a digit. It never ends in a digit.
+func seatLabelPrefix(section, rowLabel string) string {
+	prefix := rowLabel
+	if last, _ := utf8.DecodeLastRuneInString(rowLabel); unicode.IsDigit(last) {
+		prefix += "-"
 	}
-	return section + "-" + SeatLabel(rowLabel, number)
+	if section != "" {
+		prefix = section + "-" + prefix
+	}
+	return prefix
 }
 
 // HasCategory reports whether some row is of category.

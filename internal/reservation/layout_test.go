@@ -2,9 +2,12 @@ package reservation_test
 
 import (
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/text/cases"
 
 	"github.com/seatlock/seatlock/internal/reservation"
 )
@@ -100,5 +103,93 @@ func TestRowLabelLettersRowsAsASpreadsheetItsColumns(t *testing.T) {
 		if got := reservation.RowLabel(i); got != want {
 			t.Errorf("RowLabel(%d) = %q, want %q", i, got, want)
 		}
+	}
+}
+
+// Every seat of a schedule has a label of its own, compared ignoring case
+// as row labels and section names are: a layout is refused exactly when
+// two of its seats' labels meet (or two sections' names do), whatever
+// the names. Small random layouts of names made of "1", "-" and letters
+// that fold together ("A" and "a"; "k" and the Kelvin sign; "ß" and "ss")
+// are checked against a list of every seat's label.
+func TestLayoutsWhoseSeatLabelsMeetAreRefused(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	name := func() string {
+		var b strings.Builder
+		for range 1 + rng.IntN(3) {
+			b.WriteString([]string{"1", "A", "a", "-", "k", "\u212a", "\u00df", "s"}[rng.IntN(8)])
+		}
+		return b.String()
+	}
+	refused := 0
+	const rounds = 20000
+	for round := range rounds {
+		sectioned := rng.IntN(2) == 0
+		sections := make([]reservation.Section, 1+rng.IntN(3))
+		if !sectioned {
+			sections = sections[:1]
+		}
+		for i := range sections {
+			if sectioned {
+				sections[i].Name = name()
+			}
+			for range 1 + rng.IntN(3) {
+				sections[i].Rows = append(sections[i].Rows, reservation.Row{Label: name(), Seats: 1 + rng.IntN(12)})
+			}
+		}
+		labels, names := map[string]bool{}, map[string]bool{}
+		meet := false
+		for _, s := range sections {
+			meet = meet || names[cases.Fold().String(s.Name)]
+			names[cases.Fold().String(s.Name)] = true
+			for _, r := range s.Rows {
+				for n := 1; n <= r.Seats; n++ {
+					label := cases.Fold().String(reservation.SectionSeatLabel(s.Name, r.Label, n))
+					meet = meet || labels[label]
+					labels[label] = true
+				}
+			}
+		}
+		var err error
+		if sectioned {
+			_, err = reservation.NewSectionedLayout(sections)
+		} else {
+			_, err = reservation.NewLayout(sections[0].Rows)
+		}
+		if (err != nil) != meet {
+			t.Fatalf("round %d: %+v: error %v, want one only if two labels or names meet (%v)", round, sections, err, meet)
+		}
+		if err != nil {
+			refused++
+		}
+	}
+	if refused < rounds/20 {
+		t.Errorf("only %d of %d layouts refused: too few meet to test the rule", refused, rounds)
+	}
+}
+
+func TestNewLayoutNamesTheRowWhoseSeatLabelsMeetAnEarlierRows(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		sections []reservation.Section
+		field    string
+	}{
+		{"rows 1 and 1-", []reservation.Section{{Rows: []reservation.Row{{Label: "1", Seats: 2}, {Label: "1-", Seats: 2}}}}, "layout.rows[1].label"},
+		{"section 1-A row B, section 1 row A-B",
+			[]reservation.Section{{Name: "1-A", Rows: []reservation.Row{{Label: "B", Seats: 2}}}, {Name: "1", Rows: []reservation.Row{{Label: "A-B", Seats: 2}}}},
+			"layout.sections[1].rows[0].label"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var err error
+			if tt.sections[0].Name == "" {
+				_, err = reservation.NewLayout(tt.sections[0].Rows)
+			} else {
+				_, err = reservation.NewSectionedLayout(tt.sections)
+			}
+			var invalid *reservation.InvalidError
+			if !errors.As(err, &invalid) || invalid.Field != tt.field || !strings.Contains(invalid.Detail, "seat label") {
+				t.Fatalf("error = %v, want an *InvalidError for %s about the seat labels", err, tt.field)
+			}
+		})
 	}
 }

@@ -14,8 +14,10 @@ import (
 const markTTL = 2 * time.Second
 
 // seatAvailability is what this instance knows of which seats are free:
-// per schedule, its SeatImage, overlaid with the seats its own requests
-// picked or found unavailable since (marks). Concurrent choices in this
+// per schedule, its SeatImage (which shows this instance's own commits at
+// once: its holds, bookings, releases, cancellations and expiries),
+// overlaid with the seats its own requests are trying to hold, or found
+// unavailable in the last markTTL (marks). Concurrent choices in this
 // instance therefore spread over different seats instead of all trying
 // the same best ones; choices in other instances are learned from the
 // image (the seat events), or from their locks and commits, one failed
@@ -67,7 +69,30 @@ func (a *seatAvailability) view(ctx context.Context, schedule Schedule) (*seatVi
 // and v.image's lock read locked.
 func (v *seatView) free(now time.Time) func(seat int) bool {
 	return func(seat int) bool {
-		return !v.image.occupied(seat) && !v.marks[seat-1].After(now)
+		return !v.image.occupied(seat, now) && !v.marks[seat-1].After(now)
+	}
+}
+
+// unmark gives seats of schedule back to this instance's choices, if it
+// has a view of it.
+func (a *seatAvailability) unmark(scheduleID int64, seats []int) {
+	if v, ok := a.views.Peek(scheduleID); ok {
+		v.unmark(seats)
+	}
+}
+
+// unmarkShown gives seats back to this instance's choices if v reads
+// image, the one that shows them as they are.
+func (v *seatView) unmarkShown(image *SeatImage, seats []int) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.image != image {
+		return
+	}
+	for _, s := range seats {
+		if s >= 1 && s <= len(v.marks) {
+			v.marks[s-1] = time.Time{}
+		}
 	}
 }
 

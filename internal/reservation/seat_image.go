@@ -65,11 +65,25 @@ type SeatImage struct {
 	expected    map[int]expectedChange
 	expectedGen int64
 	own         string
+	// expecting[id-1] is set while seat id has an expected change: a
+	// choice of best seats reads every seat's status (occupied), so it
+	// looks in expected only for the seats this says are there.
+	expecting []bool
 }
 
+// expectedChange is the last change this instance made to a seat, shown
+// until its event arrives.
 type expectedChange struct {
 	code  byte
 	until time.Time
+	// pending counts this instance's changes to the seat whose events
+	// have not arrived, the last one included: their events come in the
+	// order of the changes, so the last change's is the pending-th, and
+	// an earlier one with the same status (a release's "available" before
+	// a cancellation's) is not it. 0 when the count is not known (the
+	// image was loaded again since, at a position that may hold some of
+	// them): then the first event with code is taken for it.
+	pending int
 }
 
 // NewSeatImage returns an image of schedule with every seat available,
@@ -113,13 +127,23 @@ func (im *SeatImage) statusesOf(status []byte, occupied []OccupiedSeat) {
 // settleExpected drops the expected changes the statuses show already: a
 // reload that holds a change holds its event, and the changes after it
 // come as events, which the expectation, shown over them, would hide until
-// it expired. im.mu must be held.
+// it expired. Of the others, how many events are still to come is no
+// longer known. im.mu must be held.
 func (im *SeatImage) settleExpected() {
 	for seat, e := range im.expected {
 		if im.status[seat-1] == e.code {
-			delete(im.expected, seat)
+			im.unexpect(seat)
+		} else {
+			e.pending = 0
+			im.expected[seat] = e
 		}
 	}
+}
+
+// unexpect drops seat's expected change; im.mu must be held.
+func (im *SeatImage) unexpect(seat int) {
+	delete(im.expected, seat)
+	im.expecting[seat-1] = false
 }
 
 // SeatEvent is one change an image takes in: seat SeatID became Status,
@@ -143,8 +167,17 @@ func (im *SeatImage) Apply(events []SeatEvent, stamp string) {
 		if im.schedule.HasSeat(ev.SeatID) {
 			im.status[ev.SeatID-1] = ev.Status.Code()
 		}
-		if e, ok := im.expected[ev.SeatID]; ok && e.code == ev.Status.Code() {
-			delete(im.expected, ev.SeatID)
+		if e, ok := im.expected[ev.SeatID]; ok {
+			switch {
+			case e.pending > 1: // an earlier change's event
+				e.pending--
+				im.expected[ev.SeatID] = e
+			case e.code == ev.Status.Code():
+				im.unexpect(ev.SeatID)
+			default: // not the change's event after all: miscounted
+				e.pending = 0
+				im.expected[ev.SeatID] = e
+			}
 		}
 		im.version++
 		im.lastEvent = ev.ID
@@ -166,23 +199,41 @@ type ImageState struct {
 
 // Expect shows seats with status until their event arrives (or for
 // expectedTTL): the service calls it for the changes it has just
-// committed, so that the instance that made them shows them at once.
+// committed, so that the instance that made them shows them at once, on
+// its seat map and to its choices of best seats.
 func (im *SeatImage) Expect(seats []int, status SeatStatus) {
 	code, until := status.Code(), time.Now().Add(expectedTTL)
 	im.mu.Lock()
 	defer im.mu.Unlock()
 	if im.expected == nil {
 		im.expected = map[int]expectedChange{}
+		im.expecting = make([]bool, len(im.status))
 	}
 	for _, seat := range seats {
 		if !im.schedule.HasSeat(seat) {
 			continue
 		}
-		if im.status[seat-1] == code {
-			delete(im.expected, seat)
+		// A seat with an earlier change of this instance still expected
+		// is expected to take this one after the earlier one's event (a
+		// hold released, or a booking cancelled, before the hold's or the
+		// booking's event came shows undone until the release's or the
+		// cancellation's own event arrives), even when the statuses
+		// show its status already; any other seat only when they do not.
+		e, ok := im.expected[seat]
+		switch {
+		case ok && e.pending > 0:
+			e.pending++
+		case im.status[seat-1] == code:
+			if ok { // how many events are to come is not known: as after a reload
+				im.unexpect(seat)
+			}
 			continue
+		case !ok:
+			e.pending = 1
 		}
-		im.expected[seat] = expectedChange{code: code, until: until}
+		e.code, e.until = code, until
+		im.expected[seat] = e
+		im.expecting[seat-1] = true
 		im.expectedGen++
 	}
 }
@@ -250,10 +301,20 @@ func (im *SeatImage) State() ImageState {
 	return ImageState{Version: im.version + int64(shown), Tag: im.tag(shown), LastEvent: im.lastEvent, Status: status}
 }
 
-// occupied reports whether seat is held or reserved, as the events say
-// (a choice of best seats has its own marks for what this instance did);
-// im.mu must be read locked.
-func (im *SeatImage) occupied(seat int) bool { return im.status[seat-1] != CodeAvailable }
+// occupied reports whether seat is held or reserved as the image shows it
+// at now: its events, and over them the changes this instance committed
+// whose events have not arrived (so that a seat it held is not chosen
+// again, and one it freed can be chosen at once). im.mu must be read
+// locked.
+func (im *SeatImage) occupied(seat int, now time.Time) bool {
+	code := im.status[seat-1]
+	if im.expecting != nil && im.expecting[seat-1] {
+		if e := im.expected[seat]; e.until.After(now) {
+			code = e.code
+		}
+	}
+	return code != CodeAvailable
+}
 
 // SeatImages gives this instance's image of a schedule's seats, kept
 // current: seatfeed.Images keeps it by the seat events, and
@@ -289,7 +350,13 @@ func (im *SeatImage) replace(occupied []OccupiedSeat, stamp string) {
 
 // expect shows seats of schedule with status on this instance's image of
 // it, if it keeps one, until their events arrive (SeatImage.Expect).
+// Seats it frees are given back to this instance's choices of best seats
+// first: one of them may have found a seat locked by the very change that
+// freed it, and would keep it out of its choices for markTTL.
 func (s *Service) expect(scheduleID int64, seats []int, status SeatStatus) {
+	if status == SeatAvailable {
+		s.availability.unmark(scheduleID, seats)
+	}
 	if image := s.images.Kept(scheduleID); image != nil {
 		image.Expect(seats, status)
 	}
