@@ -129,6 +129,44 @@ func TestQueueJoinRefusesABody(t *testing.T) {
 	h.mustJoin(0, "bob", schedule)
 }
 
+// The queue's DELETEs take no input either: deleting a queue (admin) and
+// leaving one's place refuse a body the same way, and change nothing.
+func TestQueueDeletesRefuseABody(t *testing.T) {
+	h := newHarness(t, 1)
+	schedule := h.createSchedule(10)
+	h.openQueue(schedule, 1, "")
+	path := fmt.Sprintf("/schedules/%d/queue", schedule)
+	ticket := h.mustJoin(0, "alice", schedule)
+	admin := h.token("admin", auth.RoleAdmin)
+	for _, tc := range []struct {
+		contentType, body string
+		status            int
+		code              string
+	}{
+		{"text/plain", "hello", http.StatusUnsupportedMediaType, "unsupported_media_type"},
+		{"application/json", `{"force":true}`, http.StatusBadRequest, "malformed_json"},
+	} {
+		expectProblem(t, h.do(request{method: http.MethodDelete, path: path, token: admin, contentType: tc.contentType, body: tc.body}),
+			tc.status, tc.code)
+		if got := h.do(request{method: http.MethodGet, path: path, token: admin}); got.status != http.StatusOK {
+			t.Fatalf("after a DELETE with %q as %q, the queue: %d %s", tc.body, tc.contentType, got.status, got.raw)
+		}
+		expectProblem(t, h.do(request{method: http.MethodDelete, path: "/queue/" + ticket, token: h.token("alice", ""),
+			contentType: tc.contentType, body: tc.body}), tc.status, tc.code)
+		if got := h.ticket(0, "alice", ticket); got.status != http.StatusOK || str(got.body, "state") == "left" {
+			t.Fatalf("after leaving with %q as %q, the ticket: %d %s", tc.body, tc.contentType, got.status, got.raw)
+		}
+	}
+	for _, del := range []request{
+		{method: http.MethodDelete, path: "/queue/" + ticket, token: h.token("alice", ""), contentType: "application/json", body: "{}"},
+		{method: http.MethodDelete, path: path, token: admin},
+	} {
+		if resp := h.do(del); resp.status != http.StatusNoContent {
+			t.Fatalf("%s %s: %d %s", del.method, del.path, resp.status, resp.raw)
+		}
+	}
+}
+
 // While maxActive is full, the wait hangs on admitted buyers leaving or
 // expiring, which nothing measured says: the estimate is null (polled and
 // streamed alike), and the buyer is not told to ask every second.

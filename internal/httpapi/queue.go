@@ -172,6 +172,9 @@ func (h *handler) deleteQueue(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := emptyBody(w, r); err != nil {
+		return err
+	}
 	if err := h.room.Delete(r.Context(), id); err != nil {
 		return err
 	}
@@ -221,6 +224,9 @@ func (h *handler) getTicket(w http.ResponseWriter, r *http.Request) error {
 func (h *handler) leaveQueue(w http.ResponseWriter, r *http.Request) error {
 	if h.room == nil {
 		return waitroom.ErrTicketNotFound
+	}
+	if err := emptyBody(w, r); err != nil {
+		return err
 	}
 	if err := h.room.Leave(r.Context(), chi.URLParam(r, "ticket"), principalFrom(r.Context()).UserID); err != nil {
 		return err
