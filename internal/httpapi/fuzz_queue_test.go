@@ -94,14 +94,7 @@ func FuzzQueueSettings(f *testing.F) {
 	} {
 		f.Add(seed.opensAt, seed.admitPerSecond, seed.maxActive, seed.ttl)
 	}
-	verifier, err := auth.NewVerifier(secret)
-	if err != nil {
-		f.Fatal(err)
-	}
-	admin, err := auth.Mint(secret, "root", auth.RoleAdmin, time.Hour)
-	if err != nil {
-		f.Fatal(err)
-	}
+	verifier, admin := testAuth(f, "root", auth.RoleAdmin)
 	room := &settingsRoom{}
 	h := httpapi.NewHandler(httpapi.Options{Bookings: fuzzBookings{}, Verifier: verifier, RequestTimeout: 5 * time.Second, Room: room})
 	path := fmt.Sprintf("/schedules/%d/queue", fuzzSchedule)

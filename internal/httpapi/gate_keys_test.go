@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/seatlock/seatlock/internal/auth"
 	"github.com/seatlock/seatlock/internal/httpapi"
 	"github.com/seatlock/seatlock/internal/reservation"
 	"github.com/seatlock/seatlock/internal/waitroom"
@@ -79,14 +78,7 @@ func TestGateAndIdempotencyKeys(t *testing.T) {
 			t.Parallel()
 			keys := &fakeKeys{resumed: tc.keys.resumed, admitted: tc.keys.admitted, admitErr: tc.keys.admitErr}
 			checks, booked := 0, false
-			verifier, err := auth.NewVerifier(secret)
-			if err != nil {
-				t.Fatal(err)
-			}
-			token, err := auth.Mint(secret, "alice", "", time.Hour)
-			if err != nil {
-				t.Fatal(err)
-			}
+			verifier, token := testAuth(t, "alice", "")
 			h := httpapi.NewHandler(httpapi.Options{Verifier: verifier, Idempotency: keys,
 				Room: gateRoom{gated: tc.gated, err: tc.gateErr, checks: &checks},
 				Bookings: fakeBookings{reserve: func(context.Context) (reservation.Reservation, error) {

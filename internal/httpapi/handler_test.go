@@ -50,16 +50,24 @@ func (f fakeBookings) Schedule(context.Context, int64) (reservation.Schedule, er
 	return reservation.Schedule{}, reservation.ErrScheduleNotFound
 }
 
-func serve(t *testing.T, reserve func(ctx context.Context) (reservation.Reservation, error), header http.Header) *httptest.ResponseRecorder {
-	t.Helper()
+// testAuth returns a verifier of the tests' secret and a token it
+// accepts for user with role.
+func testAuth(tb testing.TB, user, role string) (*auth.Verifier, string) {
+	tb.Helper()
 	verifier, err := auth.NewVerifier(secret)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	token, err := auth.Mint(secret, "alice", "", time.Hour)
+	token, err := auth.Mint(secret, user, role, time.Hour)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
+	return verifier, token
+}
+
+func serve(t *testing.T, reserve func(ctx context.Context) (reservation.Reservation, error), header http.Header) *httptest.ResponseRecorder {
+	t.Helper()
+	verifier, token := testAuth(t, "alice", "")
 	h := httpapi.NewHandler(httpapi.Options{Bookings: fakeBookings{reserve: reserve}, Verifier: verifier, RequestTimeout: 3 * time.Second})
 	req := httptest.NewRequest(http.MethodPost, "/reservations", strings.NewReader(`{"scheduleId":1,"seatId":1}`))
 	req.Header.Set("Content-Type", "application/json")

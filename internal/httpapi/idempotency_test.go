@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/seatlock/seatlock/internal/auth"
 	"github.com/seatlock/seatlock/internal/httpapi"
 	"github.com/seatlock/seatlock/internal/idempotency"
 	"github.com/seatlock/seatlock/internal/reservation"
@@ -69,14 +68,7 @@ func (f *fakeKeys) Purge(context.Context) (int64, error) { return 0, nil }
 
 func serveWithKey(t *testing.T, keys *fakeKeys, reserve func(ctx context.Context) (reservation.Reservation, error)) *httptest.ResponseRecorder {
 	t.Helper()
-	verifier, err := auth.NewVerifier(secret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	token, err := auth.Mint(secret, "alice", "", time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
+	verifier, token := testAuth(t, "alice", "")
 	h := httpapi.NewHandler(httpapi.Options{Bookings: fakeBookings{reserve: reserve}, Verifier: verifier, Idempotency: keys})
 	req := httptest.NewRequest(http.MethodPost, "/reservations", strings.NewReader(`{"scheduleId":1,"seatId":1}`))
 	req.Header.Set("Content-Type", "application/json")

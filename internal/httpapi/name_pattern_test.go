@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/seatlock/seatlock/api"
@@ -72,14 +71,7 @@ func TestNamePatternsMatchTheServer(t *testing.T) {
 		}
 	}
 
-	verifier, err := auth.NewVerifier(secret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := auth.Mint(secret, "admin", auth.RoleAdmin, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
+	verifier, admin := testAuth(t, "admin", auth.RoleAdmin)
 	h := httpapi.NewHandler(httpapi.Options{Bookings: fakeBookings{}, Verifier: verifier})
 	// refusedFields creates a schedule of one section and one row with the
 	// given name, label and category, and returns the fields its 422
