@@ -96,7 +96,7 @@ func (m *idempotencyKeys) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 
 	k := idempotency.Key{UserID: problem.ScopeFrom(r.Context()).Principal.UserID, Key: key}
-	claim, stored, err := m.store.Begin(r.Context(), k, fingerprint(r, body), m.running)
+	claim, stored, err := m.begin(r.Context(), k, fingerprint(r, body))
 	switch {
 	case errors.Is(err, idempotency.ErrKeyReused):
 		problem.Write(w, r, errKeyReused)
@@ -127,6 +127,24 @@ func (m *idempotencyKeys) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m.settle(r.Context(), claim, outcome, rec)
 	settled = true
 	rec.writeTo(w)
+}
+
+// begin claims k within the request's deadline but whatever the client
+// does: a claim statement cut off by the client's leaving may still commit
+// after the store has looked for it and given up, and such a key would
+// stay in use, unsettled, for the whole running time, refusing the
+// client's retry with 409 until then. Claimed, the key is settled like any
+// other (a client gone is a 499).
+func (m *idempotencyKeys) begin(ctx context.Context, k idempotency.Key, fingerprint []byte) (idempotency.Claim, *idempotency.Response, error) {
+	detached := context.WithoutCancel(ctx)
+	var cancel context.CancelFunc
+	if deadline, ok := ctx.Deadline(); ok {
+		detached, cancel = context.WithDeadline(detached, deadline)
+	} else {
+		detached, cancel = context.WithTimeout(detached, idempotencyFinishTimeout)
+	}
+	defer cancel()
+	return m.store.Begin(detached, k, fingerprint, m.running)
 }
 
 // settle stores the answer; when the answer is not one to replay, it

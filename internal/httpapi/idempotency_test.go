@@ -30,9 +30,15 @@ type fakeKeys struct {
 	resumed, admitted bool
 	// admitErr is what Admit answers.
 	admitErr error
+	// beganCancelled records whether Begin's context was done, and
+	// beganUntil its deadline.
+	beganCancelled bool
+	beganUntil     time.Time
 }
 
-func (f *fakeKeys) Begin(_ context.Context, k idempotency.Key, _ []byte, _ time.Duration) (idempotency.Claim, *idempotency.Response, error) {
+func (f *fakeKeys) Begin(ctx context.Context, k idempotency.Key, _ []byte, _ time.Duration) (idempotency.Claim, *idempotency.Response, error) {
+	f.beganCancelled = ctx.Err() != nil
+	f.beganUntil, _ = ctx.Deadline()
 	return idempotency.Claim{Key: k, ID: uuid.New(), Resumed: f.resumed, Admitted: f.resumed && f.admitted}, nil, nil
 }
 
@@ -150,5 +156,37 @@ func TestIdempotencyClaimReachesTheUseCase(t *testing.T) {
 		if len(keys.finished) != 1 || keys.finished[0].Status != http.StatusOK {
 			t.Errorf("resumed=%v: finished %+v, want the answer stored", resumed, keys.finished)
 		}
+	}
+}
+
+// A key is claimed even when the client has gone already: a claim
+// statement cut off by the client's leaving may still commit after the
+// request gave up on it, leaving the key in use, unsettled, for its whole
+// running time. The claim keeps the request's deadline.
+func TestIdempotencyClaimOutlivesTheClient(t *testing.T) {
+	t.Parallel()
+	keys := &fakeKeys{}
+	verifier, token := testAuth(t, "alice", "")
+	h := httpapi.NewHandler(httpapi.Options{Verifier: verifier, Idempotency: keys, RequestTimeout: 3 * time.Second,
+		Bookings: fakeBookings{reserve: func(ctx context.Context) (reservation.Reservation, error) {
+			return reservation.Reservation{}, ctx.Err()
+		}}})
+	req := httptest.NewRequest(http.MethodPost, "/reservations", strings.NewReader(`{"scheduleId":1,"seatId":1}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Idempotency-Key", "k-1")
+	ctx, cancel := context.WithCancel(req.Context())
+	cancel()
+	start := time.Now()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req.WithContext(ctx))
+	if keys.beganCancelled {
+		t.Errorf("the key was claimed under the gone client's context")
+	}
+	if keys.beganUntil.IsZero() || keys.beganUntil.After(start.Add(3*time.Second+time.Second)) {
+		t.Errorf("the claim's deadline is %v, want the request's, about 3 s after %v", keys.beganUntil, start)
+	}
+	if rec.Code != 499 || keys.released != 1 {
+		t.Errorf("answered %d, key released %d times; want 499 and the key released for the retry", rec.Code, keys.released)
 	}
 }
