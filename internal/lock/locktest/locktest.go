@@ -81,7 +81,12 @@ const watchdogTTL = time.Second
 // client is a Client of b, closed when the test ends so that no background
 // release outlives it.
 func client(t *testing.T, b backend.Backend) *lock.Client {
-	c := lock.New(b, lock.Config{WatchdogTTL: watchdogTTL, MaxWait: 10 * time.Second})
+	return clientWaiting(t, b, 10*time.Second)
+}
+
+// clientWaiting is client with waits capped at maxWait.
+func clientWaiting(t *testing.T, b backend.Backend, maxWait time.Duration) *lock.Client {
+	c := lock.New(b, lock.Config{WatchdogTTL: watchdogTTL, MaxWait: maxWait})
 	t.Cleanup(c.Close)
 	return c
 }
