@@ -12,7 +12,7 @@ GO ?= go
 # The Dockerfile builds with the same tags (TestBuildTagsKeepMethodsOut).
 export GOFLAGS := -tags=validator_novalidatefn,grpcnotrace $(GOFLAGS)
 
-.PHONY: run cluster rolling-restart pg-failovers test walkthrough fuzz smoke bench hammer compare pairs soak sustain stop clean token build vet fmt docker-config
+.PHONY: apiclient run cluster rolling-restart pg-failovers test walkthrough fuzz smoke bench hammer compare pairs soak sustain stop clean token build vet fmt docker-config
 
 # The address `make run` or `make cluster` serves on (recorded in
 # .data/run/served.env while it serves), unless HTTP_ADDR is given:
@@ -132,6 +132,11 @@ token: build
 	@$(SERVED_ADDR) && if curl -fsS -o /dev/null --max-time 2 "http://$$HTTP_ADDR/readyz" 2>/dev/null; then \
 		echo "make token: for the service on http://$$HTTP_ADDR" >&2; \
 	else echo "make token: nothing answers on http://$$HTTP_ADDR now (make run, or HTTP_ADDR=...)" >&2; fi
+
+# The Go client generated from api/openapi.json (internal/apiclient),
+# regenerated after a change to the document; make test checks it is current.
+apiclient:
+	bash scripts/clients.sh write
 
 build:
 	@mkdir -p bin && $(GO) build -o bin/api ./cmd/api && $(GO) build -o bin/hammer ./cmd/hammer

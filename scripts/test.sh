@@ -22,6 +22,10 @@ bash "$(dirname "$0")/devenv.sh" browser
 # The OpenAPI document, linted by a pinned Redocly CLI (redocly.yaml).
 bash "$(dirname "$0")/node.sh" npx --yes @redocly/cli@2.11.1 lint --format=summary api/openapi.json
 took "formatting, vet, the browser and the OpenAPI lint"
+# The clients generated from the document: the committed Go client is
+# current, and the TypeScript types compile (scripts/clients.sh).
+bash "$(dirname "$0")/clients.sh"
+took "the generated Go client and TypeScript types"
 # One line per package, the output of what failed, and the count of tests
 # (tools/testsummary reads go test's JSON events).
 counts=$(mktemp)

@@ -3,6 +3,7 @@ package app_test
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -29,7 +30,12 @@ var (
 
 func documentValidator() (validator.Validator, error) {
 	openAPIOnce.Do(func() {
-		doc, err := libopenapi.NewDocument(api.OpenAPI)
+		checked, err := narrowProblems(api.OpenAPI)
+		if err != nil {
+			openAPIErr = err
+			return
+		}
+		doc, err := libopenapi.NewDocument(checked)
 		if err != nil {
 			openAPIErr = fmt.Errorf("parse api/openapi.json: %w", err)
 			return
@@ -46,6 +52,56 @@ func documentValidator() (validator.Validator, error) {
 		openAPIValidator = v
 	})
 	return openAPIValidator, openAPIErr
+}
+
+// narrowProblems returns the document with each problem response's
+// narrowing made a schema the validator applies. The document refers every
+// error response to the one Problem schema, so that generated clients get
+// one Problem type (a per-response allOf gave each response a struct of
+// its own, with status and code untyped), and names the status and the
+// codes a response may answer in the vendor extensions x-status and
+// x-codes of its application/problem+json. Here those become the allOf
+// they stand for, so an answer with a code its response does not list
+// still fails a test.
+func narrowProblems(document []byte) ([]byte, error) {
+	var doc any
+	if err := json.Unmarshal(document, &doc); err != nil {
+		return nil, fmt.Errorf("parse api/openapi.json: %w", err)
+	}
+	var walk func(v any) error
+	walk = func(v any) error {
+		switch v := v.(type) {
+		case map[string]any:
+			if media, ok := v["application/problem+json"].(map[string]any); ok {
+				codes, hasCodes := media["x-codes"]
+				status, hasStatus := media["x-status"]
+				if hasCodes != hasStatus {
+					return fmt.Errorf("a problem response has one of x-status and x-codes without the other: %v", media)
+				}
+				if hasCodes {
+					media["schema"] = map[string]any{"allOf": []any{media["schema"], map[string]any{
+						"properties": map[string]any{"status": map[string]any{"const": status}, "code": map[string]any{"enum": codes}},
+					}}}
+				}
+			}
+			for _, e := range v {
+				if err := walk(e); err != nil {
+					return err
+				}
+			}
+		case []any:
+			for _, e := range v {
+				if err := walk(e); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(doc); err != nil {
+		return nil, err
+	}
+	return json.Marshal(doc)
 }
 
 // contractTransport checks every response the harness receives against
@@ -172,6 +228,29 @@ func TestContractCheckCatchesDrift(t *testing.T) {
 		if fake(http.MethodGet, "/reservations/0b7a5d4e-7a53-4c39-9d38-3c2f5b1f3a10", 200, "application/json", body) == "" {
 			t.Errorf("%s: a reservation that breaks the document passed", name)
 		}
+	}
+	if problem := fake(http.MethodGet, "/reservations/0b7a5d4e-7a53-4c39-9d38-3c2f5b1f3a10", 200, "application/json",
+		strings.Replace(good, `"active"`, `"cancelled","cancelledAt":"2026-11-23T11:00:00Z"`, 1)); problem != "" {
+		t.Errorf("a valid cancelled reservation was refused: %s", problem)
+	}
+	if fake(http.MethodGet, "/reservations/0b7a5d4e-7a53-4c39-9d38-3c2f5b1f3a10", 200, "application/json", strings.Replace(good, `"active"`, `"cancelled"`, 1)) == "" {
+		t.Error("a cancelled reservation without cancelledAt passed")
+	}
+	// Each problem response lists the codes it may answer (x-codes) and
+	// its status (x-status): another code, or another status in the body,
+	// fails, though Problem itself allows both.
+	problem := func(status int, code string) string {
+		return fmt.Sprintf(`{"type":"urn:seatlock:problem:%s","title":"t","status":%d,"detail":"d","code":"%s"}`, code, status, code)
+	}
+	release := "/holds/0b7a5d4e-7a53-4c39-9d38-3c2f5b1f3a10"
+	if p := fake(http.MethodDelete, release, 409, "application/problem+json", problem(409, "hold_confirmed")); p != "" {
+		t.Errorf("a documented conflict was refused: %s", p)
+	}
+	if fake(http.MethodDelete, release, 409, "application/problem+json", problem(409, "seat_taken")) == "" {
+		t.Error("a conflict with a code its response does not list passed")
+	}
+	if fake(http.MethodDelete, release, 409, "application/problem+json", problem(400, "hold_confirmed")) == "" {
+		t.Error("a conflict whose body says status 400 passed")
 	}
 	if fake(http.MethodGet, "/holds/0b7a5d4e-7a53-4c39-9d38-3c2f5b1f3a10", 200, "application/json", `{"seats":[]}`) == "" {
 		t.Error("a hold without its members passed")

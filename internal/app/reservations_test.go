@@ -54,7 +54,7 @@ func TestReserveSeat(t *testing.T) {
 	})
 	t.Run("seat map shows it reserved", func(t *testing.T) {
 		got := h.do(request{method: http.MethodGet, path: fmt.Sprintf("/schedules/%d/seats", schedule)})
-		want := fmt.Sprintf(`{"scheduleId":%d,"seats":[`+
+		want := fmt.Sprintf(`{"scheduleId":%d,"form":"full","seats":[`+
 			`{"seatId":1,"status":"available","label":"A1","row":"A","number":1,"category":"standard"},`+
 			`{"seatId":2,"status":"reserved","label":"A2","row":"A","number":2,"category":"standard"},`+
 			`{"seatId":3,"status":"available","label":"A3","row":"A","number":3,"category":"standard"}]}`+"\n", schedule)

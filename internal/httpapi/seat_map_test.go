@@ -90,7 +90,7 @@ func TestSeatMapRendersOncePerState(t *testing.T) {
 	}
 	// The full form is another representation, with a tag of its own.
 	full, fullBody := get("", map[string]string{"If-None-Match": plain.Header.Get("Etag")})
-	if full.StatusCode != http.StatusOK || !strings.HasPrefix(string(fullBody), `{"scheduleId":7,"seats":[`) {
+	if full.StatusCode != http.StatusOK || !strings.HasPrefix(string(fullBody), `{"scheduleId":7,"form":"full","seats":[`) {
 		t.Fatalf("full map: %d %s", full.StatusCode, fullBody)
 	}
 	// A change: the image shows it, under a new tag and a higher version.

@@ -87,7 +87,9 @@ func WriteSeatMap(w io.Writer, scheduleID int64, layout reservation.Layout, stat
 func appendSeatMap(b []byte, scheduleID int64, layout reservation.Layout, status []byte, flush func([]byte) []byte) []byte {
 	b = append(b, `{"scheduleId":`...)
 	b = strconv.AppendInt(b, scheduleID, 10)
-	b = append(b, `,"seats":[`...)
+	// form tells the two forms apart: it is the discriminator of the
+	// document's oneOf, which a generated client reads to pick the type.
+	b = append(b, `,"form":"full","seats":[`...)
 	var label, tail []byte
 	for i, r := range layout.Rows() {
 		section := layout.SectionName(layout.RowSection(i))
@@ -134,14 +136,14 @@ func appendSeatMap(b []byte, scheduleID int64, layout reservation.Layout, status
 // layout at version, whose seats have the codes status: each row once,
 // with its first seat's id and a string of one code per seat.
 //
-//	{"scheduleId":1,"version":42,"sections":[{"name":"114","rows":[
+//	{"scheduleId":1,"form":"compact","version":42,"sections":[{"name":"114","rows":[
 //	  {"label":"A","firstSeatId":1,"category":"standard","status":"aahr"}]}]}
 //
 // A layout of rows is one section named "".
 func AppendCompactSeatMap(b []byte, scheduleID, version int64, layout reservation.Layout, status []byte) []byte {
 	b = append(b, `{"scheduleId":`...)
 	b = strconv.AppendInt(b, scheduleID, 10)
-	b = append(b, `,"version":`...)
+	b = append(b, `,"form":"compact","version":`...)
 	b = strconv.AppendInt(b, version, 10)
 	b = append(b, `,"sections":[`...)
 	rows := layout.Rows()

@@ -73,8 +73,9 @@ func TestSeatMapIsTheDocumentedShape(t *testing.T) {
 			status := statusesOf(layout)
 			want := struct {
 				ScheduleID int64      `json:"scheduleId"`
+				Form       string     `json:"form"`
 				Seats      []seatJSON `json:"seats"`
-			}{ScheduleID: 7}
+			}{ScheduleID: 7, Form: "full"}
 			for id := 1; id <= layout.SeatCount(); id++ {
 				p, _ := layout.Place(id)
 				want.Seats = append(want.Seats, seatJSON{SeatID: id, Status: string(reservation.StatusOfCode(status[id-1])), Label: p.Label,
