@@ -17,20 +17,12 @@
 //	rediss://...                                    the same over TLS
 //	unix://[user:password@]/path/to/redis.sock[?db=N&...]
 //
-// are one standalone server (the port defaults to 6379, the database to 0);
-//
-//	redis://[user:password@]host1:port1?addr=host2:port2[&addr=...][&option=value...]
-//
-// (or rediss://) is a Redis Cluster: with one or more addr parameters a
-// redis:// URL names cluster nodes; without them it is always standalone,
-// never a one-seed cluster;
-//
-//	redis://[sentinel-user:sentinel-password@]sentinel1:26379[/db]?master_name=name[&addr=sentinel2:26379...][&username=...&password=...]
-//
-// (or rediss://) is a master watched by Redis Sentinel, with go-redis's
-// meaning: the user info is the Sentinels' user and password, the username
-// and password parameters the servers'. With master_name, addr parameters
-// name more Sentinels, not cluster nodes.
+// are one standalone server (the port defaults to 6379, the database to
+// 0); with one or more addr parameters ("redis://h1:7000?addr=h2:7001") a
+// Redis Cluster, never a one-seed cluster without them; with master_name
+// ("redis://[user:password@]s1:26379/0?master_name=m&addr=s2:26379") a
+// master watched by Redis Sentinel, where the user info is the Sentinels'
+// and the username and password parameters the servers'.
 //
 // The shorthands:
 //
@@ -135,30 +127,20 @@ const (
 // timeouts above. Open does not connect: the first command does. Close the
 // client when done.
 func Open(rawURL string, options ...Option) (redis.UniversalClient, error) {
-	p, err := parse(rawURL)
-	if err != nil {
-		return nil, err
-	}
 	var o openOptions
 	for _, opt := range options {
 		opt(&o)
 	}
+	p, err := parse(rawURL, o)
 	switch {
+	case err != nil:
+		return nil, err
 	case p.failover != nil:
-		f := p.failover
-		f.PoolSize = o.poolSize(f.PoolSize)
-		o.size(&f.ReadBufferSize, &f.WriteBufferSize, &f.PipelineReadBufferSize, &f.PipelineWriteBufferSize)
-		return redis.NewFailoverClient(f), nil
+		return redis.NewFailoverClient(p.failover), nil
 	case p.cluster != nil:
-		c := p.cluster
-		c.PoolSize = o.poolSize(c.PoolSize)
-		o.size(&c.ReadBufferSize, &c.WriteBufferSize, &c.PipelineReadBufferSize, &c.PipelineWriteBufferSize)
-		return redis.NewClusterClient(c), nil
+		return redis.NewClusterClient(p.cluster), nil
 	}
-	s := p.standalone
-	s.PoolSize = o.poolSize(s.PoolSize)
-	o.size(&s.ReadBufferSize, &s.WriteBufferSize, &s.PipelineReadBufferSize, &s.PipelineWriteBufferSize)
-	return redis.NewClient(s), nil
+	return redis.NewClient(p.standalone), nil
 }
 
 // Option tunes Open.
@@ -201,7 +183,7 @@ func (o openOptions) poolSize(configured int) int {
 // Check reports whether Open would accept rawURL, without making a client.
 // Its error, like Open's, never contains the password.
 func Check(rawURL string) error {
-	_, err := parse(rawURL)
+	_, err := parse(rawURL, openOptions{})
 	return err
 }
 
@@ -218,7 +200,7 @@ const (
 // KindOf reports which deployment rawURL names, once Check would accept
 // it; its error is Check's (with Standalone).
 func KindOf(rawURL string) (Kind, error) {
-	p, err := parse(rawURL)
+	p, err := parse(rawURL, openOptions{})
 	if err != nil {
 		return Standalone, err
 	}
@@ -228,7 +210,7 @@ func KindOf(rawURL string) (Kind, error) {
 // FailoverOptions returns the options Open gives go-redis's failover
 // client for a Sentinel URL (an error for any other kind of URL).
 func FailoverOptions(rawURL string) (*redis.FailoverOptions, error) {
-	p, err := parse(rawURL)
+	p, err := parse(rawURL, openOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +221,7 @@ func FailoverOptions(rawURL string) (*redis.FailoverOptions, error) {
 }
 
 // parsed is a URL's options as go-redis parsed them, the package's
-// defaults applied: one of standalone, cluster and failover is set.
+// defaults and o applied: one of standalone, cluster and failover is set.
 type parsed struct {
 	url        *redisURL
 	kind       Kind
@@ -248,7 +230,7 @@ type parsed struct {
 	failover   *redis.FailoverOptions
 }
 
-func parse(rawURL string) (*parsed, error) {
+func parse(rawURL string, o openOptions) (*parsed, error) {
 	u, err := split(rawURL)
 	if err != nil {
 		return nil, err
@@ -259,17 +241,21 @@ func parse(rawURL string) (*parsed, error) {
 		if p.standalone, err = redis.ParseURL(u.scheme + "://" + u.userinfo + u.hosts + u.rest); err != nil {
 			return nil, u.goRedisError(err)
 		}
-		o := p.standalone
-		bound(&o.ContextTimeoutEnabled, &o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout)
-		o.MaxRetries = orDefaultInt(o.MaxRetries, MaxRetries)
-		o.Protocol = orDefaultInt(o.Protocol, Protocol)
+		s := p.standalone
+		s.PoolSize = o.poolSize(s.PoolSize)
+		o.size(&s.ReadBufferSize, &s.WriteBufferSize, &s.PipelineReadBufferSize, &s.PipelineWriteBufferSize)
+		bound(&s.ContextTimeoutEnabled, &s.DialTimeout, &s.ReadTimeout, &s.WriteTimeout)
+		s.MaxRetries = orDefaultInt(s.MaxRetries, MaxRetries)
+		s.Protocol = orDefaultInt(s.Protocol, Protocol)
 	case Cluster:
 		if p.cluster, err = u.clusterOptions(); err != nil {
 			return nil, err
 		}
-		o := p.cluster
-		bound(&o.ContextTimeoutEnabled, &o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout)
-		o.Protocol = orDefaultInt(o.Protocol, Protocol)
+		c := p.cluster
+		c.PoolSize = o.poolSize(c.PoolSize)
+		o.size(&c.ReadBufferSize, &c.WriteBufferSize, &c.PipelineReadBufferSize, &c.PipelineWriteBufferSize)
+		bound(&c.ContextTimeoutEnabled, &c.DialTimeout, &c.ReadTimeout, &c.WriteTimeout)
+		c.Protocol = orDefaultInt(c.Protocol, Protocol)
 		// Node retries stay off (go-redis' cluster default): the cluster
 		// client retries itself, up to MaxRedirects times, and node retries
 		// would multiply those.
@@ -277,16 +263,18 @@ func parse(rawURL string) (*parsed, error) {
 		if p.failover, err = u.failoverOptions(); err != nil {
 			return nil, err
 		}
-		o := p.failover
-		if o.MasterName == "" {
+		f := p.failover
+		if f.MasterName == "" {
 			return nil, u.errorf("no Sentinel master name")
 		}
-		if o.RouteByLatency || o.RouteRandomly || o.ReplicaOnly || o.UseDisconnectedReplicas {
+		if f.RouteByLatency || f.RouteRandomly || f.ReplicaOnly || f.UseDisconnectedReplicas {
 			return nil, u.errorf("route_by_latency, route_randomly, replica_only and use_disconnected_replicas read from replicas: locks need the master")
 		}
-		bound(&o.ContextTimeoutEnabled, &o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout)
-		o.MaxRetries = orDefaultInt(o.MaxRetries, MaxRetries)
-		o.Protocol = orDefaultInt(o.Protocol, Protocol)
+		f.PoolSize = o.poolSize(f.PoolSize)
+		o.size(&f.ReadBufferSize, &f.WriteBufferSize, &f.PipelineReadBufferSize, &f.PipelineWriteBufferSize)
+		bound(&f.ContextTimeoutEnabled, &f.DialTimeout, &f.ReadTimeout, &f.WriteTimeout)
+		f.MaxRetries = orDefaultInt(f.MaxRetries, MaxRetries)
+		f.Protocol = orDefaultInt(f.Protocol, Protocol)
 	}
 	return p, nil
 }
@@ -331,7 +319,6 @@ type redisURL struct {
 	// service has always taken as written ('^', '|', a space, ...).
 	userinfo string
 	user     string // the user name as written, for error messages
-	hasUser  bool
 	hasPass  bool
 	hosts    string // the authority without user info: "h:p" or "h1:p1,h2:p2"
 	rest     string // path, query and fragment, as written
@@ -371,7 +358,6 @@ func split(rawURL string) (*redisURL, error) {
 		u.hosts = authority[at+1:]
 		var password string
 		u.user, password, u.hasPass = strings.Cut(authority[:at], ":")
-		u.hasUser = true
 		user, err1 := url.PathUnescape(u.user)
 		password, err2 := url.PathUnescape(password)
 		if err1 != nil || err2 != nil {
@@ -430,7 +416,7 @@ func (u *redisURL) query() string {
 // redacted is the URL for error messages: the password, if any, is "xxxxx".
 func (u *redisURL) redacted() string {
 	userinfo := ""
-	if u.hasUser {
+	if u.userinfo != "" {
 		userinfo = u.user
 		if u.hasPass {
 			userinfo += ":xxxxx"
