@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -195,7 +196,7 @@ func naiveHandler(ctx context.Context, databaseURL, redisURL string, secret []by
 			VALUES ($1, $2, $3) RETURNING id, created_at`, b.ScheduleID, b.SeatID, b.user).Scan(&id, &at)
 		var pgErr *pgconn.PgError
 		switch {
-		case errors.As(err, &pgErr) && pgErr.Code == "23505":
+		case errors.As(err, &pgErr) && pgErr.Code == pgerrcode.UniqueViolation:
 			problem(w, http.StatusConflict, "seat_taken")
 		case err != nil:
 			problem(w, http.StatusServiceUnavailable, "unavailable")

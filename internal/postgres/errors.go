@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/seatlock/seatlock/internal/lock/pglock"
@@ -48,5 +49,5 @@ func isViolation(err error, code, constraint string) bool {
 // not a fault of the service: the edge answers it as a client error.
 func invalidText(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && (pgErr.Code == "22021" || pgErr.Code == "22P05")
+	return errors.As(err, &pgErr) && (pgErr.Code == pgerrcode.CharacterNotInRepertoire || pgErr.Code == pgerrcode.UntranslatableCharacter)
 }

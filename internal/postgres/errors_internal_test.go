@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/seatlock/seatlock/internal/reservation"
@@ -17,10 +18,10 @@ func TestInvalidText(t *testing.T) {
 		err  error
 		want bool
 	}{
-		{"NUL or invalid byte sequence", fmt.Errorf("insert: %w", &pgconn.PgError{Code: "22021"}), true},
-		{"untranslatable character", &pgconn.PgError{Code: "22P05"}, true},
-		{"other data exception", &pgconn.PgError{Code: "22003"}, false},
-		{"unique violation", &pgconn.PgError{Code: "23505"}, false},
+		{"NUL or invalid byte sequence", fmt.Errorf("insert: %w", &pgconn.PgError{Code: pgerrcode.CharacterNotInRepertoire}), true},
+		{"untranslatable character", &pgconn.PgError{Code: pgerrcode.UntranslatableCharacter}, true},
+		{"other data exception", &pgconn.PgError{Code: pgerrcode.NumericValueOutOfRange}, false},
+		{"unique violation", &pgconn.PgError{Code: pgerrcode.UniqueViolation}, false},
 		{"not a server error", errors.New("boom"), false},
 	} {
 		if got := invalidText(tt.err); got != tt.want {
@@ -34,14 +35,14 @@ func TestInvalidText(t *testing.T) {
 // invalid field.
 func TestWrapClassifiesAsThePglockBackend(t *testing.T) {
 	t.Parallel()
-	if err := wrap("insert", &pgconn.PgError{Code: "08006"}); !errors.Is(err, reservation.ErrUnavailable) {
+	if err := wrap("insert", &pgconn.PgError{Code: pgerrcode.ConnectionFailure}); !errors.Is(err, reservation.ErrUnavailable) {
 		t.Errorf("wrap(connection failure) = %v, want ErrUnavailable", err)
 	}
-	if err := wrap("insert", &pgconn.PgError{Code: "23505"}); errors.Is(err, reservation.ErrUnavailable) {
+	if err := wrap("insert", &pgconn.PgError{Code: pgerrcode.UniqueViolation}); errors.Is(err, reservation.ErrUnavailable) {
 		t.Errorf("wrap(unique violation) = %v, must not be ErrUnavailable", err)
 	}
 	var invalid *reservation.InvalidError
-	if err := wrapText("insert", "title", &pgconn.PgError{Code: "22021"}); !errors.As(err, &invalid) || invalid.Field != "title" {
+	if err := wrapText("insert", "title", &pgconn.PgError{Code: pgerrcode.CharacterNotInRepertoire}); !errors.As(err, &invalid) || invalid.Field != "title" {
 		t.Errorf("wrapText(22021) = %v, want an InvalidError on title", err)
 	}
 }

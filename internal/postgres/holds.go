@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/seatlock/seatlock/internal/reservation"
@@ -114,7 +115,7 @@ func (s *Store) InsertHold(ctx context.Context, nh reservation.NewHold) (reserva
 		return reservation.Hold{}, refused
 	case errors.Is(err, reservation.ErrTooManyHolds):
 		return reservation.Hold{}, err
-	case isViolation(err, foreignKeyViolation, "holds_schedule_id_fkey"):
+	case isViolation(err, pgerrcode.ForeignKeyViolation, "holds_schedule_id_fkey"):
 		return reservation.Hold{}, reservation.ErrScheduleNotFound
 	case err != nil:
 		return reservation.Hold{}, wrap("insert hold", err)
@@ -260,7 +261,7 @@ func (s *Store) ConfirmHold(ctx context.Context, id uuid.UUID, userID string) ([
 		booked, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (reservation.Reservation, error) {
 			return scanReservation(row)
 		})
-		if isViolation(err, uniqueViolation, activeSeatIndex) {
+		if isViolation(err, pgerrcode.UniqueViolation, activeSeatIndex) {
 			// Booked behind the hold's back: only when a seat lock
 			// failed while the hold was being made.
 			// Read on the pool: the transaction has failed.

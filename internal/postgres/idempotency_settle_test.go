@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/seatlock/seatlock/internal/idempotency"
@@ -40,7 +41,7 @@ func TestUnknownClaimIsSettledByItsID(t *testing.T) {
 	if _, ok := keys.SettleClaim(ctx, idempotency.Key{UserID: "alice", Key: "never-claimed"}, claimed.ID, lost); ok {
 		t.Fatal("a key that was never claimed was settled as ours")
 	}
-	reported := &pgconn.PgError{Severity: "ERROR", Code: "23505"}
+	reported := &pgconn.PgError{Severity: "ERROR", Code: pgerrcode.UniqueViolation}
 	if _, ok := keys.SettleClaim(ctx, k, claimed.ID, reported); ok {
 		t.Fatal("an error the server reported was settled as a commit")
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -52,7 +53,7 @@ func (p retryPool) notExecuted(err error) bool {
 	case pgconn.SafeToRetry(err):
 		return true
 	case errors.As(err, &pgErr):
-		return pgErr.Severity == "FATAL" && (pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03")
+		return pgErr.Severity == "FATAL" && (pgErr.Code == pgerrcode.AdminShutdown || pgErr.Code == pgerrcode.CrashShutdown || pgErr.Code == pgerrcode.CannotConnectNow)
 	}
 	return false
 }

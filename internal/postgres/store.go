@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -14,12 +15,6 @@ import (
 
 	"github.com/seatlock/seatlock/internal/lock/batch"
 	"github.com/seatlock/seatlock/internal/reservation"
-)
-
-// SQLSTATEs this adapter turns into domain errors.
-const (
-	uniqueViolation     = "23505"
-	foreignKeyViolation = "23503"
 )
 
 // Store implements reservation.Repository on a pgx pool. All SQL is
@@ -249,7 +244,7 @@ func (s *Store) insertOne(ctx context.Context, nr reservation.NewReservation) (r
 	case err == nil:
 		row.exists = seats > 0
 		return s.outcome(ctx, nr, row)
-	case isViolation(err, uniqueViolation, activeSeatIndex):
+	case isViolation(err, pgerrcode.UniqueViolation, activeSeatIndex):
 		return s.seatConflict(ctx, nr)
 	default:
 		return reservation.Reservation{}, wrap("insert reservation", err)

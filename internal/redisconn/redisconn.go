@@ -2,14 +2,29 @@
 // Redis Cluster or a master watched by Redis Sentinel from one URL, so that
 // configuration (REDIS_URL) alone chooses between them.
 //
-// Accepted URLs:
+// go-redis parses every URL (redis.ParseURL, redis.ParseClusterURL,
+// redis.ParseFailoverURL), query options included. This package picks the
+// parser, rewrites its two shorthands (redis+cluster://, redis+sentinel://)
+// into go-redis's own forms, and adds what those parsers leave out: the
+// service's defaults (timeouts bound by the context, retries, RESP2, and
+// connection buffer sizes, which go-redis's query options cannot set),
+// refusals of what a lock cannot use, and error messages without the
+// password.
+//
+// go-redis's forms:
 //
 //	redis://[user:password@]host[:port][/db][?option=value&...]
 //	rediss://...                                    the same over TLS
 //	unix://[user:password@]/path/to/redis.sock[?db=N&...]
 //
-// are one standalone server (go-redis ParseURL: the port defaults to 6379,
-// the database to 0).
+// are one standalone server (the port defaults to 6379, the database to
+// 0); with one or more addr parameters ("redis://h1:7000?addr=h2:7001") a
+// Redis Cluster, never a one-seed cluster without them; with master_name
+// ("redis://[user:password@]s1:26379/0?master_name=m&addr=s2:26379") a
+// master watched by Redis Sentinel, where the user info is the Sentinels'
+// and the username and password parameters the servers'.
+//
+// The shorthands:
 //
 //	redis+cluster://[user:password@]host1:port1[,host2:port2,...][?option=value&...]
 //	rediss+cluster://...                            the same over TLS
@@ -17,13 +32,8 @@
 // is a Redis Cluster. The listed nodes are only seeds: the client discovers
 // the others from them, but listing every master lets it start while one
 // seed is down. A port left out defaults to 6379; IPv6 hosts are written in
-// brackets ("[::1]:7000"). A cluster has no databases, so the path must be
-// empty, "/" or "/0".
-//
-// go-redis's own cluster form, a redis:// or rediss:// URL with one or more
-// addr parameters ("redis://host1:port1?addr=host2:port2&addr=host3:port3"),
-// is accepted as a cluster too; without addr parameters a redis:// URL is
-// always standalone, never a one-seed cluster.
+// brackets ("[::1]:7000"). A cluster has no databases, so the path of any
+// cluster URL must be empty, "/" or "/0".
 //
 //	redis+sentinel://[user:password@]host1:port1[,host2:port2,...]/master-name[/db][?option=value&...]
 //	rediss+sentinel://...                           the same over TLS
@@ -32,24 +42,19 @@
 // Sentinels (a port left out defaults to 26379), master-name is the name
 // they monitor the master under (sentinel monitor <master-name> ...;
 // percent-encode '/', '?', '#' and '%' in it), db the database (default
-// 0). The client asks the Sentinels for the master's address, follows it
-// through a failover by itself (Sentinel's +switch-master announcement, and
-// a new question at every reconnection) and never sends a command to a
-// replica. The user name and password are the Redis servers' (master and
-// replicas); the Sentinels are asked without credentials.
-//
-// go-redis's own Sentinel form, a redis:// or rediss:// URL with a
-// master_name parameter ("redis://[user:password@]sentinel1:26379/0
-// ?master_name=mymaster&addr=sentinel2:26379"), is accepted as Sentinel
-// too, with go-redis's meaning: the user info is the Sentinels' user and
-// password, the username and password parameters the servers'. With
-// master_name, addr parameters name more Sentinels, not cluster nodes.
+// 0). The user name and password are the Redis servers' (master and
+// replicas); the Sentinels are asked without credentials. Either Sentinel
+// form makes go-redis's failover client: it asks the Sentinels for the
+// master's address, follows it through a failover by itself (Sentinel's
+// +switch-master announcement, and a new question at every reconnection)
+// and never sends a command to a replica.
 //
 // Query options are go-redis's (dial_timeout, read_timeout, pool_size,
-// client_name, ...; for clusters also max_redirects, read_only,
-// route_by_latency, route_randomly). Unknown options are errors. A
-// Sentinel client refuses the options that would read from replicas
-// (route_by_latency, route_randomly, replica_only): a lock is the master's.
+// client_name, pipeline_read_buffer_size, ...; for clusters also
+// max_redirects, read_only, route_by_latency, route_randomly). Unknown
+// options are errors. A Sentinel client refuses the options that would
+// read from replicas (route_by_latency, route_randomly, replica_only,
+// use_disconnected_replicas): a lock is the master's.
 //
 // The clients speak RESP2 unless the URL says protocol=3: the service uses
 // no RESP3 feature, and on RESP3 go-redis looks for push notifications
@@ -126,44 +131,16 @@ func Open(rawURL string, options ...Option) (redis.UniversalClient, error) {
 	for _, opt := range options {
 		opt(&o)
 	}
-	u, err := split(rawURL)
-	if err != nil {
+	p, err := parse(rawURL, o)
+	switch {
+	case err != nil:
 		return nil, err
+	case p.failover != nil:
+		return redis.NewFailoverClient(p.failover), nil
+	case p.cluster != nil:
+		return redis.NewClusterClient(p.cluster), nil
 	}
-	if u.sentinel {
-		opts, err := u.failoverOptions()
-		if err != nil {
-			return nil, err
-		}
-		opts.PoolSize = o.poolSize(opts.PoolSize)
-		o.size(&opts.ReadBufferSize, &opts.WriteBufferSize, &opts.PipelineReadBufferSize, &opts.PipelineWriteBufferSize)
-		return redis.NewFailoverClient(opts), nil
-	}
-	if u.cluster {
-		opts, err := u.clusterOptions()
-		if err != nil {
-			return nil, err
-		}
-		opts.PoolSize = o.poolSize(opts.PoolSize)
-		o.size(&opts.ReadBufferSize, &opts.WriteBufferSize, &opts.PipelineReadBufferSize, &opts.PipelineWriteBufferSize)
-		bound(&opts.ContextTimeoutEnabled, &opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout)
-		opts.Protocol = orDefaultInt(opts.Protocol, Protocol)
-		// Node retries stay off (go-redis' cluster default): the cluster
-		// client retries itself, up to MaxRedirects times, and node retries
-		// would multiply those.
-		return redis.NewClusterClient(opts), nil
-	}
-	opts, err := redis.ParseURL(u.withoutUserinfo())
-	if err != nil {
-		return nil, u.errorf("%w", err)
-	}
-	opts.Username, opts.Password = u.username, u.password
-	opts.PoolSize = o.poolSize(opts.PoolSize)
-	o.size(&opts.ReadBufferSize, &opts.WriteBufferSize, &opts.PipelineReadBufferSize, &opts.PipelineWriteBufferSize)
-	bound(&opts.ContextTimeoutEnabled, &opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout)
-	opts.MaxRetries = orDefaultInt(opts.MaxRetries, MaxRetries)
-	opts.Protocol = orDefaultInt(opts.Protocol, Protocol)
-	return redis.NewClient(opts), nil
+	return redis.NewClient(p.standalone), nil
 }
 
 // Option tunes Open.
@@ -206,7 +183,7 @@ func (o openOptions) poolSize(configured int) int {
 // Check reports whether Open would accept rawURL, without making a client.
 // Its error, like Open's, never contains the password.
 func Check(rawURL string) error {
-	_, err := KindOf(rawURL)
+	_, err := parse(rawURL, openOptions{})
 	return err
 }
 
@@ -216,51 +193,95 @@ type Kind int
 // Kinds of deployment.
 const (
 	Standalone Kind = iota // redis://, rediss://, unix://
-	Cluster                // redis+cluster://, rediss+cluster://
+	Cluster                // redis+cluster://, rediss+cluster://, or go-redis's addr form
 	Sentinel               // redis+sentinel://, rediss+sentinel://, or go-redis's master_name form
 )
 
 // KindOf reports which deployment rawURL names, once Check would accept
 // it; its error is Check's (with Standalone).
 func KindOf(rawURL string) (Kind, error) {
-	u, err := split(rawURL)
+	p, err := parse(rawURL, openOptions{})
 	if err != nil {
 		return Standalone, err
 	}
-	switch {
-	case u.sentinel:
-		if _, err := u.failoverOptions(); err != nil {
-			return Standalone, err
-		}
-		return Sentinel, nil
-	case u.cluster:
-		if _, err := u.clusterOptions(); err != nil {
-			return Standalone, err
-		}
-		return Cluster, nil
-	}
-	if _, err := redis.ParseURL(u.withoutUserinfo()); err != nil {
-		return Standalone, u.errorf("%w", err)
-	}
-	return Standalone, nil
+	return p.kind, nil
 }
 
 // FailoverOptions returns the options Open gives go-redis's failover
 // client for a Sentinel URL (an error for any other kind of URL).
 func FailoverOptions(rawURL string) (*redis.FailoverOptions, error) {
+	p, err := parse(rawURL, openOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if p.failover == nil {
+		return nil, p.url.errorf("not a Sentinel URL")
+	}
+	return p.failover, nil
+}
+
+// parsed is a URL's options as go-redis parsed them, the package's
+// defaults and o applied: one of standalone, cluster and failover is set.
+type parsed struct {
+	url        *redisURL
+	kind       Kind
+	standalone *redis.Options
+	cluster    *redis.ClusterOptions
+	failover   *redis.FailoverOptions
+}
+
+func parse(rawURL string, o openOptions) (*parsed, error) {
 	u, err := split(rawURL)
 	if err != nil {
 		return nil, err
 	}
-	if !u.sentinel {
-		return nil, u.errorf("not a Sentinel URL")
+	p := &parsed{url: u, kind: u.kind}
+	switch u.kind {
+	case Standalone:
+		if p.standalone, err = redis.ParseURL(u.scheme + "://" + u.userinfo + u.hosts + u.rest); err != nil {
+			return nil, u.goRedisError(err)
+		}
+		s := p.standalone
+		s.PoolSize = o.poolSize(s.PoolSize)
+		o.size(&s.ReadBufferSize, &s.WriteBufferSize, &s.PipelineReadBufferSize, &s.PipelineWriteBufferSize)
+		bound(&s.ContextTimeoutEnabled, &s.DialTimeout, &s.ReadTimeout, &s.WriteTimeout)
+		s.MaxRetries = orDefaultInt(s.MaxRetries, MaxRetries)
+		s.Protocol = orDefaultInt(s.Protocol, Protocol)
+	case Cluster:
+		if p.cluster, err = u.clusterOptions(); err != nil {
+			return nil, err
+		}
+		c := p.cluster
+		c.PoolSize = o.poolSize(c.PoolSize)
+		o.size(&c.ReadBufferSize, &c.WriteBufferSize, &c.PipelineReadBufferSize, &c.PipelineWriteBufferSize)
+		bound(&c.ContextTimeoutEnabled, &c.DialTimeout, &c.ReadTimeout, &c.WriteTimeout)
+		c.Protocol = orDefaultInt(c.Protocol, Protocol)
+		// Node retries stay off (go-redis' cluster default): the cluster
+		// client retries itself, up to MaxRedirects times, and node retries
+		// would multiply those.
+	case Sentinel:
+		if p.failover, err = u.failoverOptions(); err != nil {
+			return nil, err
+		}
+		f := p.failover
+		if f.MasterName == "" {
+			return nil, u.errorf("no Sentinel master name")
+		}
+		if f.RouteByLatency || f.RouteRandomly || f.ReplicaOnly || f.UseDisconnectedReplicas {
+			return nil, u.errorf("route_by_latency, route_randomly, replica_only and use_disconnected_replicas read from replicas: locks need the master")
+		}
+		f.PoolSize = o.poolSize(f.PoolSize)
+		o.size(&f.ReadBufferSize, &f.WriteBufferSize, &f.PipelineReadBufferSize, &f.PipelineWriteBufferSize)
+		bound(&f.ContextTimeoutEnabled, &f.DialTimeout, &f.ReadTimeout, &f.WriteTimeout)
+		f.MaxRetries = orDefaultInt(f.MaxRetries, MaxRetries)
+		f.Protocol = orDefaultInt(f.Protocol, Protocol)
 	}
-	return u.failoverOptions()
+	return p, nil
 }
 
-// bound makes every call of a client bounded, for standalone and cluster
-// options alike: the context's deadline applies to socket I/O, and timeouts
-// the URL left unset get the package defaults.
+// bound makes every call of a client bounded: the context's deadline
+// applies to socket I/O, and timeouts the URL left unset get the package
+// defaults.
 func bound(contextTimeout *bool, dial, read, write *time.Duration) {
 	*contextTimeout = true
 	*dial = orDefault(*dial, DialTimeout)
@@ -282,26 +303,28 @@ func orDefault(d, def time.Duration) time.Duration {
 	return d
 }
 
-// parsedURL is a Redis URL with its credentials taken out, so that what is
-// handed to go-redis (and may end up in its error messages) holds no
-// password.
-type parsedURL struct {
-	written  string // the scheme as written, for error messages
-	scheme   string // lower case, without "+cluster" or "+sentinel"
-	cluster  bool
-	sentinel bool // redis+sentinel:// (goRedisForm false) or go-redis's master_name form
-	// goRedisForm: go-redis's Sentinel form, whose user info is the
-	// Sentinels' credentials.
-	goRedisForm bool
-	hosts       string // the authority without user info: "h:p" or "h1:p1,h2:p2"
-	rest        string // path, query and fragment, as written
-	hasUser     bool   // user info given ("user@", "user:password@", ":password@")
-	hasPass     bool
-	username    string
-	password    string
+// redisURL is a Redis URL cut where go-redis's parsers cannot be trusted
+// with it: its scheme (the shorthands are not go-redis's), its list of
+// hosts (net/url takes one host), and its user info (net/url's errors
+// quote the whole URL, password included).
+type redisURL struct {
+	written string // the scheme as written, for error messages
+	scheme  string // "redis", "rediss" or "unix", lower case
+	kind    Kind
+	// shorthand: redis+cluster:// or redis+sentinel://, rewritten into
+	// go-redis's form before it parses them.
+	shorthand bool
+	// userinfo is "user:password@" as go-redis's parsers are given it,
+	// re-encoded: net/url refuses some bytes in a password that the
+	// service has always taken as written ('^', '|', a space, ...).
+	userinfo string
+	user     string // the user name as written, for error messages
+	hasPass  bool
+	hosts    string // the authority without user info: "h:p" or "h1:p1,h2:p2"
+	rest     string // path, query and fragment, as written
 }
 
-func split(rawURL string) (*parsedURL, error) {
+func split(rawURL string) (*redisURL, error) {
 	if rawURL == "" {
 		return nil, errors.New("redisconn: empty Redis URL")
 	}
@@ -309,17 +332,13 @@ func split(rawURL string) (*parsedURL, error) {
 	if !ok || !validScheme(scheme) {
 		return nil, errors.New("redisconn: Redis URL has no scheme: want redis://, rediss://, unix://, redis+cluster://, rediss+cluster://, redis+sentinel:// or rediss+sentinel://")
 	}
-	u := &parsedURL{written: scheme, scheme: strings.ToLower(scheme)}
-	if base, ok := strings.CutSuffix(u.scheme, "+cluster"); ok {
-		u.scheme, u.cluster = base, true
-		if base != "redis" && base != "rediss" {
-			return nil, fmt.Errorf("redisconn: invalid Redis URL scheme %q: want redis+cluster or rediss+cluster", scheme)
-		}
-	}
-	if base, ok := strings.CutSuffix(u.scheme, "+sentinel"); ok {
-		u.scheme, u.sentinel = base, true
-		if base != "redis" && base != "rediss" {
-			return nil, fmt.Errorf("redisconn: invalid Redis URL scheme %q: want redis+sentinel or rediss+sentinel", scheme)
+	u := &redisURL{written: scheme, scheme: strings.ToLower(scheme)}
+	for suffix, kind := range map[string]Kind{"+cluster": Cluster, "+sentinel": Sentinel} {
+		if base, ok := strings.CutSuffix(u.scheme, suffix); ok {
+			if base != "redis" && base != "rediss" {
+				return nil, fmt.Errorf("redisconn: invalid Redis URL scheme %q: want redis%s or rediss%[2]s", scheme, suffix)
+			}
+			u.scheme, u.kind, u.shorthand = base, kind, true
 		}
 	}
 	// RFC 3986: the authority ends at the first '/', '?' or '#'; its user
@@ -334,33 +353,31 @@ func split(rawURL string) (*parsedURL, error) {
 		// messages, so refuse before anything is echoed.
 		return nil, errors.New("redisconn: malformed Redis URL: '@' after the host; percent-encode '/', '?', '#' and '@' in the user name and password")
 	}
+	u.hosts = authority
 	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
-		userinfo := authority[:at]
 		u.hosts = authority[at+1:]
-		u.hasUser = true
-		user, password, hasPass := strings.Cut(userinfo, ":")
-		u.hasPass = hasPass
-		var err1, err2 error
-		u.username, err1 = url.PathUnescape(user)
-		u.password, err2 = url.PathUnescape(password)
+		var password string
+		u.user, password, u.hasPass = strings.Cut(authority[:at], ":")
+		user, err1 := url.PathUnescape(u.user)
+		password, err2 := url.PathUnescape(password)
 		if err1 != nil || err2 != nil {
 			return nil, u.errorf("invalid percent-encoding in the user name or password")
 		}
-	} else {
-		u.hosts = authority
+		info := url.User(user)
+		if u.hasPass {
+			info = url.UserPassword(user, password)
+		}
+		u.userinfo = info.String() + "@"
 	}
-	if !u.cluster && !u.sentinel && (u.scheme == "redis" || u.scheme == "rediss") {
+	if !u.shorthand && (u.scheme == "redis" || u.scheme == "rediss") {
 		// go-redis's Sentinel form, redis://host:port?master_name=name&...,
 		// and its cluster form, redis://host:port?addr=host:port&...
-		if _, query, ok := strings.Cut(u.rest, "?"); ok {
-			query, _, _ = strings.Cut(query, "#")
-			if q, err := url.ParseQuery(query); err == nil {
-				switch {
-				case q.Has("master_name"):
-					u.sentinel, u.goRedisForm = true, true
-				case q.Has("addr"):
-					u.cluster = true
-				}
+		if q, err := url.ParseQuery(u.query()); err == nil {
+			switch {
+			case q.Has("master_name"):
+				u.kind = Sentinel
+			case q.Has("addr"):
+				u.kind = Cluster
 			}
 		}
 	}
@@ -381,11 +398,26 @@ func validScheme(s string) bool {
 	return s != ""
 }
 
+// path is what follows the hosts up to the query or fragment.
+func (u *redisURL) path() string {
+	if end := strings.IndexAny(u.rest, "?#"); end >= 0 {
+		return u.rest[:end]
+	}
+	return u.rest
+}
+
+// query is the raw query, without '?' and fragment.
+func (u *redisURL) query() string {
+	_, query, _ := strings.Cut(u.rest, "?")
+	query, _, _ = strings.Cut(query, "#")
+	return query
+}
+
 // redacted is the URL for error messages: the password, if any, is "xxxxx".
-func (u *parsedURL) redacted() string {
+func (u *redisURL) redacted() string {
 	userinfo := ""
-	if u.hasUser {
-		userinfo = url.PathEscape(u.username)
+	if u.userinfo != "" {
+		userinfo = u.user
 		if u.hasPass {
 			userinfo += ":xxxxx"
 		}
@@ -398,8 +430,19 @@ func (u *parsedURL) redacted() string {
 // (go-redis's Sentinel form takes the servers' password as one).
 var passwordOption = regexp.MustCompile(`(?i)([?&][^=&#]*password=)[^&#]*`)
 
-func (u *parsedURL) errorf(format string, args ...any) error {
+func (u *redisURL) errorf(format string, args ...any) error {
 	return &URLError{URL: u.redacted(), Err: fmt.Errorf(format, args...)}
+}
+
+// goRedisError is a go-redis parser's error as a URLError. net/url's
+// errors quote the URL they were given, password included: only their
+// reason is kept.
+func (u *redisURL) goRedisError(err error) error {
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		err = urlErr.Err
+	}
+	return u.errorf("%w", err)
 }
 
 // URLError is a Redis URL that Open or Check refused: the URL with its
@@ -414,56 +457,97 @@ func (e *URLError) Error() string { return "redisconn: Redis URL " + e.URL + ": 
 
 func (e *URLError) Unwrap() error { return e.Err }
 
-func (u *parsedURL) withoutUserinfo() string { return u.scheme + "://" + u.hosts + u.rest }
-
-// clusterOptions converts a cluster URL to go-redis's cluster form (first
-// node as the host, the others as addr parameters) for redis.ParseClusterURL.
-func (u *parsedURL) clusterOptions() (*redis.ClusterOptions, error) {
-	var addrs []string
-	if u.hosts != "" || !strings.Contains(u.rest, "addr=") {
-		var err error
-		if addrs, err = u.addresses("6379", "cluster node"); err != nil {
-			return nil, err
-		}
-	}
-	path, query := u.pathAndQuery()
-	switch path {
+// clusterOptions parses a cluster URL with redis.ParseClusterURL, given in
+// go-redis's form: the first node as the host, the others as addr
+// parameters.
+func (u *redisURL) clusterOptions() (*redis.ClusterOptions, error) {
+	switch path := u.path(); path {
 	case "", "/", "/0":
 	default:
 		return nil, u.errorf("a cluster has only database 0, got path %q", path)
 	}
-	q, err := url.ParseQuery(query)
+	q, err := url.ParseQuery(u.query())
 	if err != nil {
 		return nil, u.errorf("invalid query: %w", err)
 	}
-	if len(addrs) == 0 {
-		// go-redis's form with an empty host: the first addr is the host.
-		addrs = q["addr"]
-		q.Del("addr")
-		if len(addrs) == 0 {
-			return nil, u.errorf("no cluster node address")
+	addrs := q["addr"]
+	if u.hosts != "" || len(addrs) == 0 {
+		// The hosts first; go-redis would make an empty host localhost.
+		hosts, err := u.addresses("6379", "cluster node")
+		if err != nil {
+			return nil, err
 		}
+		addrs = append(hosts, addrs...)
 	}
-	for _, a := range addrs[1:] {
-		q.Add("addr", a)
-	}
-	goRedisURL := u.scheme + "://" + addrs[0]
-	if len(q) > 0 {
-		goRedisURL += "?" + q.Encode()
-	}
-	opts, err := redis.ParseClusterURL(goRedisURL)
+	q["addr"] = addrs[1:]
+	opts, err := redis.ParseClusterURL(u.scheme + "://" + u.userinfo + addrs[0] + "?" + q.Encode())
 	if err != nil {
-		return nil, u.errorf("%w", err)
-	}
-	if u.hasUser {
-		opts.Username, opts.Password = u.username, u.password
+		return nil, u.goRedisError(err)
 	}
 	return opts, nil
 }
 
-// addresses checks each of the URL's comma-separated hosts with hostPort
-// and returns them, ports added.
-func (u *parsedURL) addresses(defaultPort, what string) ([]string, error) {
+// failoverOptions parses a Sentinel URL with redis.ParseFailoverURL: go-redis's
+// form as written, the shorthand redis+sentinel://[user:password@]h1,h2/master[/db]?...
+// given in go-redis's form (first Sentinel as the host, the others as
+// addr parameters, the master as master_name, the user info the servers').
+func (u *redisURL) failoverOptions() (*redis.FailoverOptions, error) {
+	if !u.shorthand {
+		opts, err := redis.ParseFailoverURL(u.scheme + "://" + u.userinfo + u.hosts + u.rest)
+		if err != nil {
+			return nil, u.goRedisError(err)
+		}
+		return opts, nil
+	}
+	addrs, err := u.addresses(SentinelPort, "Sentinel")
+	if err != nil {
+		return nil, err
+	}
+	segments := strings.Split(strings.TrimPrefix(u.path(), "/"), "/")
+	master, err := url.PathUnescape(segments[0])
+	switch {
+	case err != nil:
+		return nil, u.errorf("invalid percent-encoding in the Sentinel master name")
+	case master == "":
+		return nil, u.errorf("no Sentinel master name: want redis+sentinel://host:port,.../master-name[/db]")
+	case len(segments) > 2:
+		return nil, u.errorf("path has more than a master name and a database")
+	}
+	db := 0
+	if len(segments) == 2 && segments[1] != "" {
+		if db, err = strconv.Atoi(segments[1]); err != nil || db < 0 {
+			return nil, u.errorf("invalid database number %q", segments[1])
+		}
+	}
+	q, err := url.ParseQuery(u.query())
+	if err != nil {
+		return nil, u.errorf("invalid query: %w", err)
+	}
+	for _, name := range []string{"master_name", "addr", "db", "username", "password"} {
+		if q.Has(name) {
+			return nil, u.errorf("option %s is not for redis+sentinel: the Sentinels, master name, database and credentials go before the query", name)
+		}
+	}
+	q.Set("master_name", master)
+	q["addr"] = addrs[1:]
+	opts, err := redis.ParseFailoverURL(u.scheme + "://" + u.userinfo + addrs[0] + "/" + strconv.Itoa(db) + "?" + q.Encode())
+	if err != nil {
+		return nil, u.goRedisError(err)
+	}
+	// go-redis reads the user info as the Sentinels'; the shorthand's are
+	// the servers', and the Sentinels are asked without credentials.
+	opts.Username, opts.Password = opts.SentinelUsername, opts.SentinelPassword
+	opts.SentinelUsername, opts.SentinelPassword = "", ""
+	return opts, nil
+}
+
+// SentinelPort is the port of a Sentinel address that leaves it out.
+const SentinelPort = "26379"
+
+// addresses checks each of the URL's comma-separated hosts and returns
+// them, defaultPort added where the port is left out: go-redis takes one
+// host, and each addr parameter with its port.
+func (u *redisURL) addresses(defaultPort, what string) ([]string, error) {
 	var addrs []string
 	for _, h := range strings.Split(u.hosts, ",") {
 		addr, err := hostPort(h, defaultPort, what)
@@ -473,17 +557,6 @@ func (u *parsedURL) addresses(defaultPort, what string) ([]string, error) {
 		addrs = append(addrs, addr)
 	}
 	return addrs, nil
-}
-
-// pathAndQuery splits what follows the hosts into the path and the raw
-// query, the fragment left out.
-func (u *parsedURL) pathAndQuery() (path, query string) {
-	pathEnd := strings.IndexAny(u.rest, "?#")
-	if pathEnd < 0 {
-		pathEnd = len(u.rest)
-	}
-	query, _, _ = strings.Cut(strings.TrimPrefix(u.rest[pathEnd:], "?"), "#")
-	return u.rest[:pathEnd], query
 }
 
 // hostPort checks one "host[:port]" of a cluster or Sentinel URL (what
@@ -507,84 +580,4 @@ func hostPort(h, defaultPort, what string) (string, error) {
 		return "", fmt.Errorf("no host in %s address %q", what, h)
 	}
 	return net.JoinHostPort(host, port), nil
-}
-
-// SentinelPort is the port of a Sentinel address that leaves it out.
-const SentinelPort = "26379"
-
-// failoverOptions converts a Sentinel URL, either form, to go-redis's
-// failover options with the package's defaults applied.
-func (u *parsedURL) failoverOptions() (*redis.FailoverOptions, error) {
-	var opts *redis.FailoverOptions
-	var err error
-	if u.goRedisForm {
-		opts, err = redis.ParseFailoverURL(u.withoutUserinfo())
-		if err != nil {
-			return nil, u.errorf("%w", err)
-		}
-		if u.hasUser {
-			opts.SentinelUsername, opts.SentinelPassword = u.username, u.password
-		}
-	} else if opts, err = u.sentinelFormOptions(); err != nil {
-		return nil, err
-	}
-	if opts.MasterName == "" {
-		return nil, u.errorf("no Sentinel master name")
-	}
-	switch {
-	case opts.RouteByLatency, opts.RouteRandomly, opts.ReplicaOnly, opts.UseDisconnectedReplicas:
-		return nil, u.errorf("route_by_latency, route_randomly, replica_only and use_disconnected_replicas read from replicas: locks need the master")
-	}
-	bound(&opts.ContextTimeoutEnabled, &opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout)
-	opts.MaxRetries = orDefaultInt(opts.MaxRetries, MaxRetries)
-	opts.Protocol = orDefaultInt(opts.Protocol, Protocol)
-	return opts, nil
-}
-
-// sentinelFormOptions parses redis+sentinel://[user:password@]h1,h2/master[/db]?...
-// by handing go-redis its own form of the same (first Sentinel as the
-// host, the others as addr parameters, the master as master_name).
-func (u *parsedURL) sentinelFormOptions() (*redis.FailoverOptions, error) {
-	addrs, err := u.addresses(SentinelPort, "Sentinel")
-	if err != nil {
-		return nil, err
-	}
-	path, query := u.pathAndQuery()
-	segments := strings.Split(strings.TrimPrefix(path, "/"), "/")
-	master, err := url.PathUnescape(segments[0])
-	switch {
-	case err != nil:
-		return nil, u.errorf("invalid percent-encoding in the Sentinel master name")
-	case master == "":
-		return nil, u.errorf("no Sentinel master name: want redis+sentinel://host:port,.../master-name[/db]")
-	case len(segments) > 2:
-		return nil, u.errorf("path has more than a master name and a database")
-	}
-	db := 0
-	if len(segments) == 2 && segments[1] != "" {
-		if db, err = strconv.Atoi(segments[1]); err != nil || db < 0 {
-			return nil, u.errorf("invalid database number %q", segments[1])
-		}
-	}
-	q, err := url.ParseQuery(query)
-	if err != nil {
-		return nil, u.errorf("invalid query: %w", err)
-	}
-	for _, name := range []string{"master_name", "addr", "db", "username", "password"} {
-		if q.Has(name) {
-			return nil, u.errorf("option %s is not for redis+sentinel: the Sentinels, master name, database and credentials go before the query", name)
-		}
-	}
-	q.Set("master_name", master)
-	for _, a := range addrs[1:] {
-		q.Add("addr", a)
-	}
-	opts, err := redis.ParseFailoverURL(u.scheme + "://" + addrs[0] + "/" + strconv.Itoa(db) + "?" + q.Encode())
-	if err != nil {
-		return nil, u.errorf("%w", err)
-	}
-	if u.hasUser {
-		opts.Username, opts.Password = u.username, u.password
-	}
-	return opts, nil
 }

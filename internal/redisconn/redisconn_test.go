@@ -3,6 +3,7 @@ package redisconn_test
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -60,6 +61,9 @@ func TestStandaloneURLs(t *testing.T) {
 		{url: "redis://:s3cret@cache:6379/0", addr: "cache:6379", password: "s3cret"},
 		{url: "redis://app:p%40ss%3Aw%2Frd@cache:6379", addr: "cache:6379", user: "app", password: "p@ss:w/rd"},
 		{url: "redis://app:pa:ss@cache:6379", addr: "cache:6379", user: "app", password: "pa:ss"},
+		// Bytes net/url refuses in user info are taken as written.
+		{url: "redis://app:p^a|s s{}@cache:6379", addr: "cache:6379", user: "app", password: "p^a|s s{}"},
+		{url: "redis://app@cache:6379", addr: "cache:6379", user: "app"},
 		{url: "REDIS://cache:7000", addr: "cache:7000"},
 		{url: "rediss://app:pw@cache.example:6380/1", addr: "cache.example:6380", db: 1, user: "app", password: "pw", tls: true},
 		{url: "redis://[::1]:6390", addr: "[::1]:6390"},
@@ -128,6 +132,7 @@ func TestClusterURLs(t *testing.T) {
 			addrs: []string{"n1:7000", "n2:7001"}, user: "app", password: "p@ss,w",
 		},
 		{url: "redis+cluster://:s3cret@n1:7000", addrs: []string{"n1:7000"}, password: "s3cret"},
+		{url: "redis+cluster://app:p^w d@n1:7000", addrs: []string{"n1:7000"}, user: "app", password: "p^w d"},
 		{
 			url:   "rediss+cluster://app:pw@n1.example:7000,n2.example:7001",
 			addrs: []string{"n1.example:7000", "n2.example:7001"}, user: "app", password: "pw", tls: true,
@@ -147,6 +152,8 @@ func TestClusterURLs(t *testing.T) {
 			addrs: []string{"n1:7000", "n2:7001", "n3:7002"}, user: "app", password: "pw",
 		},
 		{url: "rediss://n1:7000?addr=n2:7001", addrs: []string{"n1:7000", "n2:7001"}, tls: true},
+		{url: "redis://n1?addr=n2:7001", addrs: []string{"n1:6379", "n2:7001"}},
+		{url: "redis://n1:7000/0?addr=n2:7001", addrs: []string{"n1:7000", "n2:7001"}},
 		{url: "redis+cluster://n1:7000?addr=n2:7001", addrs: []string{"n1:7000", "n2:7001"}},
 		{url: "redis+cluster://?addr=n1:7000&addr=n2:7001", addrs: []string{"n1:7000", "n2:7001"}},
 	}
@@ -211,6 +218,10 @@ func TestInvalidURLs(t *testing.T) {
 		{"redis+cluster://app:" + secret + "@n1:7000?read_timeout=soon", "read_timeout"},
 		{"redis+cluster://app:" + secret + "@n1:7000?addr=n2", "addr"},
 		{"redis://app:" + secret + "@n1:7000?addr=n2:7001&bogus=1", "unexpected option: bogus"},
+		{"redis://app:" + secret + "@n1:7000/2?addr=n2:7001", "only database 0"},
+		{"redis://app:" + secret + "@ca che:6379", "invalid character"},
+		{"rediss://app:" + secret + "@cache:6379?skip_verify=maybe", "skip_verify"},
+		{"unix://app:" + secret + "@", "empty unix socket path"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.url, func(t *testing.T) {
@@ -225,6 +236,11 @@ func TestInvalidURLs(t *testing.T) {
 			}
 			if !strings.Contains(msg, tt.want) {
 				t.Errorf("error %q does not mention %q", msg, tt.want)
+			}
+			// config shows a URLError's reason alone: it must not quote the
+			// URL (net/url's errors do).
+			if bad := (*redisconn.URLError)(nil); errors.As(err, &bad) && strings.Contains(bad.Err.Error(), "://") {
+				t.Errorf("the reason of %q quotes the URL", msg)
 			}
 			t.Log(msg)
 		})
@@ -315,6 +331,7 @@ func TestSentinelURLs(t *testing.T) {
 			sentinels: []string{"s1:26379", "s2:26379"}, master: "mymaster", db: 1, user: "app", password: "p@ss,w",
 		},
 		{url: "redis+sentinel://:s3cret@s1/mymaster", sentinels: []string{"s1:26379"}, master: "mymaster", password: "s3cret"},
+		{url: "redis+sentinel://app:p^w d@s1/mymaster", sentinels: []string{"s1:26379"}, master: "mymaster", user: "app", password: "p^w d"},
 		{url: "rediss+sentinel://s1.example/mymaster", sentinels: []string{"s1.example:26379"}, master: "mymaster", tls: true},
 		{
 			url:       "redis+sentinel://s1/mymaster?dial_timeout=3s&pool_size=7&max_retries=-1&client_name=seatlock",
@@ -334,6 +351,10 @@ func TestSentinelURLs(t *testing.T) {
 			password: "srv", sentinelUser: "su", sentinelPassword: "sp",
 		},
 		{url: "rediss://s1:26379?master_name=mymaster", sentinels: []string{"s1:26379"}, master: "mymaster", tls: true},
+		{
+			url:       "redis://s1:26379?master_name=mymaster&db=4&username=app&password=srv",
+			sentinels: []string{"s1:26379"}, master: "mymaster", db: 4, user: "app", password: "srv",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.url, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/puddle/v2"
 
@@ -37,14 +38,17 @@ func Unreachable(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch {
-		case len(pgErr.Code) == 5 && pgErr.Code[:2] == "08": // connection exception
+		// The whole class 08 (connection exception), read by its class as
+		// SQLSTATEs are meant to be: pgerrcode.IsConnectionException lists
+		// only the codes known when it was generated.
+		case len(pgErr.Code) == 5 && pgErr.Code[:2] == pgerrcode.ConnectionException[:2]:
 			return true
-		case pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03", // shutting down, cannot connect now
-			pgErr.Code == "53300", // too many connections
+		case pgErr.Code == pgerrcode.AdminShutdown, pgErr.Code == pgerrcode.CrashShutdown, pgErr.Code == pgerrcode.CannotConnectNow,
+			pgErr.Code == pgerrcode.TooManyConnections,
 			// read_only_sql_transaction: a write reached a standby (a
 			// primary demoted under a session, or a URL naming a standby
 			// without target_session_attrs); the primary is elsewhere.
-			pgErr.Code == "25006":
+			pgErr.Code == pgerrcode.ReadOnlySQLTransaction:
 			return true
 		}
 		return false

@@ -7,6 +7,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/puddle/v2"
 
@@ -20,12 +21,12 @@ func TestUnreachable(t *testing.T) {
 		err  error
 		want bool
 	}{
-		{"connection exception", &pgconn.PgError{Code: "08006"}, true},
-		{"admin shutdown", &pgconn.PgError{Code: "57P01"}, true},
-		{"too many connections", &pgconn.PgError{Code: "53300"}, true},
-		{"a write on a standby", &pgconn.PgError{Code: "25006"}, true},
-		{"unique violation", &pgconn.PgError{Code: "23505"}, false},
-		{"syntax error", &pgconn.PgError{Code: "42601"}, false},
+		{"connection exception", &pgconn.PgError{Code: pgerrcode.ConnectionFailure}, true},
+		{"admin shutdown", &pgconn.PgError{Code: pgerrcode.AdminShutdown}, true},
+		{"too many connections", &pgconn.PgError{Code: pgerrcode.TooManyConnections}, true},
+		{"a write on a standby", &pgconn.PgError{Code: pgerrcode.ReadOnlySQLTransaction}, true},
+		{"unique violation", &pgconn.PgError{Code: pgerrcode.UniqueViolation}, false},
+		{"syntax error", &pgconn.PgError{Code: pgerrcode.SyntaxError}, false},
 		{"connection found closed in a transaction", fmt.Errorf("insert hold: %w", pgconn.ErrConnClosed), true},
 		{"closed pool", puddle.ErrClosedPool, true},
 		{"deadline", context.DeadlineExceeded, true},
