@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"io"
@@ -114,7 +115,15 @@ var routeContexts = sync.Pool{New: func() any { return chi.NewRouteContext() }}
 func withTimeout(timeout time.Duration) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			c := r.Context().(*requestContext)
+			c, ok := r.Context().(*requestContext)
+			if !ok {
+				// A middleware between withScope and this one wrapped the
+				// context: bounded the plain way.
+				ctx, cancel := context.WithTimeout(r.Context(), timeout)
+				defer cancel()
+				next.ServeHTTP(w, r.WithContext(ctx))
+				return
+			}
 			c.setDeadline(timeout)
 			defer c.release()
 			next.ServeHTTP(w, r)

@@ -216,3 +216,21 @@ type discardWriter struct{}
 func (discardWriter) Header() http.Header         { return http.Header{} }
 func (discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (discardWriter) WriteHeader(int)             {}
+
+// withTimeout bounds a request whose context another middleware wrapped
+// before it (so it is not the requestContext withScope made) the plain
+// way, instead of failing on it.
+func TestTimeoutOverAWrappedContext(t *testing.T) {
+	var deadline time.Time
+	var bounded bool
+	h := withTimeout(time.Minute)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		deadline, bounded = r.Context().Deadline()
+	}))
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req = req.WithContext(context.WithValue(newRequestContext(req.Context(), "req-1", problem.Scope{}), otherKey{}, "wrapped"))
+	start := time.Now()
+	h.ServeHTTP(httptest.NewRecorder(), req)
+	if !bounded || deadline.Before(start.Add(time.Minute-time.Second)) || deadline.After(time.Now().Add(time.Minute)) {
+		t.Fatalf("deadline %v (set %v), want a minute from %v", deadline, bounded, start)
+	}
+}
