@@ -26,19 +26,32 @@ took "formatting, vet, the browser and the OpenAPI lint"
 # current, and the TypeScript types compile (scripts/clients.sh).
 bash "$(dirname "$0")/clients.sh"
 took "the generated Go client and TypeScript types"
-# One line per package, the output of what failed, and the count of tests
-# (tools/testsummary reads go test's JSON events).
+# One line per package, the output of what failed, and the count of tests:
+# gotestsum (a go.mod tool) reads go test's JSON events; its post-run
+# command is given the counts (TESTS_TOTAL, TESTS_FAILED, TESTS_SKIPPED),
+# kept in FILE for the closing line. summarize FILE [--raw-command] -- ARGS
+summarize() {
+	local file=$1
+	shift
+	go tool gotestsum --format pkgname --post-run-command "sh -c 'env >\"\$1\"' sh $file" "$@"
+}
+# tests FILE: "passed failed skipped" from a summarize FILE.
+tests() {
+	local total failed skipped
+	total=$(sed -n 's/^TESTS_TOTAL=//p' "$1")
+	failed=$(sed -n 's/^TESTS_FAILED=//p' "$1")
+	skipped=$(sed -n 's/^TESTS_SKIPPED=//p' "$1")
+	echo "$((total - failed - skipped)) $failed $skipped"
+}
 counts=$(mktemp)
 copycounts=$(mktemp)
 fuzzlog=$(mktemp)
-summary=$(mktemp)
-trap 'rm -f "$counts" "$copycounts" "$fuzzlog" "$summary"' EXIT
-go build -o "$summary" ./tools/testsummary
+trap 'rm -f "$counts" "$copycounts" "$fuzzlog"' EXIT
 # Four tests of a package at a time, not go test's one per CPU: most of
 # internal/app's tests wait (failovers, expiries, timeouts), and with two
 # at a time that package alone took 219 s of the suite's 308 (164 s of
 # 234 with four).
-go test -race -count=1 -parallel 4 -json "$@" ./... | "$summary" -counts "$counts"
+summarize "$counts" -- -race -count=1 -parallel 4 "$@" ./...
 took "go test -race ./..."
 # A short run of every fuzz target past its seed corpus (the seeds ran
 # above, as tests); `make fuzz` runs them for longer. A count, not a
@@ -50,11 +63,11 @@ took "go test -race ./..."
 # are made to pass with both cores busy.
 FUZZTIME=${TEST_FUZZTIME:-2000x} bash "$(dirname "$0")/fuzz.sh" >"$fuzzlog" 2>&1 &
 fuzzing=$!
-trap 'kill "$fuzzing" 2>/dev/null || true; rm -f "$counts" "$copycounts" "$fuzzlog" "$summary"' EXIT
+trap 'kill "$fuzzing" 2>/dev/null || true; rm -f "$counts" "$copycounts" "$fuzzlog"' EXIT
 # The lock port copied into a module of its own (example.com/lockport)
 # passes its tests there: nothing in internal/lock needs the rest of the
 # service.
-bash "$(dirname "$0")/copyout.sh" -json | "$summary" -counts "$copycounts"
+summarize "$copycounts" --raw-command -- bash "$(dirname "$0")/copyout.sh" -json
 fuzzed=0
 wait "$fuzzing" || fuzzed=$?
 cat "$fuzzlog"
@@ -76,8 +89,8 @@ took "the lock port copied out, beside the fuzz targets"
 RUNS=1 DURATION=10s PG_SWITCHOVERS=0 PG_FAILOVERS=0 bash "$(dirname "$0")/rolling.sh" "$PWD/.data/rolling-test"
 bash "$(dirname "$0")/devenv.sh" remove "$PWD/.data/rolling-test"
 took "the rolling restart and the Sentinel failover"
-read -r passed failed skipped <"$counts"
-read -r copied copyfailed copyskipped <"$copycounts"
+read -r passed failed skipped < <(tests "$counts")
+read -r copied copyfailed copyskipped < <(tests "$copycounts")
 targets=$(grep -c '^fuzz: Fuzz' "$fuzzlog")
 echo "make test: $passed tests, $copied tests of the lock port copied out, and $targets fuzz targets"
 passed=$((passed + copied))
