@@ -68,22 +68,22 @@ func TestQueueStreamsAreCapped(t *testing.T) {
 		return resp
 	}
 	first, second := open(), open()
-	defer second.Body.Close()
+	defer func() { _ = second.Body.Close() }()
 	for _, resp := range []*http.Response{first, second} {
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("stream: %d", resp.StatusCode)
 		}
 	}
 	third := open()
-	third.Body.Close()
+	_ = third.Body.Close()
 	if third.StatusCode != http.StatusServiceUnavailable || third.Header.Get("Retry-After") != "1" {
 		t.Fatalf("third stream: %d %v", third.StatusCode, third.Header)
 	}
-	first.Body.Close()
+	_ = first.Body.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		resp := open()
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		if resp.StatusCode == http.StatusOK {
 			return
 		}

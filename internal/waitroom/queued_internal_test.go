@@ -100,8 +100,8 @@ func TestCheckAfterPutReadsAgain(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	close(store.release)
-	<-before
-	<-after
+	_ = <-before
+	_ = <-after
 	if n := store.calls.Load(); n != 2 {
 		t.Errorf("the store was read %d times, want twice: once before the change, once after", n)
 	}

@@ -66,12 +66,12 @@ func summarize(in io.Reader, out io.Writer) (counts, error) {
 		var e event
 		if err := json.Unmarshal(line, &e); err != nil || e.Action == "" {
 			// Not an event (go vet's or the linker's own text): pass it on.
-			fmt.Fprintf(out, "%s\n", line)
+			_, _ = fmt.Fprintf(out, "%s\n", line)
 			continue
 		}
 		switch e.Action {
 		case "build-output":
-			fmt.Fprint(out, e.Output)
+			_, _ = fmt.Fprint(out, e.Output)
 		case "output":
 			b := output[key(e)]
 			if b == nil {
@@ -83,7 +83,7 @@ func summarize(in io.Reader, out io.Writer) (counts, error) {
 			b := output[key(e)]
 			delete(output, key(e))
 			if e.Test == "" {
-				fmt.Fprint(out, packageLine(e, b))
+				_, _ = fmt.Fprint(out, packageLine(e, b))
 				if e.Action == "fail" && failedTests[e.Package] == 0 {
 					// A build failure, a panic or a timeout outside any
 					// test's own verdict: a failure all the same.
@@ -100,7 +100,7 @@ func summarize(in io.Reader, out io.Writer) (counts, error) {
 				c.failed++
 				failedTests[e.Package]++
 				if b != nil {
-					fmt.Fprint(out, b.String())
+					_, _ = fmt.Fprint(out, b.String())
 				}
 			}
 		}
@@ -108,7 +108,7 @@ func summarize(in io.Reader, out io.Writer) (counts, error) {
 	if err := sc.Err(); err != nil {
 		return c, err
 	}
-	fmt.Fprintf(out, "tests: %d passed, %d failed, %d skipped\n", c.passed, c.failed, c.skipped)
+	_, _ = fmt.Fprintf(out, "tests: %d passed, %d failed, %d skipped\n", c.passed, c.failed, c.skipped)
 	return c, nil
 }
 
