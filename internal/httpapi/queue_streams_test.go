@@ -15,9 +15,7 @@ import (
 
 // watchingRoom is a waiting room whose every ticket waits, followed
 // until the test ends; nothing else of it is used here.
-type watchingRoom struct {
-	done chan struct{}
-}
+type watchingRoom struct{}
 
 func (r watchingRoom) Put(context.Context, int64, waitroom.Settings) (waitroom.Settings, error) {
 	return waitroom.Settings{}, errors.New("not used")

@@ -125,7 +125,7 @@ func TestFencesSurviveFlushAndRestart(t *testing.T) {
 	afterFlush := fence()
 	server.Restart()
 	afterRestart := fence()
-	if !(first < afterFlush && afterFlush < afterRestart) {
+	if first >= afterFlush || afterFlush >= afterRestart {
 		t.Fatalf("fences %d, %d, %d: want strictly increasing across FLUSHALL and restart", first, afterFlush, afterRestart)
 	}
 	t.Logf("fences: %s, after FLUSHALL %s, after restart %s",
