@@ -65,7 +65,7 @@ func token(args []string, env map[string]string, stdout io.Writer) error {
 	ttl := fs.Duration("ttl", 24*time.Hour, "lifetime")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, "usage: api token --user U [--role admin] [--ttl D]\n\nPrints a bearer token signed with AUTH_SECRET.\n\nflags:")
+			_, _ = fmt.Fprintln(stdout, "usage: api token --user U [--role admin] [--ttl D]\n\nPrints a bearer token signed with AUTH_SECRET.\n\nflags:")
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
 			return nil

@@ -32,11 +32,11 @@ func main() {
 func run(ctx context.Context, args []string, env map[string]string, stdout, stderr io.Writer) int {
 	logging, err := config.LoadLogging(env)
 	if err != nil {
-		fmt.Fprintf(stderr, "api: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "api: %v\n", err)
 		return 1
 	}
 	logs := logbuf.New(stdout, logbuf.DefaultInterval)
-	defer logs.Close()
+	defer func() { _ = logs.Close() }()
 	logger, accessLog := newLogger(logging, logs)
 	cmd := "serve"
 	if len(args) > 0 {
@@ -50,14 +50,14 @@ func run(ctx context.Context, args []string, env map[string]string, stdout, stde
 	case "token":
 		err = token(args, env, stdout)
 	case "-h", "--help", "help":
-		fmt.Fprintln(stdout, usage)
+		_, _ = fmt.Fprintln(stdout, usage)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "api: unknown command %q\n%s\n", cmd, usage)
+		_, _ = fmt.Fprintf(stderr, "api: unknown command %q\n%s\n", cmd, usage)
 		return 2
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "api %s: %v\n", cmd, err)
+		_, _ = fmt.Fprintf(stderr, "api %s: %v\n", cmd, err)
 		return 1
 	}
 	return 0

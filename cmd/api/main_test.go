@@ -145,7 +145,7 @@ func TestTextLogsForAPerson(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	cancel()
 	if code := <-exit; code != 0 {
 		t.Fatalf("serve exit %d: %s", code, serveErr.String())
@@ -172,7 +172,7 @@ func waitHealthy(t *testing.T, url string) {
 	for time.Now().Before(deadline) {
 		resp, err := http.Get(url)
 		if err == nil {
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return
 			}

@@ -36,7 +36,7 @@ CREATE TABLE IF NOT EXISTS contender_reservations (
 func problem(w http.ResponseWriter, status int, code string) {
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(status)
-	fmt.Fprintf(w, `{"type":"about:blank","title":%q,"status":%d,"code":%q}`, http.StatusText(status), status, code)
+	_, _ = fmt.Fprintf(w, `{"type":"about:blank","title":%q,"status":%d,"code":%q}`, http.StatusText(status), status, code)
 }
 
 func staticHandler() http.Handler {
@@ -46,7 +46,7 @@ func staticHandler() http.Handler {
 		var in struct{ SeatCount int }
 		_ = json.NewDecoder(r.Body).Decode(&in)
 		w.WriteHeader(http.StatusCreated)
-		fmt.Fprintf(w, `{"id":1,"seatCount":%d}`, in.SeatCount)
+		_, _ = fmt.Fprintf(w, `{"id":1,"seatCount":%d}`, in.SeatCount)
 	})
 	mux.HandleFunc("POST /reservations", func(w http.ResponseWriter, r *http.Request) {
 		problem(w, http.StatusConflict, "seat_taken")
@@ -85,7 +85,7 @@ func (s *store) createSchedule(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusCreated)
-	fmt.Fprintf(w, `{"id":%d,"seatCount":%d}`, id, in.SeatCount)
+	_, _ = fmt.Fprintf(w, `{"id":%d,"seatCount":%d}`, id, in.SeatCount)
 }
 
 // booking is a POST /reservations request, its token checked.
@@ -123,7 +123,7 @@ func readBooking(w http.ResponseWriter, r *http.Request, secret []byte) (booking
 
 func writeReservation(w http.ResponseWriter, id int64, b booking, at time.Time) {
 	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, `{"id":"%d","scheduleId":%d,"seatId":%d,"userId":%q,"createdAt":%q}`,
+	_, _ = fmt.Fprintf(w, `{"id":"%d","scheduleId":%d,"seatId":%d,"userId":%q,"createdAt":%q}`,
 		id, b.ScheduleID, b.SeatID, b.user, at.UTC().Format(time.RFC3339Nano))
 }
 

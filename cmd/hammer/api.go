@@ -272,7 +272,7 @@ func (a *api) sendStd(ctx context.Context, method, url, token string, body []byt
 	if err != nil {
 		return 0, nil, "", time.Since(start), err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	data, err = io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	latency = time.Since(start)
 	if err != nil {
@@ -356,7 +356,7 @@ func (a *api) getStd(ctx context.Context, url string, opt getOptions) (getResult
 		res.Latency = time.Since(start)
 		return res, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	body := io.LimitReader(resp.Body, maxBody)
 	if opt.keepBody {
 		res.Body, err = io.ReadAll(body)

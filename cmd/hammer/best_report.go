@@ -336,7 +336,7 @@ func judgeInvariant(name string, inv invariantReport, notRun bool, fail func(str
 func writeBestText(w io.Writer, r *report) error {
 	b := r.Best
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	p := func(format string, a ...any) { fmt.Fprintf(tw, format+"\n", a...) }
+	p := func(format string, a ...any) { _, _ = fmt.Fprintf(tw, format+"\n", a...) }
 	v := b.Venue
 	p("scenario:\t%s (run %s)", r.Scenario, r.RunID)
 	p("targets:\t%s", strings.Join(r.Targets, ", "))
@@ -433,7 +433,7 @@ func writeBestText(w io.Writer, r *report) error {
 // their own aligned apart from the rest (tw, flushed first), then the
 // verdict.
 func writeTargetsAndVerdict(w io.Writer, tw *tabwriter.Writer, targets []target, v verdict) error {
-	p := func(format string, a ...any) { fmt.Fprintf(tw, format+"\n", a...) }
+	p := func(format string, a ...any) { _, _ = fmt.Fprintf(tw, format+"\n", a...) }
 	p("targets:\t(reported, not judged)")
 	if err := tw.Flush(); err != nil {
 		return err
@@ -444,7 +444,7 @@ func writeTargetsAndVerdict(w io.Writer, tw *tabwriter.Writer, targets []target,
 		if !t.Met {
 			met = "NOT MET"
 		}
-		fmt.Fprintf(tt, "  %s\t%s\t%s\t%s\n", t.Name, t.Want, t.Shown, met)
+		_, _ = fmt.Fprintf(tt, "  %s\t%s\t%s\t%s\n", t.Name, t.Want, t.Shown, met)
 	}
 	if err := tt.Flush(); err != nil {
 		return err

@@ -265,7 +265,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs := flag.NewFlagSet("hammer", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usageSynopsis)
+		_, _ = fmt.Fprint(fs.Output(), usageSynopsis)
 		fs.PrintDefaults()
 	}
 	env := envDefaults{getenv: getenv}

@@ -445,7 +445,7 @@ func (f *fakeAPI) reserve(w http.ResponseWriter, r *http.Request) {
 	case f.dropEvery > 0 && call%f.dropEvery == 0:
 		conn, _, err := http.NewResponseController(w).Hijack()
 		if err == nil {
-			conn.Close()
+			_ = conn.Close()
 		}
 		return
 	case f.unavailableEvery > 0 && call%f.unavailableEvery == 0:
@@ -644,14 +644,14 @@ func (f *fakeAPI) seatEvents(w http.ResponseWriter, r *http.Request) {
 		f.watchers[id] = slices.DeleteFunc(f.watchers[id], func(c chan string) bool { return c == changes })
 	}()
 	w.Header().Set("Content-Type", "text/event-stream")
-	fmt.Fprintf(w, "retry: 1000\n\nid: 0-0\nevent: snapshot\ndata: %s\n", snapshot)
+	_, _ = fmt.Fprintf(w, "retry: 1000\n\nid: 0-0\nevent: snapshot\ndata: %s\n", snapshot)
 	w.(http.Flusher).Flush()
 	for {
 		select {
 		case <-r.Context().Done():
 			return
 		case event := <-changes:
-			fmt.Fprint(w, event)
+			_, _ = fmt.Fprint(w, event)
 			w.(http.Flusher).Flush()
 		}
 	}

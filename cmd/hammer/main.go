@@ -146,18 +146,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitPass
 	case errors.As(err, &usage):
 		if !usage.reported {
-			fmt.Fprintf(stderr, "hammer: %v (see -h)\n", usage)
+			_, _ = fmt.Fprintf(stderr, "hammer: %v (see -h)\n", usage)
 		}
 		return exitUsage
 	case err != nil:
-		fmt.Fprintf(stderr, "hammer: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "hammer: %v\n", err)
 		return exitUsage
 	}
 
 	if cfg.CPUProfile != "" {
 		stop, err := profileCPU(cfg.CPUProfile)
 		if err != nil {
-			fmt.Fprintf(stderr, "hammer: %v\n", err)
+			_, _ = fmt.Fprintf(stderr, "hammer: %v\n", err)
 			return exitFail
 		}
 		defer stop()
@@ -168,7 +168,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	r, err := hammer(ctx, cfg, progressOut)
 	if err != nil {
-		fmt.Fprintf(stderr, "hammer: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "hammer: %v\n", err)
 		return exitFail
 	}
 	write := writeText
@@ -176,7 +176,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		write = writeJSON
 	}
 	if err := write(stdout, r); err != nil {
-		fmt.Fprintf(stderr, "hammer: write report: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "hammer: write report: %v\n", err)
 		return exitFail
 	}
 	if !r.Verdict.Pass {
@@ -203,8 +203,8 @@ func profileCPU(path string) (stop func(), err error) {
 		return nil, fmt.Errorf("cpu profile: %w", err)
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, fmt.Errorf("cpu profile: %w", err)
 	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
 }

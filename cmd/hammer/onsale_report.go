@@ -477,7 +477,7 @@ func writeOnSaleText(w io.Writer, r *report) error {
 	or := r.OnSale
 	o := or.Sale
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	p := func(format string, a ...any) { fmt.Fprintf(tw, format+"\n", a...) }
+	p := func(format string, a ...any) { _, _ = fmt.Fprintf(tw, format+"\n", a...) }
 	p("scenario:\t%s (run %s)", r.Scenario, r.RunID)
 	p("targets:\t%s", strings.Join(r.Targets, ", "))
 	p("venue:\t%s; schedule %d", o.describe(), or.Schedule)

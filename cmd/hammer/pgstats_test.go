@@ -41,7 +41,7 @@ func TestBestAvailableRowsReadPerHold(t *testing.T) {
 			t.Error(err)
 			return
 		}
-		defer conn.Close(context.Background())
+		defer func() { _ = conn.Close(context.Background()) }()
 		var n int64
 		if err := conn.QueryRow(context.Background(), "SELECT count(*) FROM pg_class WHERE reltuples >= -1").Scan(&n); err != nil {
 			t.Error(err)

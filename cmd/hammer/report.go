@@ -31,7 +31,7 @@ func writeText(w io.Writer, r *report) error {
 		return writeOnSaleText(w, r)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	p := func(format string, a ...any) { fmt.Fprintf(tw, format+"\n", a...) }
+	p := func(format string, a ...any) { _, _ = fmt.Fprintf(tw, format+"\n", a...) }
 
 	p("scenario:\t%s (run %s)", r.Scenario, r.RunID)
 	p("targets:\t%s", strings.Join(r.Targets, ", "))

@@ -165,10 +165,10 @@ func summarize(cfg config, runID string, w *workload, res fired, views []seatMap
 		s.Map = mapStatus(views, s.seatRef)
 		seats = append(seats, s)
 		r.Seats.Hammered++
-		switch {
-		case s.OK == 0:
+		switch s.OK {
+		case 0:
 			r.Seats.NotWon++
-		case s.OK == 1:
+		case 1:
 			r.Seats.WonOnce++
 		default:
 			r.Seats.WonTwice++

@@ -232,14 +232,3 @@ func strandedSingles(v venue, statuses map[int]string) int {
 	}
 	return n
 }
-
-// grantedSeats counts the seats of a phase's 201s.
-func grantedSeats(outcomes []holdOutcome) int {
-	n := 0
-	for _, o := range outcomes {
-		if o.granted() {
-			n += len(o.Seats)
-		}
-	}
-	return n
-}

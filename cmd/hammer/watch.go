@@ -116,13 +116,13 @@ func (w *watcher) open(ctx context.Context, schedule int64, drainOnly bool) erro
 		}
 	}
 	if sc.Err() != nil {
-		body.Close()
+		_ = body.Close()
 		return fmt.Errorf("watch schedule %d: %w", schedule, sc.Err())
 	}
 	if !drainOnly {
 		m, err := parseSeatMap([]byte(snapshot))
 		if err != nil {
-			body.Close()
+			_ = body.Close()
 			return fmt.Errorf("watch schedule %d: snapshot: %w", schedule, err)
 		}
 		w.mu.Lock()
@@ -137,7 +137,7 @@ func (w *watcher) open(ctx context.Context, schedule int64, drainOnly bool) erro
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
-		defer body.Close()
+		defer func() { _ = body.Close() }()
 		if drainOnly {
 			_, _ = io.Copy(io.Discard, body)
 			if !w.ended(ctx) {
@@ -159,7 +159,7 @@ func (w *watcher) open(ctx context.Context, schedule int64, drainOnly bool) erro
 			}
 			w.resumed.Add(1)
 			last = w.read(ctx, schedule, sc, last)
-			body.Close()
+			_ = body.Close()
 		}
 	}()
 	return nil
@@ -185,7 +185,7 @@ func (w *watcher) connect(ctx context.Context, schedule int64, last string) (io.
 		return nil, fmt.Errorf("watch schedule %d: %w", schedule, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		e := &apiError{Op: fmt.Sprintf("watch schedule %d", schedule), Status: resp.StatusCode}
 		_ = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&e.Problem)
 		return nil, e
@@ -199,7 +199,7 @@ func (w *watcher) keep(schedule int64, body io.ReadCloser) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.stopped.Load() {
-		body.Close()
+		_ = body.Close()
 		return fmt.Errorf("watch schedule %d: the watcher has stopped", schedule)
 	}
 	w.bodies = append(w.bodies, body)

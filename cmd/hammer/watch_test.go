@@ -21,12 +21,12 @@ func TestWatcherMatchesBookingsWithEvents(t *testing.T) {
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, "retry: 1000\n\nid: 0-0\nevent: snapshot\ndata: {\"scheduleId\":7,\"seats\":[]}\n\n")
-		fmt.Fprint(w, "id: 1-0\nevent: seat\ndata: {\"seatId\":1,\"status\":\"reserved\"}\n\n")
+		_, _ = fmt.Fprint(w, "retry: 1000\n\nid: 0-0\nevent: snapshot\ndata: {\"scheduleId\":7,\"seats\":[]}\n\n")
+		_, _ = fmt.Fprint(w, "id: 1-0\nevent: seat\ndata: {\"seatId\":1,\"status\":\"reserved\"}\n\n")
 		w.(http.Flusher).Flush()
 		<-release
-		fmt.Fprint(w, ": keep-alive\n\nid: 2-0\nevent: seat\ndata: {\"seatId\":2,\"status\":\"held\"}\n\n")
-		fmt.Fprint(w, "id: 3-0\nevent: seat\ndata: {\"seatId\":2,\"status\":\"reserved\"}\n\n")
+		_, _ = fmt.Fprint(w, ": keep-alive\n\nid: 2-0\nevent: seat\ndata: {\"seatId\":2,\"status\":\"held\"}\n\n")
+		_, _ = fmt.Fprint(w, "id: 3-0\nevent: seat\ndata: {\"seatId\":2,\"status\":\"reserved\"}\n\n")
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
 	}))
@@ -72,12 +72,12 @@ func TestWatcherResumesWithLastEventID(t *testing.T) {
 		opens <- r.Header.Get("Last-Event-ID")
 		switch n {
 		case 1: // first stream: a snapshot and one change, then the server ends it
-			fmt.Fprint(w, "retry: 1000\n\nid: 0-0\nevent: snapshot\ndata: {\"scheduleId\":7,\"seats\":[]}\n\n")
-			fmt.Fprint(w, "id: 1-0\nevent: seat\ndata: {\"seatId\":1,\"status\":\"reserved\"}\n\n")
+			_, _ = fmt.Fprint(w, "retry: 1000\n\nid: 0-0\nevent: snapshot\ndata: {\"scheduleId\":7,\"seats\":[]}\n\n")
+			_, _ = fmt.Fprint(w, "id: 1-0\nevent: seat\ndata: {\"seatId\":1,\"status\":\"reserved\"}\n\n")
 		case 2: // resumed after 1-0: the change missed meanwhile, then ended again
-			fmt.Fprint(w, "retry: 1000\n\nid: 2-0\nevent: seat\ndata: {\"seatId\":2,\"status\":\"reserved\"}\n\n")
+			_, _ = fmt.Fprint(w, "retry: 1000\n\nid: 2-0\nevent: seat\ndata: {\"seatId\":2,\"status\":\"reserved\"}\n\n")
 		default: // 2-0 is no longer kept: a fresh snapshot
-			fmt.Fprint(w, "retry: 1000\n\nid: 3-0\nevent: snapshot\ndata: {\"scheduleId\":7,\"seats\":[{\"seatId\":3,\"status\":\"reserved\"}]}\n\n")
+			_, _ = fmt.Fprint(w, "retry: 1000\n\nid: 3-0\nevent: snapshot\ndata: {\"scheduleId\":7,\"seats\":[{\"seatId\":3,\"status\":\"reserved\"}]}\n\n")
 			w.(http.Flusher).Flush()
 			<-r.Context().Done()
 		}
@@ -120,10 +120,10 @@ func TestWatcherReadsTheCompactForm(t *testing.T) {
 		queries <- r.URL.RawQuery
 		switch n {
 		case 1:
-			fmt.Fprint(w, "retry: 1000\n\nid: 0-0\nevent: snapshot\ndata: {\"scheduleId\":7,\"version\":1,\"sections\":[{\"name\":\"\",\"rows\":[{\"label\":\"A\",\"firstSeatId\":1,\"status\":\"aaaa\"}]}]}\n\n")
-			fmt.Fprint(w, "id: 1-0\nevent: seat\ndata: {\"seatId\":1,\"status\":\"held\",\"label\":\"101-A1\",\"section\":\"101\",\"row\":\"A\",\"number\":1}\n\n")
+			_, _ = fmt.Fprint(w, "retry: 1000\n\nid: 0-0\nevent: snapshot\ndata: {\"scheduleId\":7,\"version\":1,\"sections\":[{\"name\":\"\",\"rows\":[{\"label\":\"A\",\"firstSeatId\":1,\"status\":\"aaaa\"}]}]}\n\n")
+			_, _ = fmt.Fprint(w, "id: 1-0\nevent: seat\ndata: {\"seatId\":1,\"status\":\"held\",\"label\":\"101-A1\",\"section\":\"101\",\"row\":\"A\",\"number\":1}\n\n")
 		default: // a fresh snapshot: seats 2 and 4 held since
-			fmt.Fprint(w, "retry: 1000\n\nid: 3-0\nevent: snapshot\ndata: {\"scheduleId\":7,\"version\":3,\"sections\":[{\"name\":\"101\",\"rows\":[{\"label\":\"A\",\"firstSeatId\":1,\"status\":\"hhr\"}]},{\"name\":\"102\",\"rows\":[{\"label\":\"A\",\"firstSeatId\":4,\"status\":\"h\"}]}]}\n\n")
+			_, _ = fmt.Fprint(w, "retry: 1000\n\nid: 3-0\nevent: snapshot\ndata: {\"scheduleId\":7,\"version\":3,\"sections\":[{\"name\":\"101\",\"rows\":[{\"label\":\"A\",\"firstSeatId\":1,\"status\":\"hhr\"}]},{\"name\":\"102\",\"rows\":[{\"label\":\"A\",\"firstSeatId\":4,\"status\":\"h\"}]}]}\n\n")
 			w.(http.Flusher).Flush()
 			<-r.Context().Done()
 		}

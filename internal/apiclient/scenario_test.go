@@ -114,8 +114,8 @@ func TestGeneratedClientBooksEndToEnd(t *testing.T) {
 	if err != nil || taken.ApplicationproblemJSON409 == nil {
 		t.Fatalf("book a taken seat: %v %s", err, body(taken))
 	}
-	var problem Problem = *taken.ApplicationproblemJSON409
-	var status int = problem.Status
+	problem := *taken.ApplicationproblemJSON409
+	status := problem.Status
 	switch problem.Code {
 	case ProblemCodeSeatTaken:
 	default:

@@ -392,7 +392,7 @@ func sendHTTPFileRequest(t *testing.T, client *http.Client, req httpFileRequest)
 	if err != nil {
 		t.Fatalf("line %d: %s %s: %v", req.line, req.method, req.url, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatal(err)

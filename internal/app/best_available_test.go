@@ -240,7 +240,7 @@ func TestBestAvailableRacesHoldsAndBookings(t *testing.T) {
 				errs <- err
 				return
 			}
-			defer resp.Body.Close()
+			defer func() { _ = resp.Body.Close() }()
 			raw, _ := io.ReadAll(resp.Body)
 			var body struct {
 				Code    string `json:"code"`

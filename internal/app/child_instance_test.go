@@ -97,7 +97,7 @@ func startChildInstance(t *testing.T, jobNamespace string, env map[string]string
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer logs.Close()
+	defer func() { _ = logs.Close() }()
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start child instance: %v", err)
@@ -115,7 +115,7 @@ func startChildInstance(t *testing.T, jobNamespace string, env map[string]string
 	for {
 		resp, err := http.Get(c.base + "/healthz")
 		if err == nil {
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return c
 			}

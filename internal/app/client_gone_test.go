@@ -82,7 +82,7 @@ func TestClientGoneIsNotAnError(t *testing.T) {
 	req.Header.Set("Prefer", "wait=5")
 	if resp, err := http.DefaultClient.Do(req); !errors.Is(err, context.DeadlineExceeded) {
 		if err == nil {
-			resp.Body.Close()
+			_ = resp.Body.Close()
 		}
 		t.Fatalf("the client should have given up waiting; got %v", err)
 	}
@@ -158,7 +158,7 @@ func TestClientGoneDuringASlowWriteIsNotAnError(t *testing.T) {
 	req.Header.Set("Authorization", "Bearer "+h.token("leaver", ""))
 	req.Header.Set("Content-Type", "application/json")
 	if resp, err := http.DefaultClient.Do(req); err == nil {
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		t.Fatalf("the client should have hung up; got %d", resp.StatusCode)
 	}
 

@@ -19,7 +19,7 @@ func TestProfilesOnlyOnTheDebugListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("debug handler: %d, want 200", resp.StatusCode)
 	}

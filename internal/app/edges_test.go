@@ -55,7 +55,7 @@ func TestSeatMapEncodingIsNegotiated(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			got := resp.Header.Get("Content-Encoding")
 			if resp.StatusCode != http.StatusOK || got != tt.want {
 				t.Errorf("GET %s%s with Accept-Encoding %q: %d, Content-Encoding %q; want 200, %q", path, form, tt.acceptEncoding, resp.StatusCode, got, tt.want)
@@ -208,7 +208,7 @@ func TestTheLargestScheduleFitsItsBodyLimit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		answer, err := io.ReadAll(resp.Body)
 		if err != nil {
 			t.Fatal(err)
@@ -278,7 +278,7 @@ func TestOversizedHeaderIsAProblem(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer conn.Close()
+			defer func() { _ = conn.Close() }()
 			_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
 			// The server answers before the header block ends: write it
 			// while the answer is read.
@@ -290,7 +290,7 @@ func TestOversizedHeaderIsAProblem(t *testing.T) {
 				t.Fatal(err)
 			}
 			body, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			if err != nil {
 				t.Fatal(err)
 			}

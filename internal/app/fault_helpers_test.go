@@ -233,7 +233,7 @@ func (h *harness) sendRaw(base int, method, path, token, body string, header map
 	if err != nil {
 		return 0, err.Error(), nil
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	var out map[string]any
 	_ = json.NewDecoder(resp.Body).Decode(&out)
 	code, _ := out["code"].(string)

@@ -194,7 +194,7 @@ func rawRequest(base, method, path, token, body string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	var b strings.Builder
 	_, err = fmt.Fprintf(&b, "%d", resp.StatusCode)
 	return b.String(), err

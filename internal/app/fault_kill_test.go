@@ -68,7 +68,7 @@ func TestFaultInstanceKilledHoldingLocks(t *testing.T) {
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err == nil {
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			err = fmt.Errorf("answered %d", resp.StatusCode)
 		}
 		inFlight <- err

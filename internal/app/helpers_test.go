@@ -242,7 +242,7 @@ func (h *harness) do(req request) response {
 	if err != nil {
 		h.t.Fatalf("%s %s: %v", req.method, req.path, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
 		h.t.Fatal(err)

@@ -327,7 +327,7 @@ func TestHeadAnswersEveryGetRoute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	page.Body.Close()
+	_ = page.Body.Close()
 	if page.StatusCode != http.StatusOK || !strings.HasPrefix(page.Header.Get("Content-Type"), "text/html") {
 		t.Errorf("HEAD /: %d %q, want 200 text/html", page.StatusCode, page.Header.Get("Content-Type"))
 	}

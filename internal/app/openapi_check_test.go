@@ -123,7 +123,7 @@ func (c contractTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		return resp, nil
 	}
 	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if err != nil {
 		return nil, err
 	}

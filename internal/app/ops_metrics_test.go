@@ -20,7 +20,7 @@ func scrape(t *testing.T, url string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s: %d %v", url, resp.StatusCode, err)
@@ -85,7 +85,7 @@ func TestMetricsAddrServesMetricsAndProfilesPrivately(t *testing.T) {
 		t.Fatal(err)
 	}
 	private := ln.Addr().String()
-	ln.Close()
+	_ = ln.Close()
 	h := newHarnessWith(t, 1, func(cfg *config.Config) { cfg.MetricsAddr = private })
 
 	if got := h.do(request{method: http.MethodGet, path: "/metrics"}); got.status != http.StatusNotFound {
@@ -96,7 +96,7 @@ func TestMetricsAddrServesMetricsAndProfilesPrivately(t *testing.T) {
 	for {
 		conn, err := net.Dial("tcp", private)
 		if err == nil {
-			conn.Close()
+			_ = conn.Close()
 			break
 		}
 		if time.Now().After(deadline) {

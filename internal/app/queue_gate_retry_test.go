@@ -27,7 +27,7 @@ func (h *harness) leaveEarly(base int, how string, header map[string]string, met
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	var req strings.Builder
 	fmt.Fprintf(&req, "%s %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: %d\r\n", method, path, u.Host, len(body))
 	for name, value := range header {

@@ -289,7 +289,7 @@ func TestQueueGatesTheSeats(t *testing.T) {
 func tamperExpiry(admission string) string {
 	parts := strings.Split(admission, ".")
 	var exp int64
-	fmt.Sscan(parts[1], &exp)
+	_, _ = fmt.Sscan(parts[1], &exp)
 	parts[1] = fmt.Sprint(exp - 3600)
 	return strings.Join(parts, ".")
 }
@@ -307,7 +307,7 @@ func TestQueueMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET /metrics: %d %v", resp.StatusCode, err)

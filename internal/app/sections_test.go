@@ -245,7 +245,7 @@ func TestBestAvailableRacesAcrossSections(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			defer resp.Body.Close()
+			defer func() { _ = resp.Body.Close() }()
 			var got struct {
 				Code    string `json:"code"`
 				SeatIDs []int  `json:"seatIds"`

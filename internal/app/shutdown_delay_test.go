@@ -54,7 +54,7 @@ func TestShutdownDelayFailsReadinessFirst(t *testing.T) {
 		t.Errorf("Serve returned %v after shutdown began, want at least SHUTDOWN_DELAY (%v)", took, delay)
 	}
 	if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-		conn.Close()
+		_ = conn.Close()
 		t.Error("the port still accepts connections after Serve returned")
 	}
 }

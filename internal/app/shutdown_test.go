@@ -46,10 +46,10 @@ func TestShutdownDrainsInFlightRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	body := fmt.Sprintf(`{"scheduleId":%d,"seatId":1}`, schedule)
 	half := len(body) / 2
-	fmt.Fprintf(conn, "POST /reservations HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer %s\r\n"+
+	_, _ = fmt.Fprintf(conn, "POST /reservations HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer %s\r\n"+
 		"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", h.token("alice", ""), len(body), body[:half])
 	time.Sleep(100 * time.Millisecond) // let the server start reading the body
 
@@ -62,7 +62,7 @@ func TestShutdownDrainsInFlightRequests(t *testing.T) {
 	}
 	// New connections are refused first, while the request drains.
 	if late, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-		late.Close()
+		_ = late.Close()
 		t.Error("a new connection was accepted after shutdown began")
 	}
 	if _, err := fmt.Fprint(conn, body[half:]); err != nil {
@@ -72,7 +72,7 @@ func TestShutdownDrainsInFlightRequests(t *testing.T) {
 	if err != nil {
 		t.Fatalf("in-flight response lost: %v", err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("in-flight request: status %d, want 200", resp.StatusCode)
 	}

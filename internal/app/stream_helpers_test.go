@@ -62,7 +62,7 @@ func (h *harness) streamWith(base int, path string, header http.Header) *eventSt
 	}
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
 		cancel()
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		h.t.Fatalf("stream: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	s := &eventStream{t: h.t, resp: resp, cancel: cancel, events: make(chan sse, 10000)}
@@ -73,7 +73,7 @@ func (h *harness) streamWith(base int, path string, header http.Header) *eventSt
 
 func (s *eventStream) close() {
 	s.cancel()
-	s.resp.Body.Close()
+	_ = s.resp.Body.Close()
 }
 
 // read parses the stream until it ends, then closes events.
@@ -174,7 +174,7 @@ func (h *harness) streamStatus(schedule int64) int {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	return resp.StatusCode
 }
 

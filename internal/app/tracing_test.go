@@ -110,7 +110,7 @@ func (tr spanTree) String() string {
 			switch kv.Key {
 			case tracing.AttrLockOutcome, tracing.AttrLockFence, tracing.AttrLockWaitedMS, postgres.AttrGroupSize,
 				"http.response.status_code", "db.operation.name", "db.operation", "db.system", "db.system.name":
-				fmt.Fprintf(&b, "  %s=%s", kv.Key, kv.Value.Emit())
+				fmt.Fprintf(&b, "  %s=%s", kv.Key, kv.Value.String())
 			}
 		}
 		b.WriteString("\n")

@@ -120,8 +120,10 @@ func FuzzQueueSettings(f *testing.F) {
 		rec := serve(http.MethodPut, body)
 		problem := checkAnswer(t, rec)
 		if rec.Code != http.StatusOK {
-			if code := problem["code"]; !(rec.Code == http.StatusBadRequest && code == "malformed_json" ||
-				rec.Code == http.StatusUnprocessableEntity && code == "validation_failed") {
+			code := problem["code"]
+			refusedAsExpected := rec.Code == http.StatusBadRequest && code == "malformed_json" ||
+				rec.Code == http.StatusUnprocessableEntity && code == "validation_failed"
+			if !refusedAsExpected {
 				t.Fatalf("body %s: answered %d %s", body, rec.Code, rec.Body)
 			}
 			if room.current() != before {

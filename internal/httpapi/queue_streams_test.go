@@ -15,9 +15,7 @@ import (
 
 // watchingRoom is a waiting room whose every ticket waits, followed
 // until the test ends; nothing else of it is used here.
-type watchingRoom struct {
-	done chan struct{}
-}
+type watchingRoom struct{}
 
 func (r watchingRoom) Put(context.Context, int64, waitroom.Settings) (waitroom.Settings, error) {
 	return waitroom.Settings{}, errors.New("not used")
@@ -68,22 +66,22 @@ func TestQueueStreamsAreCapped(t *testing.T) {
 		return resp
 	}
 	first, second := open(), open()
-	defer second.Body.Close()
+	defer func() { _ = second.Body.Close() }()
 	for _, resp := range []*http.Response{first, second} {
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("stream: %d", resp.StatusCode)
 		}
 	}
 	third := open()
-	third.Body.Close()
+	_ = third.Body.Close()
 	if third.StatusCode != http.StatusServiceUnavailable || third.Header.Get("Retry-After") != "1" {
 		t.Fatalf("third stream: %d %v", third.StatusCode, third.Header)
 	}
-	first.Body.Close()
+	_ = first.Body.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		resp := open()
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		if resp.StatusCode == http.StatusOK {
 			return
 		}

@@ -72,7 +72,7 @@ func TestStreamHeartbeatAndShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" ||
 		resp.Header.Get("Cache-Control") != "no-store" {
 		t.Fatalf("stream answered %d %q %q", resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Cache-Control"))
@@ -141,7 +141,7 @@ func TestStreamsShareASnapshot(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		sc := bufio.NewScanner(resp.Body)
 		for sc.Scan() {
 			if strings.HasPrefix(sc.Text(), "data: ") {

@@ -34,7 +34,7 @@ func ExampleClient_Acquire_failFast() {
 	locker := lock.New(memlock.New(), lock.Config{})
 	ctx := context.Background()
 	first, _ := locker.Acquire(ctx, "report", lock.Options{TTL: 3 * time.Second})
-	defer first.Release(ctx)
+	defer func() { _ = first.Release(ctx) }()
 
 	_, err := locker.Acquire(ctx, "report", lock.Options{TTL: 3 * time.Second})
 	var held *lock.HeldError
@@ -50,11 +50,11 @@ func ExampleClient_Acquire_wait() {
 	locker := lock.New(memlock.New(), lock.Config{MaxWait: 10 * time.Second})
 	ctx := context.Background()
 	holder, _ := locker.Acquire(ctx, "seat", lock.Options{TTL: time.Minute})
-	time.AfterFunc(50*time.Millisecond, func() { holder.Release(ctx) })
+	time.AfterFunc(50*time.Millisecond, func() { _ = holder.Release(ctx) })
 
 	waiter, err := locker.Acquire(ctx, "seat", lock.Options{TTL: time.Minute, Wait: 2 * time.Second})
 	fmt.Println("acquired after the release:", err == nil, "newer fence:", waiter.Fence() > holder.Fence())
-	waiter.Release(ctx)
+	_ = waiter.Release(ctx)
 	// Output: acquired after the release: true newer fence: true
 }
 
@@ -90,7 +90,7 @@ func ExampleJoin() {
 	if err != nil {
 		return
 	}
-	defer lease.Release(request)
+	defer func() { _ = lease.Release(request) }()
 
 	work, stop := lock.Join(request, lease)
 	defer stop()
@@ -111,7 +111,7 @@ func ExampleClient_AcquireAll() {
 	if errors.As(err, &held) {
 		fmt.Println("held:", held.Keys[0].Key, "for about", held.Keys[0].Remaining.Round(time.Second))
 	}
-	other.Release(ctx)
+	_ = other.Release(ctx)
 
 	both, err := locker.AcquireAll(ctx, seats, lock.Options{TTL: 5 * time.Second})
 	if err != nil {

@@ -84,7 +84,7 @@ func TestWatchdogLeaseEndsWhenItsKeyCanHaveExpired(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			defer l.Release(context.Background())
+			defer func() { _ = l.Release(context.Background()) }()
 			// Partition at a different phase of the extension cycle in
 			// each trial, after at least one successful extension. The
 			// phase counts from that extension, not from the acquire:
@@ -140,7 +140,7 @@ func TestWatchdogSurvivesTransientErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Release(context.Background())
+	defer func() { _ = l.Release(context.Background()) }()
 	store.failNext.Store(2)
 	time.Sleep(3 * ttl)
 	if err := l.Context().Err(); err != nil {
@@ -184,7 +184,7 @@ func TestLateExtensionOfALostLeaseIsUndone(t *testing.T) {
 			if err != nil {
 				t.Fatalf("key still held by the late extension: %v", err)
 			}
-			defer next.Release(context.Background())
+			defer func() { _ = next.Release(context.Background()) }()
 			if waited := time.Since(start); waited > 3*time.Second {
 				t.Errorf("key freed %v later; the late extension's 10s was kept", waited)
 			}

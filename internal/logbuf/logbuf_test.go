@@ -24,7 +24,7 @@ func TestLinesArriveWholeWithinTheInterval(t *testing.T) {
 	for g := range 8 {
 		wg.Go(func() {
 			for i := range 100 {
-				fmt.Fprintf(w, "line %d %d\n", g, i)
+				_, _ = fmt.Fprintf(w, "line %d %d\n", g, i)
 			}
 		})
 	}
@@ -36,7 +36,7 @@ func TestLinesArriveWholeWithinTheInterval(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	fmt.Fprintln(w, "last")
+	_, _ = fmt.Fprintln(w, "last")
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}

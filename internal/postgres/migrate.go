@@ -27,7 +27,7 @@ func migrateWith(pool *pgxpool.Pool, step func(*migrate.Migrate) error) (err err
 		return fmt.Errorf("postgres: migrations source: %w", err)
 	}
 	db := stdlib.OpenDBFromPool(pool)
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	driver, err := pgxmigrate.WithInstance(db, &pgxmigrate.Config{})
 	if err != nil {
 		return fmt.Errorf("postgres: migrations driver: %w", err)

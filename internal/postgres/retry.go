@@ -71,7 +71,7 @@ func (p retryPool) again(ctx context.Context, call func() error) error {
 		}
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) {
-			p.Pool.Reset()
+			p.Reset()
 		}
 		select {
 		case <-ctx.Done():

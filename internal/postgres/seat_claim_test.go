@@ -28,7 +28,7 @@ func TestBookingBehindAHoldsBackIsRefusedHeld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tx.Rollback(context.Background())
+	defer func() { _ = tx.Rollback(context.Background()) }()
 	var holdID string
 	if err := tx.QueryRow(ctx, `INSERT INTO holds (schedule_id, user_id, seat_ids, expires_at)
 		VALUES ($1, 'alice', '{2}', now() + interval '1 minute') RETURNING id`, s.ID()).Scan(&holdID); err != nil {
@@ -76,7 +76,7 @@ func TestHoldBehindABookingsBackIsRefusedTaken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tx.Rollback(context.Background())
+	defer func() { _ = tx.Rollback(context.Background()) }()
 	fence := nextFence()
 	if _, err := tx.Exec(ctx, `INSERT INTO seat_claims (schedule_id, seat_id, hold_id, fence, expires_at)
 		VALUES ($1, 3, NULL, $2, '-infinity')`, s.ID(), fence); err != nil {

@@ -188,7 +188,7 @@ func TestTerminatedSessionIsReplaced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer admin.Close(ctx)
+	defer func() { _ = admin.Close(ctx) }()
 	var terminated bool
 	// The timeout makes pg_terminate_backend wait until the backend is gone.
 	if err := admin.QueryRow(ctx, `SELECT pg_terminate_backend($1, 10000)`, pid).Scan(&terminated); err != nil || !terminated {

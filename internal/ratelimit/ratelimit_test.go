@@ -102,7 +102,7 @@ func hammer(t *testing.T, ls []*ratelimit.Limiter, rate int, d time.Duration) (a
 	for i := 0; time.Since(start) < d; i++ {
 		// Paced by the clock, not by sleeps: a busy machine sends late
 		// requests at once rather than fewer of them.
-		if ahead := start.Add(time.Duration(i) * gap).Sub(time.Now()); ahead > 0 {
+		if ahead := time.Until(start.Add(time.Duration(i) * gap)); ahead > 0 {
 			time.Sleep(ahead)
 		}
 		ok, wait, err := ls[i%len(ls)].Allow(ctx, "greedy")

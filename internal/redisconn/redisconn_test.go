@@ -489,7 +489,7 @@ func TestOpenConnectsThroughSentinel(t *testing.T) {
 		t.Fatalf("SET through Sentinel: %v", err)
 	}
 	primary := redis.NewClient(&redis.Options{Addr: s.Servers[0].Addr})
-	defer primary.Close()
+	defer func() { _ = primary.Close() }()
 	if v := primary.Get(ctx, "sentinel-check").Val(); v != "written" {
 		t.Errorf("the primary has %q, want the value written through Sentinel", v)
 	}
@@ -577,7 +577,7 @@ func TestPipelineBufferSizesFromTheURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	o := c.(*redis.Client).Options()
 	if o.PipelineReadBufferSize != 65536 || o.PipelineWriteBufferSize != 131072 {
 		t.Errorf("pipeline buffers %d, %d; want the URL's 65536, 131072", o.PipelineReadBufferSize, o.PipelineWriteBufferSize)

@@ -195,7 +195,7 @@ func (c *readerConn) open(ctx context.Context, client *redis.Client) error {
 
 func (c *readerConn) close() {
 	if c.Conn != nil {
-		_ = c.Conn.Close()
+		_ = c.Conn.Close() //nolint:staticcheck // QF1008: c.Conn.Close names the connection, not readerConn's own close around it
 		c.Conn, c.id = nil, 0
 	}
 }

@@ -102,7 +102,7 @@ func TestAppendAcknowledgedSurvivesAFailover(t *testing.T) {
 	const perPhase = 500
 	awaitAcks(perPhase, "before the failover")
 	sentinel := redis.NewSentinelClient(&redis.Options{Addr: setup.Sentinels[0].Addr})
-	defer sentinel.Close()
+	defer func() { _ = sentinel.Close() }()
 	if err := sentinel.Failover(ctx, testenv.SentinelMaster).Err(); err != nil {
 		t.Fatalf("SENTINEL FAILOVER: %v", err)
 	}

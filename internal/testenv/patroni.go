@@ -95,7 +95,7 @@ func StartPatroni(tb testing.TB) *PatroniSetup {
 		if err != nil {
 			return false, err
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, nil
 	})
 
@@ -117,7 +117,7 @@ func StartPatroni(tb testing.TB) *PatroniSetup {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer admin.Close(ctx)
+	defer func() { _ = admin.Close(ctx) }()
 	if _, err := admin.Exec(ctx, "CREATE DATABASE seatlock"); err != nil {
 		tb.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func (n *PatroniNode) status() patroniStatus {
 	if err != nil {
 		return st
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	_ = json.NewDecoder(resp.Body).Decode(&st)
 	return st
 }
@@ -313,7 +313,7 @@ func (n *PatroniNode) memberRole(name string) string {
 	if err != nil {
 		return ""
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	_ = json.NewDecoder(resp.Body).Decode(&cluster)
 	for _, m := range cluster.Members {
 		if m.Name == name {
@@ -339,7 +339,7 @@ func (s *PatroniSetup) Switchover(ctx context.Context, candidate *PatroniNode) {
 		s.tb.Fatalf("switchover: %v", err)
 	}
 	text, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		s.tb.Fatalf("switchover to %s: %d %s", candidate.Name, resp.StatusCode, text)
 	}
@@ -357,7 +357,7 @@ func (s *PatroniSetup) launch(cmd *exec.Cmd, logPath string) {
 	if err != nil {
 		s.tb.Fatal(err)
 	}
-	defer logFile.Close()
+	defer func() { _ = logFile.Close() }()
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Dir = s.dir
 	cmd.Env = append(os.Environ(), "HOME="+s.dir)

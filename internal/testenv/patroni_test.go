@@ -27,7 +27,7 @@ func TestPatroniPromotesTheSynchronousStandby(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		defer conn.Close(ctx)
+		defer func() { _ = conn.Close(ctx) }()
 		_, err = conn.Exec(ctx, sql, args...)
 		return err
 	}
@@ -74,7 +74,7 @@ func TestPatroniPromotesTheSynchronousStandby(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
+	defer func() { _ = conn.Close(ctx) }()
 	if err := conn.QueryRow(ctx, "SELECT count(*) FROM acknowledged").Scan(&count); err != nil {
 		t.Fatal(err)
 	}

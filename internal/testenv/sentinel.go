@@ -67,7 +67,7 @@ func StartSentinel(tb testing.TB) *SentinelSetup {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	onReplica := redis.NewClient(&redis.Options{Addr: replica.Addr, MaxRetries: -1})
-	defer onReplica.Close()
+	defer func() { _ = onReplica.Close() }()
 	s.await(ctx, "the replica's link to the primary", func() (bool, error) {
 		info, err := onReplica.Info(ctx, "replication").Result()
 		return strings.Contains(info, "master_link_status:up"), err

@@ -43,7 +43,8 @@ func appendRequestAttributes(attrs []attribute.KeyValue, r *http.Request) []attr
 	} else {
 		attrs = append(attrs, semconv.URLScheme("http"))
 	}
-	if port > 0 && !(https && port == 443) && !(!https && port == 80) {
+	schemeDefault := https && port == 443 || !https && port == 80
+	if port > 0 && !schemeDefault {
 		attrs = append(attrs, semconv.ServerPort(port))
 	}
 	peer, peerPort := splitHostPort(r.RemoteAddr)

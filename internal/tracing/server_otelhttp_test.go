@@ -74,7 +74,7 @@ func TestSpanAsOtelhttpMadeIt(t *testing.T) {
 func attributes(s sdktrace.ReadOnlySpan) []string {
 	var out []string
 	for _, kv := range s.Attributes() {
-		out = append(out, string(kv.Key)+"="+kv.Value.Emit())
+		out = append(out, string(kv.Key)+"="+kv.Value.String())
 	}
 	slices.Sort(out)
 	return out

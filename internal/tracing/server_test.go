@@ -191,7 +191,7 @@ func TestSampledRequestSpan(t *testing.T) {
 		tracing.AttrRequestID:       attribute.StringValue("req-1"),
 	} {
 		if got := attr(span, key); got != want {
-			t.Errorf("%s = %v, want %v", key, got.Emit(), want.Emit())
+			t.Errorf("%s = %v, want %v", key, got.String(), want.String())
 		}
 	}
 	if span.Status().Code != codes.Unset {

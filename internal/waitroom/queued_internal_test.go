@@ -100,8 +100,12 @@ func TestCheckAfterPutReadsAgain(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	close(store.release)
-	<-before
-	<-after
+	if err := <-before; err != nil {
+		t.Errorf("the check begun before the change: %v", err)
+	}
+	if err := <-after; err != nil {
+		t.Errorf("the check begun after the change: %v", err)
+	}
 	if n := store.calls.Load(); n != 2 {
 		t.Errorf("the store was read %d times, want twice: once before the change, once after", n)
 	}

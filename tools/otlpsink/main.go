@@ -47,7 +47,7 @@ func newSink() *sink {
 	s := &sink{mux: http.NewServeMux()}
 	s.mux.HandleFunc("POST /v1/traces", s.export)
 	s.mux.HandleFunc("GET /spans", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintln(w, s.spans.Load())
+		_, _ = fmt.Fprintln(w, s.spans.Load())
 	})
 	return s
 }

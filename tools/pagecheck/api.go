@@ -219,7 +219,7 @@ func (c *api) once(ctx context.Context, method, path, token string, payload []by
 	if err != nil {
 		return answer{}, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
 		return answer{}, fmt.Errorf("reading the answer: %w", err)

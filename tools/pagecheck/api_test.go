@@ -59,7 +59,7 @@ func lagging(t *testing.T, lag int) (*api, *int) {
 		if reads <= lag {
 			second = "held"
 		}
-		fmt.Fprintf(w, `{"seats":[{"seatId":1,"status":"available","label":"A1","row":"A"},`+
+		_, _ = fmt.Fprintf(w, `{"seats":[{"seatId":1,"status":"available","label":"A1","row":"A"},`+
 			`{"seatId":2,"status":%q,"label":"A2","row":"A"},{"seatId":3,"status":"available","label":"A3","row":"A"}]}`, second)
 	}))
 	t.Cleanup(srv.Close)

@@ -368,7 +368,7 @@ func report(w io.Writer, asJSON bool, res *result) {
 		fmt.Fprintf(&b, "; schedule %d", res.Schedule)
 	}
 	fmt.Fprintf(&b, "; %.1f s", res.Seconds)
-	fmt.Fprintln(w, b.String())
+	_, _ = fmt.Fprintln(w, b.String())
 }
 
 // newIdempotencyKey makes a key no other run or booking uses: a retry

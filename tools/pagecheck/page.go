@@ -42,7 +42,7 @@ func startBrowser(ctx context.Context) (context.Context, func(), error) {
 		}
 	case <-time.After(browserStartTimeout):
 		quit()
-		return nil, nil, fmt.Errorf("Chromium (%s) did not start within %s", path, browserStartTimeout)
+		return nil, nil, fmt.Errorf("chromium (%s) did not start within %s", path, browserStartTimeout)
 	}
 	return tab, quit, nil
 }

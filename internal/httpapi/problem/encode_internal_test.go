@@ -51,7 +51,7 @@ func TestStaticProblemsWriteWhatMarshalWrites(t *testing.T) {
 			}
 		}
 	}
-	if errorTable[1].Error.encoded == nil || Internal.encoded == nil {
+	if errorTable[1].encoded == nil || Internal.encoded == nil {
 		t.Fatal("the table's problems and the named ones are not encoded once")
 	}
 }

@@ -128,7 +128,7 @@ var errorTable = []struct {
 
 func init() {
 	for i := range errorTable {
-		Static(&errorTable[i].Error)
+		_ = Static(&errorTable[i].Error)
 	}
 }
 

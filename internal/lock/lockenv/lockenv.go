@@ -69,7 +69,7 @@ func DatabaseURL(tb testing.TB) string {
 	if err != nil {
 		tb.Fatalf("connect to test PostgreSQL: %v", err)
 	}
-	defer conn.Close(ctx)
+	defer func() { _ = conn.Close(ctx) }()
 	name := Name("test_")
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
 		tb.Fatalf("create database: %v", err)
@@ -82,7 +82,7 @@ func DatabaseURL(tb testing.TB) string {
 			tb.Errorf("drop database %s: %v", name, err)
 			return
 		}
-		defer conn.Close(ctx)
+		defer func() { _ = conn.Close(ctx) }()
 		if _, err := conn.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
 			tb.Errorf("drop database %s: %v", name, err)
 		}

@@ -29,7 +29,7 @@ func launch(name, logPath string, stopSig os.Signal, cred *syscall.Credential, b
 	if err != nil {
 		return nil, err
 	}
-	defer logFile.Close()
+	defer func() { _ = logFile.Close() }()
 	if cred != nil {
 		if err := os.Chown(logPath, int(cred.Uid), int(cred.Gid)); err != nil {
 			return nil, err

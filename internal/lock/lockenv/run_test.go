@@ -56,7 +56,7 @@ func TestSharedServers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer conn.Close(ctx)
+		defer func() { _ = conn.Close(ctx) }()
 		var one int
 		if err := conn.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
 			t.Fatalf("SELECT 1: %d, %v", one, err)

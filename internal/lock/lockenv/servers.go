@@ -71,7 +71,7 @@ func (s *servers) redisServer(name string, args ...string) (*process, int, error
 func awaitRedis(p *process, port int) error {
 	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), MaxRetries: -1,
 		DialTimeout: time.Second, ReadTimeout: time.Second, Protocol: protocol})
-	defer client.Close()
+	defer func() { _ = client.Close() }()
 	want := "process_id:" + strconv.Itoa(p.cmd.Process.Pid) + "\r\n"
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) && !p.exited() {

@@ -34,7 +34,7 @@ func testLeaseOutlivesAcquireContext(t *testing.T, h Harness) {
 			t.Errorf("%s: lease context ended with its acquire context: %v", name, context.Cause(l.Context()))
 		}
 		_, err = c.Acquire(context.Background(), key, lock.Options{TTL: time.Second})
-		expectHeld(t, err)
+		_ = expectHeld(t, err)
 		if err := l.Release(context.Background()); err != nil {
 			t.Errorf("%s: Release: %v", name, err)
 		}
@@ -73,7 +73,7 @@ func testEndedContext(t *testing.T, h Harness) {
 func testWaitCutByContextIsHeld(t *testing.T, h Harness) {
 	c, key := client(t, h.Backend), newKey()
 	holder := mustAcquire(t, c, key, lock.Options{TTL: 20 * time.Second})
-	defer holder.Release(context.Background())
+	defer func() { _ = holder.Release(context.Background()) }()
 	const waiters = 200
 	var wg sync.WaitGroup
 	var unavailable, other atomic.Int64
@@ -140,7 +140,7 @@ func testAmbiguousAcquireIsReleased(t *testing.T, h Harness) {
 	if err != nil {
 		t.Fatalf("key still held after a lost acquire reply: %v", err)
 	}
-	defer l.Release(context.Background())
+	defer func() { _ = l.Release(context.Background()) }()
 	if waited := time.Since(start); waited > 5*time.Second {
 		t.Errorf("key freed %v after the lost reply; the orphan's TTL was 20s, so it was not released", waited)
 	}
@@ -204,7 +204,7 @@ func testOwnershipCheck(t *testing.T, h Harness) {
 		t.Errorf("successor Release: %v", err)
 	}
 	watched := mustAcquire(t, c, newKey(), lock.Options{})
-	defer watched.Release(context.Background())
+	defer func() { _ = watched.Release(context.Background()) }()
 	if _, ok := watched.Context().Deadline(); ok {
 		t.Error("a watchdog lease's context has a deadline, want none")
 	}

@@ -175,7 +175,7 @@ func expire(t *testing.T, c *lock.Client, key string) lock.Lease {
 		if err == nil {
 			return l
 		}
-		expectHeld(t, err)
+		_ = expectHeld(t, err)
 		if time.Now().After(deadline) {
 			t.Fatalf("%s never expired", key)
 		}
@@ -191,7 +191,7 @@ func testReleaseByOwnerOnly(t *testing.T, h Harness) {
 		t.Fatalf("expired lease Release: got %v, want ErrNotHeld", err)
 	}
 	_, err := c.Acquire(context.Background(), key, lock.Options{TTL: time.Second})
-	expectHeld(t, err) // the successor's lock survived
+	_ = expectHeld(t, err) // the successor's lock survived
 	if err := successor.Release(context.Background()); err != nil {
 		t.Errorf("successor Release: %v", err)
 	}
@@ -286,7 +286,7 @@ func testWaitWokenByRelease(t *testing.T, h Harness) {
 	if r.err != nil {
 		t.Fatalf("waiter: %v", r.err)
 	}
-	defer r.lease.Release(context.Background())
+	defer func() { _ = r.lease.Release(context.Background()) }()
 	latency := r.at.Sub(released)
 	if latency > 2*time.Second {
 		t.Fatalf("waiter woke %v after the release; the holder's TTL was 20s, so it was not woken by the release", latency)
@@ -338,7 +338,7 @@ func testWaitRecheck(t *testing.T, h Harness) {
 	if err != nil {
 		t.Fatalf("waiter stranded: %v", err)
 	}
-	defer l.Release(context.Background())
+	defer func() { _ = l.Release(context.Background()) }()
 	if elapsed := time.Since(start); elapsed > 3*time.Second {
 		t.Errorf("waiter took %v for a holder with 300ms left", elapsed)
 	}
@@ -382,7 +382,7 @@ func testWatchdogKeeps(t *testing.T, h Harness) {
 		t.Fatalf("lease context ended while the watchdog should keep it: %v", context.Cause(l.Context()))
 	}
 	_, err := c.Acquire(context.Background(), key, lock.Options{TTL: time.Second})
-	expectHeld(t, err)
+	_ = expectHeld(t, err)
 	if err := l.Release(context.Background()); err != nil {
 		t.Fatalf("Release: %v", err)
 	}
@@ -429,6 +429,6 @@ func testWithLock(t *testing.T, h Harness) {
 		t.Error("fn ran while the lock was held")
 		return nil
 	})
-	expectHeld(t, err)
+	_ = expectHeld(t, err)
 	_ = l.Release(context.Background())
 }

@@ -64,7 +64,7 @@ func testMultiAllOrNothing(t *testing.T, h Harness) {
 	}
 	for _, k := range keys {
 		_, err := c.Acquire(ctx, k, lock.Options{TTL: time.Second})
-		expectHeld(t, err)
+		_ = expectHeld(t, err)
 	}
 	if remaining, err := set.Remaining(ctx); err != nil || remaining <= 3*time.Second {
 		t.Errorf("Remaining = %v, %v", remaining, err)

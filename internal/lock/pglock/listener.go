@@ -127,7 +127,6 @@ func (l *listener) run(ctx context.Context) {
 			// Releases committed while no connection listened were
 			// not delivered: let every waiter look again.
 			l.wakeAll()
-			lost = false
 		}
 		l.receive(ctx, conn)
 		closeConn(conn)

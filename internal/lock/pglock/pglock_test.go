@@ -133,7 +133,7 @@ func TestRowAfterAcquire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Release(context.Background())
+	defer func() { _ = l.Release(context.Background()) }()
 	after := dbMicros(t, pool)
 
 	r, ok := readRow(t, pool, key)
@@ -185,7 +185,7 @@ func TestReleaseKeepsTheFenceRow(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Acquire after Release: %v", err)
 	}
-	defer second.Release(context.Background())
+	defer func() { _ = second.Release(context.Background()) }()
 	if second.Fence() <= first.Fence() {
 		t.Errorf("fence after Release = %d, not above %d", second.Fence(), first.Fence())
 	}
@@ -218,7 +218,7 @@ func TestFenceAfterRowDeletedRestartsFromDatabaseClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Release(context.Background())
+	defer func() { _ = l.Release(context.Background()) }()
 	if l.Fence() <= last || l.Fence() < before {
 		t.Errorf("fence after DELETE = %d, want above %d and at least the database clock %d µs", l.Fence(), last, before)
 	}
@@ -594,7 +594,7 @@ func TestHeldByConcurrentAcquirerReportsRemaining(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer tx.Rollback(context.Background())
+			defer func() { _ = tx.Rollback(context.Background()) }()
 			if _, err := tx.Exec(ctx, setup.during, key); err != nil {
 				t.Fatal(err)
 			}

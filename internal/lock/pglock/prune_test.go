@@ -35,7 +35,7 @@ func TestPruneDeletesOnlyLongFreeRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer held.Release(ctx)
+	defer func() { _ = held.Release(ctx) }()
 	// Age every row by an hour, as if acquired long ago, and the expired
 	// lease's end with it.
 	if _, err := pool.Exec(ctx, `UPDATE locks SET locked_at = locked_at - interval '1 hour',
@@ -72,7 +72,7 @@ func TestPruneDeletesOnlyLongFreeRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer again.Release(ctx)
+	defer func() { _ = again.Release(ctx) }()
 	if again.Fence() <= released.Fence() {
 		t.Errorf("fence after prune = %d, not above %d", again.Fence(), released.Fence())
 	}

@@ -114,7 +114,7 @@ func TestRetriedAcquireAfterLostReplyGetsItsOwnLock(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Acquire whose first reply was lost: %v; want the caller's own lock", err)
 	}
-	defer l.Release(context.Background())
+	defer func() { _ = l.Release(context.Background()) }()
 	counter, err := direct.Get(context.Background(), redislock.FenceKey(key)).Int64()
 	if err != nil || counter != l.Fence() {
 		t.Errorf("fence counter = %d (%v), lease fence %d: want one fence minted, the lease's", counter, err, l.Fence())
@@ -282,7 +282,7 @@ func TestReleaseDuringPubSubReconnectIsSeen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer holder.Release(ctx)
+	defer func() { _ = holder.Release(ctx) }()
 	got := make(chan error, 1)
 	go func() {
 		l, err := locker.Acquire(ctx, key, lock.Options{TTL: time.Second, Wait: 15 * time.Second})

@@ -49,7 +49,7 @@ func TestKeyHoldsTheOwnersTokenUnderItsExactName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Release(ctx)
+	defer func() { _ = l.Release(ctx) }()
 	value, err := client.Get(ctx, key).Result()
 	if err != nil || len(value) != 32 {
 		t.Fatalf("GET %s = %q, %v; want the 32-hex-digit owner token", key, value, err)
@@ -75,7 +75,7 @@ func TestKeyWithoutHashTagGetsOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Release(context.Background())
+	defer func() { _ = l.Release(context.Background()) }()
 	if n := client.Exists(context.Background(), "{"+key+"}", "{"+key+"}:fence").Val(); n != 2 {
 		t.Errorf("stored keys for an untagged name: %d of 2 under {%s}", n, key)
 	}
@@ -125,7 +125,7 @@ func TestFencesSurviveFlushAndRestart(t *testing.T) {
 	afterFlush := fence()
 	server.Restart()
 	afterRestart := fence()
-	if !(first < afterFlush && afterFlush < afterRestart) {
+	if first >= afterFlush || afterFlush >= afterRestart {
 		t.Fatalf("fences %d, %d, %d: want strictly increasing across FLUSHALL and restart", first, afterFlush, afterRestart)
 	}
 	t.Logf("fences: %s, after FLUSHALL %s, after restart %s",

@@ -277,7 +277,7 @@ func (s *Store) Queues(ctx context.Context) ([]int64, error) {
 // lost connection (a failover) by itself.
 func (s *Store) Changes(ctx context.Context, changed func(scheduleID int64)) {
 	sub := s.rdb.Subscribe(ctx, s.cfg.Namespace+changesChannel)
-	defer sub.Close()
+	defer func() { _ = sub.Close() }()
 	ch := sub.Channel()
 	for {
 		select {

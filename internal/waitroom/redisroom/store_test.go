@@ -175,7 +175,7 @@ func TestOnePlacePerUser(t *testing.T) {
 	distinct := map[string]bool{}
 	for line := range tickets {
 		var user, ticket string
-		fmt.Sscan(line, &user, &ticket)
+		_, _ = fmt.Sscan(line, &user, &ticket)
 		if prev, ok := byUser[user]; ok && prev != ticket {
 			t.Fatalf("%s has two tickets: %s and %s", user, prev, ticket)
 		}

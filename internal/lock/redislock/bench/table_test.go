@@ -57,7 +57,7 @@ func writeTable(w, progress io.Writer, rounds int) error {
 		return fmt.Errorf("TEST_REDIS_URL: %w", err)
 	}
 	client := redis.NewClient(opts)
-	defer client.Close()
+	defer func() { _ = client.Close() }()
 	procs := runtime.GOMAXPROCS(0)
 	for _, scenario := range []struct {
 		title string
@@ -74,7 +74,7 @@ func writeTable(w, progress io.Writer, rounds int) error {
 		for round := range rounds {
 			for i, c := range cs {
 				samples[i] = append(samples[i], testing.Benchmark(func(b *testing.B) { scenario.run(b, client, c) }))
-				fmt.Fprintf(progress, "bench: %s: round %d of %d, %s done\n", scenario.title, round+1, rounds, c.name)
+				_, _ = fmt.Fprintf(progress, "bench: %s: round %d of %d, %s done\n", scenario.title, round+1, rounds, c.name)
 			}
 		}
 		for _, c := range cs {
@@ -82,13 +82,13 @@ func writeTable(w, progress io.Writer, rounds int) error {
 				c.close()
 			}
 		}
-		fmt.Fprintf(w, "\n%s (median of %d)\n\n", scenario.title, rounds)
-		fmt.Fprintln(w, "| contender | ns/op | allocs/op | B/op | ratio to floor |")
-		fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: |")
+		_, _ = fmt.Fprintf(w, "\n%s (median of %d)\n\n", scenario.title, rounds)
+		_, _ = fmt.Fprintln(w, "| contender | ns/op | allocs/op | B/op | ratio to floor |")
+		_, _ = fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: |")
 		floor := median(samples[0])
 		for i, c := range cs {
 			f := median(samples[i])
-			fmt.Fprintf(w, "| %s | %d | %d | %d | %.2f |\n", c.name, f.nsPerOp, f.allocsPerOp, f.bytesPerOp,
+			_, _ = fmt.Fprintf(w, "| %s | %d | %d | %d | %.2f |\n", c.name, f.nsPerOp, f.allocsPerOp, f.bytesPerOp,
 				float64(f.nsPerOp)/float64(floor.nsPerOp))
 		}
 	}
