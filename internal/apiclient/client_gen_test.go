@@ -289,6 +289,21 @@ func (e ReadinessChecksPostgres) Valid() bool {
 	}
 }
 
+// Defines values for ReadinessChecksQueue.
+const (
+	ReadinessChecksQueueOk ReadinessChecksQueue = "ok"
+)
+
+// Valid indicates whether the value is a known member of the ReadinessChecksQueue enum.
+func (e ReadinessChecksQueue) Valid() bool {
+	switch e {
+	case ReadinessChecksQueueOk:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ReadinessChecksRedis.
 const (
 	ReadinessChecksRedisOk ReadinessChecksRedis = "ok"
@@ -886,9 +901,9 @@ type QueueState string
 
 // Readiness Every dependency answered.
 type Readiness struct {
-	// Checks One member per check (`postgres`; `instance`, which fails while the instance shuts down with `SHUTDOWN_DELAY`; and `redis` with the Redis lock backend), each `ok`.
+	// Checks One member per check (`postgres`; `instance`, which fails while the instance shuts down with `SHUTDOWN_DELAY`; `redis` with the Redis lock backend; and `queue`, the waiting room's own Redis connections, whenever `REDIS_URL` is set), each `ok`.
 	//
-	// Examples: {"instance":"ok","postgres":"ok","redis":"ok"}
+	// Examples: {"instance":"ok","postgres":"ok","queue":"ok","redis":"ok"}
 	Checks Readiness_Checks `json:"checks"`
 
 	// Status Always `ready`.
@@ -904,18 +919,24 @@ type ReadinessChecksInstance string
 // ReadinessChecksPostgres PostgreSQL answered.
 type ReadinessChecksPostgres string
 
+// ReadinessChecksQueue The waiting room's Redis connections answered (whenever `REDIS_URL` is set).
+type ReadinessChecksQueue string
+
 // ReadinessChecksRedis Redis answered (Redis lock backend only).
 type ReadinessChecksRedis string
 
-// Readiness_Checks One member per check (`postgres`; `instance`, which fails while the instance shuts down with `SHUTDOWN_DELAY`; and `redis` with the Redis lock backend), each `ok`.
+// Readiness_Checks One member per check (`postgres`; `instance`, which fails while the instance shuts down with `SHUTDOWN_DELAY`; `redis` with the Redis lock backend; and `queue`, the waiting room's own Redis connections, whenever `REDIS_URL` is set), each `ok`.
 //
-// Examples: {"instance":"ok","postgres":"ok","redis":"ok"}
+// Examples: {"instance":"ok","postgres":"ok","queue":"ok","redis":"ok"}
 type Readiness_Checks struct {
 	// Instance The instance is not shutting down.
 	Instance *ReadinessChecksInstance `json:"instance,omitempty"`
 
 	// Postgres PostgreSQL answered.
 	Postgres ReadinessChecksPostgres `json:"postgres"`
+
+	// Queue The waiting room's Redis connections answered (whenever `REDIS_URL` is set).
+	Queue *ReadinessChecksQueue `json:"queue,omitempty"`
 
 	// Redis Redis answered (Redis lock backend only).
 	Redis                *ReadinessChecksRedis      `json:"redis,omitempty"`
@@ -1641,6 +1662,14 @@ func (a *Readiness_Checks) UnmarshalJSON(b []byte) error {
 		delete(object, "postgres")
 	}
 
+	if raw, found := object["queue"]; found {
+		err = json.Unmarshal(raw, &a.Queue)
+		if err != nil {
+			return fmt.Errorf("error reading 'queue': %w", err)
+		}
+		delete(object, "queue")
+	}
+
 	if raw, found := object["redis"]; found {
 		err = json.Unmarshal(raw, &a.Redis)
 		if err != nil {
@@ -1678,6 +1707,13 @@ func (a Readiness_Checks) MarshalJSON() ([]byte, error) {
 	object["postgres"], err = json.Marshal(a.Postgres)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'postgres': %w", err)
+	}
+
+	if a.Queue != nil {
+		object["queue"], err = json.Marshal(a.Queue)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'queue': %w", err)
+		}
 	}
 
 	if a.Redis != nil {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -181,7 +182,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	if a.jobs, err = newJobs(locker, store, keys, bookings, locks.pruner, bound, logger, o.jobNamespace); err != nil {
 		return nil, err
 	}
-	room, err := a.openRoom(cfg, registry, traces, logger, o.jobNamespace)
+	room, roomChecks, err := a.openRoom(cfg, registry, traces, logger, o.jobNamespace)
 	if err != nil {
 		return nil, err
 	}
@@ -196,8 +197,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		Metrics:     publicMetrics,
 		// A waiting request still gets its full work budget.
 		RequestTimeout: cfg.LockMaxWait + workTimeout,
-		Checks: append([]httpapi.Check{{Name: "postgres", Ping: store.Ping}, {Name: "instance", Ping: a.notDraining}},
-			locks.checks...),
+		Checks: slices.Concat([]httpapi.Check{{Name: "postgres", Ping: store.Ping}, {Name: "instance", Ping: a.notDraining}},
+			locks.checks, roomChecks),
 		Feed:           streamFeed,
 		MaxStreams:     cfg.MaxStreams,
 		Shutdown:       a.shutdown,
@@ -227,22 +228,26 @@ func (a *App) openSeatImages(feed *seatfeed.Feed, store reservation.OccupiedSeat
 // openRoom opens the waiting room on Redis connections of its own and
 // starts its rounds of admission; without REDIS_URL there is none (nil).
 // Deployments sharing a Redis (tests) keep their queues apart by
-// namespace, as their jobs.
-func (a *App) openRoom(cfg config.Config, registry prometheus.Registerer, traces tracing.Tracing, logger *slog.Logger, namespace string) (httpapi.WaitingRoom, error) {
+// namespace, as their jobs. Its readiness check pings those connections:
+// every hold and booking asks the room whether its schedule is queued, so
+// an instance whose room cannot reach Redis (its pool still failing fast
+// on the dials of an outage, while the lock's connections are back) is
+// not ready.
+func (a *App) openRoom(cfg config.Config, registry prometheus.Registerer, traces tracing.Tracing, logger *slog.Logger, namespace string) (httpapi.WaitingRoom, []httpapi.Check, error) {
 	if cfg.RedisURL == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	client, err := redisconn.Open(cfg.RedisURL)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	a.closeFirst(func() { _ = client.Close() })
 	if err := errors.Join(opsmetrics.RegisterRedisPool(registry, "queue", client), traces.Redis(client)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	metrics, err := opsmetrics.NewQueue(registry)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	store := redisroom.New(client, redisroom.Config{Namespace: namespace, Replicas: cfg.SeatFeedReplicas, Logger: logger})
 	room := waitroom.NewRoom(store, waitroom.NewAdmissions([]byte(cfg.AuthSecret)), waitroom.Config{Logger: logger, Observer: metrics})
@@ -256,7 +261,7 @@ func (a *App) openRoom(cfg config.Config, registry prometheus.Registerer, traces
 		stop()
 		<-done
 	})
-	return room, nil
+	return room, []httpapi.Check{{Name: "queue", Ping: func(ctx context.Context) error { return client.Ping(ctx).Err() }}}, nil
 }
 
 // feedSpareConns are the feed's connections beyond its readers': the
