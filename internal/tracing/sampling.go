@@ -74,18 +74,14 @@ func sampleFirst(ctx context.Context, carried bool, sampler sdktrace.Sampler, na
 		params.TraceID = newTraceID()
 	}
 	look.traceID = params.TraceID
-	look.result = sampler.ShouldSample(params)
-	return look, look.result.Decision != sdktrace.Drop
+	return look, sampler.ShouldSample(params).Decision != sdktrace.Drop
 }
 
-// firstLook is what sampleFirst saw and decided: the caller's span context
-// (invalid for a root request), the trace id and the sampler's result. A
-// light tracer starts the span on it (startDecided); the SDK's asks the
-// sampler again.
+// firstLook is what sampleFirst saw: the caller's span context (invalid
+// for a root request) and the trace id the sampler was shown.
 type firstLook struct {
 	parent  trace.SpanContext
 	traceID trace.TraceID
-	result  sdktrace.SamplingResult
 }
 
 // withDrawnID returns ctx with a root request's drawn trace id in it, for

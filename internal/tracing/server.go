@@ -22,23 +22,20 @@ type serverSpans struct {
 	tracer     trace.Tracer
 	propagator propagation.TextMapPropagator
 	// sampler is the provider's, asked before the span is started
-	// (sampleFirst); a light tracer starts the span on that decision, the
-	// SDK's asks again. nil for a provider a test gave, whose sampler is
+	// (sampleFirst); the SDK's Start asks it again. nil for a provider a test gave, whose sampler is
 	// unknown: then the SDK's Start decides, and an unsampled request goes
 	// on with its non-recording span.
 	sampler sdktrace.Sampler
 	// fields are the propagator's headers, canonical: a request that
 	// carries none of them has no context to extract, and is not parsed.
 	fields []string
-	// start and startConfig are made once: each request would allocate them.
-	start       []trace.SpanStartOption
-	startConfig trace.SpanConfig
+	// start is made once: each request would allocate it.
+	start []trace.SpanStartOption
 }
 
 func newServerSpans(next http.Handler, tracer trace.Tracer, sampler sdktrace.Sampler, propagator propagation.TextMapPropagator) *serverSpans {
 	s := &serverSpans{next: next, tracer: tracer, propagator: propagator, sampler: sampler,
 		start: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}}
-	s.startConfig = trace.NewSpanStartConfig(s.start...)
 	for _, f := range propagator.Fields() {
 		s.fields = append(s.fields, http.CanonicalHeaderKey(f))
 	}
@@ -72,11 +69,7 @@ func (s *serverSpans) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.next.ServeHTTP(w, r)
 			return
 		}
-		if light, ok := s.tracer.(*lightTracer); ok {
-			ctx, span = light.startDecided(ctx, r.Method, &s.startConfig, look)
-		} else {
-			ctx, span = s.tracer.Start(look.withDrawnID(ctx), r.Method, s.start...)
-		}
+		ctx, span = s.tracer.Start(look.withDrawnID(ctx), r.Method, s.start...)
 	} else {
 		ctx, span = s.tracer.Start(ctx, r.Method, s.start...)
 	}

@@ -21,9 +21,6 @@ import (
 // wrapped, so tracing costs nothing then.
 type Tracing struct {
 	tp trace.TracerProvider
-	// own makes the server and lock spans: the light spans when Open built
-	// the provider for OTLP, else the provider's tracer.
-	own trace.Tracer
 	// sampler is the provider's when Open built it (see serverSpans).
 	sampler sdktrace.Sampler
 	flush   func()
@@ -35,34 +32,26 @@ type Tracing struct {
 // propagator too; else it stays off.
 func Open(ctx context.Context, requested bool, given trace.TracerProvider) (Tracing, error) {
 	if given != nil {
-		return Tracing{tp: given, own: given.Tracer(ScopeName)}, nil
+		return Tracing{tp: given}, nil
 	}
 	if !requested {
 		return Tracing{}, nil
 	}
-	tp, sampler, light, err := newProvider(ctx)
+	tp, sampler, err := newProvider(ctx)
 	if err != nil {
 		return Tracing{}, err
 	}
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(Propagator())
-	t := Tracing{tp: tp, own: tp.Tracer(ScopeName), sampler: sampler, flush: func() {
+	return Tracing{tp: tp, sampler: sampler, flush: func() {
 		ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 		defer cancel()
-		// The light spans first: the provider stops the client they share.
-		if light != nil {
-			_ = light.batcher.Shutdown(ctx)
-		}
 		_ = tp.Shutdown(ctx)
-	}}
-	if light != nil {
-		t.own = light
-	}
-	return t, nil
+	}}, nil
 }
 
-// Flush sends the spans still buffered, the light spans' and the SDK
-// provider's (Open's own, not a given one); the app calls it last of all,
+// Flush sends the spans still buffered by the SDK provider Open built
+// (not a given one); the app calls it last of all,
 // after its connections are closed.
 func (t Tracing) Flush() {
 	if t.flush != nil {
@@ -108,7 +97,7 @@ func (t Tracing) Locker(l reservation.SeatLocker) reservation.SeatLocker {
 	if !t.on() {
 		return l
 	}
-	return &tracedLocker{inner: l, tracer: t.own}
+	return &tracedLocker{inner: l, tracer: t.tp.Tracer(ScopeName)}
 }
 
 // Routed names each request's span after its route
@@ -128,5 +117,5 @@ func (t Tracing) Handler(h http.Handler) http.Handler {
 	if !t.on() {
 		return h
 	}
-	return newServerSpans(h, t.own, t.sampler, Propagator())
+	return newServerSpans(h, t.tp.Tracer(ScopeName), t.sampler, Propagator())
 }

@@ -1,14 +1,14 @@
 // Package tracing is the service's OpenTelemetry tracing, whole: the SDK's
-// tracer provider configured by the standard OTEL_* variables
-// (Open), with light spans for the requests' and the locks' own
-// (lightTracer), the propagators of incoming trace context (Propagator),
-// and Tracing, which the app opens once and asks for each thing it wires:
-// the HTTP handler's server spans and their route names, the pool's and
-// the Redis clients' spans, the group writes' and the lock port's spans.
+// tracer provider configured by the standard OTEL_* variables (Open),
+// whose tracer makes every span and whose batch span processor and OTLP
+// exporter send them, the propagators of incoming trace context
+// (Propagator), and Tracing, which the app opens once and asks for each
+// thing it wires: the HTTP handler's server spans and their route names,
+// the pool's and the Redis clients' spans, the group writes' and the lock
+// port's spans.
 //
 // Tracing is off unless the environment asks for it (config decides). Off,
-// nothing of this package is in the
-// way of a request: the app wraps neither its handler nor its pools, its
+// nothing of this package is in the way of a request: the app wraps neither its handler nor its pools, its
 // Redis clients nor its lock client, and the global tracer provider stays
 // OpenTelemetry's no-op one.
 package tracing
@@ -42,34 +42,27 @@ const ShutdownTimeout = 5 * time.Second
 // OTEL_EXPORTER_OTLP_* (newExporter), the sampler by OTEL_TRACES_SAMPLER
 // and OTEL_TRACES_SAMPLER_ARG (samplerFromEnv; the SDK's default:
 // parentbased_always_on), the batching by OTEL_BSP_*, the resource by
-// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES. With OTLP, the service's
-// own spans are light spans (lightTracer), made with the provider's
-// sampler, ids, limits and resource and sent through its exporter's
-// client. Shut both down to flush.
-func newProvider(ctx context.Context) (*sdktrace.TracerProvider, sdktrace.Sampler, *lightTracer, error) {
+// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES. Shut it down to flush.
+func newProvider(ctx context.Context) (*sdktrace.TracerProvider, sdktrace.Sampler, error) {
 	sampler, err := samplerFromEnv()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	exporter, err := newExporter(ctx)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("tracing: exporter (OTEL_TRACES_EXPORTER, OTEL_EXPORTER_OTLP_*): %w", err)
+		return nil, nil, fmt.Errorf("tracing: exporter (OTEL_TRACES_EXPORTER, OTEL_EXPORTER_OTLP_*): %w", err)
 	}
 	fromEnv, err := resource.New(ctx, resource.WithTelemetrySDK(), resource.WithFromEnv())
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("tracing: resource (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES): %w", err)
+		return nil, nil, fmt.Errorf("tracing: resource (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES): %w", err)
 	}
 	res, err := resource.Merge(resource.NewSchemaless(attribute.String("service.name", ServiceName)), fromEnv)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("tracing: resource: %w", err)
+		return nil, nil, fmt.Errorf("tracing: resource: %w", err)
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res),
 		sdktrace.WithSampler(sampler), sdktrace.WithIDGenerator(drawnIDs{}))
-	var light *lightTracer
-	if wire, ok := exporter.(*wireExporter); ok {
-		light = newLightTracer(wire.client, res, sampler, tp)
-	}
-	return tp, sampler, light, nil
+	return tp, sampler, nil
 }
 
 // Propagator reads and writes W3C trace context (traceparent, tracestate)
