@@ -98,7 +98,7 @@ func endAcquire(span trace.Span, attrs *gathered, wait, took time.Duration, err 
 		outcome = lock.OutcomeHeld
 	default:
 		outcome = lock.OutcomeError
-		span.RecordError(err)
+		recordError(span, err)
 		span.SetStatus(codes.Error, "lock acquisition failed")
 	}
 	attrs.add(AttrLockOutcome.String(string(outcome)), AttrLockWaitedMS.Float64(float64(waited.Microseconds())/1000))
@@ -175,7 +175,7 @@ func endLease(span trace.Span, attrs *gathered, err error) error {
 		outcome = "not_held"
 	default:
 		outcome = "error"
-		span.RecordError(err)
+		recordError(span, err)
 		span.SetStatus(codes.Error, "ending the lease failed")
 	}
 	attrs.add(AttrLockOutcome.String(outcome))

@@ -121,10 +121,11 @@ func (h redisSpans) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 }
 
 // recordRedisError marks span failed by err, as redisotel does: a missing
-// key (redis.Nil) is an answer, not a failure.
+// key (redis.Nil) is an answer, not a failure. The message is made
+// valid UTF-8 (validUTF8).
 func recordRedisError(span trace.Span, err error) {
 	if err != redis.Nil {
-		span.RecordError(err)
-		span.SetStatus(codes.Error, err.Error())
+		recordError(span, err)
+		span.SetStatus(codes.Error, validUTF8(err.Error()))
 	}
 }

@@ -26,7 +26,7 @@ func RouteNames(next http.Handler) http.Handler {
 			pattern = rc.RoutePattern()
 		}
 		if pattern != "" {
-			span.SetName(r.Method + " " + pattern)
+			span.SetName(validUTF8(r.Method + " " + pattern))
 		}
 		attrs := gather()
 		if id := w.Header().Get("X-Request-Id"); id != "" {

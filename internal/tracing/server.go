@@ -69,9 +69,9 @@ func (s *serverSpans) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.next.ServeHTTP(w, r)
 			return
 		}
-		ctx, span = s.tracer.Start(look.withDrawnID(ctx), r.Method, s.start...)
+		ctx, span = s.tracer.Start(look.withDrawnID(ctx), validUTF8(r.Method), s.start...)
 	} else {
-		ctx, span = s.tracer.Start(ctx, r.Method, s.start...)
+		ctx, span = s.tracer.Start(ctx, validUTF8(r.Method), s.start...)
 	}
 	if !span.IsRecording() {
 		s.next.ServeHTTP(w, r.WithContext(ctx))
