@@ -2,10 +2,8 @@ package tracing
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -13,33 +11,13 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// gathered are a span's attributes, collected while its work runs and
-// given to the span in one SetAttributes when it ends. Each SetAttributes
-// of the SDK's span takes the span's lock and grows its slice, and one
-// made with the attributes known at the start and another with the
-// outcome's copied the first ones into a bigger slice: with every request
-// traced, those growths were the biggest part of what tracing allocated.
-type gathered struct{ kvs []attribute.KeyValue }
-
-// gatheredPool keeps the slices: the SDK copies the attributes it is
-// given, so a slice is free again once they are set.
-var gatheredPool = sync.Pool{New: func() any { return &gathered{kvs: make([]attribute.KeyValue, 0, 16)} }}
-
-func gather() *gathered { return gatheredPool.Get().(*gathered) }
-
-func (g *gathered) add(kvs ...attribute.KeyValue) { g.kvs = append(g.kvs, kvs...) }
-
-// setOn gives span the attributes gathered, their invalid UTF-8 replaced
-// (validAttribute), and frees g; deferred right after the span's End, it
-// runs before it, on a panic too.
-func (g *gathered) setOn(span trace.Span) {
-	for i, kv := range g.kvs {
-		g.kvs[i] = validAttribute(kv)
+// setAttributes is where the service's own spans get their attributes:
+// each string's invalid UTF-8 is replaced first (validAttribute).
+func setAttributes(span trace.Span, kvs ...attribute.KeyValue) {
+	for i, kv := range kvs {
+		kvs[i] = validAttribute(kv)
 	}
-	span.SetAttributes(g.kvs...)
-	clear(g.kvs)
-	g.kvs = g.kvs[:0]
-	gatheredPool.Put(g)
+	span.SetAttributes(kvs...)
 }
 
 // validUTF8 is s with each invalid UTF-8 sequence replaced by U+FFFD. An
@@ -76,16 +54,10 @@ func validAttribute(kv attribute.KeyValue) attribute.KeyValue {
 // exception event with the error's type and message), its message valid
 // UTF-8.
 func recordError(span trace.Span, err error) {
-	msg := err.Error()
-	if utf8.ValidString(msg) {
-		span.RecordError(err)
+	if msg := err.Error(); !utf8.ValidString(msg) {
+		span.AddEvent(semconv.ExceptionEventName, trace.WithAttributes(
+			semconv.ExceptionType(fmt.Sprintf("%T", err)), semconv.ExceptionMessage(validUTF8(msg))))
 		return
 	}
-	typ := reflect.TypeOf(err)
-	name := typ.String()
-	if typ.PkgPath() != "" || typ.Name() != "" {
-		name = fmt.Sprintf("%s.%s", typ.PkgPath(), typ.Name())
-	}
-	span.AddEvent(semconv.ExceptionEventName, trace.WithAttributes(
-		semconv.ExceptionType(name), semconv.ExceptionMessage(validUTF8(msg))))
+	span.RecordError(err)
 }

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -78,9 +79,9 @@ func (s *serverSpans) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer span.End()
-	attrs := gather()
-	defer attrs.setOn(span)
-	attrs.kvs = appendRequestAttributes(attrs.kvs, r)
+	attrs := appendRequestAttributes(make([]attribute.KeyValue, 0, 16), r)
+	// Deferred after End, this runs before it, on a panic too.
+	defer func() { setAttributes(span, attrs...) }()
 
 	x := &exchange{body: countingBody{ReadCloser: r.Body}, answer: answer{status: http.StatusOK}}
 	if r.Body != nil && r.Body != http.NoBody {
@@ -94,7 +95,7 @@ func (s *serverSpans) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.next.ServeHTTP(&x.answer, r.WithContext(ctx))
 
 	span.SetStatus(serverStatus(x.answer.status))
-	attrs.kvs = appendResponseAttributes(attrs.kvs, x.body.read, x.answer.written, x.answer.status)
+	attrs = appendResponseAttributes(attrs, x.body.read, x.answer.written, x.answer.status)
 }
 
 func (s *serverSpans) carriesContext(h http.Header) bool {
