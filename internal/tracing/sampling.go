@@ -55,44 +55,33 @@ func samplerFromEnv() (sdktrace.Sampler, error) {
 		"parentbased_always_on, parentbased_always_off, parentbased_traceidratio", name)
 }
 
-// sampleFirst asks the provider's sampler about a request before its span
-// is started (see serverSpans). ctx is the request's context, with the
-// caller's span context in it when the request carried one (carried). A
-// root request is asked about with a trace id drawn here, and with no
-// context at all: the request's holds no span, and looking through it
-// for one costs more than the rest of the decision.
-func sampleFirst(ctx context.Context, carried bool, sampler sdktrace.Sampler, name string) (firstLook, bool) {
+// sampleFirst asks sampler about a request before its span is started
+// (serverSpans): whether it keeps it, and the context to start the span
+// with. ctx holds the caller's span context when the request carried one
+// (carried). A root request is asked about with no parent context (looking
+// through the request's for a span costs more than the rest of the
+// decision) and a trace id drawn here, which the context returned carries
+// for drawnIDs to give the span: the sampler's second look, in the SDK's
+// Start, sees what the first saw and keeps it too (a ratio sampler decides
+// by the id).
+func sampleFirst(ctx context.Context, carried bool, sampler sdktrace.Sampler, name string) (context.Context, bool) {
 	params := sdktrace.SamplingParameters{ParentContext: context.Background(), Name: name, Kind: trace.SpanKindServer}
-	var look firstLook
+	var parent trace.SpanContext
 	if carried {
-		look.parent = trace.SpanContextFromContext(ctx)
-		params.ParentContext = ctx
+		parent, params.ParentContext = trace.SpanContextFromContext(ctx), ctx
 	}
-	if look.parent.IsValid() {
-		params.TraceID = look.parent.TraceID()
+	if parent.IsValid() {
+		params.TraceID = parent.TraceID()
 	} else {
 		params.TraceID = newTraceID()
 	}
-	look.traceID = params.TraceID
-	return look, sampler.ShouldSample(params).Decision != sdktrace.Drop
-}
-
-// firstLook is what sampleFirst saw: the caller's span context (invalid
-// for a root request) and the trace id the sampler was shown.
-type firstLook struct {
-	parent  trace.SpanContext
-	traceID trace.TraceID
-}
-
-// withDrawnID returns ctx with a root request's drawn trace id in it, for
-// drawnIDs to give the SDK's span the same id, so that the sampler's second
-// look, in the SDK's Start, sees what the first saw and keeps it too (a
-// ratio sampler decides by the id).
-func (l firstLook) withDrawnID(ctx context.Context) context.Context {
-	if l.parent.IsValid() {
-		return ctx
+	if sampler.ShouldSample(params).Decision == sdktrace.Drop {
+		return ctx, false
 	}
-	return context.WithValue(ctx, drawnTraceID{}, l.traceID)
+	if !parent.IsValid() {
+		ctx = context.WithValue(ctx, drawnTraceID{}, params.TraceID)
+	}
+	return ctx, true
 }
 
 // drawnTraceID is the context key of the trace id sampleFirst drew for a

@@ -1,28 +1,42 @@
 // Package tracing is the service's OpenTelemetry tracing, whole: the SDK's
-// tracer provider configured by the standard OTEL_* variables (Open),
+// tracer provider as the standard OTEL_* variables configure it (Open),
 // whose tracer makes every span and whose batch span processor and OTLP
-// exporter send them, the propagators of incoming trace context
-// (Propagator), and Tracing, which the app opens once and asks for each
+// exporter send them; the propagators of incoming trace context
+// (Propagator); and Tracing, which the app opens once and asks for each
 // thing it wires: the HTTP handler's server spans and their route names,
 // the pool's and the Redis clients' spans, the group writes' and the lock
 // port's spans.
 //
 // Tracing is off unless the environment asks for it (config decides). Off,
-// nothing of this package is in the way of a request: the app wraps neither its handler nor its pools, its
-// Redis clients nor its lock client, and the global tracer provider stays
-// OpenTelemetry's no-op one.
+// nothing of this package is in the way of a request: the app wraps
+// neither its handler nor its pools, its Redis clients nor its lock
+// client, and the global tracer provider stays OpenTelemetry's no-op one.
 package tracing
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"net/http"
+	"os"
+	"strings"
 	"time"
 
+	"github.com/exaring/otelpgx"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/seatlock/seatlock/internal/postgres"
+	"github.com/seatlock/seatlock/internal/reservation"
 )
 
 // ServiceName is the service.name of the spans unless OTEL_SERVICE_NAME
@@ -36,13 +50,46 @@ const ScopeName = "github.com/seatlock/seatlock"
 // service stops.
 const ShutdownTimeout = 5 * time.Second
 
+// Tracing is the service's tracing as the app wires it: on with a tracer
+// provider, off (the zero value) otherwise. Off, every method leaves what
+// it is given as it is, so tracing costs nothing then.
+type Tracing struct {
+	tp trace.TracerProvider
+	// sampler is the provider's when Open built it (see serverSpans).
+	sampler sdktrace.Sampler
+	flush   func()
+}
+
+// Open turns tracing on with the provider a test gave (given), or with
+// the SDK's as the OTEL_* variables configure it when they ask for traces
+// (requested; config.Config.Tracing), installed as the global provider and
+// propagator too; else it stays off.
+func Open(ctx context.Context, requested bool, given trace.TracerProvider) (Tracing, error) {
+	if given != nil {
+		return Tracing{tp: given}, nil
+	}
+	if !requested {
+		return Tracing{}, nil
+	}
+	tp, sampler, err := newProvider(ctx)
+	if err != nil {
+		return Tracing{}, err
+	}
+	otel.SetTracerProvider(tp)
+	otel.SetTextMapPropagator(Propagator())
+	return Tracing{tp: tp, sampler: sampler, flush: func() {
+		ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+		defer cancel()
+		_ = tp.Shutdown(ctx)
+	}}, nil
+}
+
 // newProvider returns the SDK's tracer provider as the OTEL_* variables
 // configure it, and its sampler, which the server spans ask first: the
-// exporter by OTEL_TRACES_EXPORTER (otlp, the default; console; none) and
-// OTEL_EXPORTER_OTLP_* (newExporter), the sampler by OTEL_TRACES_SAMPLER
-// and OTEL_TRACES_SAMPLER_ARG (samplerFromEnv; the SDK's default:
-// parentbased_always_on), the batching by OTEL_BSP_*, the resource by
-// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES. Shut it down to flush.
+// exporter by OTEL_TRACES_EXPORTER and OTEL_EXPORTER_OTLP_* (newExporter),
+// the sampler by OTEL_TRACES_SAMPLER and _ARG (samplerFromEnv), the
+// batching by OTEL_BSP_*, the resource by OTEL_SERVICE_NAME and
+// OTEL_RESOURCE_ATTRIBUTES.
 func newProvider(ctx context.Context) (*sdktrace.TracerProvider, sdktrace.Sampler, error) {
 	sampler, err := samplerFromEnv()
 	if err != nil {
@@ -63,6 +110,103 @@ func newProvider(ctx context.Context) (*sdktrace.TracerProvider, sdktrace.Sample
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res),
 		sdktrace.WithSampler(sampler), sdktrace.WithIDGenerator(drawnIDs{}))
 	return tp, sampler, nil
+}
+
+// newExporter returns the span exporter the environment names, as the
+// OpenTelemetry specification's variables say: OTEL_TRACES_EXPORTER otlp
+// (the default), console or none; for otlp, the SDK's OTLP exporter over
+// OTEL_EXPORTER_OTLP_PROTOCOL (or its _TRACES_ form) http/protobuf (the
+// default) or grpc, configured by the other OTEL_EXPORTER_OTLP_* variables.
+func newExporter(ctx context.Context) (sdktrace.SpanExporter, error) {
+	switch name := strings.TrimSpace(os.Getenv("OTEL_TRACES_EXPORTER")); name {
+	case "", "otlp":
+		protocol := cmp.Or(os.Getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"), os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL"), "http/protobuf")
+		switch protocol {
+		case "http/protobuf":
+			return otlptracehttp.New(ctx)
+		case "grpc":
+			return otlptracegrpc.New(ctx)
+		}
+		return nil, fmt.Errorf("OTLP protocol %q: want http/protobuf or grpc", protocol)
+	case "console":
+		return stdouttrace.New()
+	case "none":
+		return discard{}, nil
+	default:
+		return nil, fmt.Errorf("span exporter %q: want otlp, console or none", name)
+	}
+}
+
+// discard is OTEL_TRACES_EXPORTER=none's exporter.
+type discard struct{}
+
+func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discard) Shutdown(context.Context) error                             { return nil }
+
+// Flush sends the spans still buffered by the provider Open built (not a
+// given one); the app calls it last of all, after its connections close.
+func (t Tracing) Flush() {
+	if t.flush != nil {
+		t.flush()
+	}
+}
+
+func (t Tracing) on() bool { return t.tp != nil }
+
+// PoolOptions traces the pool's statements with otelpgx, within sampled
+// requests' traces only (recordedPgx).
+func (t Tracing) PoolOptions() []postgres.PoolOption {
+	if !t.on() {
+		return nil
+	}
+	pgxTracer := recordedPgx{inner: otelpgx.NewTracer(otelpgx.WithTracerProvider(t.tp), otelpgx.WithQuerySpanNamePrefix())}
+	return []postgres.PoolOption{func(c *pgxpool.Config) { c.ConnConfig.Tracer = pgxTracer }}
+}
+
+// StoreOptions makes a span of each group write of bookings.
+func (t Tracing) StoreOptions() []postgres.StoreOption {
+	if !t.on() {
+		return nil
+	}
+	return []postgres.StoreOption{postgres.WithTracer(t.tp.Tracer(ScopeName))}
+}
+
+// Redis traces client's commands, pipelines and dials as redisotel does,
+// within sampled requests' traces only (redisSpans). Command arguments
+// stay out of the spans (they carry user ids).
+func (t Tracing) Redis(client redis.UniversalClient) error {
+	if !t.on() {
+		return nil
+	}
+	return instrumentRedis(client, t.tp)
+}
+
+// Locker makes spans of the use cases' lock acquisitions, seals and
+// releases (tracedLocker).
+func (t Tracing) Locker(l reservation.SeatLocker) reservation.SeatLocker {
+	if !t.on() {
+		return l
+	}
+	return &tracedLocker{inner: l, tracer: t.tp.Tracer(ScopeName)}
+}
+
+// Routed names each request's span after its route
+// (httpapi.Options.Routed; nil when off).
+func (t Tracing) Routed() func(http.Handler) http.Handler {
+	if !t.on() {
+		return nil
+	}
+	return RouteNames
+}
+
+// Handler makes a server span of each request the sampler keeps, a child
+// of the caller's when it sent a W3C traceparent (serverSpans). Health,
+// readiness and metrics requests make none.
+func (t Tracing) Handler(h http.Handler) http.Handler {
+	if !t.on() {
+		return h
+	}
+	return newServerSpans(h, t.tp.Tracer(ScopeName), t.sampler, Propagator())
 }
 
 // Propagator reads and writes W3C trace context (traceparent, tracestate)
