@@ -13,13 +13,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// samplerFromEnv is the sampler OTEL_TRACES_SAMPLER and
-// OTEL_TRACES_SAMPLER_ARG name, read as the SDK reads them (the same
-// names, the same default ratio of 1), except that a value the SDK would
-// log and replace stops the start: an operator who asked for 1% and
-// mistyped it should not get every request traced. The service builds it
-// itself, rather than leave it to the SDK, because serverSpans asks it
-// before it starts a request's span.
+// samplerFromEnv is the sampler OTEL_TRACES_SAMPLER and _ARG name, read as
+// the SDK reads them, except that a value the SDK would log and replace
+// (with every request traced) stops the start. The service builds it,
+// rather than leave it to the SDK, because serverSpans asks it first.
 func samplerFromEnv() (sdktrace.Sampler, error) {
 	name := strings.ToLower(strings.TrimSpace(os.Getenv("OTEL_TRACES_SAMPLER")))
 	arg := strings.TrimSpace(os.Getenv("OTEL_TRACES_SAMPLER_ARG"))
@@ -84,13 +81,11 @@ func sampleFirst(ctx context.Context, carried bool, sampler sdktrace.Sampler, na
 	return ctx, true
 }
 
-// drawnTraceID is the context key of the trace id sampleFirst drew for a
-// root request it kept.
+// drawnTraceID is the context key of the trace id sampleFirst drew.
 type drawnTraceID struct{}
 
-// drawnIDs is the provider's ID generator: random ids, as the SDK's own
-// are, except a root span's trace id, which is the one sampleFirst drew
-// when it is in the context.
+// drawnIDs is the provider's ID generator: random ids, except a root
+// span's trace id when sampleFirst drew it.
 type drawnIDs struct{}
 
 func (drawnIDs) NewIDs(ctx context.Context) (trace.TraceID, trace.SpanID) {
