@@ -13,7 +13,7 @@ import (
 	"github.com/seatlock/seatlock/internal/reservation"
 )
 
-// Attributes of the lock spans.
+// Attributes and names of the lock spans.
 const (
 	AttrLockKey     = attribute.Key("seatlock.lock.key")
 	AttrLockKeys    = attribute.Key("seatlock.lock.keys")
@@ -25,20 +25,15 @@ const (
 	AttrLockWaitedMS  = attribute.Key("seatlock.lock.waited_ms")
 	AttrLockMaxWaitMS = attribute.Key("seatlock.lock.max_wait_ms")
 	AttrLockTTLMS     = attribute.Key("seatlock.lock.ttl_ms")
-)
 
-// Span names of the lock port's calls.
-const (
 	SpanAcquire = "lock.acquire"
 	SpanSeal    = "lock.seal"
 	SpanRelease = "lock.release"
 )
 
-// tracedLocker is a lock client with a span for each acquisition (outcome
-// acquired, held, sealed or error; fence; how long it waited) and for each
+// tracedLocker is a lock client with a span for each acquisition and each
 // end of a lease it granted (seal or release). Calls outside a recorded
-// trace (the periodic jobs, the requests the sampler dropped) make no span
-// and get the lease itself.
+// trace make no span and get the lease itself.
 type tracedLocker struct {
 	inner  reservation.SeatLocker
 	tracer trace.Tracer

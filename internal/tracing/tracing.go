@@ -1,16 +1,9 @@
-// Package tracing is the service's OpenTelemetry tracing, whole: the SDK's
-// tracer provider as the standard OTEL_* variables configure it (Open),
-// whose tracer makes every span and whose batch span processor and OTLP
-// exporter send them; the propagators of incoming trace context
-// (Propagator); and Tracing, which the app opens once and asks for each
-// thing it wires: the HTTP handler's server spans and their route names,
-// the pool's and the Redis clients' spans, the group writes' and the lock
-// port's spans.
-//
-// Tracing is off unless the environment asks for it (config decides). Off,
-// nothing of this package is in the way of a request: the app wraps
-// neither its handler nor its pools, its Redis clients nor its lock
-// client, and the global tracer provider stays OpenTelemetry's no-op one.
+// Package tracing is the service's OpenTelemetry tracing: the SDK's tracer
+// provider, batch span processor and OTLP exporter as the OTEL_* variables
+// configure them (Open), and Tracing, which the app asks for each thing it
+// wires: the server spans and their route names, the pool's, the Redis
+// clients', the group writes' and the lock port's spans. Off (config
+// decides), nothing of it is in the way of a request.
 package tracing
 
 import (
@@ -39,20 +32,19 @@ import (
 	"github.com/seatlock/seatlock/internal/reservation"
 )
 
-// ServiceName is the service.name of the spans unless OTEL_SERVICE_NAME
-// (or service.name in OTEL_RESOURCE_ATTRIBUTES) says otherwise.
-const ServiceName = "seatlock"
-
-// ScopeName is the instrumentation scope of the service's own spans.
-const ScopeName = "github.com/seatlock/seatlock"
-
-// ShutdownTimeout bounds the flush of the spans still buffered when the
-// service stops.
-const ShutdownTimeout = 5 * time.Second
+const (
+	// ServiceName is the spans' service.name unless OTEL_SERVICE_NAME (or
+	// OTEL_RESOURCE_ATTRIBUTES) says otherwise.
+	ServiceName = "seatlock"
+	// ScopeName is the instrumentation scope of the service's own spans.
+	ScopeName = "github.com/seatlock/seatlock"
+	// ShutdownTimeout bounds the flush of the spans buffered at the end.
+	ShutdownTimeout = 5 * time.Second
+)
 
 // Tracing is the service's tracing as the app wires it: on with a tracer
-// provider, off (the zero value) otherwise. Off, every method leaves what
-// it is given as it is, so tracing costs nothing then.
+// provider, off (the zero value) otherwise, when every method leaves what
+// it is given as it is.
 type Tracing struct {
 	tp trace.TracerProvider
 	// sampler is the provider's when Open built it (see serverSpans).
@@ -60,10 +52,9 @@ type Tracing struct {
 	flush   func()
 }
 
-// Open turns tracing on with the provider a test gave (given), or with
-// the SDK's as the OTEL_* variables configure it when they ask for traces
-// (requested; config.Config.Tracing), installed as the global provider and
-// propagator too; else it stays off.
+// Open turns tracing on with the provider a test gave, or, when requested
+// (config.Config.Tracing), with the SDK's (newProvider), installed as the
+// global provider and propagator too; else it stays off.
 func Open(ctx context.Context, requested bool, given trace.TracerProvider) (Tracing, error) {
 	if given != nil {
 		return Tracing{tp: given}, nil
@@ -84,12 +75,10 @@ func Open(ctx context.Context, requested bool, given trace.TracerProvider) (Trac
 	}}, nil
 }
 
-// newProvider returns the SDK's tracer provider as the OTEL_* variables
-// configure it, and its sampler, which the server spans ask first: the
-// exporter by OTEL_TRACES_EXPORTER and OTEL_EXPORTER_OTLP_* (newExporter),
-// the sampler by OTEL_TRACES_SAMPLER and _ARG (samplerFromEnv), the
-// batching by OTEL_BSP_*, the resource by OTEL_SERVICE_NAME and
-// OTEL_RESOURCE_ATTRIBUTES.
+// newProvider returns the SDK's tracer provider and its sampler, which the
+// server spans ask first: the exporter as newExporter reads it, the
+// sampler as samplerFromEnv does, the batching by OTEL_BSP_*, the resource
+// by OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES.
 func newProvider(ctx context.Context) (*sdktrace.TracerProvider, sdktrace.Sampler, error) {
 	sampler, err := samplerFromEnv()
 	if err != nil {
@@ -112,11 +101,10 @@ func newProvider(ctx context.Context) (*sdktrace.TracerProvider, sdktrace.Sample
 	return tp, sampler, nil
 }
 
-// newExporter returns the span exporter the environment names, as the
-// OpenTelemetry specification's variables say: OTEL_TRACES_EXPORTER otlp
-// (the default), console or none; for otlp, the SDK's OTLP exporter over
-// OTEL_EXPORTER_OTLP_PROTOCOL (or its _TRACES_ form) http/protobuf (the
-// default) or grpc, configured by the other OTEL_EXPORTER_OTLP_* variables.
+// newExporter returns the exporter OTEL_TRACES_EXPORTER names: otlp (the
+// default), the SDK's OTLP exporter over OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL
+// http/protobuf (the default) or grpc, configured by the other
+// OTEL_EXPORTER_OTLP_* variables; console; or none.
 func newExporter(ctx context.Context) (sdktrace.SpanExporter, error) {
 	switch name := strings.TrimSpace(os.Getenv("OTEL_TRACES_EXPORTER")); name {
 	case "", "otlp":
@@ -143,8 +131,8 @@ type discard struct{}
 func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
 func (discard) Shutdown(context.Context) error                             { return nil }
 
-// Flush sends the spans still buffered by the provider Open built (not a
-// given one); the app calls it last of all, after its connections close.
+// Flush sends the spans the provider Open built still buffers; the app
+// calls it last of all.
 func (t Tracing) Flush() {
 	if t.flush != nil {
 		t.flush()
@@ -153,8 +141,7 @@ func (t Tracing) Flush() {
 
 func (t Tracing) on() bool { return t.tp != nil }
 
-// PoolOptions traces the pool's statements with otelpgx, within sampled
-// requests' traces only (recordedPgx).
+// PoolOptions traces the pool's statements with otelpgx (recordedPgx).
 func (t Tracing) PoolOptions() []postgres.PoolOption {
 	if !t.on() {
 		return nil
@@ -171,9 +158,8 @@ func (t Tracing) StoreOptions() []postgres.StoreOption {
 	return []postgres.StoreOption{postgres.WithTracer(t.tp.Tracer(ScopeName))}
 }
 
-// Redis traces client's commands, pipelines and dials as redisotel does,
-// within sampled requests' traces only (redisSpans). Command arguments
-// stay out of the spans (they carry user ids).
+// Redis traces client's commands, pipelines and dials (redisSpans), never
+// their arguments (they carry user ids).
 func (t Tracing) Redis(client redis.UniversalClient) error {
 	if !t.on() {
 		return nil
@@ -199,9 +185,8 @@ func (t Tracing) Routed() func(http.Handler) http.Handler {
 	return RouteNames
 }
 
-// Handler makes a server span of each request the sampler keeps, a child
-// of the caller's when it sent a W3C traceparent (serverSpans). Health,
-// readiness and metrics requests make none.
+// Handler makes a server span of each request the sampler keeps
+// (serverSpans).
 func (t Tracing) Handler(h http.Handler) http.Handler {
 	if !t.on() {
 		return h
@@ -215,6 +200,5 @@ func Propagator() propagation.TextMapPropagator {
 	return propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 }
 
-// recording tells whether ctx carries a span being recorded: one the
-// sampler kept.
+// recording tells whether ctx carries a span the sampler kept.
 func recording(ctx context.Context) bool { return trace.SpanFromContext(ctx).IsRecording() }
