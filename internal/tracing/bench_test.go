@@ -10,34 +10,34 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/seatlock/seatlock/internal/lock"
 )
 
 // BenchmarkSampledRequest is what tracing adds to the hot seat's request:
 // off, the handler alone; sampled, its server span with the route's name
-// and a lock span refused as sealed, exported: as the SDK's spans through
-// its batch processor and the wire exporter (sampled-sdk), and as the
-// light spans the service makes (sampled-light).
+// and a lock span refused as sealed, batched and marshalled by the SDK's
+// OTLP exporter.
 func BenchmarkSampledRequest(b *testing.B) {
 	ctx := context.Background()
-	exporter, err := newWireExporter(ctx, marshalling{})
+	exporter, err := otlptrace.New(ctx, marshalling{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	sampler := sdktrace.ParentBased(sdktrace.AlwaysSample())
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithSampler(sampler),
 		sdktrace.WithIDGenerator(drawnIDs{}))
-	light := newLightTracer(marshalling{}, nil, sampler, tp)
-	b.Cleanup(func() { _ = light.batcher.Shutdown(ctx); _ = tp.Shutdown(ctx) })
+	b.Cleanup(func() { _ = tp.Shutdown(ctx) })
 	for _, c := range []struct {
 		name    string
 		tracing Tracing
 	}{
 		{"off", Tracing{}},
-		{"sampled-sdk", Tracing{tp: tp, own: tp.Tracer(ScopeName), sampler: sampler}},
-		{"sampled-light", Tracing{tp: tp, own: light, sampler: sampler}},
+		{"sampled", Tracing{tp: tp, sampler: sampler}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			h := hotSeatHandler(c.tracing)
@@ -85,4 +85,16 @@ func (sealedLocker) Acquire(context.Context, string, lock.Options) (lock.Lease, 
 
 func (sealedLocker) AcquireAll(context.Context, []string, lock.Options) (lock.MultiLease, error) {
 	return nil, lock.ErrSealed
+}
+
+// marshalling is an OTLP client that marshals what it is given to upload,
+// as the SDK's clients do, and sends it nowhere.
+type marshalling struct{}
+
+func (marshalling) Start(context.Context) error { return nil }
+func (marshalling) Stop(context.Context) error  { return nil }
+
+func (marshalling) UploadTraces(_ context.Context, rs []*tracepb.ResourceSpans) error {
+	_, err := proto.Marshal(&tracepb.TracesData{ResourceSpans: rs})
+	return err
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/seatlock/seatlock/internal/reservation"
 )
 
-// Attributes of the lock spans.
+// Attributes and names of the lock spans.
 const (
 	AttrLockKey     = attribute.Key("seatlock.lock.key")
 	AttrLockKeys    = attribute.Key("seatlock.lock.keys")
@@ -25,20 +25,15 @@ const (
 	AttrLockWaitedMS  = attribute.Key("seatlock.lock.waited_ms")
 	AttrLockMaxWaitMS = attribute.Key("seatlock.lock.max_wait_ms")
 	AttrLockTTLMS     = attribute.Key("seatlock.lock.ttl_ms")
-)
 
-// Span names of the lock port's calls.
-const (
 	SpanAcquire = "lock.acquire"
 	SpanSeal    = "lock.seal"
 	SpanRelease = "lock.release"
 )
 
-// tracedLocker is a lock client with a span for each acquisition (outcome
-// acquired, held, sealed or error; fence; how long it waited) and for each
+// tracedLocker is a lock client with a span for each acquisition and each
 // end of a lease it granted (seal or release). Calls outside a recorded
-// trace (the periodic jobs, the requests the sampler dropped) make no span
-// and get the lease itself.
+// trace make no span and get the lease itself.
 type tracedLocker struct {
 	inner  reservation.SeatLocker
 	tracer trace.Tracer
@@ -50,16 +45,14 @@ func (l *tracedLocker) Acquire(ctx context.Context, key string, opts lock.Option
 	}
 	ctx, span := l.tracer.Start(ctx, SpanAcquire)
 	defer span.End()
-	attrs := gather()
-	defer attrs.setOn(span)
-	attrs.add(AttrLockKey.String(key), AttrLockTTLMS.Int64(opts.TTL.Milliseconds()), AttrLockMaxWaitMS.Int64(opts.Wait.Milliseconds()))
 	start := time.Now()
 	lease, err := l.inner.Acquire(ctx, key, opts)
-	endAcquire(span, attrs, opts.Wait, time.Since(start), err)
+	attrs := acquired(span, opts, time.Since(start), err, AttrLockKey.String(key))
 	if err != nil {
+		setAttributes(span, attrs...)
 		return nil, err
 	}
-	attrs.add(AttrLockFence.Int64(lease.Fence()))
+	setAttributes(span, append(attrs, AttrLockFence.Int64(lease.Fence()))...)
 	return wrapLease(lease, l.tracer), nil
 }
 
@@ -69,24 +62,23 @@ func (l *tracedLocker) AcquireAll(ctx context.Context, keys []string, opts lock.
 	}
 	ctx, span := l.tracer.Start(ctx, SpanAcquire)
 	defer span.End()
-	attrs := gather()
-	defer attrs.setOn(span)
-	attrs.add(AttrLockKeys.StringSlice(keys), AttrLockTTLMS.Int64(opts.TTL.Milliseconds()), AttrLockMaxWaitMS.Int64(opts.Wait.Milliseconds()))
 	start := time.Now()
 	lease, err := l.inner.AcquireAll(ctx, keys, opts)
-	endAcquire(span, attrs, opts.Wait, time.Since(start), err)
+	attrs := acquired(span, opts, time.Since(start), err, AttrLockKeys.StringSlice(keys))
 	if err != nil {
+		setAttributes(span, attrs...)
 		return nil, err
 	}
-	attrs.add(AttrLockFences.Int64Slice(lease.Fences()))
+	setAttributes(span, append(attrs, AttrLockFences.Int64Slice(lease.Fences()))...)
 	return &tracedMultiLease{MultiLease: lease, tracer: l.tracer}, nil
 }
 
-// endAcquire records an Acquire's outcome, as the lock metrics name it.
-// Held and sealed are answers, not failures: only an error marks the span.
-func endAcquire(span trace.Span, attrs *gathered, wait, took time.Duration, err error) {
+// acquired is an Acquire's attributes: key, TTL, wait allowed, outcome
+// (as the lock metrics name it) and time waited. Held and sealed are
+// answers, not failures: only an error marks the span.
+func acquired(span trace.Span, opts lock.Options, took time.Duration, err error, key attribute.KeyValue) []attribute.KeyValue {
 	var waited time.Duration
-	if wait > 0 {
+	if opts.Wait > 0 {
 		waited = took
 	}
 	outcome := lock.OutcomeAcquired
@@ -98,10 +90,11 @@ func endAcquire(span trace.Span, attrs *gathered, wait, took time.Duration, err 
 		outcome = lock.OutcomeHeld
 	default:
 		outcome = lock.OutcomeError
-		span.RecordError(err)
+		recordError(span, err)
 		span.SetStatus(codes.Error, "lock acquisition failed")
 	}
-	attrs.add(AttrLockOutcome.String(string(outcome)), AttrLockWaitedMS.Float64(float64(waited.Microseconds())/1000))
+	return []attribute.KeyValue{key, AttrLockTTLMS.Int64(opts.TTL.Milliseconds()), AttrLockMaxWaitMS.Int64(opts.Wait.Milliseconds()),
+		AttrLockOutcome.String(string(outcome)), AttrLockWaitedMS.Float64(float64(waited.Microseconds()) / 1000)}
 }
 
 // wrapLease keeps the capability of lease (lock.Sealer), which the use
@@ -123,19 +116,12 @@ func (l *tracedLease) Release(ctx context.Context) error {
 	return l.end(ctx, SpanRelease, l.Lease.Release)
 }
 
-func (l *tracedLease) seal(ctx context.Context, seal func(context.Context) error) error {
-	return l.end(ctx, SpanSeal, seal)
-}
-
 // end makes the span called name around do, which ends the lease (seals
 // or releases it).
 func (l *tracedLease) end(ctx context.Context, name string, do func(context.Context) error) error {
 	ctx, span := l.tracer.Start(ctx, name)
 	defer span.End()
-	attrs := gather()
-	defer attrs.setOn(span)
-	attrs.add(AttrLockKey.String(l.Key()), AttrLockFence.Int64(l.Fence()))
-	return endLease(span, attrs, do(ctx))
+	return endLease(span, do(ctx), AttrLockKey.String(l.Key()), AttrLockFence.Int64(l.Fence()))
 }
 
 type tracedSealingLease struct {
@@ -144,11 +130,11 @@ type tracedSealingLease struct {
 }
 
 func (l *tracedSealingLease) Seal(ctx context.Context, ttl time.Duration) error {
-	return l.seal(ctx, func(ctx context.Context) error { return l.sealer.Seal(ctx, ttl) })
+	return l.end(ctx, SpanSeal, func(ctx context.Context) error { return l.sealer.Seal(ctx, ttl) })
 }
 
 func (l *tracedSealingLease) SealWithNote(ctx context.Context, ttl time.Duration, note string) error {
-	return l.seal(ctx, func(ctx context.Context) error { return l.sealer.SealWithNote(ctx, ttl, note) })
+	return l.end(ctx, SpanSeal, func(ctx context.Context) error { return l.sealer.SealWithNote(ctx, ttl, note) })
 }
 
 type tracedMultiLease struct {
@@ -159,15 +145,12 @@ type tracedMultiLease struct {
 func (l *tracedMultiLease) Release(ctx context.Context) error {
 	ctx, span := l.tracer.Start(ctx, SpanRelease)
 	defer span.End()
-	attrs := gather()
-	defer attrs.setOn(span)
-	attrs.add(AttrLockKeys.StringSlice(l.Keys()), AttrLockFences.Int64Slice(l.Fences()))
-	return endLease(span, attrs, l.MultiLease.Release(ctx))
+	return endLease(span, l.MultiLease.Release(ctx), AttrLockKeys.StringSlice(l.Keys()), AttrLockFences.Int64Slice(l.Fences()))
 }
 
 // endLease records how a lease ended: "done", "not_held" (it had expired
 // or been taken: the work outlived its TTL) or "error".
-func endLease(span trace.Span, attrs *gathered, err error) error {
+func endLease(span trace.Span, err error, attrs ...attribute.KeyValue) error {
 	outcome := "done"
 	switch {
 	case err == nil:
@@ -175,9 +158,9 @@ func endLease(span trace.Span, attrs *gathered, err error) error {
 		outcome = "not_held"
 	default:
 		outcome = "error"
-		span.RecordError(err)
+		recordError(span, err)
 		span.SetStatus(codes.Error, "ending the lease failed")
 	}
-	attrs.add(AttrLockOutcome.String(outcome))
+	setAttributes(span, append(attrs, AttrLockOutcome.String(outcome))...)
 	return err
 }

@@ -26,16 +26,16 @@ func RouteNames(next http.Handler) http.Handler {
 			pattern = rc.RoutePattern()
 		}
 		if pattern != "" {
-			span.SetName(r.Method + " " + pattern)
+			span.SetName(validUTF8(r.Method + " " + pattern))
 		}
-		attrs := gather()
+		var attrs []attribute.KeyValue
 		if id := w.Header().Get("X-Request-Id"); id != "" {
-			attrs.add(AttrRequestID.String(id))
+			attrs = append(attrs, AttrRequestID.String(id))
 		}
 		if pattern != "" {
-			attrs.add(attribute.String("http.route", pattern))
+			attrs = append(attrs, attribute.String("http.route", pattern))
 		}
-		attrs.setOn(span)
+		setAttributes(span, attrs...)
 	})
 }
 

@@ -13,13 +13,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// samplerFromEnv is the sampler OTEL_TRACES_SAMPLER and
-// OTEL_TRACES_SAMPLER_ARG name, read as the SDK reads them (the same
-// names, the same default ratio of 1), except that a value the SDK would
-// log and replace stops the start: an operator who asked for 1% and
-// mistyped it should not get every request traced. The service builds it
-// itself, rather than leave it to the SDK, because serverSpans asks it
-// before it starts a request's span.
+// samplerFromEnv is the sampler OTEL_TRACES_SAMPLER and _ARG name, read as
+// the SDK reads them, except that a value the SDK would log and replace
+// (with every request traced) stops the start. The service builds it,
+// rather than leave it to the SDK, because serverSpans asks it first.
 func samplerFromEnv() (sdktrace.Sampler, error) {
 	name := strings.ToLower(strings.TrimSpace(os.Getenv("OTEL_TRACES_SAMPLER")))
 	arg := strings.TrimSpace(os.Getenv("OTEL_TRACES_SAMPLER_ARG"))
@@ -55,57 +52,40 @@ func samplerFromEnv() (sdktrace.Sampler, error) {
 		"parentbased_always_on, parentbased_always_off, parentbased_traceidratio", name)
 }
 
-// sampleFirst asks the provider's sampler about a request before its span
-// is started (see serverSpans). ctx is the request's context, with the
-// caller's span context in it when the request carried one (carried). A
-// root request is asked about with a trace id drawn here, and with no
-// context at all: the request's holds no span, and looking through it
-// for one costs more than the rest of the decision.
-func sampleFirst(ctx context.Context, carried bool, sampler sdktrace.Sampler, name string) (firstLook, bool) {
+// sampleFirst asks sampler about a request before its span is started
+// (serverSpans): whether it keeps it, and the context to start the span
+// with. ctx holds the caller's span context when the request carried one
+// (carried). A root request is asked about with no parent context (looking
+// through the request's for a span costs more than the rest of the
+// decision) and a trace id drawn here, which the context returned carries
+// for drawnIDs to give the span: the sampler's second look, in the SDK's
+// Start, sees what the first saw and keeps it too (a ratio sampler decides
+// by the id).
+func sampleFirst(ctx context.Context, carried bool, sampler sdktrace.Sampler, name string) (context.Context, bool) {
 	params := sdktrace.SamplingParameters{ParentContext: context.Background(), Name: name, Kind: trace.SpanKindServer}
-	var look firstLook
+	var parent trace.SpanContext
 	if carried {
-		look.parent = trace.SpanContextFromContext(ctx)
-		params.ParentContext = ctx
+		parent, params.ParentContext = trace.SpanContextFromContext(ctx), ctx
 	}
-	if look.parent.IsValid() {
-		params.TraceID = look.parent.TraceID()
+	if parent.IsValid() {
+		params.TraceID = parent.TraceID()
 	} else {
 		params.TraceID = newTraceID()
 	}
-	look.traceID = params.TraceID
-	look.result = sampler.ShouldSample(params)
-	return look, look.result.Decision != sdktrace.Drop
-}
-
-// firstLook is what sampleFirst saw and decided: the caller's span context
-// (invalid for a root request), the trace id and the sampler's result. A
-// light tracer starts the span on it (startDecided); the SDK's asks the
-// sampler again.
-type firstLook struct {
-	parent  trace.SpanContext
-	traceID trace.TraceID
-	result  sdktrace.SamplingResult
-}
-
-// withDrawnID returns ctx with a root request's drawn trace id in it, for
-// drawnIDs to give the SDK's span the same id, so that the sampler's second
-// look, in the SDK's Start, sees what the first saw and keeps it too (a
-// ratio sampler decides by the id).
-func (l firstLook) withDrawnID(ctx context.Context) context.Context {
-	if l.parent.IsValid() {
-		return ctx
+	if sampler.ShouldSample(params).Decision == sdktrace.Drop {
+		return ctx, false
 	}
-	return context.WithValue(ctx, drawnTraceID{}, l.traceID)
+	if !parent.IsValid() {
+		ctx = context.WithValue(ctx, drawnTraceID{}, params.TraceID)
+	}
+	return ctx, true
 }
 
-// drawnTraceID is the context key of the trace id sampleFirst drew for a
-// root request it kept.
+// drawnTraceID is the context key of the trace id sampleFirst drew.
 type drawnTraceID struct{}
 
-// drawnIDs is the provider's ID generator: random ids, as the SDK's own
-// are, except a root span's trace id, which is the one sampleFirst drew
-// when it is in the context.
+// drawnIDs is the provider's ID generator: random ids, except a root
+// span's trace id when sampleFirst drew it.
 type drawnIDs struct{}
 
 func (drawnIDs) NewIDs(ctx context.Context) (trace.TraceID, trace.SpanID) {

@@ -4,41 +4,35 @@ import (
 	"io"
 	"net/http"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 )
 
 // serverSpans is the middleware of Tracing.Handler. It asks the sampler
-// first and does a server span's work (the span, its attributes, the
-// counting of the request's and the answer's bytes, its status) only for
-// a request the sampler keeps: under load most requests are not sampled,
-// and they should cost tracing next to nothing. An unsampled request goes
-// on as it came, with no span in its context, so that the spans of its
-// calls are skipped cheaply too (the Redis hook, the pgx tracer, the lock
-// client look for a recording span first).
+// first (sampleFirst) and does a server span's work (the span, its
+// attributes, counting the request's and the answer's bytes) only for a
+// request the sampler keeps. A dropped request goes on as it came, with no
+// span in its context, so its calls skip their spans cheaply too (the
+// Redis hook, the pgx tracer, the lock client look for a recording span).
 type serverSpans struct {
 	next       http.Handler
 	tracer     trace.Tracer
 	propagator propagation.TextMapPropagator
-	// sampler is the provider's, asked before the span is started
-	// (sampleFirst); a light tracer starts the span on that decision, the
-	// SDK's asks again. nil for a provider a test gave, whose sampler is
-	// unknown: then the SDK's Start decides, and an unsampled request goes
-	// on with its non-recording span.
+	// sampler is the provider's; nil for a provider a test gave, whose
+	// sampler is unknown: then the SDK's Start alone decides.
 	sampler sdktrace.Sampler
-	// fields are the propagator's headers, canonical: a request that
-	// carries none of them has no context to extract, and is not parsed.
+	// fields are the propagator's headers, canonical: a request without
+	// any has no context to extract.
 	fields []string
-	// start and startConfig are made once: each request would allocate them.
-	start       []trace.SpanStartOption
-	startConfig trace.SpanConfig
+	// start is made once: each request would allocate it.
+	start []trace.SpanStartOption
 }
 
 func newServerSpans(next http.Handler, tracer trace.Tracer, sampler sdktrace.Sampler, propagator propagation.TextMapPropagator) *serverSpans {
 	s := &serverSpans{next: next, tracer: tracer, propagator: propagator, sampler: sampler,
 		start: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}}
-	s.startConfig = trace.NewSpanStartConfig(s.start...)
 	for _, f := range propagator.Fields() {
 		s.fields = append(s.fields, http.CanonicalHeaderKey(f))
 	}
@@ -64,44 +58,35 @@ func (s *serverSpans) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if carried {
 		ctx = s.propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
 	}
-	// Named by the method until the router knows the route (RouteNames).
-	var span trace.Span
 	if s.sampler != nil {
-		look, kept := sampleFirst(ctx, carried, s.sampler, r.Method)
-		if !kept {
+		var kept bool
+		if ctx, kept = sampleFirst(ctx, carried, s.sampler, r.Method); !kept {
 			s.next.ServeHTTP(w, r)
 			return
 		}
-		if light, ok := s.tracer.(*lightTracer); ok {
-			ctx, span = light.startDecided(ctx, r.Method, &s.startConfig, look)
-		} else {
-			ctx, span = s.tracer.Start(look.withDrawnID(ctx), r.Method, s.start...)
-		}
-	} else {
-		ctx, span = s.tracer.Start(ctx, r.Method, s.start...)
 	}
+	// Named by the method until the router knows the route (RouteNames).
+	ctx, span := s.tracer.Start(ctx, validUTF8(r.Method), s.start...)
 	if !span.IsRecording() {
 		s.next.ServeHTTP(w, r.WithContext(ctx))
 		return
 	}
 	defer span.End()
-	attrs := gather()
-	defer attrs.setOn(span)
-	attrs.kvs = appendRequestAttributes(attrs.kvs, r)
+	attrs := appendRequestAttributes(make([]attribute.KeyValue, 0, 16), r)
+	// Deferred after End, this runs before it, on a panic too.
+	defer func() { setAttributes(span, attrs...) }()
 
-	x := &exchange{body: countingBody{ReadCloser: r.Body}, answer: answer{status: http.StatusOK}}
+	body, a := &countingBody{ReadCloser: r.Body}, &answer{ResponseWriter: w, status: http.StatusOK}
 	if r.Body != nil && r.Body != http.NoBody {
 		// net/http looks at the type of the body it gave once the
 		// handler returns: it gets its own back.
 		original := r.Body
-		r.Body = &x.body
+		r.Body = body
 		defer func() { r.Body = original }()
 	}
-	x.answer.ResponseWriter = w
-	s.next.ServeHTTP(&x.answer, r.WithContext(ctx))
-
-	span.SetStatus(serverStatus(x.answer.status))
-	attrs.kvs = appendResponseAttributes(attrs.kvs, x.body.read, x.answer.written, x.answer.status)
+	s.next.ServeHTTP(a, r.WithContext(ctx))
+	span.SetStatus(serverStatus(a.status))
+	attrs = appendResponseAttributes(attrs, body.read, a.written, a.status)
 }
 
 func (s *serverSpans) carriesContext(h http.Header) bool {
@@ -111,13 +96,6 @@ func (s *serverSpans) carriesContext(h http.Header) bool {
 		}
 	}
 	return false
-}
-
-// exchange is what a sampled request read and was answered, in one
-// allocation: its body's counter and its writer.
-type exchange struct {
-	body   countingBody
-	answer answer
 }
 
 // countingBody counts the bytes of a sampled request's body the handler read.
@@ -134,11 +112,9 @@ func (b *countingBody) Read(p []byte) (int, error) {
 
 // answer is the writer of a sampled request: it keeps the status of the
 // answer (the first final one, 200 when the handler writes none) and the
-// bytes of its body. The service's handlers write their answers, streams
-// included, from the request's own goroutine: no lock. Of the writer's
-// optional interfaces it offers http.Flusher, which the live seat map's
-// writer looks for, and Unwrap, through which http.ResponseController
-// reaches the others (hijacking, deadlines).
+// bytes of its body (written from the request's goroutine: no lock). It
+// offers http.Flusher, which the live seat map's writer looks for, and
+// Unwrap, through which http.ResponseController reaches the others.
 type answer struct {
 	http.ResponseWriter
 	status      int

@@ -16,18 +16,6 @@ import (
 // conventions, as otelhttp (which made these spans before) sets them, so
 // that dashboards and queries written against those spans still hold.
 
-var knownMethods = map[string]attribute.KeyValue{
-	http.MethodConnect: semconv.HTTPRequestMethodConnect,
-	http.MethodDelete:  semconv.HTTPRequestMethodDelete,
-	http.MethodGet:     semconv.HTTPRequestMethodGet,
-	http.MethodHead:    semconv.HTTPRequestMethodHead,
-	http.MethodOptions: semconv.HTTPRequestMethodOptions,
-	http.MethodPatch:   semconv.HTTPRequestMethodPatch,
-	http.MethodPost:    semconv.HTTPRequestMethodPost,
-	http.MethodPut:     semconv.HTTPRequestMethodPut,
-	http.MethodTrace:   semconv.HTTPRequestMethodTrace,
-}
-
 // appendRequestAttributes appends a sampled request's: server address
 // and port (the Host header's; the port only when not the scheme's
 // default), method (_OTHER and the original for an unknown one), scheme,
@@ -81,13 +69,22 @@ func appendMethodAttributes(attrs []attribute.KeyValue, method string) []attribu
 	if method == "" {
 		return append(attrs, semconv.HTTPRequestMethodOther)
 	}
-	if known, ok := knownMethods[method]; ok {
-		return append(attrs, known)
+	if known(method) {
+		return append(attrs, semconv.HTTPRequestMethodKey.String(method))
 	}
-	if known, ok := knownMethods[strings.ToUpper(method)]; ok {
-		return append(attrs, known, semconv.HTTPRequestMethodOriginal(method))
+	if upper := strings.ToUpper(method); known(upper) {
+		return append(attrs, semconv.HTTPRequestMethodKey.String(upper), semconv.HTTPRequestMethodOriginal(method))
 	}
 	return append(attrs, semconv.HTTPRequestMethodOther, semconv.HTTPRequestMethodOriginal(method))
+}
+
+func known(method string) bool {
+	switch method {
+	case http.MethodConnect, http.MethodDelete, http.MethodGet, http.MethodHead, http.MethodOptions,
+		http.MethodPatch, http.MethodPost, http.MethodPut, http.MethodTrace:
+		return true
+	}
+	return false
 }
 
 // splitHostPort splits "host", "host:port", "[v6]" or "[v6]:port"; port

@@ -2,11 +2,15 @@ package tracing_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 	"go.opentelemetry.io/otel/attribute"
@@ -15,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/seatlock/seatlock/internal/lock"
 	"github.com/seatlock/seatlock/internal/tracing"
 )
 
@@ -318,4 +323,54 @@ func allocationsBeyondRouter(tr tracing.Tracing) float64 {
 	w := httptest.NewRecorder()
 	allocs := func(h http.Handler) float64 { return testing.AllocsPerRun(200, func() { h.ServeHTTP(w, req) }) }
 	return allocs(traced) - allocs(bare)
+}
+
+// TestInvalidUTF8IsReplaced: the strings a request brings (its path, user
+// agent, forwarded address, request id) and a failed lock's message reach
+// the spans as valid UTF-8, each bad byte a U+FFFD: the OTLP exporter
+// would fail the whole batch of a span that is not.
+func TestInvalidUTF8IsReplaced(t *testing.T) {
+	tr, rec := recorded(t, sdktrace.AlwaysSample())
+	locker := tr.Locker(failingLocker{})
+	h := routed(tr, func(r chi.Router) {
+		r.Get("/seats/{id}", func(w http.ResponseWriter, r *http.Request) {
+			_, _ = locker.Acquire(r.Context(), "seat:1", lock.Options{TTL: time.Second})
+			w.Header().Set("X-Request-Id", "req-\xff")
+		})
+	})
+	serve(h, http.MethodGet, "/seats/a%ffb", "", map[string]string{"User-Agent": "ua\xfe\xff", "X-Forwarded-For": "\xc0"})
+	for _, s := range rec.Ended() {
+		var kvs []attribute.KeyValue
+		kvs = append(kvs, s.Attributes()...)
+		for _, e := range s.Events() {
+			kvs = append(kvs, e.Attributes...)
+		}
+		for _, kv := range kvs {
+			if v := kv.Value.Emit(); !utf8.ValidString(v) {
+				t.Errorf("span %q: %s = %q, not UTF-8", s.Name(), kv.Key, v)
+			}
+		}
+	}
+	server := rec.Ended()[len(rec.Ended())-1]
+	for key, want := range map[attribute.Key]string{"url.path": "/seats/a\uFFFDb", "user_agent.original": "ua\uFFFD",
+		"client.address": "\uFFFD", tracing.AttrRequestID: "req-\uFFFD"} {
+		if got := attr(server, key).AsString(); got != want {
+			t.Errorf("%s = %q, want %q", key, got, want)
+		}
+	}
+	if events := rec.Ended()[0].Events(); len(events) != 1 || !slices.Contains(events[0].Attributes,
+		attribute.String("exception.message", "lost \uFFFD")) {
+		t.Errorf("the lock span's events %v, want its error's message with U+FFFD", events)
+	}
+}
+
+// failingLocker fails every acquisition with a message that is not UTF-8.
+type failingLocker struct{}
+
+func (failingLocker) Acquire(context.Context, string, lock.Options) (lock.Lease, error) {
+	return nil, errors.New("lost \xff")
+}
+
+func (failingLocker) AcquireAll(context.Context, []string, lock.Options) (lock.MultiLease, error) {
+	return nil, errors.New("lost \xff")
 }

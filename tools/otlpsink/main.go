@@ -9,10 +9,8 @@
 // exporter's default) and answers an empty ExportTraceServiceResponse;
 // GET /spans answers the number of spans received so far.
 //
-// The sink counts spans by walking the export's wire format, without
-// decoding the spans: it shares the machine with the service it measures,
-// and what a collector spends decoding spans is the collector's cost, not
-// the service's.
+// The sink decodes each export with the generated OTLP types, as a
+// collector does, and counts the spans of its resources' scopes.
 package main
 
 import (
@@ -25,7 +23,8 @@ import (
 	"os"
 	"sync/atomic"
 
-	"google.golang.org/protobuf/encoding/protowire"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 func main() {
@@ -71,53 +70,17 @@ func (s *sink) export(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Length", "0")
 }
 
-// Field numbers of the OTLP trace messages the count walks through.
-const (
-	exportResourceSpans = 1 // ExportTraceServiceRequest.resource_spans
-	resourceScopeSpans  = 2 // ResourceSpans.scope_spans
-	scopeSpans          = 2 // ScopeSpans.spans
-)
-
-// countSpans counts the spans of an ExportTraceServiceRequest: the spans
-// fields of the scope_spans of its resource_spans.
+// countSpans counts the spans of an ExportTraceServiceRequest in protobuf.
 func countSpans(export []byte) (int64, error) {
-	var n int64
-	err := eachMessage(export, exportResourceSpans, func(resource []byte) error {
-		return eachMessage(resource, resourceScopeSpans, func(scope []byte) error {
-			return eachMessage(scope, scopeSpans, func([]byte) error {
-				n++
-				return nil
-			})
-		})
-	})
-	return n, err
-}
-
-// eachMessage calls fn with every length-delimited field numbered field in
-// msg, skipping the other fields, and fails on bytes that are not protobuf.
-func eachMessage(msg []byte, field protowire.Number, fn func([]byte) error) error {
-	for len(msg) > 0 {
-		num, typ, n := protowire.ConsumeTag(msg)
-		if n < 0 {
-			return protowire.ParseError(n)
-		}
-		msg = msg[n:]
-		if num == field && typ == protowire.BytesType {
-			v, n := protowire.ConsumeBytes(msg)
-			if n < 0 {
-				return protowire.ParseError(n)
-			}
-			if err := fn(v); err != nil {
-				return err
-			}
-			msg = msg[n:]
-			continue
-		}
-		n = protowire.ConsumeFieldValue(num, typ, msg)
-		if n < 0 {
-			return protowire.ParseError(n)
-		}
-		msg = msg[n:]
+	var req coltracepb.ExportTraceServiceRequest
+	if err := proto.Unmarshal(export, &req); err != nil {
+		return 0, err
 	}
-	return nil
+	var n int64
+	for _, rs := range req.GetResourceSpans() {
+		for _, ss := range rs.GetScopeSpans() {
+			n += int64(len(ss.GetSpans()))
+		}
+	}
+	return n, nil
 }
