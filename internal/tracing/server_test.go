@@ -346,7 +346,7 @@ func TestInvalidUTF8IsReplaced(t *testing.T) {
 			kvs = append(kvs, e.Attributes...)
 		}
 		for _, kv := range kvs {
-			if v := kv.Value.Emit(); !utf8.ValidString(v) {
+			if v := kv.Value.String(); !utf8.ValidString(v) {
 				t.Errorf("span %q: %s = %q, not UTF-8", s.Name(), kv.Key, v)
 			}
 		}
