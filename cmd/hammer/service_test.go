@@ -2,18 +2,9 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"log/slog"
-	"net"
-	"net/url"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/seatlock/seatlock/internal/app"
-	service "github.com/seatlock/seatlock/internal/config"
-	"github.com/seatlock/seatlock/internal/lock/lockenv"
-	"github.com/seatlock/seatlock/internal/postgres"
 	"github.com/seatlock/seatlock/internal/testenv"
 )
 
@@ -22,55 +13,9 @@ import (
 // own (lockenv's servers), and returns their URLs.
 func serveService(t *testing.T, instances int) []string {
 	t.Helper()
-	cfg := service.Config{
-		DatabaseURL: lockenv.DatabaseURL(t),
-		RedisURL:    lockenv.RedisURL(t),
-		AuthSecret:  testSecret,
-		LockTTL:     5 * time.Second,
-		LockMaxWait: 10 * time.Second,
-		LockBackend: service.BackendRedis,
-		FastPath:    true,
-		HoldTTL:     10 * time.Minute,
-		BatchLanes:  2,
-	}
-	pool, err := postgres.Open(t.Context(), cfg.DatabaseURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	if err := postgres.Migrate(pool); err != nil {
-		t.Fatal(err)
-	}
-	// Redis is shared with other tests: schedule ids of their own keep
-	// the seat locks apart.
-	testenv.SpreadScheduleIDs(t, pool)
-	u, err := url.Parse(cfg.DatabaseURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var urls []string
-	for range instances {
-		a, err := app.New(context.Background(), cfg, slog.New(slog.DiscardHandler), app.WithJobNamespace(strings.TrimPrefix(u.Path, "/")+"/"))
-		if err != nil {
-			t.Fatalf("app.New: %v", err)
-		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- a.Serve(ctx, ln) }()
-		t.Cleanup(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("Serve: %v", err)
-			}
-			a.Close()
-		})
-		urls = append(urls, "http://"+ln.Addr().String())
-	}
-	return urls
+	cfg := testenv.InstanceConfig(t)
+	cfg.AuthSecret = testSecret
+	return testenv.ServeInstances(t, cfg, instances)
 }
 
 // The scenario end to end against two instances of the real service: the

@@ -9,71 +9,29 @@ package apiclient
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"net"
 	"net/http"
-	"net/url"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/seatlock/seatlock/internal/app"
 	"github.com/seatlock/seatlock/internal/auth"
-	"github.com/seatlock/seatlock/internal/config"
 	"github.com/seatlock/seatlock/internal/lock/lockenv"
+	"github.com/seatlock/seatlock/internal/testenv"
 )
 
 func TestMain(m *testing.M) { lockenv.Run(m) }
 
-const testSecret = "apiclient-test-secret-apiclient-test!"
-
-// serve starts one instance on its own database and the test binary's
-// Redis, and returns its base URL; the test's end shuts it down.
+// serve starts one instance of the service for the test (testenv) and
+// returns its base URL.
 func serve(t *testing.T) string {
 	t.Helper()
-	cfg := config.Config{
-		DatabaseURL: lockenv.DatabaseURL(t),
-		RedisURL:    lockenv.RedisURL(t),
-		AuthSecret:  testSecret,
-		LockTTL:     5 * time.Second,
-		LockMaxWait: 10 * time.Second,
-		LockBackend: config.BackendRedis,
-		FastPath:    true,
-		HoldTTL:     10 * time.Minute,
-		BatchLanes:  2,
-	}
-	var opts []app.Option
-	if u, err := url.Parse(cfg.DatabaseURL); err == nil {
-		// Its periodic jobs run for its database alone, as separate
-		// deployments sharing one Redis would.
-		opts = append(opts, app.WithJobNamespace(strings.TrimPrefix(u.Path, "/")+"/"))
-	}
-	a, err := app.New(context.Background(), cfg, slog.New(slog.DiscardHandler), opts...)
-	if err != nil {
-		t.Fatalf("app.New: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-		a.Close()
-	})
-	return "http://" + ln.Addr().String()
+	return testenv.ServeInstances(t, testenv.InstanceConfig(t), 1)[0]
 }
 
 // clientAs is the generated client for user with role, on base.
 func clientAs(t *testing.T, base, user, role string) *ClientWithResponses {
 	t.Helper()
-	token, err := auth.Mint([]byte(testSecret), user, role, time.Hour)
+	token, err := auth.Mint([]byte(testenv.InstanceSecret), user, role, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
