@@ -5,17 +5,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seatlock/seatlock/internal/testenv"
+	"github.com/seatlock/seatlock/internal/testenv/instances"
 )
 
 // serveService starts instances of the real service on 127.0.0.1, sharing
 // the test servers' Redis and a fresh PostgreSQL database of the test's
 // own (lockenv's servers), and returns their URLs.
-func serveService(t *testing.T, instances int) []string {
+func serveService(t *testing.T, n int) []string {
 	t.Helper()
-	cfg := testenv.InstanceConfig(t)
+	cfg := instances.Config(t)
 	cfg.AuthSecret = testSecret
-	return testenv.ServeInstances(t, cfg, instances)
+	return instances.Serve(t, cfg, n)
 }
 
 // The scenario end to end against two instances of the real service: the

@@ -16,7 +16,7 @@ import (
 
 	"github.com/seatlock/seatlock/internal/auth"
 	"github.com/seatlock/seatlock/internal/lock/lockenv"
-	"github.com/seatlock/seatlock/internal/testenv"
+	"github.com/seatlock/seatlock/internal/testenv/instances"
 )
 
 func TestMain(m *testing.M) { lockenv.Run(m) }
@@ -25,13 +25,13 @@ func TestMain(m *testing.M) { lockenv.Run(m) }
 // returns its base URL.
 func serve(t *testing.T) string {
 	t.Helper()
-	return testenv.ServeInstances(t, testenv.InstanceConfig(t), 1)[0]
+	return instances.Serve(t, instances.Config(t), 1)[0]
 }
 
 // clientAs is the generated client for user with role, on base.
 func clientAs(t *testing.T, base, user, role string) *ClientWithResponses {
 	t.Helper()
-	token, err := auth.Mint([]byte(testenv.InstanceSecret), user, role, time.Hour)
+	token, err := auth.Mint([]byte(instances.Secret), user, role, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,7 @@
-package testenv
+// Package instances starts the service for tests outside internal/app:
+// on lockenv's servers, a database of the test's own. It is apart from
+// testenv because it imports internal/app, whose own tests use testenv.
+package instances
 
 import (
 	"context"
@@ -13,21 +16,22 @@ import (
 	"github.com/seatlock/seatlock/internal/config"
 	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/postgres"
+	"github.com/seatlock/seatlock/internal/testenv"
 )
 
-// InstanceSecret is the AUTH_SECRET of InstanceConfig's instances: tests
+// Secret is the AUTH_SECRET of Config's instances: tests
 // mint their tokens with it.
-const InstanceSecret = "testenv-instance-secret-testenv-instance!"
+const Secret = "testenv-instance-secret-testenv-instance!"
 
-// InstanceConfig is the configuration of an instance of the service for a
+// Config is the configuration of an instance of the service for a
 // test: the test binary's Redis (lockenv's), a fresh PostgreSQL database
 // of the test's own, and the service's defaults with the Redis lock.
-func InstanceConfig(tb testing.TB) config.Config {
+func Config(tb testing.TB) config.Config {
 	tb.Helper()
 	return config.Config{
 		DatabaseURL: lockenv.DatabaseURL(tb),
 		RedisURL:    lockenv.RedisURL(tb),
-		AuthSecret:  InstanceSecret,
+		AuthSecret:  Secret,
 		LockTTL:     5 * time.Second,
 		LockMaxWait: 10 * time.Second,
 		LockBackend: config.BackendRedis,
@@ -37,12 +41,12 @@ func InstanceConfig(tb testing.TB) config.Config {
 	}
 }
 
-// ServeInstances starts n instances of cfg on 127.0.0.1, on its database
+// Serve starts n instances of cfg on 127.0.0.1, on its database
 // migrated with schedule ids of its own (the Redis is shared with other
 // tests: the seat locks stay apart), each running the periodic jobs for
 // that database alone, as separate deployments sharing one Redis would;
 // it returns their base URLs, and the test's end shuts them down.
-func ServeInstances(tb testing.TB, cfg config.Config, n int) []string {
+func Serve(tb testing.TB, cfg config.Config, n int) []string {
 	tb.Helper()
 	pool, err := postgres.Open(context.Background(), cfg.DatabaseURL)
 	if err != nil {
@@ -52,7 +56,7 @@ func ServeInstances(tb testing.TB, cfg config.Config, n int) []string {
 	if err := postgres.Migrate(pool); err != nil {
 		tb.Fatal(err)
 	}
-	SpreadScheduleIDs(tb, pool)
+	testenv.SpreadScheduleIDs(tb, pool)
 	u, err := url.Parse(cfg.DatabaseURL)
 	if err != nil {
 		tb.Fatal(err)
