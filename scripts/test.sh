@@ -49,8 +49,9 @@ tests() {
 }
 counts=$(mktemp)
 copycounts=$(mktemp)
+copylog=$(mktemp)
 fuzzlog=$(mktemp)
-trap 'rm -f "$counts" "$copycounts" "$fuzzlog"' EXIT
+trap 'rm -f "$counts" "$copycounts" "$copylog" "$fuzzlog"' EXIT
 # Four tests of a package at a time, not go test's one per CPU: most of
 # internal/app's tests wait (failovers, expiries, timeouts), and with two
 # at a time that package alone took 219 s of the suite's 308 (164 s of
@@ -67,11 +68,17 @@ took "go test -race ./..."
 # are made to pass with both cores busy.
 FUZZTIME=${TEST_FUZZTIME:-2000x} bash "$(dirname "$0")/fuzz.sh" >"$fuzzlog" 2>&1 &
 fuzzing=$!
-trap 'kill "$fuzzing" 2>/dev/null || true; rm -f "$counts" "$copycounts" "$fuzzlog"' EXIT
+trap 'kill "$fuzzing" 2>/dev/null || true; rm -f "$counts" "$copycounts" "$copylog" "$fuzzlog"' EXIT
 # The lock port copied into a module of its own (example.com/lockport)
 # passes its tests there: nothing in internal/lock needs the rest of the
 # service.
-summarize "$copycounts" --raw-command -- bash "$(dirname "$0")/copyout.sh" -json
+# Its own lines on stderr (what the copy requires) are kept apart and
+# printed after: gotestsum would count a raw command's stderr as errors.
+if ! summarize "$copycounts" --raw-command -- bash -c 'bash "$1" -json 2>"$2"' copyout "$(dirname "$0")/copyout.sh" "$copylog"; then
+	cat "$copylog" >&2
+	exit 1
+fi
+cat "$copylog" >&2
 fuzzed=0
 wait "$fuzzing" || fuzzed=$?
 cat "$fuzzlog"
