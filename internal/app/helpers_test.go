@@ -23,6 +23,7 @@ import (
 	"github.com/seatlock/seatlock/internal/postgres"
 	"github.com/seatlock/seatlock/internal/reservation"
 	"github.com/seatlock/seatlock/internal/testenv"
+	"github.com/seatlock/seatlock/internal/testenv/instances"
 )
 
 const testSecret = "test-secret-test-secret-test-secret!"
@@ -56,19 +57,10 @@ func newHarnessOn(t *testing.T, instances int, backend string) *harness {
 }
 
 // newHarnessWith is newHarness with the configuration changed by tune.
-func newHarnessWith(t *testing.T, instances int, tune func(*config.Config), opts ...app.Option) *harness {
+func newHarnessWith(t *testing.T, n int, tune func(*config.Config), opts ...app.Option) *harness {
 	t.Helper()
-	cfg := config.Config{
-		DatabaseURL: lockenv.DatabaseURL(t),
-		RedisURL:    lockenv.RedisURL(t),
-		AuthSecret:  testSecret,
-		LockTTL:     5 * time.Second,
-		LockMaxWait: 10 * time.Second,
-		LockBackend: config.BackendRedis,
-		FastPath:    true,
-		HoldTTL:     10 * time.Minute,
-		BatchLanes:  2,
-	}
+	cfg := instances.Config(t)
+	cfg.AuthSecret = testSecret
 	tune(&cfg)
 	// Every test has a database of its own, and its instances run the
 	// periodic jobs for it: namespaced by the database, as separate
@@ -94,7 +86,7 @@ func newHarnessWith(t *testing.T, instances int, tune func(*config.Config), opts
 		t.Fatal(err)
 	}
 	testenv.SpreadScheduleIDs(t, pool)
-	for range instances {
+	for range n {
 		h.bases = append(h.bases, h.serve(cfg))
 	}
 	return h
