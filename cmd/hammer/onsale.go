@@ -243,9 +243,10 @@ type readBackOnSale struct {
 	samples []queueSample
 }
 
-// buy is buyer i's sale, start to end.
-func (s *sale) buy(ctx context.Context, i, n int, u user) buyerRun {
-	b := buyerRun{User: u.id, Sample: i%sampleEvery == 0, Responses: map[string]int{}}
+// buy is buyer i's sale, start to end. b is the named result so that the
+// deferred Done lands in what is returned, however the run ends.
+func (s *sale) buy(ctx context.Context, i, n int, u user) (b buyerRun) {
+	b = buyerRun{User: u.id, Sample: i%sampleEvery == 0, Responses: map[string]int{}}
 	defer func() { b.Done = time.Now() }()
 	if !sleepUntil(ctx, s.joinAt(i, n)) {
 		b.End = endNotAdmitted

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -220,5 +221,19 @@ func TestParseConfigOnSale(t *testing.T) {
 	}
 	if _, err := parseConfig([]string{"-admit-rate", "5"}, env, io.Discard); err == nil || !strings.Contains(err.Error(), "-admit-rate: for -scenario on-sale") {
 		t.Errorf("contended with -admit-rate: %v", err)
+	}
+}
+
+// A buyer's run says when the buyer was done, whichever way the run ends:
+// the report's "every buyer done … after the opening" of a sale that did
+// not sell out is the latest of them.
+func TestBuyRecordsWhenTheBuyerIsDone(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	s := &sale{start: time.Now().Add(time.Hour)}
+	before := time.Now()
+	b := s.buy(ctx, 0, 1, user{id: "buyer"})
+	if b.End != endNotAdmitted || b.Done.Before(before) || b.Done.After(time.Now()) {
+		t.Fatalf("ended %q, done at %v; want not admitted, done between %v and now", b.End, b.Done, before)
 	}
 }
