@@ -231,6 +231,7 @@ PostgreSQL $(pgha_addr "$leader") ($leader, leader) and $(pgha_addr "$standby") 
 logs       $state/api-N.log, $state/haproxy.log, $dir/sentinel/N/sentinel.log, $dir/pgha/{pg1,pg2,etcd}.log
 tokens     . $dir/tokens.env   (API, ADMIN, ALICE, BOB)
 try        make smoke; make hammer ARGS='-scenario fresh-seats -watch'; the page: http://$addr/
+           during a failover: make hammer ARGS='-scenario fresh-seats -allow-unavailable' (503s expected)
 rolling    bash scripts/cluster.sh roll $dir            (restarts the instances one by one)
 failover   bash scripts/cluster.sh failover $dir        (the Sentinels promote the replica)
 pg         bash scripts/cluster.sh pg-switchover $dir   (Patroni hands the lead to the standby)

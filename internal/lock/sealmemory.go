@@ -35,7 +35,7 @@ type sealMemory struct {
 
 // rememberedSeal is what an Acquire answered from memory needs: until when
 // to answer, and the error the store's answer would have made, made once:
-// the hot seat is refused from memory on every request.
+// a key asked for again and again is refused from memory every time.
 type rememberedSeal struct {
 	until time.Time
 	err   *SealedError

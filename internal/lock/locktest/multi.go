@@ -15,12 +15,12 @@ import (
 )
 
 // multiKeys are keys of one hash tag, so that a Redis Cluster keeps them in
-// one slot, as a schedule's seats are.
+// one slot, as a caller's related keys are.
 func multiKeys(n int) []string {
 	tag := backend.NewToken()[:12]
 	keys := make([]string, n)
 	for i := range keys {
-		keys[i] = fmt.Sprintf("lock:{contract:%s}:seat:%d", tag, i+1)
+		keys[i] = fmt.Sprintf("lock:{contract:%s}:item:%d", tag, i+1)
 	}
 	return keys
 }
