@@ -61,6 +61,17 @@ func contenders(client *redis.Client) []contender {
 			return l.Release, true, nil
 		}
 	}
+	// go-redis's own auto-pipelining instead of redisbatch's: the calls go
+	// through the client's AutoPipeliner, the backend's batching off.
+	ap, apErr := client.AutoPipeline()
+	autoTry := func(context.Context, string) (func(context.Context) error, bool, error) { return nil, false, apErr }
+	autoClose := func() {}
+	if apErr == nil {
+		autoBackend := redislock.New(autoPipelined{Scripter: ap, ap: ap, client: client}, redislock.WithBatchLanes(0))
+		auto := lock.New(autoBackend, lock.Config{})
+		autoTry = acquireWith(auto)
+		autoClose = func() { auto.Close(); _ = autoBackend.Close(); _ = ap.Close() }
+	}
 	bsm := bsmlock.New(client)
 	rs := redsync.New(goredis.NewPool(client))
 	return []contender{
@@ -93,6 +104,11 @@ func contenders(client *redis.Client) []contender {
 			close:   func() { served.Close(); _ = servedBackend.Close() },
 		},
 		{
+			name:    "seatlock redislock (lock.Client), over go-redis AutoPipeliner (own batching off)",
+			tryLock: autoTry,
+			close:   autoClose,
+		},
+		{
 			name: "github.com/bsm/redislock",
 			tryLock: func(ctx context.Context, key string) (func(context.Context) error, bool, error) {
 				l, err := bsm.Obtain(ctx, key, benchTTL, nil)
@@ -121,6 +137,26 @@ func contenders(client *redis.Client) []contender {
 			},
 		},
 	}
+}
+
+// autoPipelined is a redislock.Client (and a redisbatch.Doer) whose script
+// calls ride go-redis's AutoPipeliner and whose Pub/Sub is the plain
+// client's. The AutoPipeliner's own Do runs each command alone, outside its
+// pipeline, so Do here goes through Process, which batches.
+type autoPipelined struct {
+	redis.Scripter // the AutoPipeliner
+	ap             *redis.AutoPipeliner
+	client         *redis.Client
+}
+
+func (a autoPipelined) Do(ctx context.Context, args ...any) *redis.Cmd {
+	cmd := redis.NewCmd(ctx, args...)
+	_ = a.ap.Process(ctx, cmd) // the error is cmd's
+	return cmd
+}
+
+func (a autoPipelined) Subscribe(ctx context.Context, channels ...string) *redis.PubSub {
+	return a.client.Subscribe(ctx, channels...)
 }
 
 func randomToken() string {
