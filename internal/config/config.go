@@ -29,7 +29,7 @@ type Config struct {
 	// or cluster) or "postgres" (the DATABASE_URL database).
 	LockBackend string `env:"LOCK_BACKEND" envDefault:"redis"`
 	// FastPath seals a booked seat's lock key so that every later request
-	// for it is refused from the lock store alone (see the README, Configuration).
+	// for it is refused from the lock store alone (see docs/operations.md, Configuration).
 	FastPath bool `env:"FAST_PATH" envDefault:"true"`
 	// MetricsAddr, when set, serves /metrics and the Go profiler
 	// (/debug/pprof/) on a listener of its own, never on HTTPAddr; the
