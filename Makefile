@@ -66,10 +66,18 @@ pg-failovers:
 	@N=$(or $(N),20) bash scripts/pgfailovers.sh "$(CURDIR)/.data/pgfailovers"
 
 # The lock adapter against the raw go-redis floor, bsm/redislock and
-# go-redsync on one Redis: one table, medians of five rounds (about a
-# minute; a line on stderr as each benchmark ends).
+# go-redsync on one Redis, and its own batching against every call alone
+# and go-redis's auto-pipelining: ten interleaved rounds (several minutes;
+# a line on stderr as each benchmark ends) into .data/bench.txt, judged by
+# benchstat.
 bench:
-	@bash scripts/devenv.sh install && $(GO) test -count=1 -v ./internal/lock/redislock/bench -args -table
+	@bash scripts/devenv.sh install && mkdir -p .data && \
+		$(GO) test -c -o .data/bench.test ./internal/lock/redislock/bench && \
+		(cd internal/lock/redislock/bench && $(CURDIR)/.data/bench.test -table) >.data/bench.txt && \
+		echo "Batching: two lanes (the service's), eight (redislock.New's), go-redis's AutoPipeliner, against every call alone" && \
+		$(GO) tool benchstat -col '/contender@(alone lanes2 defaults autopipeline)' .data/bench.txt && \
+		echo && echo "The lock client against the floor and other Go locks" && \
+		$(GO) tool benchstat -col '/contender@(floor defaults bsm redsync)' .data/bench.txt
 
 # Load test against `make run` (or `make cluster`), on the address it serves:
 # `make hammer ARGS='-scenario hot-seat -duration 10s'`, or a venue sold to
@@ -81,17 +89,18 @@ hammer:
 
 # The service against the reference contenders of cmd/contender (and the
 # shared baseline when ../shared/baseline exists) on the same servers and
-# hammer, 2,000 users: ROUNDS, DURATION, CONNECTIONS, USERS, SCENARIOS (add
-# fresh-new: 8,000-booking rounds from new databases on) and
-# BASELINE_DIR tune it; BEFORE=<revision> adds that build, TRACED=1 the
-# service with tracing on, VARIANT="NAME=VALUE ..." the service with those
-# settings.
+# hammer, 2,000 users, ten rounds: medians, ratios and benchstat's
+# verdicts. ROUNDS, DURATION, CONNECTIONS, USERS, SCENARIOS (add
+# fresh-new: 8,000-booking rounds from new databases on) and BASELINE_DIR
+# tune it; BEFORE=<revision> adds that build, TRACED=1 the service with
+# tracing on, VARIANT="NAME=VALUE ..." the service with those settings.
 compare:
 	@bash scripts/compare.sh
 
-# Tracing's cost in paired runs: tracing off, 1% sampled as built from
-# BEFORE (default HEAD) and 1% sampled as built now, side by side, ROUNDS
-# rotated rounds of SCENARIO; medians of throughput and of CPU per request.
+# Builds or settings side by side in ROUNDS (default 10) rotated rounds of
+# SCENARIOS (default hot seat and fresh seats), judged by benchstat:
+# INSTANCES="before=<revision> after=." (the default, before=HEAD), or
+# INSTANCES="off=. sampled=.,traced" for tracing at 1% (scripts/pairs.sh).
 pairs:
 	@bash scripts/pairs.sh
 

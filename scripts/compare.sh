@@ -11,15 +11,17 @@
 # one of them only, nor one always right after another), and prints
 # the medians, their ratios to the naive flow and to the limit, and p99s;
 # then the same ratios paired round by round (the median of each round's
-# ratio: steadier when the machine's speed changes between rounds), and
-# the service instance's peak resident memory over all its runs.
+# ratio: steadier when the machine's speed changes between rounds);
+# then benchstat's verdicts over the rounds (the change and its p-value,
+# "~" where p >= 0.05: no significant difference), and the service
+# instance's peak resident memory over all its runs.
 # When BASELINE_DIR (default ../shared/baseline) holds the shared baseline,
 # its three modes run too, as a cross-check (BASELINE_DIR=none skips them).
 #
 # Every run is made with each of CLIENTS (default "fasthttp nethttp": the
 # hammer's cheap client, and Go's net/http, what most callers use).
 #
-#   ROUNDS=5 DURATION=5s CONNECTIONS=64 USERS=2000 bash scripts/compare.sh
+#   ROUNDS=10 DURATION=5s CONNECTIONS=64 USERS=2000 bash scripts/compare.sh
 # SCENARIOS (default "hot-seat fresh-seats contended") picks some of them;
 # fresh-new is fresh seats from a new database on: the service, the naive
 # flow and insert-only each serve it from a database made empty for the
@@ -46,7 +48,7 @@ root=$(cd "$here/.." && pwd)
 cd "$root"
 run_dir=${RUN_DIR:-$root/.data/run}
 baseline_dir=${BASELINE_DIR:-$root/../shared/baseline}
-rounds=${ROUNDS:-5}
+rounds=${ROUNDS:-10}
 users=${USERS:-2000}
 duration=${DURATION:-5s}
 conns=${CONNECTIONS:-64}
@@ -216,6 +218,15 @@ warmup_args_of() {
 	*) echo "-duration 1s" ;;
 	esac
 }
+# benchmark_name SCENARIO: hot-seat -> BenchmarkHotSeat, the name of its
+# runs in $work/bench/TARGET.txt, Go's benchmark format for benchstat.
+benchmark_name() {
+	local out= word
+	IFS=- read -r -a words <<<"$1"
+	for word in "${words[@]}"; do out+=${word^}; done
+	echo "Benchmark$out"
+}
+rm -rf "$work/bench" && mkdir -p "$work/bench"
 log "warming up"
 for s in "${scenarios[@]}"; do
 	for t in $(targets_of "$s"); do
@@ -235,6 +246,8 @@ for r in $(seq 1 "$rounds"); do
 					line=$(hammer "$c" "$t" "$s" $(args_of "$s"))
 					log "round $r $c $s $t: $line"
 					samples[$c/$s/$t]+="$line $r"$'\n'
+					read -r tp p99 _ <<<"$line"
+					echo "$(benchmark_name "$s")/$c 1 $tp req/s $p99 p99-ms" >>"$work/bench/$t.txt"
 				done
 			done
 		done
@@ -321,6 +334,28 @@ for c in "${clients[@]}"; do
 			"$to_limit" "$after" "$every" "$sampled"
 	done
 done
+# stat LABEL=TARGET...: benchstat over the rounds, every later target's
+# runs against the first's, each scenario and client a row: the medians
+# with their spread, and the change with its p-value, or "~" where p >=
+# 0.05 (no significant difference).
+stat() {
+	local args=() pair
+	for pair in "$@"; do args+=("${pair%%=*}=$work/bench/${pair#*=}.txt"); done
+	echo
+	go tool benchstat "${args[@]}"
+}
+printf '\nbenchstat: the runs of the %s rounds, the service against the naive flow' "$rounds"
+[ -n "$before" ] && printf ', after against before (%s)' "$before"
+[[ " ${scenarios[*]} " == *" hot-seat "* ]] && printf ', the fast path on against off'
+[ ${#variant[@]} -gt 0 ] && printf ', the variant against the service'
+[ "$traced" = 1 ] && printf ', tracing against none'
+printf '\n'
+stat naive=naive service=service
+[[ " ${scenarios[*]} " == *" fresh-new "* ]] && stat naive=naive-new service=service-new
+[ -n "$before" ] && stat before=service-before after=service
+[[ " ${scenarios[*]} " == *" hot-seat "* ]] && stat fast-path-off=service-no-fast-path fast-path-on=service
+[ ${#variant[@]} -gt 0 ] && stat service=service variant=service-variant
+[ "$traced" = 1 ] && stat off=service every-request=service-traced 1%=service-traced-sampled
 # The instances' peak memory over every run they served (the kernel's
 # high-water mark of their resident set, executable pages included).
 peak_rss() { sed -n 's/^VmHWM:[[:space:]]*//p' "/proc/${pid_of[$1]}/status" 2>/dev/null; }

@@ -26,7 +26,7 @@ build_before() {
 
 # fresh_database NAME: database NAME dropped and made anew; prints its URL.
 fresh_database() {
-	psql "$DATABASE_URL" -qc "DROP DATABASE IF EXISTS $1 WITH (FORCE)" -qc "CREATE DATABASE $1"
+	PGOPTIONS="-c client_min_messages=warning" psql "$DATABASE_URL" -qc "DROP DATABASE IF EXISTS $1 WITH (FORCE)" -qc "CREATE DATABASE $1"
 	echo "${DATABASE_URL/\/seatlock\?/\/$1?}"
 }
 

@@ -1,8 +1,9 @@
 // Package bench compares the Redis adapter of the lock port with the raw
 // go-redis floor and with two well-known Go Redis lock libraries, on the
-// same Redis and the same go-redis client. `make bench` prints the table
-// (see table_test.go); `go test` checks that every contender really locks,
-// so that the figures compare locks, not no-ops.
+// same Redis and the same go-redis client, and its own batching with
+// go-redis's auto-pipelining. `make bench` runs interleaved rounds (see
+// table_test.go) and hands them to benchstat; `go test` checks that every
+// contender really locks, so that the figures compare locks, not no-ops.
 package bench
 
 import (
@@ -28,6 +29,7 @@ const benchTTL = 10 * time.Second
 // reports whether it got the lock and returns the function that releases it.
 type contender struct {
 	name    string
+	key     string // its name in make bench's benchstat input
 	tryLock func(ctx context.Context, key string) (release func(context.Context) error, ok bool, err error)
 	close   func()
 }
@@ -77,6 +79,7 @@ func contenders(client *redis.Client) []contender {
 	return []contender{
 		{
 			name: "floor: SET NX PX + EVALSHA compare-and-delete",
+			key:  "floor",
 			tryLock: func(ctx context.Context, key string) (func(context.Context) error, bool, error) {
 				token := randomToken()
 				ok, err := client.SetNX(ctx, key, token, benchTTL).Result()
@@ -90,26 +93,31 @@ func contenders(client *redis.Client) []contender {
 		},
 		{
 			name:    "seatlock redislock (lock.Client), redislock.New defaults",
+			key:     "defaults",
 			tryLock: acquireWith(ours),
 			close:   func() { ours.Close(); _ = backend.Close() },
 		},
 		{
 			name:    "seatlock redislock (lock.Client), every call alone",
+			key:     "alone",
 			tryLock: acquireWith(alone),
 			close:   func() { alone.Close(); _ = aloneBackend.Close() },
 		},
 		{
 			name:    "seatlock redislock (lock.Client), 2 lanes (BATCH_LANES default)",
+			key:     "lanes2",
 			tryLock: acquireWith(served),
 			close:   func() { served.Close(); _ = servedBackend.Close() },
 		},
 		{
 			name:    "seatlock redislock (lock.Client), over go-redis AutoPipeliner (own batching off)",
+			key:     "autopipeline",
 			tryLock: autoTry,
 			close:   autoClose,
 		},
 		{
 			name: "github.com/bsm/redislock",
+			key:  "bsm",
 			tryLock: func(ctx context.Context, key string) (func(context.Context) error, bool, error) {
 				l, err := bsm.Obtain(ctx, key, benchTTL, nil)
 				if errors.Is(err, bsmlock.ErrNotObtained) {
@@ -123,6 +131,7 @@ func contenders(client *redis.Client) []contender {
 		},
 		{
 			name: "github.com/go-redsync/redsync/v4",
+			key:  "redsync",
 			tryLock: func(ctx context.Context, key string) (func(context.Context) error, bool, error) {
 				m := rs.NewMutex(key, redsync.WithExpiry(benchTTL), redsync.WithTries(1))
 				err := m.TryLockContext(ctx)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"slices"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -15,12 +14,13 @@ import (
 )
 
 var (
-	printTable = flag.Bool("table", false, "print the comparison table instead of running the tests")
-	rounds     = flag.Int("rounds", 5, "rounds per contender; the table shows the median")
+	printTable = flag.Bool("table", false, "print every round's results in Go's benchmark format for benchstat instead of running the tests")
+	rounds     = flag.Int("rounds", 10, "rounds per contender, interleaved")
 )
 
-// TestMain prints the table with -table (make bench); otherwise the tests
-// run as usual. Both run on lockenv's Redis.
+// TestMain prints the rounds with -table (make bench, which hands them to
+// benchstat); otherwise the tests run as usual. Both run on lockenv's
+// Redis.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if *printTable {
@@ -40,13 +40,11 @@ func (table) Run() int {
 	return 0
 }
 
-// figures is one contender's median result.
-type figures struct {
-	nsPerOp, allocsPerOp, bytesPerOp int64
-}
-
-// writeTable writes the table to w and a line to progress as each
-// benchmark ends: a round of every contender takes several seconds.
+// writeTable writes every round of every contender to w as a benchmark
+// line, BenchmarkSCENARIO/contender=KEY, so that benchstat compares the
+// contenders over the rounds (a median, its spread, and a p-value for
+// each change); and a line to progress as each benchmark ends: a round of
+// every contender takes several seconds.
 func writeTable(w, progress io.Writer, rounds int) error {
 	url, err := lockenv.URL("TEST_REDIS_URL")
 	if err != nil {
@@ -59,21 +57,22 @@ func writeTable(w, progress io.Writer, rounds int) error {
 	client := redis.NewClient(opts)
 	defer func() { _ = client.Close() }()
 	procs := runtime.GOMAXPROCS(0)
+	_, _ = fmt.Fprintf(w, "goos: %s\ngoarch: %s\npkg: %s\n", runtime.GOOS, runtime.GOARCH, "github.com/seatlock/seatlock/internal/lock/redislock/bench")
 	for _, scenario := range []struct {
-		title string
-		run   func(*testing.B, *redis.Client, contender)
+		name, title string
+		run         func(*testing.B, *redis.Client, contender)
 	}{
-		{fmt.Sprintf("acquire + release of a free key, %d goroutines", goroutinesPerCPU*procs), benchFreeKeys},
-		{fmt.Sprintf("acquire + release of a free key, %d goroutines", crowdPerCPU*procs), benchFreeKeysCrowd},
-		{fmt.Sprintf("contended: %d goroutines try one key, the winner releases", goroutinesPerCPU*procs), benchOneKey},
+		{"FreeKeys", fmt.Sprintf("acquire + release of a free key, %d goroutines", goroutinesPerCPU*procs), benchFreeKeys},
+		{"FreeKeysCrowd", fmt.Sprintf("acquire + release of a free key, %d goroutines", crowdPerCPU*procs), benchFreeKeysCrowd},
+		{"OneKey", fmt.Sprintf("contended: %d goroutines try one key, the winner releases", goroutinesPerCPU*procs), benchOneKey},
 	} {
 		cs := contenders(client)
-		samples := make([][]testing.BenchmarkResult, len(cs))
 		// Rounds interleave the contenders so that a busy moment of the
 		// machine does not land on one of them only.
 		for round := range rounds {
-			for i, c := range cs {
-				samples[i] = append(samples[i], testing.Benchmark(func(b *testing.B) { scenario.run(b, client, c) }))
+			for _, c := range cs {
+				r := testing.Benchmark(func(b *testing.B) { scenario.run(b, client, c) })
+				_, _ = fmt.Fprintf(w, "Benchmark%s/contender=%s-%d\t%s\t%s\n", scenario.name, c.key, procs, r.String(), r.MemString())
 				_, _ = fmt.Fprintf(progress, "bench: %s: round %d of %d, %s done\n", scenario.title, round+1, rounds, c.name)
 			}
 		}
@@ -82,31 +81,6 @@ func writeTable(w, progress io.Writer, rounds int) error {
 				c.close()
 			}
 		}
-		_, _ = fmt.Fprintf(w, "\n%s (median of %d)\n\n", scenario.title, rounds)
-		_, _ = fmt.Fprintln(w, "| contender | ns/op | allocs/op | B/op | ratio to floor |")
-		_, _ = fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: |")
-		floor := median(samples[0])
-		for i, c := range cs {
-			f := median(samples[i])
-			_, _ = fmt.Fprintf(w, "| %s | %d | %d | %d | %.2f |\n", c.name, f.nsPerOp, f.allocsPerOp, f.bytesPerOp,
-				float64(f.nsPerOp)/float64(floor.nsPerOp))
-		}
 	}
 	return nil
-}
-
-func median(results []testing.BenchmarkResult) figures {
-	pick := func(v func(testing.BenchmarkResult) int64) int64 {
-		xs := make([]int64, len(results))
-		for i, r := range results {
-			xs[i] = v(r)
-		}
-		slices.Sort(xs)
-		return xs[len(xs)/2]
-	}
-	return figures{
-		nsPerOp:     pick(func(r testing.BenchmarkResult) int64 { return r.NsPerOp() }),
-		allocsPerOp: pick(func(r testing.BenchmarkResult) int64 { return r.AllocsPerOp() }),
-		bytesPerOp:  pick(func(r testing.BenchmarkResult) int64 { return r.AllocedBytesPerOp() }),
-	}
 }
