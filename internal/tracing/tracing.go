@@ -141,12 +141,12 @@ func (t Tracing) Flush() {
 
 func (t Tracing) on() bool { return t.tp != nil }
 
-// PoolOptions traces the pool's statements with otelpgx (recordedPgx).
+// PoolOptions traces the pool's statements with otelpgx.
 func (t Tracing) PoolOptions() []postgres.PoolOption {
 	if !t.on() {
 		return nil
 	}
-	pgxTracer := recordedPgx{inner: otelpgx.NewTracer(otelpgx.WithTracerProvider(t.tp), otelpgx.WithQuerySpanNamePrefix())}
+	pgxTracer := otelpgx.NewTracer(otelpgx.WithTracerProvider(t.tp), otelpgx.WithQuerySpanNamePrefix())
 	return []postgres.PoolOption{func(c *pgxpool.Config) { c.ConnConfig.Tracer = pgxTracer }}
 }
 
