@@ -45,14 +45,14 @@ const (
 )
 
 var (
-	errUnauthorized = problem.Static(&problem.Error{Status: http.StatusUnauthorized, Code: "unauthorized", Title: "Unauthorized",
-		Detail: "A bearer token is required: send Authorization: Bearer <token>."})
-	errTokenInvalid = problem.Static(&problem.Error{Status: http.StatusUnauthorized, Code: "unauthorized", Title: "Unauthorized",
-		Detail: "The bearer token is invalid; send a token this service issued."})
-	errTokenExpired = problem.Static(&problem.Error{Status: http.StatusUnauthorized, Code: "unauthorized", Title: "Unauthorized",
-		Detail: "The bearer token has expired; get a new one."})
-	errForbidden = problem.Static(&problem.Error{Status: http.StatusForbidden, Code: "forbidden", Title: "Forbidden",
-		Detail: "Your role does not allow this."})
+	errUnauthorized = &problem.Error{Status: http.StatusUnauthorized, Code: "unauthorized", Title: "Unauthorized",
+		Detail: "A bearer token is required: send Authorization: Bearer <token>."}
+	errTokenInvalid = &problem.Error{Status: http.StatusUnauthorized, Code: "unauthorized", Title: "Unauthorized",
+		Detail: "The bearer token is invalid; send a token this service issued."}
+	errTokenExpired = &problem.Error{Status: http.StatusUnauthorized, Code: "unauthorized", Title: "Unauthorized",
+		Detail: "The bearer token has expired; get a new one."}
+	errForbidden = &problem.Error{Status: http.StatusForbidden, Code: "forbidden", Title: "Forbidden",
+		Detail: "Your role does not allow this."}
 )
 
 func refuseToken(w http.ResponseWriter, r *http.Request, challenge string, e *problem.Error) {

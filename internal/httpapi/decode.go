@@ -42,15 +42,15 @@ type bodyLimit struct {
 }
 
 var (
-	errTooLarge = problem.Static(&problem.Error{Status: http.StatusRequestEntityTooLarge, Code: "payload_too_large", Title: "Payload too large",
-		Detail: "The body must be at most 64 KiB."})
-	errScheduleTooLarge = problem.Static(&problem.Error{Status: http.StatusRequestEntityTooLarge, Code: "payload_too_large", Title: "Payload too large",
-		Detail: "The body of a schedule must be at most 32 MiB."})
+	errTooLarge = &problem.Error{Status: http.StatusRequestEntityTooLarge, Code: "payload_too_large", Title: "Payload too large",
+		Detail: "The body must be at most 64 KiB."}
+	errScheduleTooLarge = &problem.Error{Status: http.StatusRequestEntityTooLarge, Code: "payload_too_large", Title: "Payload too large",
+		Detail: "The body of a schedule must be at most 32 MiB."}
 
 	anyBody      = bodyLimit{maxBodyBytes, errTooLarge}
 	scheduleBody = bodyLimit{maxScheduleBodyBytes, errScheduleTooLarge}
-	errMediaType = problem.Static(&problem.Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type", Title: "Unsupported media type",
-		Detail: "Send the body as Content-Type: application/json."})
+	errMediaType = &problem.Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type", Title: "Unsupported media type",
+		Detail: "Send the body as Content-Type: application/json."}
 )
 
 // isJSONMediaType accepts application/json, with no charset or UTF-8. The

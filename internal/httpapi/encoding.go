@@ -19,8 +19,8 @@ const (
 	codingNone
 )
 
-var errNotAcceptable = problem.Static(&problem.Error{Status: http.StatusNotAcceptable, Code: "not_acceptable", Title: "Not acceptable",
-	Detail: "Accept-Encoding refuses both gzip and identity (no coding), the only codings this answer is sent in."})
+var errNotAcceptable = &problem.Error{Status: http.StatusNotAcceptable, Code: "not_acceptable", Title: "Not acceptable",
+	Detail: "Accept-Encoding refuses both gzip and identity (no coding), the only codings this answer is sent in."}
 
 // negotiateEncoding reads the Accept-Encoding fields of a request
 // (values, in the order received) for an answer that can be sent as it

@@ -14,9 +14,9 @@ import (
 // it is read on, with 431 header_too_large.
 const MaxHeaderBytes = 32 << 10
 
-var errHeaderTooLarge = problem.Static(&problem.Error{Status: http.StatusRequestHeaderFieldsTooLarge, Code: "header_too_large",
+var errHeaderTooLarge = &problem.Error{Status: http.StatusRequestHeaderFieldsTooLarge, Code: "header_too_large",
 	Title:  "Request header fields too large",
-	Detail: "The request's header fields must be at most 32 KiB in all."})
+	Detail: "The request's header fields must be at most 32 KiB in all."}
 
 // plainHeaderTooLarge is what net/http writes, in one write to the
 // connection, when a request's header block passes MaxHeaderBytes.

@@ -14,9 +14,9 @@ import (
 // checked with its value (invalid_idempotency_key).
 var singleHeaders = []string{"Authorization", "Content-Type", "Last-Event-Id"}
 
-var errContentEncoding = problem.Static(&problem.Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type",
+var errContentEncoding = &problem.Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type",
 	Title:  "Unsupported media type",
-	Detail: "The body must be sent as it is: this service applies no Content-Encoding (gzip and the like) to request bodies."})
+	Detail: "The body must be sent as it is: this service applies no Content-Encoding (gzip and the like) to request bodies."}
 
 // checkHeaders refuses, before anything reads the request, a
 // single-valued header sent more than once (400 invalid_header) and a

@@ -25,16 +25,16 @@ const idempotencyHeader = "Idempotency-Key"
 const idempotencyFinishTimeout = 3 * time.Second
 
 var (
-	errInvalidKey = problem.Static(&problem.Error{Status: http.StatusBadRequest, Code: "invalid_idempotency_key",
+	errInvalidKey = &problem.Error{Status: http.StatusBadRequest, Code: "invalid_idempotency_key",
 		Title:  "Invalid Idempotency-Key",
-		Detail: "Idempotency-Key must be sent once, as 1 to 255 visible ASCII characters (optionally in double quotes)."})
-	errKeyReused = problem.Static(&problem.Error{Status: http.StatusUnprocessableEntity, Code: "idempotency_key_reused",
+		Detail: "Idempotency-Key must be sent once, as 1 to 255 visible ASCII characters (optionally in double quotes)."}
+	errKeyReused = &problem.Error{Status: http.StatusUnprocessableEntity, Code: "idempotency_key_reused",
 		Title:  "Idempotency-Key reused",
-		Detail: "This Idempotency-Key was sent before with another request; use a new key for a new request."})
-	errKeyInUse = problem.Static(&problem.Error{Status: http.StatusConflict, Code: "idempotency_key_in_use",
+		Detail: "This Idempotency-Key was sent before with another request; use a new key for a new request."}
+	errKeyInUse = &problem.Error{Status: http.StatusConflict, Code: "idempotency_key_in_use",
 		Title:      "Idempotency-Key in use",
 		Detail:     "A request with this Idempotency-Key is still running; retry after the time in Retry-After.",
-		RetryAfter: time.Second})
+		RetryAfter: time.Second}
 )
 
 // replayedHeaders are the response headers kept with an answer.

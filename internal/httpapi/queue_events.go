@@ -21,9 +21,9 @@ const queueHeartbeat = 15 * time.Second
 // a buyer past the cap polls instead.
 const DefaultMaxQueueStreams = 20_000
 
-var errTooManyQueueStreams = problem.Static(&problem.Error{Status: http.StatusServiceUnavailable, Code: "too_many_streams", Title: "Too many streams",
+var errTooManyQueueStreams = &problem.Error{Status: http.StatusServiceUnavailable, Code: "too_many_streams", Title: "Too many streams",
 	Detail:     "This instance follows as many tickets live as it may; poll GET /queue/{ticket} instead, after the time in Retry-After.",
-	RetryAfter: time.Second})
+	RetryAfter: time.Second}
 
 // ticketEvents streams the caller's ticket as Server-Sent Events: a
 // `position` event with the ticket now and at each change (read at most

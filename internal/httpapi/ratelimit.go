@@ -21,8 +21,8 @@ type Limiter interface {
 	Allow(ctx context.Context, key string) (allowed bool, retryAfter time.Duration, err error)
 }
 
-var errRateLimited = *problem.Static(&problem.Error{Status: http.StatusTooManyRequests, Code: "rate_limited", Title: "Too many requests",
-	Detail: "This client has made more requests than it may; retry after the time in Retry-After."})
+var errRateLimited = problem.Error{Status: http.StatusTooManyRequests, Code: "rate_limited", Title: "Too many requests",
+	Detail: "This client has made more requests than it may; retry after the time in Retry-After."}
 
 // Names of the limits, in metrics.
 const (

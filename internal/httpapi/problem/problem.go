@@ -37,7 +37,6 @@ type Error struct {
 	HoldID     string // seat_held: the caller's own hold that claims the seat
 	Queue      string // admission_required: the path of the queue to join
 
-	encoded *encoded // see Static
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Detail }
@@ -126,24 +125,18 @@ var errorTable = []struct {
 		Detail: "A dependency of the service cannot be reached right now; retry later.", RetryAfter: unavailableRetryAfter}},
 }
 
-func init() {
-	for i := range errorTable {
-		_ = Static(&errorTable[i].Error)
-	}
-}
-
 // Problems of the HTTP edge itself, shared by its packages.
 var (
-	Internal = Static(&Error{Status: http.StatusInternalServerError, Code: "internal", Title: "Internal error",
-		Detail: "Something unexpected went wrong; the request id identifies it in the logs."})
-	NotFound = Static(&Error{Status: http.StatusNotFound, Code: "not_found", Title: "Not found",
-		Detail: "No such resource."})
+	Internal = &Error{Status: http.StatusInternalServerError, Code: "internal", Title: "Internal error",
+		Detail: "Something unexpected went wrong; the request id identifies it in the logs."}
+	NotFound = &Error{Status: http.StatusNotFound, Code: "not_found", Title: "Not found",
+		Detail: "No such resource."}
 	// Unavailable is a dependency that cannot answer, named in Detail.
-	Unavailable = Static(&Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Title: "Service unavailable",
-		Detail: "A dependency cannot be reached; see checks.", RetryAfter: unavailableRetryAfter})
+	Unavailable = &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Title: "Service unavailable",
+		Detail: "A dependency cannot be reached; see checks.", RetryAfter: unavailableRetryAfter}
 	// UnreadableBody is a body whose reading failed: cut short before its
 	// Content-Length, or a broken chunked encoding.
-	UnreadableBody = Static(Malformed("The body could not be read to its end."))
+	UnreadableBody = Malformed("The body could not be read to its end.")
 )
 
 // Malformed is 400 malformed_json with detail saying what is wrong.

@@ -38,11 +38,11 @@ const (
 )
 
 var (
-	errTooManyStreams = problem.Static(&problem.Error{Status: http.StatusServiceUnavailable, Code: "too_many_streams", Title: "Too many streams",
+	errTooManyStreams = &problem.Error{Status: http.StatusServiceUnavailable, Code: "too_many_streams", Title: "Too many streams",
 		Detail:     "This instance serves as many live seat maps as it may; retry after the time in Retry-After.",
-		RetryAfter: 5 * time.Second})
-	errNoFeed = problem.Static(&problem.Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Title: "Service unavailable",
-		Detail: "The live seat map needs Redis, which this instance is not configured with.", RetryAfter: problem.Unavailable.RetryAfter})
+		RetryAfter: 5 * time.Second}
+	errNoFeed = &problem.Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Title: "Service unavailable",
+		Detail: "The live seat map needs Redis, which this instance is not configured with.", RetryAfter: problem.Unavailable.RetryAfter}
 )
 
 // Options are a Handler's dependencies.
