@@ -109,13 +109,24 @@ func (s *scoped) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 var routeContexts = sync.Pool{New: func() any { return chi.NewRouteContext() }}
 
 // withTimeout bounds a request's work, so that a stalled dependency ends
-// in 503 rather than a hung client.
+// in 503 rather than a hung client: the request's requestContext (made by
+// withScope, before the router) gets the deadline, a timer
+// only if something waits on it.
 func withTimeout(timeout time.Duration) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ctx, cancel := context.WithTimeout(r.Context(), timeout)
-			defer cancel()
-			next.ServeHTTP(w, r.WithContext(ctx))
+			c, ok := r.Context().(*requestContext)
+			if !ok {
+				// A middleware between withScope and this one wrapped the
+				// context: bounded the plain way.
+				ctx, cancel := context.WithTimeout(r.Context(), timeout)
+				defer cancel()
+				next.ServeHTTP(w, r.WithContext(ctx))
+				return
+			}
+			c.setDeadline(timeout)
+			defer c.release()
+			next.ServeHTTP(w, r)
 		})
 	}
 }
