@@ -368,3 +368,6 @@ fi
 if [ "$with_baseline" = 1 ]; then
 	printf '\nThe shared baseline (%s) ran as a cross-check: its rows are ratios to this run'"'"'s contenders.\n' "$baseline_dir"
 fi
+# The targets' logs hold every request's access line (gigabytes over a
+# run): kept only when a run fails.
+rm -f "$work"/*.log

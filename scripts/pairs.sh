@@ -133,3 +133,6 @@ args=()
 for name in "${names[@]}"; do args+=("$name=$work/$name.txt"); done
 echo
 go tool benchstat "${args[@]}"
+# The instances' logs hold every request's access line (gigabytes over
+# a run): kept only when a run fails.
+for name in "${names[@]}"; do rm -f "$work/$name.log"; done
