@@ -119,9 +119,16 @@ serve() { # name port command...
 # service on a Redis database emptied for it, see fresh_redis). On the
 # long-lived database of make run, grown by every earlier run, the service
 # booked fresh seats 0.87 times as fast as the same code on a new one.
-service_env=(DATABASE_URL="$(fresh_database compare_service)" REDIS_URL="$(fresh_redis 2)")
-serve service 18080 "${service_env[@]}" bin/api serve
-serve service-no-fast-path 18081 "${service_env[@]}" FAST_PATH=false bin/api serve
+# Each instance of the service has databases of its own, as a deployment
+# of its own would: instances sharing a Redis database would also share
+# the rate limits' registry, and each would admit half as much from memory.
+own() { # own NAME N: a new PostgreSQL database NAME and Redis database N
+	echo DATABASE_URL="$(fresh_database "$1")" REDIS_URL="$(fresh_redis "$2")"
+}
+# shellcheck disable=SC2046
+serve service 18080 $(own compare_service 2) bin/api serve
+# shellcheck disable=SC2046
+serve service-no-fast-path 18081 $(own compare_service_no_fast_path 4) FAST_PATH=false bin/api serve
 # A database of its own, made anew: the build before may know fewer
 # migrations than the one being measured has applied, or than the build
 # before of an earlier run applied to it. And a Redis database of its own
@@ -132,13 +139,16 @@ if [ -n "$before" ]; then
 fi
 # shellcheck disable=SC2206
 variant=(${VARIANT:-})
-[ ${#variant[@]} -gt 0 ] && serve service-variant 18086 "${service_env[@]}" "${variant[@]}" bin/api serve
+# shellcheck disable=SC2046
+[ ${#variant[@]} -gt 0 ] && serve service-variant 18086 $(own compare_service_variant 5) "${variant[@]}" bin/api serve
 if [ "$traced" = 1 ]; then
 	bin/otlpsink -addr 127.0.0.1:18099 >"$work/otlpsink.log" 2>&1 &
 	pids+=($!)
 	otlp=(OTEL_TRACES_EXPORTER=otlp OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:18099)
-	serve service-traced 18083 "${service_env[@]}" "${otlp[@]}" bin/api serve
-	serve service-traced-sampled 18084 "${service_env[@]}" "${otlp[@]}" OTEL_TRACES_SAMPLER=parentbased_traceidratio \
+	# shellcheck disable=SC2046
+	serve service-traced 18083 $(own compare_service_traced 6) "${otlp[@]}" bin/api serve
+	# shellcheck disable=SC2046
+	serve service-traced-sampled 18084 $(own compare_service_sampled 7) "${otlp[@]}" OTEL_TRACES_SAMPLER=parentbased_traceidratio \
 		OTEL_TRACES_SAMPLER_ARG=0.01 bin/api serve
 fi
 serve naive 18090 CONTENDER=naive DATABASE_URL="$(fresh_database contender_naive)" bin/contender
