@@ -119,12 +119,7 @@ serve() { # name port command...
 # service on a Redis database emptied for it, see fresh_redis). On the
 # long-lived database of make run, grown by every earlier run, the service
 # booked fresh seats 0.87 times as fast as the same code on a new one.
-# Each instance of the service has databases of its own, as a deployment
-# of its own would: instances sharing a Redis database would also share
-# the rate limits' registry, and each would admit half as much from memory.
-own() { # own NAME N: a new PostgreSQL database NAME and Redis database N
-	echo DATABASE_URL="$(fresh_database "$1")" REDIS_URL="$(fresh_redis "$2")"
-}
+# Each instance of the service has databases of its own (own).
 # shellcheck disable=SC2046
 serve service 18080 $(own compare_service 2) bin/api serve
 # shellcheck disable=SC2046
@@ -228,14 +223,7 @@ warmup_args_of() {
 	*) echo "-duration 1s" ;;
 	esac
 }
-# benchmark_name SCENARIO: hot-seat -> BenchmarkHotSeat, the name of its
-# runs in $work/bench/TARGET.txt, Go's benchmark format for benchstat.
-benchmark_name() {
-	local out= word
-	IFS=- read -r -a words <<<"$1"
-	for word in "${words[@]}"; do out+=${word^}; done
-	echo "Benchmark$out"
-}
+# Each run of a target goes to $work/bench/TARGET.txt (benchmark_name).
 rm -rf "$work/bench" && mkdir -p "$work/bench"
 log "warming up"
 for s in "${scenarios[@]}"; do

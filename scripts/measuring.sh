@@ -39,6 +39,24 @@ fresh_redis() {
 	echo "${REDIS_URL%/*}/$1"
 }
 
+# own NAME N: the settings of an instance with databases of its own, as a
+# deployment of its own would have (PostgreSQL database NAME and Redis
+# database N, both made anew): instances sharing a Redis database would
+# also share the rate limits' registry, and each would admit half as much
+# from memory.
+own() {
+	echo DATABASE_URL="$(fresh_database "$1")" REDIS_URL="$(fresh_redis "$2")"
+}
+
+# benchmark_name SCENARIO: hot-seat -> BenchmarkHotSeat, the name of a
+# scenario's runs in Go's benchmark format, which benchstat reads.
+benchmark_name() {
+	local out= word words
+	IFS=- read -r -a words <<<"$1"
+	for word in "${words[@]}"; do out+=${word^}; done
+	echo "Benchmark$out"
+}
+
 # rotated ROUND TARGETS... prints the targets starting from the
 # (ROUND - 1)th: each round runs them in another order, so that no target
 # always runs right after the same one (a traced instance still exporting,

@@ -85,7 +85,8 @@ for spec in "${instances[@]}"; do
 	done
 	n=$((n + 1))
 	p=$((18500 + 2 * n))
-	env DATABASE_URL="$(fresh_database "pairs_${name//[^a-z0-9]/_}")" REDIS_URL="$(fresh_redis "$n")" \
+	# shellcheck disable=SC2046
+	env $(own "pairs_${name//[^a-z0-9]/_}" "$n") \
 		"${settings[@]}" HTTP_ADDR=127.0.0.1:$p METRICS_ADDR=127.0.0.1:$((p + 1)) "$bin" serve >"$work/$name.log" 2>&1 &
 	pids+=($!)
 	names+=("$name")
@@ -106,12 +107,6 @@ hammer() { # hammer NAME SCENARIO DURATION: prints the run's JSON report
 		-verify=false -json -url "http://127.0.0.1:${port[$1]}"
 }
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-benchmark_name() { # hot-seat -> BenchmarkHotSeat
-	local out= word
-	IFS=- read -r -a words <<<"$1"
-	for word in "${words[@]}"; do out+=${word^}; done
-	echo "Benchmark$out"
-}
 for scenario in "${scenarios[@]}"; do
 	for name in "${names[@]}"; do hammer "$name" "$scenario" 2s >/dev/null; done
 done
