@@ -115,12 +115,7 @@ func TestMakeTargetsInDocsExist(t *testing.T) {
 func TestConfigurationTableIsTheConfiguration(t *testing.T) {
 	const doc = "docs/operations.md"
 	heading, rows := readDoc(t, doc).tableFirstColumn(t, "Configuration")
-	documented := map[string]bool{}
-	for _, row := range rows {
-		for _, name := range backquoted(row.text) {
-			documented[name] = true
-		}
-	}
+	documented := backquotedIn(rows)
 	tags := configTags(t)
 	for _, name := range slices.Sorted(maps.Keys(tags)) {
 		if !documented[name] {
@@ -145,12 +140,7 @@ func TestConfigurationTableIsTheConfiguration(t *testing.T) {
 func TestPeriodicJobsAreListed(t *testing.T) {
 	const doc = "docs/operations.md"
 	heading, rows := readDoc(t, doc).tableFirstColumn(t, "Periodic jobs")
-	listed := map[string]bool{}
-	for _, row := range rows {
-		for _, name := range backquoted(row.text) {
-			listed[name] = true
-		}
-	}
+	listed := backquotedIn(rows)
 	jobs := periodicJobs(t)
 	for _, name := range jobs {
 		if !listed[name] {
@@ -296,11 +286,24 @@ func (d *mdDoc) tableFirstColumn(t *testing.T, title string) (heading int, cells
 	return heading, cells
 }
 
+// backquotedIn is the set of the names in code spans of cells.
+func backquotedIn(cells []line) map[string]bool {
+	names := map[string]bool{}
+	for _, c := range cells {
+		for _, name := range backquoted(c.text) {
+			names[name] = true
+		}
+	}
+	return names
+}
+
+var oneWordSpan = regexp.MustCompile("`([A-Za-z0-9_-]+)`")
+
 // backquoted returns the code spans of s that are one word
 // (letters, digits, - and _): `NAME`, not `x=1` or "…".
 func backquoted(s string) []string {
 	var names []string
-	for _, m := range regexp.MustCompile("`([A-Za-z0-9_-]+)`").FindAllStringSubmatch(s, -1) {
+	for _, m := range oneWordSpan.FindAllStringSubmatch(s, -1) {
 		names = append(names, m[1])
 	}
 	return names
