@@ -2,15 +2,12 @@ package testenv
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -34,7 +31,7 @@ type PatroniSetup struct {
 	tb    testing.TB
 	dir   string
 	cred  *syscall.Credential
-	etcd  *exec.Cmd
+	etcd  *lockenv.Process
 	Nodes []*PatroniNode // pg1 (the first leader) and pg2
 	// URL is the service's DATABASE_URL: both nodes, and
 	// target_session_attrs=read-write, so that a connection reaches
@@ -50,8 +47,7 @@ type PatroniNode struct {
 	API    string // Patroni's REST API, http://host:port
 	config string
 	data   string
-	log    string
-	cmd    *exec.Cmd
+	proc   *lockenv.Process // its Patroni, since the last Start
 	setup  *PatroniSetup
 }
 
@@ -70,24 +66,24 @@ func StartPatroni(tb testing.TB) *PatroniSetup {
 			tb.Fatalf("%s not found: `make test` installs it (scripts/devenv.sh install)", bin)
 		}
 	}
-	bin, err := postgresBinDir()
+	bin, err := lockenv.PostgresBin()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s := &PatroniSetup{tb: tb, password: randomHex(12)}
-	s.cred, err = postgresCredential()
-	if err != nil {
+	s := &PatroniSetup{tb: tb, password: lockenv.Name("")}
+	if s.cred, err = lockenv.PostgresUser(); err != nil {
 		tb.Fatal(err)
 	}
-	s.dir = s.makeDir()
+	if s.dir, err = lockenv.PostgresDir("", "patroni-", s.cred); err != nil {
+		tb.Fatal(err)
+	}
 	tb.Cleanup(s.stop)
 
 	client, peer := lockenv.FreeAddr(tb), lockenv.FreeAddr(tb)
-	s.etcd = exec.Command("etcd", "--name", "e1", "--data-dir", filepath.Join(s.dir, "etcd"),
+	s.etcd = s.launch("etcd", "etcd", "--name", "e1", "--data-dir", filepath.Join(s.dir, "etcd"),
 		"--listen-client-urls", "http://"+client, "--advertise-client-urls", "http://"+client,
 		"--listen-peer-urls", "http://"+peer, "--initial-advertise-peer-urls", "http://"+peer,
 		"--initial-cluster", "e1=http://"+peer, "--initial-cluster-state", "new", "--unsafe-no-fsync")
-	s.launch(s.etcd, filepath.Join(s.dir, "etcd.log"))
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	s.await(ctx, "etcd", func() (bool, error) {
@@ -103,7 +99,6 @@ func StartPatroni(tb testing.TB) *PatroniSetup {
 		n := &PatroniNode{Name: "pg" + strconv.Itoa(i), Addr: lockenv.FreeAddr(tb), API: "http://" + lockenv.FreeAddr(tb), setup: s}
 		n.data = filepath.Join(s.dir, n.Name)
 		n.config = filepath.Join(s.dir, n.Name+".yml")
-		n.log = filepath.Join(s.dir, n.Name+".log")
 		s.writeFile(n.config, s.patroniConfig(n, client, bin))
 		s.Nodes = append(s.Nodes, n)
 	}
@@ -168,39 +163,22 @@ postgresql:
 // Start starts the node's Patroni: the first time it bootstraps or copies
 // the cluster; after Kill it rejoins as a standby (pg_rewind).
 func (n *PatroniNode) Start() {
-	s := n.setup
-	s.tb.Helper()
-	n.cmd = exec.Command("patroni", n.config)
-	s.launch(n.cmd, n.log)
+	n.setup.tb.Helper()
+	n.proc = n.setup.launch(n.Name, "patroni", n.config)
 }
 
 // Kill ends the node as a lost machine would: SIGKILL to Patroni, to the
 // postmaster and to every process the postmaster started.
-func (n *PatroniNode) Kill() {
-	if n.cmd != nil && n.cmd.Process != nil {
-		_ = n.cmd.Process.Kill()
-		_ = n.cmd.Wait()
-		n.cmd = nil
-	}
-	if pid := n.postmaster(); pid > 0 {
-		killTree(pid)
-	}
-}
+func (n *PatroniNode) Kill() { n.end(func(p *lockenv.Process) { p.Kill() }) }
 
 // Stop ends Patroni with SIGTERM, which stops its PostgreSQL (fast), and
 // waits for both.
-func (n *PatroniNode) Stop() {
-	if n.cmd != nil && n.cmd.Process != nil {
-		_ = n.cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = n.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = n.cmd.Process.Kill()
-			<-done
-		}
-		n.cmd = nil
+func (n *PatroniNode) Stop() { n.end(func(p *lockenv.Process) { _ = p.Stop(30 * time.Second) }) }
+
+// end ends Patroni by stop, then whatever is left of its PostgreSQL.
+func (n *PatroniNode) end(stop func(*lockenv.Process)) {
+	if n.proc != nil {
+		stop(n.proc)
 	}
 	if pid := n.postmaster(); pid > 0 {
 		killTree(pid)
@@ -209,7 +187,12 @@ func (n *PatroniNode) Stop() {
 
 // Log returns the last lines of the node's Patroni log, for a failure's
 // message.
-func (n *PatroniNode) Log(lines int) string { return tail(n.log, lines) }
+func (n *PatroniNode) Log(lines int) string {
+	if n.proc == nil {
+		return "(never started)"
+	}
+	return n.proc.Tail(lines)
+}
 
 // postmaster returns the pid in the data directory's postmaster.pid when
 // that process runs, else 0.
@@ -350,21 +333,18 @@ func (s *PatroniSetup) nodeURL(n *PatroniNode, db string) string {
 	return fmt.Sprintf("postgres://postgres:%s@%s/%s?sslmode=disable", s.password, n.Addr, db)
 }
 
-// launch starts cmd as the PostgreSQL user, its output to logPath.
-func (s *PatroniSetup) launch(cmd *exec.Cmd, logPath string) {
+// launch starts bin with args as the PostgreSQL user, its output in
+// name.log; the test fails if it cannot.
+func (s *PatroniSetup) launch(name, bin string, args ...string) *lockenv.Process {
 	s.tb.Helper()
-	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = s.dir
+	cmd.Env = append(os.Environ(), "HOME="+s.dir)
+	p, err := lockenv.Launch(name, filepath.Join(s.dir, name+".log"), syscall.SIGTERM, s.cred, cmd)
 	if err != nil {
 		s.tb.Fatal(err)
 	}
-	defer func() { _ = logFile.Close() }()
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.Dir = s.dir
-	cmd.Env = append(os.Environ(), "HOME="+s.dir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		s.tb.Fatalf("start %s: %v", cmd.Path, err)
-	}
+	return p
 }
 
 // stop kills every process and deletes the directory.
@@ -372,46 +352,10 @@ func (s *PatroniSetup) stop() {
 	for _, n := range s.Nodes {
 		n.Kill()
 	}
-	if s.etcd != nil && s.etcd.Process != nil {
-		_ = s.etcd.Process.Kill()
-		_ = s.etcd.Wait()
+	if s.etcd != nil {
+		s.etcd.Kill()
 	}
 	_ = os.RemoveAll(s.dir)
-}
-
-// makeDir makes the setup's directory where the PostgreSQL user can work:
-// under the temporary directory, else under that user's home.
-func (s *PatroniSetup) makeDir() string {
-	s.tb.Helper()
-	dir, err := os.MkdirTemp("", "patroni-")
-	if err != nil {
-		s.tb.Fatal(err)
-	}
-	if s.cred == nil {
-		return dir
-	}
-	if err := os.Chown(dir, int(s.cred.Uid), int(s.cred.Gid)); err != nil {
-		s.tb.Fatal(err)
-	}
-	check := exec.Command("test", "-w", dir, "-a", "-x", dir)
-	check.Dir = "/"
-	check.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
-	if check.Run() == nil {
-		return dir
-	}
-	_ = os.RemoveAll(dir)
-	u, err := user.Lookup("postgres")
-	if err != nil {
-		s.tb.Fatal(err)
-	}
-	dir, err = os.MkdirTemp(u.HomeDir, "patroni-")
-	if err != nil {
-		s.tb.Fatalf("no directory the postgres user can reach: %v", err)
-	}
-	if err := os.Chown(dir, int(s.cred.Uid), int(s.cred.Gid)); err != nil {
-		s.tb.Fatal(err)
-	}
-	return dir
 }
 
 // writeFile writes a file the PostgreSQL user owns (Patroni reads its
@@ -437,40 +381,6 @@ func (s *PatroniSetup) await(ctx context.Context, what string, ready func() (boo
 		}
 		return logs.String()
 	})
-}
-
-// postgresCredential is the user PostgreSQL runs as: this process's own
-// (nil) unless it is root, which PostgreSQL refuses; then the postgres
-// system user.
-func postgresCredential() (*syscall.Credential, error) {
-	if os.Geteuid() != 0 {
-		return nil, nil
-	}
-	u, err := user.Lookup("postgres")
-	if err != nil {
-		return nil, fmt.Errorf("PostgreSQL refuses to run as root and there is no postgres user: %w", err)
-	}
-	uid, _ := strconv.ParseUint(u.Uid, 10, 32)
-	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, nil
-}
-
-// postgresBinDir is Debian's newest /usr/lib/postgresql/VERSION/bin.
-func postgresBinDir() (string, error) {
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	best, bestVersion := "", -1
-	for _, d := range dirs {
-		v, err := strconv.Atoi(filepath.Base(filepath.Dir(d)))
-		if err == nil && v > bestVersion {
-			if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
-				best, bestVersion = d, v
-			}
-		}
-	}
-	if best == "" {
-		return "", fmt.Errorf("PostgreSQL not found under /usr/lib/postgresql: `make test` installs it")
-	}
-	return best, nil
 }
 
 // killTree sends SIGKILL to pid and to every process whose parent it is.
@@ -509,19 +419,4 @@ func childrenOf(pid int) []int {
 		}
 	}
 	return out
-}
-
-func tail(path string, lines int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return strings.Join(all[max(0, len(all)-lines):], "\n")
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

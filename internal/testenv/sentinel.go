@@ -37,11 +37,9 @@ type SentinelSetup struct {
 // Process is a redis-server or redis-sentinel of the test's own, killed
 // when the test ends.
 type Process struct {
+	*lockenv.Process
 	Addr string
-	Name string // "primary", "replica", "sentinel-1"...
 	Dir  string
-	log  string // its log file
-	cmd  *exec.Cmd
 }
 
 // StartSentinel starts a redis-server primary, a replica of it
@@ -86,20 +84,17 @@ func StartSentinel(tb testing.TB) *SentinelSetup {
 bind 127.0.0.1
 daemonize no
 dir %s
-logfile %s
 sentinel resolve-hostnames no
 sentinel monitor %s 127.0.0.1 %s 2
 sentinel down-after-milliseconds %s 1000
 sentinel failover-timeout %s 5000
 sentinel parallel-syncs %s 1
-`, port(addr), sdir, filepath.Join(sdir, "sentinel.log"), SentinelMaster, port(primary.Addr),
+`, port(addr), sdir, SentinelMaster, port(primary.Addr),
 			SentinelMaster, SentinelMaster, SentinelMaster)
 		if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 			tb.Fatal(err)
 		}
-		p := &Process{Addr: addr, Name: "sentinel-" + strconv.Itoa(i), Dir: sdir,
-			log: filepath.Join(sdir, "sentinel.log"), cmd: exec.Command("redis-sentinel", conf)}
-		s.run(p)
+		p := s.run("sentinel-"+strconv.Itoa(i), addr, sdir, filepath.Join(sdir, "sentinel.log"), exec.Command("redis-sentinel", conf))
 		s.Sentinels = append(s.Sentinels, p)
 		addrs = append(addrs, addr)
 	}
@@ -155,20 +150,9 @@ func (s *SentinelSetup) Server(addr string) *Process {
 	return nil
 }
 
-// Kill ends the process at once (SIGKILL), as a crash or a lost host would.
-func (p *Process) Kill() {
-	if p.cmd == nil || p.cmd.Process == nil {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGCONT) // a paused process cannot die
-	_ = p.cmd.Process.Kill()
-	_ = p.cmd.Wait()
-	p.cmd = nil
-}
-
 // Log returns the last lines of the process's log file, for a failure's
 // message.
-func (p *Process) Log(lines int) string { return tail(p.log, lines) }
+func (p *Process) Log(lines int) string { return p.Tail(lines) }
 
 func (s *SentinelSetup) start(dir, name, bin string, args ...string) *Process {
 	s.tb.Helper()
@@ -177,30 +161,23 @@ func (s *SentinelSetup) start(dir, name, bin string, args ...string) *Process {
 		s.tb.Fatal(err)
 	}
 	addr := lockenv.FreeAddr(s.tb)
-	p := &Process{Addr: addr, Name: name, Dir: pdir, log: filepath.Join(pdir, "redis.log")}
-	p.cmd = exec.Command(bin, append([]string{"--bind", "127.0.0.1", "--port", port(addr),
-		"--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", pdir,
-		"--logfile", p.log}, args...)...)
-	s.run(p)
-	return p
+	return s.run(name, addr, pdir, filepath.Join(pdir, "redis.log"), exec.Command(bin, append([]string{"--bind", "127.0.0.1", "--port", port(addr),
+		"--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", pdir}, args...)...))
 }
 
-// run starts p and waits for its port to answer.
-func (s *SentinelSetup) run(p *Process) {
+// run starts cmd as name, listening on addr, and waits for its port to
+// answer.
+func (s *SentinelSetup) run(name, addr, dir, logPath string, cmd *exec.Cmd) *Process {
 	s.tb.Helper()
-	if err := p.cmd.Start(); err != nil {
-		s.tb.Fatalf("start %s: %v", p.Name, err)
+	p, err := lockenv.Launch(name, logPath, syscall.SIGTERM, nil, cmd)
+	if err != nil {
+		s.tb.Fatal(err)
 	}
 	s.tb.Cleanup(p.Kill)
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if c, err := net.Dial("tcp", p.Addr); err == nil {
-			_ = c.Close()
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+	if err := lockenv.AwaitListening(p, addr, 10*time.Second); err != nil {
+		s.tb.Fatal(err)
 	}
-	s.tb.Fatalf("%s on %s did not start", p.Name, p.Addr)
+	return &Process{Process: p, Addr: addr, Dir: dir}
 }
 
 func (s *SentinelSetup) await(ctx context.Context, what string, ready func() (bool, error)) {

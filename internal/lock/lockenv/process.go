@@ -12,20 +12,23 @@ import (
 	"time"
 )
 
-// process is a server this test binary started for its tests (see Run).
-type process struct {
-	name    string
+// Process is a server a test binary started for its tests: the shared
+// servers of Run, a private redis-server (StartRedis), or the service's
+// Sentinels and Patroni nodes.
+type Process struct {
+	Name    string
 	log     string // its stdout and stderr
 	stopSig os.Signal
 	cmd     *exec.Cmd
 	done    chan struct{} // closed when it has exited
 }
 
-// launch starts bin with args, its output in the file logPath, as the
-// user cred when not nil (PostgreSQL refuses to run as root). It dies with
+// Launch starts cmd as name, its output in the file logPath, as the user
+// cred when not nil (PostgreSQL refuses to run as root); Stop sends it
+// stopSig. It runs from / unless cmd.Dir says otherwise, and dies with
 // the test binary, should that end without stopping it.
-func launch(name, logPath string, stopSig os.Signal, cred *syscall.Credential, bin string, args ...string) (*process, error) {
-	logFile, err := os.Create(logPath)
+func Launch(name, logPath string, stopSig os.Signal, cred *syscall.Credential, cmd *exec.Cmd) (*Process, error) {
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -35,14 +38,15 @@ func launch(name, logPath string, stopSig os.Signal, cred *syscall.Credential, b
 			return nil, err
 		}
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = "/"
+	if cmd.Dir == "" {
+		cmd.Dir = "/"
+	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = sysProcAttr(cred)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	p := &process{name: name, log: logPath, stopSig: stopSig, cmd: cmd, done: make(chan struct{})}
+	p := &Process{Name: name, log: logPath, stopSig: stopSig, cmd: cmd, done: make(chan struct{})}
 	go func() {
 		_ = cmd.Wait()
 		close(p.done)
@@ -50,8 +54,16 @@ func launch(name, logPath string, stopSig os.Signal, cred *syscall.Credential, b
 	return p, nil
 }
 
-// exited reports whether the process has ended.
-func (p *process) exited() bool {
+// launch is Launch of bin with args.
+func launch(name, logPath string, stopSig os.Signal, cred *syscall.Credential, bin string, args ...string) (*Process, error) {
+	return Launch(name, logPath, stopSig, cred, exec.Command(bin, args...))
+}
+
+// Pid is the process's id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Exited reports whether the process has ended.
+func (p *Process) Exited() bool {
 	select {
 	case <-p.done:
 		return true
@@ -60,31 +72,55 @@ func (p *process) exited() bool {
 	}
 }
 
-// stop asks the process to end (stopSig), and kills it after 10 s.
-func (p *process) stop() error {
-	if p.exited() {
+// Signal sends sig to the process.
+func (p *Process) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
+
+// Stop asks the process to end (its stop signal), and kills it after
+// within.
+func (p *Process) Stop(within time.Duration) error {
+	if p.Exited() {
 		return nil
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGCONT) // a paused process cannot stop
-	_ = p.cmd.Process.Signal(p.stopSig)
+	_ = p.Signal(syscall.SIGCONT) // a paused process cannot stop
+	_ = p.Signal(p.stopSig)
 	select {
 	case <-p.done:
 		return nil
-	case <-time.After(10 * time.Second):
+	case <-time.After(within):
 	}
-	_ = p.cmd.Process.Kill()
-	<-p.done
-	return fmt.Errorf("%s did not stop within 10 s of %v: killed", p.name, p.stopSig)
+	p.Kill()
+	return fmt.Errorf("%s did not stop within %v of %v: killed", p.Name, within, p.stopSig)
 }
 
-// tail returns the last lines of the process's log, for an error.
-func (p *process) tail(lines int) string {
+// Kill ends the process at once (SIGKILL), as a crash or a lost host
+// would, and waits until it has.
+func (p *Process) Kill() {
+	_ = p.Signal(syscall.SIGCONT) // a paused process cannot die
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
+
+// Tail returns the last lines of the process's log, for an error.
+func (p *Process) Tail(lines int) string {
 	b, err := os.ReadFile(p.log)
 	if err != nil {
 		return err.Error()
 	}
 	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	return strings.Join(all[max(0, len(all)-lines):], "\n")
+}
+
+// AwaitListening waits up to within until something accepts connections
+// on addr, and fails with the end of p's log when p exits or the time
+// runs out first.
+func AwaitListening(p *Process, addr string, within time.Duration) error {
+	for deadline := time.Now().Add(within); time.Now().Before(deadline) && !p.Exited(); time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			_ = c.Close()
+			return nil
+		}
+	}
+	return fmt.Errorf("%s on %s did not start:\n%s", p.Name, addr, p.Tail(10))
 }
 
 // freePort returns a port nothing listens on, from 20000-32767: below the

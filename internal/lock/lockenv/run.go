@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The variables that name the shared servers. Each one unset means a
@@ -67,7 +68,7 @@ type servers struct {
 	active  bool              // within Wrap's Run
 	dir     string            // where their data and logs are
 	pgDir   string            // PostgreSQL's, when it could not be under dir
-	started []*process        // in the order they started
+	started []*Process        // in the order they started
 	urls    map[string]string // by variable
 	errs    map[string]error  // why one could not start (no second try)
 }
@@ -153,7 +154,7 @@ func (s *servers) stop() error {
 	s.active = false
 	var errs []error
 	for i := len(s.started) - 1; i >= 0; i-- {
-		if err := s.started[i].stop(); err != nil {
+		if err := s.started[i].Stop(10 * time.Second); err != nil {
 			errs = append(errs, err)
 		}
 	}

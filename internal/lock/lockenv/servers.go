@@ -34,7 +34,7 @@ func (s *servers) startRedis() (string, error) {
 // redisServer starts a redis-server in DIR/name on a free port, with args
 // after the common ones, and waits for it to answer; it tries other ports
 // when another process took its own first.
-func (s *servers) redisServer(name string, args ...string) (*process, int, error) {
+func (s *servers) redisServer(name string, args ...string) (*Process, int, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, 0, fmt.Errorf("redis-server not found: %s, or name a Redis in TEST_REDIS_URL and TEST_REDIS_CLUSTER_URL", install)
@@ -58,8 +58,8 @@ func (s *servers) redisServer(name string, args ...string) (*process, int, error
 		if lastErr = awaitRedis(p, port); lastErr == nil {
 			return p, port, nil
 		}
-		_ = p.stop()
-		if !portTaken(p.tail(5)) {
+		_ = p.Stop(10 * time.Second)
+		if !portTaken(p.Tail(5)) {
 			break
 		}
 	}
@@ -68,13 +68,13 @@ func (s *servers) redisServer(name string, args ...string) (*process, int, error
 
 // awaitRedis waits until p answers on port (p itself, by its process id:
 // not a server of another test binary that took the port first).
-func awaitRedis(p *process, port int) error {
+func awaitRedis(p *Process, port int) error {
 	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), MaxRetries: -1,
 		DialTimeout: time.Second, ReadTimeout: time.Second, Protocol: protocol})
 	defer func() { _ = client.Close() }()
-	want := "process_id:" + strconv.Itoa(p.cmd.Process.Pid) + "\r\n"
+	want := "process_id:" + strconv.Itoa(p.Pid()) + "\r\n"
 	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) && !p.exited() {
+	for time.Now().Before(deadline) && !p.Exited() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		info, err := client.Info(ctx, "server").Result()
 		cancel()
@@ -83,7 +83,7 @@ func awaitRedis(p *process, port int) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return fmt.Errorf("%s on port %d did not start:\n%s", p.name, port, p.tail(10))
+	return fmt.Errorf("%s on port %d did not start:\n%s", p.Name, port, p.Tail(10))
 }
 
 // startCluster starts three cluster-enabled redis-server nodes, gives each
@@ -150,17 +150,26 @@ func (s *servers) startCluster() (string, error) {
 // postgres system user, which the OS package creates, in a directory that
 // user owns.
 func (s *servers) startPostgres() (string, error) {
-	bin, err := postgresBin()
+	bin, err := PostgresBin()
 	if err != nil {
 		return "", err
 	}
-	cred, err := postgresUser()
+	cred, err := PostgresUser()
 	if err != nil {
 		return "", err
 	}
-	dir, err := s.postgresDir(cred)
+	if cred != nil {
+		// The postgres user must pass through it to reach pg-*.
+		if err := os.Chmod(s.dir, 0o755); err != nil {
+			return "", err
+		}
+	}
+	dir, err := PostgresDir(s.dir, "pg-", cred)
 	if err != nil {
 		return "", err
+	}
+	if filepath.Dir(dir) != s.dir {
+		s.pgDir = dir
 	}
 	var b [16]byte
 	_, _ = rand.Read(b[:])
@@ -184,7 +193,7 @@ func (s *servers) startPostgres() (string, error) {
 	<-initdb.done
 	_ = os.Remove(pwfile)
 	if !initdb.cmd.ProcessState.Success() {
-		return "", fmt.Errorf("initdb failed:\n%s", initdb.tail(20))
+		return "", fmt.Errorf("initdb failed:\n%s", initdb.Tail(20))
 	}
 	var lastErr error
 	for range 3 {
@@ -206,17 +215,17 @@ func (s *servers) startPostgres() (string, error) {
 			s.started = append(s.started, p)
 			return url, nil
 		}
-		_ = p.stop()
-		if !portTaken(p.tail(10)) {
+		_ = p.Stop(10 * time.Second)
+		if !portTaken(p.Tail(10)) {
 			break
 		}
 	}
 	return "", lastErr
 }
 
-// postgresBin finds the directory of initdb and postgres: Debian's
+// PostgresBin finds the directory of initdb and postgres: Debian's
 // /usr/lib/postgresql/VERSION/bin (the newest), else the PATH.
-func postgresBin() (string, error) {
+func PostgresBin() (string, error) {
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
 	best, bestVersion := "", -1
 	for _, d := range dirs {
@@ -237,10 +246,10 @@ func postgresBin() (string, error) {
 	return "", fmt.Errorf("PostgreSQL not found (no /usr/lib/postgresql/*/bin/initdb, no initdb on the PATH): %s, or name a server in TEST_DATABASE_URL", install)
 }
 
-// postgresUser is the user PostgreSQL runs as: nil (this process's own)
+// PostgresUser is the user PostgreSQL runs as: nil (this process's own)
 // unless this process is root, which PostgreSQL refuses; then the postgres
 // system user.
-func postgresUser() (*syscall.Credential, error) {
+func PostgresUser() (*syscall.Credential, error) {
 	if os.Geteuid() != 0 {
 		return nil, nil
 	}
@@ -251,19 +260,13 @@ func postgresUser() (*syscall.Credential, error) {
 	return &syscall.Credential{Uid: uid, Gid: gid, Groups: []uint32{}}, nil
 }
 
-// postgresDir makes the directory of the cluster: under the binary's
-// temporary directory when cred's user can reach it, else under that
-// user's home (the temporary directory may be in a mode-700 home).
-func (s *servers) postgresDir(cred *syscall.Credential) (string, error) {
-	dir := filepath.Join(s.dir, "pg")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return "", err
-	}
-	if cred == nil {
-		return dir, nil
-	}
-	if err := os.Chmod(s.dir, 0o755); err != nil {
-		return "", err
+// PostgresDir makes a new directory (os.MkdirTemp's pattern) that the
+// user cred runs PostgreSQL in: under parent when that user can reach it,
+// else under the postgres user's home (parent may be in a mode-700 home).
+func PostgresDir(parent, pattern string, cred *syscall.Credential) (string, error) {
+	dir, err := os.MkdirTemp(parent, pattern)
+	if err != nil || cred == nil {
+		return dir, err
 	}
 	if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
 		return "", err
@@ -271,20 +274,20 @@ func (s *servers) postgresDir(cred *syscall.Credential) (string, error) {
 	if canWrite(cred, dir) {
 		return dir, nil
 	}
+	_ = os.RemoveAll(dir)
 	_, _, home, err := lookupUser("postgres")
 	if err != nil {
 		return "", err
 	}
-	dir, err = os.MkdirTemp(home, "lockenv-")
+	dir, err = os.MkdirTemp(home, pattern)
 	if err != nil {
-		return "", fmt.Errorf("the postgres user cannot reach %s, and no directory could be made in its home: %w", s.dir, err)
+		return "", fmt.Errorf("the postgres user cannot reach %s, and no directory could be made in its home: %w", parent, err)
 	}
-	s.pgDir = dir
 	if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
 		return "", err
 	}
 	if !canWrite(cred, dir) {
-		return "", fmt.Errorf("the postgres user can write neither %s nor %s", filepath.Join(s.dir, "pg"), dir)
+		return "", fmt.Errorf("the postgres user can write neither under %s nor %s", parent, dir)
 	}
 	return dir, nil
 }
@@ -316,10 +319,10 @@ func lookupUser(name string) (uid, gid uint32, home string, err error) {
 
 // awaitPostgres waits until p accepts a connection at url (with its
 // password: not a server of another test binary that took the port first).
-func awaitPostgres(p *process, url string) error {
+func awaitPostgres(p *Process, url string) error {
 	deadline := time.Now().Add(60 * time.Second)
 	var lastErr error
-	for time.Now().Before(deadline) && !p.exited() {
+	for time.Now().Before(deadline) && !p.Exited() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		conn, err := pgx.Connect(ctx, url)
 		if err == nil {
@@ -331,5 +334,5 @@ func awaitPostgres(p *process, url string) error {
 		lastErr = err
 		time.Sleep(50 * time.Millisecond)
 	}
-	return fmt.Errorf("PostgreSQL did not start (%v):\n%s", lastErr, p.tail(20))
+	return fmt.Errorf("PostgreSQL did not start (%v):\n%s", lastErr, p.Tail(20))
 }
