@@ -460,13 +460,6 @@ func writeTargetsAndVerdict(w io.Writer, tw *tabwriter.Writer, targets []target,
 	return tw.Flush()
 }
 
-func categoryNote(category string) string {
-	if category == "" {
-		return ""
-	}
-	return ", category " + category
-}
-
 func quantityRange(b bestConfig) string {
 	if b.MinQuantity == b.MaxQuantity {
 		return strconv.Itoa(b.MinQuantity)

@@ -247,9 +247,9 @@ func TestParseConfigBestAvailable(t *testing.T) {
 		{[]string{"-rows", "100", "-row-seats", "5", "-quantity", "2-6"}, "6 adjacent seats do not fit in a row of 5"},
 		{[]string{"-category", "no spaces"}, `-category "no spaces"`},
 		{[]string{"-category", strings.Repeat("x", 33)}, "-category"},
-		{[]string{"-n", "100"}, "-n is not for best-available"},
-		{[]string{"-seats", "3"}, "not for best-available"},
-		{[]string{"-schedule", "1", "-seat", "1"}, "not for best-available"},
+		{[]string{"-n", "100"}, "-n is for -scenario hot-seat, fresh-seats or contended, not best-available"},
+		{[]string{"-seats", "3"}, "-seats is for -scenario contended, not best-available"},
+		{[]string{"-schedule", "1", "-seat", "1"}, "-schedule is for -scenario hot-seat, contended or seat-map, not best-available"},
 		{[]string{"-duration", "2h"}, "-duration must be"},
 	}
 	for _, tt := range tests {
@@ -259,9 +259,9 @@ func TestParseConfigBestAvailable(t *testing.T) {
 			t.Errorf("parseConfig(%q) = %v, want a usage error containing %q", tt.args, err, tt.want)
 		}
 	}
-	// The venue's flags are for best-available only.
+	// The venue's flags are not contended's.
 	if _, err := parseConfig([]string{"-scenario", "contended", "-rows", "3", "-quantity", "2"}, env, io.Discard); err == nil ||
-		!strings.Contains(err.Error(), "-quantity: for -scenario best-available or on-sale; -rows: for -scenario best-available, seat-map or on-sale") {
+		!strings.Contains(err.Error(), "-rows is for -scenario best-available, seat-map or on-sale, not contended") {
 		t.Errorf("contended with -rows: %v", err)
 	}
 	// -row-seats 5 fits parties of 6 when they need not sit together.
@@ -535,7 +535,7 @@ func TestParseConfigVenueOfSections(t *testing.T) {
 		}
 	}
 	if _, err := parseConfig([]string{"-scenario", "contended", "-sections", "3"}, env, io.Discard); err == nil ||
-		!strings.Contains(err.Error(), "-sections: for -scenario best-available, seat-map or on-sale") {
+		!strings.Contains(err.Error(), "-sections is for -scenario best-available, seat-map or on-sale, not contended") {
 		t.Errorf("contended with -sections: %v", err)
 	}
 }

@@ -202,16 +202,16 @@ func TestParseConfigOnSale(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-n", "100"}, "-n is not for on-sale"},
-		{[]string{"-schedule", "3", "-seat", "1"}, "-seats, -schedule and -seat are not for on-sale"},
-		{[]string{"-watch"}, "-watch and -streams are not for on-sale"},
+		{[]string{"-n", "100"}, "-n is for -scenario hot-seat, fresh-seats or contended, not on-sale"},
+		{[]string{"-schedule", "3", "-seat", "1"}, "-schedule is for -scenario hot-seat, contended or seat-map, not on-sale"},
+		{[]string{"-watch"}, "-watch is for -scenario fresh-seats, contended or best-available, not on-sale"},
 		{[]string{"-admit-rate", "0"}, "-admit-rate must be 1..10000"},
 		{[]string{"-admit-rate", "10001"}, "-admit-rate must be 1..10000"},
 		{[]string{"-max-active", "-1"}, "-max-active must be 0..1000000"},
 		{[]string{"-join-window", "0s"}, "-join-window must be positive"},
 		{[]string{"-prequeue-share", "1.5"}, "-prequeue-share must be 0..1"},
 		{[]string{"-quantity", "0-3"}, "-quantity must be"},
-		{[]string{"-book-rate", "5"}, "-book-rate: for -scenario seat-map"},
+		{[]string{"-book-rate", "5"}, "-book-rate is for -scenario seat-map, not on-sale"},
 	} {
 		_, err := parseConfig(append([]string{"-scenario", "on-sale"}, tt.args...), env, io.Discard)
 		var usage *usageError
@@ -219,7 +219,7 @@ func TestParseConfigOnSale(t *testing.T) {
 			t.Errorf("parseConfig(%q) = %v, want a usage error containing %q", tt.args, err, tt.want)
 		}
 	}
-	if _, err := parseConfig([]string{"-admit-rate", "5"}, env, io.Discard); err == nil || !strings.Contains(err.Error(), "-admit-rate: for -scenario on-sale") {
+	if _, err := parseConfig([]string{"-admit-rate", "5"}, env, io.Discard); err == nil || !strings.Contains(err.Error(), "-admit-rate is for -scenario on-sale, not contended") {
 		t.Errorf("contended with -admit-rate: %v", err)
 	}
 }
