@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -82,6 +83,55 @@ func TestOnSaleAgainstTheService(t *testing.T) {
 	}
 	if err := json.Unmarshal(js.Bytes(), &got); err != nil || got.OnSale.Joins != 30 || got.OnSale.SeatsSold != 20 || got.OnSale.Order.Inversions == nil {
 		t.Errorf("JSON report: %+v, %v", got, err)
+	}
+}
+
+// An on-sale that does not sell out, end to end against the real
+// service: six buyers of one or two seats each, joining over a second, on
+// a venue of 20 seats. Every one of them buys; the report says the venue
+// was not sold out and when the last buyer was done, some time after the
+// opening (the last joins 0.83 s after the first, 0.53 s after the
+// opening), never 0 s.
+func TestOnSaleThatDoesNotSellOut(t *testing.T) {
+	urls := serveService(t, 1)
+	r := mustHammer(t, t.Context(), mustConfig(t, urls, "-scenario", "on-sale", "-rows", "2", "-row-seats", "10", "-quantity", "1-2",
+		"-users", "6", "-join-window", "1s", "-prequeue-share", "0.3", "-admit-rate", "10", "-c", "4", "-duration", "30s"))
+	var text bytes.Buffer
+	if err := writeText(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report:\n%s", text.String())
+	or := r.OnSale
+	if !r.Verdict.Pass || or == nil {
+		t.Fatalf("verdict %+v", r.Verdict)
+	}
+	if or.Joins != 6 || or.Admitted != 6 || or.Ends[endBought] != 6 || or.Holds != 6 {
+		t.Errorf("%d joins, %d admitted, ends %v, %d holds: want all six buyers served", or.Joins, or.Admitted, or.Ends, or.Holds)
+	}
+	if or.SoldOut || or.SeatsSold < 6 || or.SeatsSold > 12 || or.Capacity != 20 ||
+		or.SeatMap.Reserved != or.SeatsSold || or.SeatMap.Held != 0 || or.SeatMap.Available != 20-or.SeatsSold {
+		t.Errorf("sold %d of %d (sold out %v); seat map %+v: want 6 to 12 seats sold, the rest available", or.SeatsSold, or.Capacity, or.SoldOut, or.SeatMap)
+	}
+	if last := time.Duration(or.SellOut); last < 500*time.Millisecond || last > time.Duration(or.Wall) {
+		t.Errorf("every buyer done %s after the opening, the sale lasting %s: want the last buyer's end, at least 0.5 s", last, or.Wall)
+	}
+	want := fmt.Sprintf("%d of 20 seats in 6 holds; not sold out: every buyer done %s after the opening", or.SeatsSold, or.SellOut)
+	if !strings.Contains(text.String(), want) {
+		t.Errorf("the text report lacks %q", want)
+	}
+	var js bytes.Buffer
+	if err := writeJSON(&js, r); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		OnSale struct {
+			SoldOut   bool    `json:"soldOut"`
+			SellOutMs float64 `json:"sellOutMs"`
+		} `json:"onSale"`
+	}
+	got.OnSale.SoldOut = true // the report must say false
+	if err := json.Unmarshal(js.Bytes(), &got); err != nil || got.OnSale.SoldOut || got.OnSale.SellOutMs < 500 {
+		t.Errorf("JSON report: %+v, %v; want soldOut false and sellOutMs at least 500", got.OnSale, err)
 	}
 }
 
