@@ -213,7 +213,7 @@ func bestPhase(ctx context.Context, a *api, cfg config, v venue) phase {
 	return phase{
 		probe: probe,
 		request: func(ctx context.Context, target string, u user, i int) (holdOutcome, bool) {
-			return a.holdBest(ctx, target, u, v.ID, b.quantityOf(i), b.Category, b.Adjacent), true
+			return a.holdBest(ctx, target, u, v.ID, b.quantityOf(i), b.Category, b.Adjacent, nil), true
 		},
 		ended: func(o holdOutcome) string {
 			if o.Code != codeNotEnough || o.Quantity != b.MinQuantity || !checking.TryLock() {

@@ -163,7 +163,7 @@ func drive(ctx context.Context, a *api, targets []string, c int, onTick tick, ne
 			// Each worker opens its connections before the clock starts,
 			// so the timed phase measures requests, not TCP handshakes.
 			for _, target := range targets {
-				_, _, _, _ = a.send(ctx, http.MethodGet, target+"/readyz", "", nil)
+				_, _ = a.do(ctx, request{method: http.MethodGet, url: target + "/readyz"})
 			}
 			ready.Done()
 			<-start

@@ -269,7 +269,7 @@ func (s *sale) buy(ctx context.Context, i, n int, u user) (b buyerRun) {
 		return b
 	}
 	if b.Sample {
-		o := s.api.holdBestWith(ctx, target, u, s.venue.ID, 1, s.cfg.OnSale.Category, s.cfg.OnSale.Adjacent, nil)
+		o := s.api.holdBest(ctx, target, u, s.venue.ID, 1, s.cfg.OnSale.Category, s.cfg.OnSale.Adjacent, nil)
 		b.Unadmitted = &o
 		b.count(opUnadmitted, o.key(), o.Err)
 	}
@@ -290,9 +290,9 @@ func (s *sale) follow(ctx context.Context, target string, u user, b *buyerRun) b
 		if c.Status == http.StatusOK || c.Status == http.StatusCreated {
 			switch c.Ticket.State {
 			case statePrequeue:
-				b.LastNotAdmitted = c.Sent
+				b.LastNotAdmitted = c.SentAt
 			case stateWaiting:
-				b.LastNotAdmitted = c.Sent
+				b.LastNotAdmitted = c.SentAt
 				if b.FirstWaiting == nil {
 					first := c
 					b.FirstWaiting = &first
@@ -337,7 +337,7 @@ func (s *sale) hold(ctx context.Context, target string, u user, i int, b *buyerR
 	admission := []string{admissionHeader, b.Admission}
 	retries := 0
 	for q := o.quantityOf(i); q >= 1; {
-		h := s.api.holdBestWith(ctx, target, u, s.venue.ID, q, o.Category, o.Adjacent, admission)
+		h := s.api.holdBest(ctx, target, u, s.venue.ID, q, o.Category, o.Adjacent, admission)
 		b.Holds = append(b.Holds, h)
 		b.count(opHold, h.key(), h.Err)
 		switch {

@@ -249,7 +249,7 @@ func summarizeOnSale(cfg config, runID string, s *sale, runs []buyerRun, wall ti
 func sightingOf(b buyerRun) lineSighting {
 	t := lineSighting{Prequeue: b.Prequeue, InLine: b.LastNotAdmitted, Admitted: b.AdmittedSeen}
 	if w := b.FirstWaiting; w != nil && w.Ticket.Position != nil {
-		t.Position, t.Sent, t.At = *w.Ticket.Position, w.Sent, w.At
+		t.Position, t.Sent, t.At = *w.Ticket.Position, w.SentAt, w.At
 	}
 	return t
 }

@@ -175,7 +175,7 @@ func TestCheckOrder(t *testing.T) {
 func TestOnSaleFigures(t *testing.T) {
 	t0 := time.Date(2030, 1, 1, 10, 0, 0, 0, time.UTC)
 	estimated := func(seconds float64) *queueCall {
-		return &queueCall{At: t0, Ticket: ticketOut{EstimatedWaitSeconds: &seconds}}
+		return &queueCall{outcome: outcome{At: t0}, Ticket: ticketOut{EstimatedWaitSeconds: &seconds}}
 	}
 	b := buyerRun{FirstWaiting: estimated(20), LastNotAdmitted: t0.Add(18 * time.Second), AdmittedSeen: t0.Add(22 * time.Second)}
 	if ratio, ok := estimateRatio(b); !ok || ratio != 1 {

@@ -19,6 +19,15 @@ const (
 	formCompact = "compact"
 )
 
+// seatsURL is GET /schedules/{id}/seats of schedule on target, in form.
+func seatsURL(target string, schedule int64, form string) string {
+	u := target + "/schedules/" + strconv.FormatInt(schedule, 10) + "/seats"
+	if form == formCompact {
+		u += "?form=" + formCompact
+	}
+	return u
+}
+
 // seatMapDoc is a seat map in either form: Seats in the full form,
 // Sections (and Version) in the compact one.
 type seatMapDoc struct {
@@ -140,11 +149,7 @@ func (w wireSize) bytes() string {
 // and after decompression.
 func (a *api) seatMapWire(ctx context.Context, target string, schedule int64, form string) wireSize {
 	w := wireSize{Form: form}
-	url := target + "/schedules/" + strconv.FormatInt(schedule, 10) + "/seats"
-	if form == formCompact {
-		url += "?form=" + formCompact
-	}
-	res, err := a.get(ctx, url, getOptions{header: []string{"Accept-Encoding", "gzip"}, read: []string{"Content-Encoding"}, keepBody: true})
+	res, err := a.do(ctx, request{method: http.MethodGet, url: seatsURL(target, schedule, form), header: []string{"Accept-Encoding", "gzip"}, read: []string{"Content-Encoding"}})
 	switch {
 	case err != nil:
 		w.Error = err.Error()

@@ -199,16 +199,9 @@ func hammerSeatMap(ctx context.Context, cfg config, progressOut io.Writer) (*rep
 		defer book.close()
 	}
 
-	url := func(target string) string {
-		u := target + "/schedules/" + strconv.FormatInt(v.ID, 10) + "/seats"
-		if sm.Form == formCompact {
-			u += "?form=" + formCompact
-		}
-		return u
-	}
 	urls := make([]string, len(cfg.Targets))
 	for i, t := range cfg.Targets {
-		urls[i] = url(t)
+		urls[i] = seatsURL(t, v.ID, sm.Form)
 	}
 
 	var (
@@ -245,13 +238,13 @@ func hammerSeatMap(ctx context.Context, cfg config, progressOut io.Writer) (*rep
 					go func() { bookDone <- book.run(runCtx, cfg.Duration-elapsed) }()
 				}
 			})
-			opt := getOptions{header: plain, read: []string{"ETag", "Content-Encoding"}, keepBody: !sampled}
+			req := request{method: http.MethodGet, url: urls[i%len(urls)], header: plain, read: []string{"ETag", "Content-Encoding"}, sizeOnly: sampled}
 			asked := revalidate && etag != ""
 			if asked {
-				opt.header = []string{"Accept-Encoding", "gzip", "If-None-Match", etag}
+				req.header = []string{"Accept-Encoding", "gzip", "If-None-Match", etag}
 				mine.revalidations++
 			}
-			res, err := a.get(ctx, urls[i%len(urls)], opt)
+			res, err := a.do(ctx, req)
 			recordLatency(mine.all, res.Latency)
 			switch {
 			case err != nil && ctx.Err() != nil:
