@@ -148,12 +148,7 @@ func runPhase(ctx context.Context, a *api, cfg config, users []user, v venue, p 
 			return false
 		}
 	)
-	var onTick tick
-	finish := func() {}
-	if progressOut != nil {
-		onTick, finish = progressBar(progressOut, int64(v.SeatCount), desc,
-			func(int64, time.Duration) int64 { return seats.Load() })
-	}
+	onTick, finish := progressBar(progressOut, int64(v.SeatCount), desc, func(int64, time.Duration) int64 { return seats.Load() })
 	_, res.wall = drive(ctx, a, cfg.Targets, cfg.C, onTick, func() (stepFunc, func()) {
 		all, held := newLatencyHistogram(), newLatencyHistogram()
 		var mine []holdOutcome

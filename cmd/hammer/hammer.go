@@ -63,11 +63,7 @@ func hammer(ctx context.Context, cfg config, progressOut io.Writer) (*report, er
 		}
 	}
 
-	var onTick tick
-	finish := func() {}
-	if progressOut != nil {
-		onTick, finish = progress(progressOut, cfg)
-	}
+	onTick, finish := progress(progressOut, cfg)
 	res := fire(ctx, a, cfg, w, users, onTick)
 	finish()
 	if res.err != nil {

@@ -182,21 +182,13 @@ func (v venue) check(want *layoutIn) error {
 		return errors.New("answer's layout has both rows and sections")
 	}
 	if want != nil {
-		got := layoutIn{}
-		if v.Layout.Sections != nil {
-			got.Sections = make([]layoutSectionIn, len(v.Layout.Sections))
-			for i, s := range v.Layout.Sections {
-				got.Sections[i] = layoutSectionIn{Name: s.Name, Rows: make([]layoutRowIn, len(s.Rows))}
-			}
-		} else {
-			got.Rows = make([]layoutRowIn, len(v.Layout.Rows))
-		}
-		if got.sectioned() != want.sectioned() || len(got.Sections) != len(want.Sections) || got.rowCount() != want.rowCount() {
-			return fmt.Errorf("answer has %d sections and %d rows, want %d and %d", len(got.Sections), got.rowCount(), len(want.Sections), want.rowCount())
+		sections, rows := v.Layout.Sections, len(v.rows())
+		if (sections != nil) != want.sectioned() || len(sections) != len(want.Sections) || rows != want.rowCount() {
+			return fmt.Errorf("answer has %d sections and %d rows, want %d and %d", len(sections), rows, len(want.Sections), want.rowCount())
 		}
 		for i, s := range want.Sections {
-			if got.Sections[i].Name != s.Name || len(got.Sections[i].Rows) != len(s.Rows) {
-				return fmt.Errorf("answer's section %d is %q of %d rows, want %q of %d", i, got.Sections[i].Name, len(got.Sections[i].Rows), s.Name, len(s.Rows))
+			if got := sections[i]; got.Name != s.Name || len(got.Rows) != len(s.Rows) {
+				return fmt.Errorf("answer's section %d is %q of %d rows, want %q of %d", i, got.Name, len(got.Rows), s.Name, len(s.Rows))
 			}
 		}
 	}

@@ -173,12 +173,7 @@ func hammerOnSale(ctx context.Context, cfg config, progressOut io.Writer) (*repo
 	runCtx, cancel := context.WithDeadline(ctx, start.Add(cfg.Duration))
 	defer cancel()
 	var done atomic.Int64
-	var onTick tick
-	finish := func() {}
-	if progressOut != nil {
-		onTick, finish = progressBar(progressOut, int64(len(users)), "buyers done",
-			func(int64, time.Duration) int64 { return done.Load() })
-	}
+	onTick, finish := progressBar(progressOut, int64(len(users)), "buyers done", func(int64, time.Duration) int64 { return done.Load() })
 	stopSampling := s.sampleQueue(runCtx, admin)
 	runs := make([]buyerRun, len(users))
 	var wg sync.WaitGroup
@@ -207,29 +202,6 @@ func hammerOnSale(ctx context.Context, cfg config, progressOut io.Writer) (*repo
 	r := summarizeOnSale(cfg, runID, s, runs, wall, back)
 	r.Verdict = judgeOnSale(r, ctx.Err() != nil)
 	return r, nil
-}
-
-// tickWhile calls onTick with the count of done every 200 ms from start
-// until stop; nothing when onTick is nil.
-func tickWhile(onTick tick, start time.Time, done *atomic.Int64) (stop func()) {
-	if onTick == nil {
-		return func() {}
-	}
-	quit := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(200 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-t.C:
-				onTick(done.Load(), time.Since(start))
-			}
-		}
-	})
-	return func() { close(quit); wg.Wait() }
 }
 
 // readBackOnSale is what the service said after the sale.

@@ -2,13 +2,11 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"net/http"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 )
 
@@ -58,7 +56,7 @@ type onSaleReport struct {
 	ServiceWindows []admissionCount `json:"serviceAdmissionsPer10s"`
 	// Order is the order of admission against the line's
 	// (onsale_order.go).
-	Order orderReport `json:"order"`
+	Order orderCheck `json:"order"`
 	// Once: every user has one ticket of their own, a second join gives
 	// it again, and the queue counts as many admissions as were seen.
 	Once onceReport `json:"once"`
@@ -100,12 +98,6 @@ type admissionCount struct {
 	PerSec   float64  `json:"perSec"`
 	// Partial: the sale ended within the window.
 	Partial bool `json:"partial,omitempty"`
-}
-
-type orderReport struct {
-	Compared   int      `json:"compared"`
-	Inversions int      `json:"inversions"`
-	Lead       duration `json:"worstLeadMs"`
 }
 
 type onceReport struct {
@@ -224,8 +216,7 @@ func summarizeOnSale(cfg config, runID string, s *sale, runs []buyerRun, wall ti
 	or.TimeToAdmission = spreadOf(toAdmission)
 	or.Windows = admissionWindows(runs, s.opensAt)
 	or.ServiceWindows = serviceWindows(back.samples)
-	c := checkOrder(sightings)
-	or.Order = orderReport{Compared: c.Compared, Inversions: c.Inversions, Lead: duration(c.Lead)}
+	or.Order = checkOrder(sightings)
 	or.Estimates = estimatesOf(ratios)
 	or.SoldOut = !soldOut.IsZero()
 	end := lastDone
@@ -472,14 +463,11 @@ func judgeOnSale(r *report, interrupted bool) verdict {
 	return verdict{Pass: len(reasons) == 0, Reasons: capReasons(reasons)}
 }
 
-// writeOnSaleText prints an on-sale report for a human, verdict last.
-func writeOnSaleText(w io.Writer, r *report) error {
+// writeOnSaleText prints an on-sale report's figures and returns its
+// targets.
+func writeOnSaleText(p printer, r *report) []target {
 	or := r.OnSale
 	o := or.Sale
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	p := func(format string, a ...any) { _, _ = fmt.Fprintf(tw, format+"\n", a...) }
-	p("scenario:\t%s (run %s)", r.Scenario, r.RunID)
-	p("targets:\t%s", strings.Join(r.Targets, ", "))
 	p("venue:\t%s; schedule %d", o.describe(), or.Schedule)
 	maxActive := "no cap"
 	if o.MaxActive > 0 {
@@ -519,13 +507,8 @@ func writeOnSaleText(w io.Writer, r *report) error {
 		p("seat map:\t%d reserved, %d held, %d available", m.Reserved, m.Held, m.Available)
 	}
 	p("responses:\t%d in %s", r.Sent, r.Wall)
-	for _, k := range sortedKeys(r.Responses) {
-		p("  %s\t%d", k, r.Responses[k])
-	}
-	for _, err := range r.TransportErrs {
-		p("  e.g.\t%s", err)
-	}
-	return writeTargetsAndVerdict(w, tw, or.Targets, r.Verdict)
+	writeResponses(p, r.Responses, 0, r.TransportErrs)
+	return or.Targets
 }
 
 // windowRates lists the windows' admissions a second, each partial one

@@ -143,7 +143,7 @@ func TestCheckOrder(t *testing.T) {
 	// A at position 1, B at 2, both seen at the opening.
 	a := lineSighting{Position: 1, Sent: at(0), At: at(10), InLine: at(1100), Admitted: at(1500)}
 	b := lineSighting{Position: 2, Sent: at(20), At: at(30), InLine: at(30), Admitted: at(1000)}
-	if c := checkOrder([]lineSighting{a, b}); c.Inversions != 1 || c.Compared != 1 || c.Lead != 100*time.Millisecond {
+	if c := checkOrder([]lineSighting{a, b}); c.Inversions != 1 || c.Compared != 1 || time.Duration(c.Lead) != 100*time.Millisecond {
 		t.Errorf("B's admission seen at 1.0 s, A found in line by a poll sent at 1.1 s: %+v, want 1 inversion by 100ms", c)
 	}
 	// A's last poll in line went out before B's admission was seen: A may
@@ -164,7 +164,7 @@ func TestCheckOrder(t *testing.T) {
 	// not.
 	pre := lineSighting{Prequeue: true, InLine: at(3000), Admitted: at(3500)}
 	late := lineSighting{Admitted: at(2000), InLine: at(1500)}
-	if c := checkOrder([]lineSighting{pre, late}); c.Inversions != 1 || c.Lead != time.Second {
+	if c := checkOrder([]lineSighting{pre, late}); c.Inversions != 1 || time.Duration(c.Lead) != time.Second {
 		t.Errorf("a later joiner admitted before the pre-queue: %+v", c)
 	}
 }
