@@ -540,6 +540,19 @@ func TestParseConfigVenueOfSections(t *testing.T) {
 	}
 }
 
+// An instance shows another's holds when their seat events arrive: each
+// phase's seat maps are read again until they show every seat granted
+// held, for mapSettleTime at most.
+func TestBestAvailableLetsTheSeatMapSettle(t *testing.T) {
+	f := newFakeAPI(t)
+	f.mapLag = 700 * time.Millisecond
+	urls, _ := f.serve(t, 2)
+	r := mustHammer(t, t.Context(), mustConfig(t, urls, "-scenario", "best-available", "-rows", "5", "-row-seats", "10", "-c", "4"))
+	if !r.Verdict.Pass || r.Best.SeatsSold != 50 {
+		t.Fatalf("verdict %q, %d seats sold, on seat maps %s behind: want a pass, all 50 sold", r.Verdict.Reasons, r.Best.SeatsSold, f.mapLag)
+	}
+}
+
 // The scenario sells a venue of sections out, the explicit phase holds
 // every block of every section, and the report names the sections.
 func TestBestAvailableOnSections(t *testing.T) {

@@ -170,29 +170,17 @@ func bookBeforehand(ctx context.Context, a *api, cfg config, runID string, ttl t
 }
 
 // readBack fetches the seat maps through every target, so an instance that
-// disagrees with the others is caught too; p retries those refused 503.
-// An instance shows another instance's booking when its seat event
-// arrives, a moment after the answer (seconds while a Redis failover
-// settles): a map that does not show every seat booked (answered 200) as
-// reserved is read again until mapSettleTime after the first read, and
-// its last read is judged.
+// disagrees with the others is caught too, each until it shows every seat
+// booked (answered 200) reserved (readSettled); p retries those refused
+// 503.
 func readBack(ctx context.Context, a *api, cfg config, schedules []int64, booked map[int64][]int, p *patience) []seatMapView {
 	settled := time.Now().Add(mapSettleTime)
 	var views []seatMapView
 	for _, t := range cfg.Targets {
 		for _, id := range schedules {
-			var statuses map[int]string
-			var err error
-			for {
-				err = p.do(ctx, func() (err error) {
-					statuses, err = a.seatMap(ctx, t, id)
-					return err
-				})
-				if err != nil || showsReserved(statuses, booked[id]) || !time.Now().Before(settled) ||
-					!sleepUntil(ctx, time.Now().Add(100*time.Millisecond)) {
-					break
-				}
-			}
+			statuses, err := a.readSettled(ctx, t, id, settled, p, func(statuses map[int]string) bool {
+				return showsAll(statuses, booked[id], "reserved")
+			})
 			views = append(views, seatMapView{Target: t, Schedule: id, Statuses: statuses, Err: err})
 		}
 	}
@@ -210,11 +198,33 @@ func bookedSeats(outcomes []outcome) map[int64][]int {
 	return booked
 }
 
-// showsReserved reports whether statuses shows every one of seats
-// reserved.
-func showsReserved(statuses map[int]string, seats []int) bool {
+// mapSettleTime is how long a seat map may take to show the last
+// changes: an instance shows another instance's change when its seat
+// event arrives, tens of milliseconds after the commit (seconds while a
+// Redis failover settles).
+const mapSettleTime = 3 * time.Second
+
+// readSettled reads schedule's seat map through target again until shows
+// says it shows what the run was answered, a read fails, or deadline
+// (mapSettleTime after the first read) passes: the last read is the one
+// judged. p retries the reads refused 503.
+func (a *api) readSettled(ctx context.Context, target string, schedule int64, deadline time.Time, p *patience,
+	shows func(statuses map[int]string) bool) (statuses map[int]string, err error) {
+	for {
+		err = p.do(ctx, func() (err error) {
+			statuses, err = a.seatMap(ctx, target, schedule)
+			return err
+		})
+		if err != nil || shows(statuses) || !time.Now().Before(deadline) || !sleepUntil(ctx, time.Now().Add(100*time.Millisecond)) {
+			return statuses, err
+		}
+	}
+}
+
+// showsAll reports whether statuses show every one of seats as status.
+func showsAll(statuses map[int]string, seats []int, status string) bool {
 	for _, seat := range seats {
-		if statuses[seat] != "reserved" {
+		if statuses[seat] != status {
 			return false
 		}
 	}

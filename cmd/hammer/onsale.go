@@ -195,7 +195,15 @@ func hammerOnSale(ctx context.Context, cfg config, progressOut io.Writer) (*repo
 	var back readBackOnSale
 	if ctx.Err() == nil {
 		back.counts, back.countsErr = a.queueCountsOf(ctx, cfg.Targets[0], admin, v.ID)
-		back.statuses, back.mapErr = settledSeatMap(ctx, a, cfg.Targets[0], v.ID, runs)
+		confirmed := 0
+		for _, b := range runs {
+			confirmed += b.Seats
+		}
+		back.statuses, back.mapErr = a.readSettled(ctx, cfg.Targets[0], v.ID, time.Now().Add(mapSettleTime), newPatience(),
+			func(statuses map[int]string) bool {
+				c := countSeatMap(statuses, nil)
+				return c.Reserved == confirmed && c.Held == 0
+			})
 		back.deleteErr = a.deleteQueue(ctx, cfg.Targets[0], admin, v.ID)
 	}
 	back.samples = samples
@@ -356,29 +364,5 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 		return false
 	case <-timer.C:
 		return true
-	}
-}
-
-// mapSettleTime is how long the seat map may take to show the last
-// changes: an instance's map shows another instance's change when its
-// seat event arrives, tens of milliseconds after the commit (seconds
-// while a Redis failover settles).
-const mapSettleTime = 3 * time.Second
-
-// settledSeatMap reads the venue's seat map until it shows the seats the
-// buyers confirmed as reserved and none held, or mapSettleTime passes: the
-// last read is the one judged.
-func settledSeatMap(ctx context.Context, a *api, target string, schedule int64, runs []buyerRun) (map[int]string, error) {
-	confirmed := 0
-	for _, b := range runs {
-		confirmed += b.Seats
-	}
-	deadline := time.Now().Add(mapSettleTime)
-	for {
-		statuses, err := a.seatMap(ctx, target, schedule)
-		if c := countSeatMap(statuses, err); err != nil || c.Reserved == confirmed && c.Held == 0 || time.Now().After(deadline) {
-			return statuses, err
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }

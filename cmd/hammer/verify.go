@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // maxExamples bounds the examples an invariant report keeps of what broke.
@@ -66,16 +67,26 @@ type phaseCheck struct {
 }
 
 // verifyPhase reads the phase's venue back (its layout from the first
-// target, its seat map through every target) and checks the granted holds
-// against both: see checkHolds and checkMap.
+// target, its seat map through every target, each until it shows every
+// seat granted held: readSettled) and checks the granted holds against
+// both: see checkHolds and checkMap.
 func verifyPhase(ctx context.Context, a *api, cfg config, run phaseRun, adjacent bool, category string) phaseCheck {
 	v, err := a.venue(ctx, cfg.Targets[0], run.venue.ID)
 	if err != nil {
 		return phaseCheck{Invariant: invariantReport{Error: err.Error()}, venue: run.venue}
 	}
 	inv := checkHolds(v, run.outcomes, adjacent, category)
+	var granted []int
+	for _, o := range run.outcomes {
+		if o.granted() {
+			granted = append(granted, o.Seats...)
+		}
+	}
+	settled := time.Now().Add(mapSettleTime)
 	for _, t := range cfg.Targets {
-		statuses, err := a.seatMap(ctx, t, v.ID)
+		statuses, err := a.readSettled(ctx, t, v.ID, settled, newPatience(), func(statuses map[int]string) bool {
+			return showsAll(statuses, granted, "held")
+		})
 		inv.Maps = append(inv.Maps, checkMap(t, v, run.outcomes, statuses, err))
 	}
 	return phaseCheck{Invariant: inv, venue: v}
