@@ -13,8 +13,6 @@ import (
 
 // problem is the part of an RFC 9457 body the hammer looks at.
 type problem struct {
-	Title  string `json:"title"`
-	Status int    `json:"status"`
 	Detail string `json:"detail"`
 	Code   string `json:"code"`
 }
@@ -254,15 +252,13 @@ type holdOutcome struct {
 
 // Histogram keys of holds.
 const (
-	keyHeld          = "201"
-	keyBadHold       = "201 unexpected body"
-	keyNotEnough     = "409 not_enough_seats"
-	keyContended     = "409 seats_contended"
-	keyRateLimited   = "429 rate_limited"
-	keyTooManyHolds  = "409 too_many_holds"
-	keySeatsRefused  = "409 seats_unavailable"
-	codeNotEnough    = "not_enough_seats"
-	codeTooManyHolds = "too_many_holds"
+	keyHeld         = "201"
+	keyBadHold      = "201 unexpected body"
+	keyNotEnough    = "409 not_enough_seats"
+	keyContended    = "409 seats_contended"
+	keyRateLimited  = "429 rate_limited"
+	keyTooManyHolds = "409 too_many_holds"
+	codeNotEnough   = "not_enough_seats"
 )
 
 func (o holdOutcome) key() string {

@@ -109,23 +109,20 @@ func readLayoutFile(path string) (layoutIn, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	var raw struct {
-		Rows     []layoutRowIn     `json:"rows"`
-		Sections []layoutSectionIn `json:"sections"`
-	}
-	if err := dec.Decode(&raw); err != nil {
+	var l layoutIn
+	if err := dec.Decode(&l); err != nil {
 		return layoutIn{}, fmt.Errorf("not a layout: %w", err)
 	}
 	if dec.More() {
 		return layoutIn{}, errors.New("not a layout: data after the JSON object")
 	}
 	switch {
-	case raw.Rows != nil && raw.Sections != nil:
+	case l.Rows != nil && l.Sections != nil:
 		return layoutIn{}, errors.New(`a layout has "rows" or "sections", not both`)
-	case raw.Rows == nil && raw.Sections == nil:
+	case l.Rows == nil && l.Sections == nil:
 		return layoutIn{}, errors.New(`a layout needs "rows" or "sections"`)
 	}
-	return layoutIn{Rows: raw.Rows, Sections: raw.Sections}, nil
+	return l, nil
 }
 
 // venue is a schedule with its layout, as POST /schedules and GET

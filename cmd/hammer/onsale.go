@@ -31,14 +31,10 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/seatlock/seatlock/internal/auth"
 )
 
 const (
@@ -141,22 +137,14 @@ func (s *sale) joinAt(i, n int) time.Time {
 }
 
 // hammerOnSale runs -scenario on-sale end to end.
-func hammerOnSale(ctx context.Context, cfg config, progressOut io.Writer) (*report, error) {
-	runID := newRunID()
+func hammerOnSale(ctx context.Context, sess *session) (*report, error) {
+	cfg, a, runID, admin := sess.cfg, sess.api, sess.id, sess.admin
 	o := cfg.OnSale
-	a := newAPI(cfg.C, len(cfg.Targets), cfg.Timeout, cfg.Client)
-	defer a.close()
-	defer a.stopOnCancel(ctx)()
-	ttl := tokenTTL(cfg)
-	admin, err := auth.Mint(cfg.Secret, "hammer-"+runID+"-admin", auth.RoleAdmin, ttl)
-	if err != nil {
-		return nil, fmt.Errorf("mint admin token: %w", err)
-	}
 	v, err := a.createVenue(ctx, cfg.Targets[0], admin, "hammer "+runID+" on-sale", o.layout())
 	if err != nil {
 		return nil, err
 	}
-	users, err := mintUsers(cfg.Secret, runID, cfg.Users, ttl)
+	users, err := mintUsers(cfg.Secret, runID, cfg.Users, sess.ttl)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +161,7 @@ func hammerOnSale(ctx context.Context, cfg config, progressOut io.Writer) (*repo
 	runCtx, cancel := context.WithDeadline(ctx, start.Add(cfg.Duration))
 	defer cancel()
 	var done atomic.Int64
-	onTick, finish := progressBar(progressOut, int64(len(users)), "buyers done", func(int64, time.Duration) int64 { return done.Load() })
+	onTick, finish := progressBar(sess.progressOut, int64(len(users)), "buyers done", func(int64, time.Duration) int64 { return done.Load() })
 	stopSampling := s.sampleQueue(runCtx, admin)
 	runs := make([]buyerRun, len(users))
 	var wg sync.WaitGroup

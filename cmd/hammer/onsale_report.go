@@ -119,14 +119,6 @@ type estimateReport struct {
 	WithinBand float64 `json:"withinBandShare"`
 }
 
-// seatMapCount is the venue's seat map after the sale.
-type seatMapCount struct {
-	Reserved  int    `json:"reserved"`
-	Held      int    `json:"held"`
-	Available int    `json:"available"`
-	Error     string `json:"error,omitempty"`
-}
-
 // summarizeOnSale folds the buyers' runs into a report without a verdict.
 func summarizeOnSale(cfg config, runID string, s *sale, runs []buyerRun, wall time.Duration, back readBackOnSale) *report {
 	o := cfg.OnSale
@@ -338,30 +330,6 @@ func spreadOf(ds []time.Duration) spread {
 // nearest rank).
 func quantileIndex(n int, q float64) int {
 	return min(max(int(math.Ceil(q*float64(n)))-1, 0), n-1)
-}
-
-// countSeatMap counts the statuses of the seat map read after the sale.
-func countSeatMap(statuses map[int]string, err error) seatMapCount {
-	var c seatMapCount
-	if err != nil {
-		c.Error = err.Error()
-		return c
-	}
-	if statuses == nil {
-		c.Error = "not read"
-		return c
-	}
-	for _, st := range statuses {
-		switch st {
-		case "reserved":
-			c.Reserved++
-		case "held":
-			c.Held++
-		case "available":
-			c.Available++
-		}
-	}
-	return c
 }
 
 // weighOnSale sets the sale's figures against the targets.

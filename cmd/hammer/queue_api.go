@@ -28,11 +28,9 @@ const (
 	stateLeft     = "left"
 )
 
-// Problem codes of the waiting room's gate.
-const (
-	codeAdmissionRequired = "admission_required"
-	codeAdmissionInvalid  = "admission_invalid"
-)
+// codeAdmissionRequired is the waiting room's refusal of a hold without
+// Admission.
+const codeAdmissionRequired = "admission_required"
 
 // queueIn is PUT /schedules/{id}/queue's body.
 type queueIn struct {

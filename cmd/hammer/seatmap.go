@@ -110,6 +110,39 @@ func parseSeatMap(data []byte) (seatMapRead, error) {
 	return m, nil
 }
 
+// seatMapCount counts a seat map's seats by status (Error: why it was not
+// read).
+type seatMapCount struct {
+	Reserved  int    `json:"reserved"`
+	Held      int    `json:"held"`
+	Available int    `json:"available"`
+	Error     string `json:"error,omitempty"`
+}
+
+// countSeatMap counts the statuses of the seat map read after the sale.
+func countSeatMap(statuses map[int]string, err error) seatMapCount {
+	var c seatMapCount
+	if err != nil {
+		c.Error = err.Error()
+		return c
+	}
+	if statuses == nil {
+		c.Error = "not read"
+		return c
+	}
+	for _, st := range statuses {
+		switch st {
+		case "reserved":
+			c.Reserved++
+		case "held":
+			c.Held++
+		case "available":
+			c.Available++
+		}
+	}
+	return c
+}
+
 // wireSize is one seat map's size as it came over the wire: GET
 // /schedules/{id}/seats in Form, asked with Accept-Encoding: gzip.
 type wireSize struct {

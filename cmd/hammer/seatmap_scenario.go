@@ -24,7 +24,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -34,8 +33,6 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/seatlock/seatlock/internal/auth"
 )
 
 // The targets of -scenario seat-map.
@@ -151,14 +148,9 @@ func (into *readerTally) merge(t *readerTally) {
 }
 
 // hammerSeatMap runs -scenario seat-map end to end.
-func hammerSeatMap(ctx context.Context, cfg config, progressOut io.Writer) (*report, error) {
-	runID := newRunID()
-	sm := cfg.SeatMap
-	a := newAPI(cfg.C, len(cfg.Targets), cfg.Timeout, cfg.Client)
-	defer a.close()
-	defer a.stopOnCancel(ctx)()
+func hammerSeatMap(ctx context.Context, sess *session) (*report, error) {
+	cfg, a, runID, sm := sess.cfg, sess.api, sess.id, sess.cfg.SeatMap
 	a.spreadSources()
-	ttl := tokenTTL(cfg)
 
 	var v venue
 	var err error
@@ -168,19 +160,13 @@ func hammerSeatMap(ctx context.Context, cfg config, progressOut io.Writer) (*rep
 			return nil, err
 		}
 		desc = fmt.Sprintf("an existing schedule of %d seats", v.SeatCount)
-	} else {
-		admin, err := auth.Mint(cfg.Secret, "hammer-"+runID+"-admin", auth.RoleAdmin, ttl)
-		if err != nil {
-			return nil, fmt.Errorf("mint admin token: %w", err)
-		}
-		if v, err = a.createVenue(ctx, cfg.Targets[0], admin, "hammer "+runID+" seat map", sm.layout()); err != nil {
-			return nil, err
-		}
+	} else if v, err = a.createVenue(ctx, cfg.Targets[0], sess.admin, "hammer "+runID+" seat map", sm.layout()); err != nil {
+		return nil, err
 	}
 
 	var book *booker
 	if sm.BookRate > 0 {
-		users, err := mintUsers(cfg.Secret, runID, cfg.Users, ttl)
+		users, err := mintUsers(cfg.Secret, runID, cfg.Users, sess.ttl)
 		if err != nil {
 			return nil, err
 		}
@@ -201,7 +187,7 @@ func hammerSeatMap(ctx context.Context, cfg config, progressOut io.Writer) (*rep
 		bookDone  = make(chan *bookingsReport, 1)
 		booking   atomic.Bool // the bookings started: bookDone will say how they went
 	)
-	onTick, finish := progress(progressOut, cfg)
+	onTick, finish := progress(sess.progressOut, cfg)
 	_, wall := drive(ctx, a, cfg.Targets, cfg.C, onTick, func() (stepFunc, func()) {
 		revalidate := workers%2 == 1
 		if n := cfg.SeatMap.Revalidating; n >= 0 {

@@ -36,10 +36,8 @@ type invariantReport struct {
 // mapCheck is one target's seat map of a venue after a phase: the held
 // seats must be exactly the granted ones, and nothing reserved.
 type mapCheck struct {
-	Target    string `json:"target"`
-	Held      int    `json:"held"`
-	Available int    `json:"available"`
-	Reserved  int    `json:"reserved"`
+	Target string `json:"target"`
+	seatMapCount
 	// HeldNotGranted counts seats held that no 201 granted;
 	// GrantedNotHeld granted seats the map does not show held; Missing
 	// seats of the venue the map does not list.
@@ -48,8 +46,7 @@ type mapCheck struct {
 	Missing        int `json:"missing"`
 	// StrandedSingles counts the available seats whose neighbours in
 	// their row are both taken (or the row's end).
-	StrandedSingles int    `json:"strandedSingles"`
-	Error           string `json:"error,omitempty"`
+	StrandedSingles int `json:"strandedSingles"`
 }
 
 // The kinds of fault checkHolds finds, as Examples names them.
@@ -190,9 +187,8 @@ func seatNames(rows []venueRow, rowOf []int, seats []int) string {
 // checkMap compares one target's seat map of v (or the error reading it)
 // with the granted holds, and counts its stranded single seats.
 func checkMap(target string, v venue, outcomes []holdOutcome, statuses map[int]string, err error) mapCheck {
-	c := mapCheck{Target: target}
+	c := mapCheck{Target: target, seatMapCount: countSeatMap(statuses, err)}
 	if err != nil {
-		c.Error = err.Error()
 		return c
 	}
 	granted := map[int]bool{}
@@ -208,14 +204,7 @@ func checkMap(target string, v venue, outcomes []holdOutcome, statuses map[int]s
 		switch {
 		case !ok:
 			c.Missing++
-		case st == "held":
-			c.Held++
-		case st == "available":
-			c.Available++
-		case st == "reserved":
-			c.Reserved++
-		}
-		if ok && st == "held" && !granted[s] {
+		case st == "held" && !granted[s]:
 			c.HeldNotGranted++
 		}
 		if granted[s] && st != "held" {
