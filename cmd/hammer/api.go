@@ -71,10 +71,12 @@ func (a *api) fetch(ctx context.Context, op string, req request, want int) ([]by
 	return res.Body, nil
 }
 
+// scheduleIn is POST /schedules's body: a count of seats, or a layout.
 type scheduleIn struct {
-	Title     string `json:"title"`
-	StartsAt  string `json:"startsAt"`
-	SeatCount int    `json:"seatCount"`
+	Title     string    `json:"title"`
+	StartsAt  string    `json:"startsAt"`
+	SeatCount int       `json:"seatCount,omitempty"`
+	Layout    *layoutIn `json:"layout,omitempty"`
 }
 
 type scheduleOut struct {
@@ -82,12 +84,17 @@ type scheduleOut struct {
 	SeatCount int   `json:"seatCount"`
 }
 
-// createSchedule creates a schedule a day ahead with seats seats and returns
-// its id.
+// postSchedule creates the schedule in describes, a day ahead, and
+// decodes the answer into out.
+func (a *api) postSchedule(ctx context.Context, target, adminToken string, in scheduleIn, out any) error {
+	in.StartsAt = time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)
+	return a.call(ctx, "create schedule", http.MethodPost, target+"/schedules", adminToken, in, out, http.StatusCreated)
+}
+
+// createSchedule creates a schedule with seats seats and returns its id.
 func (a *api) createSchedule(ctx context.Context, target, adminToken, title string, seats int) (int64, error) {
-	in := scheduleIn{Title: title, StartsAt: time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339), SeatCount: seats}
 	var out scheduleOut
-	if err := a.call(ctx, "create schedule", http.MethodPost, target+"/schedules", adminToken, in, &out, http.StatusCreated); err != nil {
+	if err := a.postSchedule(ctx, target, adminToken, scheduleIn{Title: title, SeatCount: seats}, &out); err != nil {
 		return 0, err
 	}
 	if out.ID <= 0 || out.SeatCount != seats {
@@ -190,18 +197,11 @@ var (
 	}()
 )
 
-type layoutScheduleIn struct {
-	Title    string   `json:"title"`
-	StartsAt string   `json:"startsAt"`
-	Layout   layoutIn `json:"layout"`
-}
-
-// createVenue creates a schedule a day ahead laid out as layout says and
-// returns it as the service answered, rows numbered.
+// createVenue creates a schedule laid out as layout says and returns it
+// as the service answered, rows numbered.
 func (a *api) createVenue(ctx context.Context, target, adminToken, title string, layout layoutIn) (venue, error) {
-	in := layoutScheduleIn{Title: title, StartsAt: time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339), Layout: layout}
 	var out venue
-	if err := a.call(ctx, "create schedule", http.MethodPost, target+"/schedules", adminToken, in, &out, http.StatusCreated); err != nil {
+	if err := a.postSchedule(ctx, target, adminToken, scheduleIn{Title: title, Layout: &layout}, &out); err != nil {
 		return venue{}, err
 	}
 	if err := out.check(&layout); err != nil {
