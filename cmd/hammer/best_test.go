@@ -264,6 +264,9 @@ func TestParseConfigBestAvailable(t *testing.T) {
 		!strings.Contains(err.Error(), "-rows is for -scenario best-available, seat-map or on-sale, not contended") {
 		t.Errorf("contended with -rows: %v", err)
 	}
+	if cfg, err := parseConfig([]string{"-scenario", "best-available", "-duration", "0"}, env, io.Discard); err != nil || cfg.Duration != defaultPhaseTime {
+		t.Errorf("-duration 0: %s, %v; want the default, %s", cfg.Duration, err, defaultPhaseTime)
+	}
 	// -row-seats 5 fits parties of 6 when they need not sit together.
 	if _, err := parseConfig([]string{"-scenario", "best-available", "-row-seats", "5", "-adjacent=false"}, env, io.Discard); err != nil {
 		t.Errorf("-adjacent=false with rows shorter than the largest party: %v", err)

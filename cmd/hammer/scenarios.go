@@ -184,6 +184,7 @@ func defineBestAvailable(f *flags) {
 		// in each of the two phases, even when every hold is of the least
 		// quantity.
 		cfg.defaultUsers((cfg.Best.capacity()/cfg.Best.MinQuantity + 9) / 10)
+		cfg.Duration = cmp.Or(cfg.Duration, defaultPhaseTime) // -duration 0 is the default, as it always was
 		return nil
 	})
 }
@@ -226,6 +227,7 @@ func defineSeatMap(f *flags) {
 				return err
 			}
 		}
+		cfg.Duration = cmp.Or(cfg.Duration, defaultReadTime) // -duration 0 is the default, as it always was
 		cfg.defaultUsers(0)
 		return nil
 	})
