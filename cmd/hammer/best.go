@@ -38,16 +38,12 @@ package main
 import (
 	"cmp"
 	"context"
-	"fmt"
-	"io"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/seatlock/seatlock/internal/auth"
 )
 
 // Why a phase ended.
@@ -133,8 +129,9 @@ type phase struct {
 
 // runPhase sends p's requests on v from cfg.C workers until p ends, the
 // time limit (cfg.Duration) or the request limit is reached, or ctx is
-// cancelled. progressOut, if not nil, shows the seats held of the venue.
-func runPhase(ctx context.Context, a *api, cfg config, users []user, v venue, p phase, desc string, progressOut io.Writer) phaseRun {
+// cancelled. The progress bar, if any, shows the seats held of the venue.
+func runPhase(ctx context.Context, sess *session, users []user, v venue, p phase, desc string) phaseRun {
+	a, cfg := sess.api, sess.cfg
 	var (
 		mu      sync.Mutex
 		res     = phaseRun{venue: v, all: newLatencyHistogram(), held: newLatencyHistogram()}
@@ -148,12 +145,7 @@ func runPhase(ctx context.Context, a *api, cfg config, users []user, v venue, p 
 			return false
 		}
 	)
-	var onTick tick
-	finish := func() {}
-	if progressOut != nil {
-		onTick, finish = progressBar(progressOut, int64(v.SeatCount), desc,
-			func(int64, time.Duration) int64 { return seats.Load() })
-	}
+	onTick, finish := progressBar(sess.progressOut, int64(v.SeatCount), desc, func(int64, time.Duration) int64 { return seats.Load() })
 	_, res.wall = drive(ctx, a, cfg.Targets, cfg.C, onTick, func() (stepFunc, func()) {
 		all, held := newLatencyHistogram(), newLatencyHistogram()
 		var mine []holdOutcome
@@ -213,7 +205,7 @@ func bestPhase(ctx context.Context, a *api, cfg config, v venue) phase {
 	return phase{
 		probe: probe,
 		request: func(ctx context.Context, target string, u user, i int) (holdOutcome, bool) {
-			return a.holdBest(ctx, target, u, v.ID, b.quantityOf(i), b.Category, b.Adjacent), true
+			return a.holdBest(ctx, target, u, v.ID, b.quantityOf(i), b.Category, b.Adjacent, nil), true
 		},
 		ended: func(o holdOutcome) string {
 			if o.Code != codeNotEnough || o.Quantity != b.MinQuantity || !checking.TryLock() {
@@ -291,30 +283,23 @@ func room(v venue, statuses map[int]string, quantity int, category string, adjac
 // both phases run, each venue's seat map and layout read back and
 // checked, the targets weighed and the verdict given. An error means the
 // run could not be carried out at all.
-func hammerBest(ctx context.Context, cfg config, progressOut io.Writer) (*report, error) {
-	runID := newRunID()
-	a := newAPI(cfg.C, len(cfg.Targets), cfg.Timeout, cfg.Client)
-	defer a.close()
-	defer a.stopOnCancel(ctx)()
-	ttl := tokenTTL(cfg)
-	admin, err := auth.Mint(cfg.Secret, "hammer-"+runID+"-admin", auth.RoleAdmin, ttl)
-	if err != nil {
-		return nil, fmt.Errorf("mint admin token: %w", err)
-	}
+func hammerBest(ctx context.Context, sess *session) (*report, error) {
+	cfg, a, runID := sess.cfg, sess.api, sess.id
+	var err error
 	b := cfg.Best
 	var venues [2]venue
 	for k, name := range []string{"best available", "explicit seats"} {
-		if venues[k], err = a.createVenue(ctx, cfg.Targets[0], admin, "hammer "+runID+" "+name, b.layout()); err != nil {
+		if venues[k], err = a.createVenue(ctx, cfg.Targets[0], sess.admin, "hammer "+runID+" "+name, b.layout()); err != nil {
 			return nil, err
 		}
 	}
 	// Each phase has users of its own: a user keeps its holds to the end
 	// of the run, and may have MAX_HOLDS_PER_USER (20 by default) of them.
-	users, err := mintUsers(cfg.Secret, runID, cfg.Users, ttl)
+	users, err := mintUsers(cfg.Secret, runID, cfg.Users, sess.ttl)
 	if err != nil {
 		return nil, err
 	}
-	explicitUsers, err := mintUsers(cfg.Secret, runID+"-x", cfg.Users, ttl)
+	explicitUsers, err := mintUsers(cfg.Secret, runID+"-x", cfg.Users, sess.ttl)
 	if err != nil {
 		return nil, err
 	}
@@ -348,7 +333,7 @@ func hammerBest(ctx context.Context, cfg config, progressOut io.Writer) (*report
 	var pg [2]*pgRows
 	var pgErr error
 	meters[0].start(ctx)
-	runs[0] = runPhase(ctx, a, cfg, users, venues[0], bestPhase(ctx, a, cfg, venues[0]), "seats held, best available", progressOut)
+	runs[0] = runPhase(ctx, sess, users, venues[0], bestPhase(ctx, a, cfg, venues[0]), "seats held, best available")
 	pg[0], pgErr = meters[0].stop(ctx, grantedHolds(runs[0].outcomes))
 	if watch != nil {
 		watched = watch.finishHolds(venues[0].ID, runs[0].outcomes)
@@ -358,7 +343,7 @@ func hammerBest(ctx context.Context, cfg config, progressOut io.Writer) (*report
 		checks[0] = verifyPhase(ctx, a, cfg, runs[0], b.Adjacent, b.Category)
 		blocks := b.explicitBlocks(venues[1])
 		meters[1].start(ctx)
-		runs[1] = runPhase(ctx, a, cfg, explicitUsers, venues[1], explicitPhase(a, venues[1], blocks), "seats held, explicit seats", progressOut)
+		runs[1] = runPhase(ctx, sess, explicitUsers, venues[1], explicitPhase(a, venues[1], blocks), "seats held, explicit seats")
 		var err error
 		pg[1], err = meters[1].stop(ctx, grantedHolds(runs[1].outcomes))
 		pgErr = cmp.Or(pgErr, err)

@@ -2,12 +2,10 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 )
 
 // The targets of -scenario best-available, for a run at 64 connections on
@@ -124,11 +122,7 @@ func summarizeBest(cfg config, runID string, runs [2]phaseRun, checks [2]phaseCh
 		Duration: duration(cfg.Duration), C: cfg.C, Users: cfg.Users, SeatMapChecked: true,
 		Sent: best.Requests, Wall: best.Wall, Throughput: best.RequestsPerSec, Responses: best.Responses, Latency: best.Latency,
 	}
-	for _, e := range slices.Concat(best.TransportErrs, explicit.TransportErrs) {
-		if len(r.TransportErrs) < maxErrorSamples && !slices.Contains(r.TransportErrs, e) {
-			r.TransportErrs = append(r.TransportErrs, e)
-		}
-	}
+	r.TransportErrs = appendSamples(nil, slices.Concat(best.TransportErrs, explicit.TransportErrs)...)
 	br := &bestReport{Venue: b, Capacity: b.capacity(), PhaseLimit: duration(cfg.Duration), Best: best, Explicit: explicit,
 		SeatsSold: best.SeatsHeld}
 	if explicit.HoldsPerSec > 0 {
@@ -164,8 +158,8 @@ func phaseOf(run phaseRun, check phaseCheck, best bool) phaseReport {
 		k := o.key()
 		p.Responses[k]++
 		p.Requests++
-		if k == keyTransportError && len(p.TransportErrs) < maxErrorSamples && !slices.Contains(p.TransportErrs, o.Err) {
-			p.TransportErrs = append(p.TransportErrs, o.Err)
+		if k == keyTransportError {
+			p.TransportErrs = appendSamples(p.TransportErrs, o.Err)
 		}
 		if o.granted() {
 			p.Holds++
@@ -332,14 +326,11 @@ func judgeInvariant(name string, inv invariantReport, notRun bool, fail func(str
 	}
 }
 
-// writeBestText prints a best-available report for a human, verdict last.
-func writeBestText(w io.Writer, r *report) error {
+// writeBestText prints a best-available report's figures and returns its
+// targets.
+func writeBestText(p printer, r *report) []target {
 	b := r.Best
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	p := func(format string, a ...any) { _, _ = fmt.Fprintf(tw, format+"\n", a...) }
 	v := b.Venue
-	p("scenario:\t%s (run %s)", r.Scenario, r.RunID)
-	p("targets:\t%s", strings.Join(r.Targets, ", "))
 	p("venue:\t%s; schedules %d (best available), %d (explicit seats)", v.describe(), b.Best.Schedule, b.Explicit.Schedule)
 	adj := "adjacent"
 	if !v.Adjacent {
@@ -354,17 +345,12 @@ func writeBestText(w io.Writer, r *report) error {
 		ph := phase.p
 		p("%s:\t%d requests in %s (%.0f/s), ended by: %s", phase.name, ph.Requests, ph.Wall, ph.RequestsPerSec, ph.StoppedBy)
 		p("  holds:\t%d holding %d seats in %s: %.1f holds/s", ph.Holds, ph.SeatsHeld, ph.Selling, ph.HoldsPerSec)
-		p("  201 latency:\tp50 %s  p90 %s  p99 %s  p99.9 %s  max %s", ph.HoldLatency.P50, ph.HoldLatency.P90, ph.HoldLatency.P99, ph.HoldLatency.P999, ph.HoldLatency.Max)
-		p("  all latency:\tp50 %s  p90 %s  p99 %s  p99.9 %s  max %s", ph.Latency.P50, ph.Latency.P90, ph.Latency.P99, ph.Latency.P999, ph.Latency.Max)
+		p("  201 latency:\t%s", ph.HoldLatency)
+		p("  all latency:\t%s", ph.Latency)
 		if a := ph.Attempts; a != nil {
 			p("  attempts:\tmean %.3f, max %d per 201 (%s)", a.Mean, a.Max, countsLine(a.Counts, "×"))
 		}
-		for _, k := range sortedKeys(ph.Responses) {
-			p("  %s\t%d (%.1f%%)", k, ph.Responses[k], 100*float64(ph.Responses[k])/float64(max(ph.Requests, 1)))
-		}
-		for _, e := range ph.TransportErrs {
-			p("  e.g.\t%s", e)
-		}
+		writeResponses(p, ph.Responses, max(ph.Requests, 1), ph.TransportErrs)
 		for _, q := range slices.Sorted(maps.Keys(ph.ByQuantity)) {
 			c := ph.ByQuantity[q]
 			first := ""
@@ -426,45 +412,7 @@ func writeBestText(w io.Writer, r *report) error {
 		}
 	}
 	writeWatchText(p, r.Watch)
-	return writeTargetsAndVerdict(w, tw, b.Targets, r.Verdict)
-}
-
-// writeTargetsAndVerdict ends a scenario's report: its targets, a table of
-// their own aligned apart from the rest (tw, flushed first), then the
-// verdict.
-func writeTargetsAndVerdict(w io.Writer, tw *tabwriter.Writer, targets []target, v verdict) error {
-	p := func(format string, a ...any) { _, _ = fmt.Fprintf(tw, format+"\n", a...) }
-	p("targets:\t(reported, not judged)")
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	tt := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, t := range targets {
-		met := "met"
-		if !t.Met {
-			met = "NOT MET"
-		}
-		_, _ = fmt.Fprintf(tt, "  %s\t%s\t%s\t%s\n", t.Name, t.Want, t.Shown, met)
-	}
-	if err := tt.Flush(); err != nil {
-		return err
-	}
-	if v.Pass {
-		p("verdict:\tPASS")
-	} else {
-		p("verdict:\tFAIL")
-		for _, reason := range v.Reasons {
-			p("  -\t%s", reason)
-		}
-	}
-	return tw.Flush()
-}
-
-func categoryNote(category string) string {
-	if category == "" {
-		return ""
-	}
-	return ", category " + category
+	return b.Targets
 }
 
 func quantityRange(b bestConfig) string {
@@ -476,14 +424,9 @@ func quantityRange(b bestConfig) string {
 
 // countsLine lists counts by key, in key order: "1×560, 2×10".
 func countsLine(counts map[int]int, sep string) string {
-	keys := make([]int, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%d%s%d", k, sep, counts[k])
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		parts = append(parts, fmt.Sprintf("%d%s%d", k, sep, counts[k]))
 	}
 	return strings.Join(parts, ", ")
 }

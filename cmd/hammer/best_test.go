@@ -247,9 +247,9 @@ func TestParseConfigBestAvailable(t *testing.T) {
 		{[]string{"-rows", "100", "-row-seats", "5", "-quantity", "2-6"}, "6 adjacent seats do not fit in a row of 5"},
 		{[]string{"-category", "no spaces"}, `-category "no spaces"`},
 		{[]string{"-category", strings.Repeat("x", 33)}, "-category"},
-		{[]string{"-n", "100"}, "-n is not for best-available"},
-		{[]string{"-seats", "3"}, "not for best-available"},
-		{[]string{"-schedule", "1", "-seat", "1"}, "not for best-available"},
+		{[]string{"-n", "100"}, "-n is for -scenario hot-seat, fresh-seats or contended, not best-available"},
+		{[]string{"-seats", "3"}, "-seats is for -scenario contended, not best-available"},
+		{[]string{"-schedule", "1", "-seat", "1"}, "-schedule is for -scenario hot-seat, contended or seat-map, not best-available"},
 		{[]string{"-duration", "2h"}, "-duration must be"},
 	}
 	for _, tt := range tests {
@@ -259,10 +259,13 @@ func TestParseConfigBestAvailable(t *testing.T) {
 			t.Errorf("parseConfig(%q) = %v, want a usage error containing %q", tt.args, err, tt.want)
 		}
 	}
-	// The venue's flags are for best-available only.
+	// The venue's flags are not contended's.
 	if _, err := parseConfig([]string{"-scenario", "contended", "-rows", "3", "-quantity", "2"}, env, io.Discard); err == nil ||
-		!strings.Contains(err.Error(), "-quantity: for -scenario best-available or on-sale; -rows: for -scenario best-available, seat-map or on-sale") {
+		!strings.Contains(err.Error(), "-rows is for -scenario best-available, seat-map or on-sale, not contended") {
 		t.Errorf("contended with -rows: %v", err)
+	}
+	if cfg, err := parseConfig([]string{"-scenario", "best-available", "-duration", "0"}, env, io.Discard); err != nil || cfg.Duration != defaultPhaseTime {
+		t.Errorf("-duration 0: %s, %v; want the default, %s", cfg.Duration, err, defaultPhaseTime)
 	}
 	// -row-seats 5 fits parties of 6 when they need not sit together.
 	if _, err := parseConfig([]string{"-scenario", "best-available", "-row-seats", "5", "-adjacent=false"}, env, io.Discard); err != nil {
@@ -535,8 +538,21 @@ func TestParseConfigVenueOfSections(t *testing.T) {
 		}
 	}
 	if _, err := parseConfig([]string{"-scenario", "contended", "-sections", "3"}, env, io.Discard); err == nil ||
-		!strings.Contains(err.Error(), "-sections: for -scenario best-available, seat-map or on-sale") {
+		!strings.Contains(err.Error(), "-sections is for -scenario best-available, seat-map or on-sale, not contended") {
 		t.Errorf("contended with -sections: %v", err)
+	}
+}
+
+// An instance shows another's holds when their seat events arrive: each
+// phase's seat maps are read again until they show every seat granted
+// held, for mapSettleTime at most.
+func TestBestAvailableLetsTheSeatMapSettle(t *testing.T) {
+	f := newFakeAPI(t)
+	f.mapLag = 700 * time.Millisecond
+	urls, _ := f.serve(t, 2)
+	r := mustHammer(t, t.Context(), mustConfig(t, urls, "-scenario", "best-available", "-rows", "5", "-row-seats", "10", "-c", "4"))
+	if !r.Verdict.Pass || r.Best.SeatsSold != 50 {
+		t.Fatalf("verdict %q, %d seats sold, on seat maps %s behind: want a pass, all 50 sold", r.Verdict.Reasons, r.Best.SeatsSold, f.mapLag)
 	}
 }
 

@@ -77,8 +77,8 @@ func TestParseConfigRejects(t *testing.T) {
 		{[]string{"-duration", "2h"}, nil, "-duration must be"},
 		{[]string{"-scenario", "hot-seat", "-seats", "3"}, nil, "-seats is for"},
 		{[]string{"-scenario", "fresh-seats", "-per-seat", "3"}, nil, "-per-seat is for"},
-		{[]string{"-scenario", "fresh-seats", "-schedule", "1", "-seat", "1"}, nil, "not for fresh-seats"},
-		{[]string{"-scenario", "best-available", "-allow-unavailable"}, nil, "-allow-unavailable: for -scenario hot-seat, fresh-seats or contended"},
+		{[]string{"-scenario", "fresh-seats", "-schedule", "1", "-seat", "1"}, nil, "-schedule is for -scenario hot-seat, contended or seat-map, not fresh-seats"},
+		{[]string{"-scenario", "best-available", "-allow-unavailable"}, nil, "-allow-unavailable is for -scenario hot-seat, fresh-seats or contended, not best-available"},
 		{[]string{"-per-seat", "3", "-n", "9"}, nil, "exclude each other"},
 		{[]string{"-users", "-1"}, nil, "-users must be"},
 		{[]string{"-schedule", "1", "-seat", "2", "-seats", "3"}, nil, "exclude each other"},
@@ -106,5 +106,60 @@ func TestParseConfigRejects(t *testing.T) {
 	}
 	if _, err := parseConfig([]string{"-h"}, envOf(nil), io.Discard); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-h: %v, want flag.ErrHelp", err)
+	}
+}
+
+// The scenario is chosen as the flag package would read -scenario, the
+// last one winning (make compare's fresh-new runs give -scenario twice),
+// else by HAMMER_SCENARIO; its flags are the ones the rest may hold.
+func TestParseConfigChoosesTheScenario(t *testing.T) {
+	env := map[string]string{"AUTH_SECRET": testSecret}
+	for _, tt := range []struct {
+		args []string
+		env  string
+		want scenario
+	}{
+		{nil, "", scenarioContended},
+		{[]string{"-scenario=hot-seat"}, "", scenarioHotSeat},
+		{[]string{"--scenario", "seat-map"}, "", scenarioSeatMap},
+		{[]string{"-scenario", "fresh-new", "-n", "10", "-scenario", "fresh-seats"}, "", scenarioFreshSeats},
+		{[]string{"-rows", "10"}, "on-sale", scenarioOnSale},
+		{[]string{"-scenario", "contended"}, "on-sale", scenarioContended},
+	} {
+		env["HAMMER_SCENARIO"] = tt.env
+		cfg, err := parseConfig(tt.args, envOf(env), io.Discard)
+		if err != nil || cfg.Scenario != tt.want {
+			t.Errorf("parseConfig(%q) with HAMMER_SCENARIO=%q: %s, %v; want %s", tt.args, tt.env, cfg.Scenario, err, tt.want)
+		}
+	}
+	var help strings.Builder
+	if _, err := parseConfig([]string{"-scenario", "on-sale", "-h"}, envOf(nil), &help); !errors.Is(err, flag.ErrHelp) ||
+		!strings.Contains(help.String(), "hammer -scenario on-sale") || !strings.Contains(help.String(), "-admit-rate") ||
+		strings.Contains(help.String(), "-per-seat int") {
+		t.Errorf("-scenario on-sale -h: %v, printed\n%s\nwant on-sale's usage and flags alone", err, help.String())
+	}
+}
+
+// Every HAMMER_* variable the docs name still sets its flag: each is the
+// variable of a flag of some scenario.
+func TestEveryEnvironmentVariableHasItsFlag(t *testing.T) {
+	names := map[string]bool{}
+	for _, s := range scenarios {
+		newFlags(s, &config{}, envOf(nil)).VisitAll(func(f *flag.Flag) { names[envName(f.Name)] = true })
+	}
+	for _, v := range strings.Fields(`HAMMER_SCENARIO HAMMER_N HAMMER_DURATION HAMMER_C HAMMER_USERS HAMMER_URL
+		HAMMER_SEATS HAMMER_PER_SEAT HAMMER_SCHEDULE HAMMER_SEAT AUTH_SECRET HAMMER_TIMEOUT HAMMER_JSON HAMMER_VERIFY
+		HAMMER_WATCH HAMMER_STREAMS HAMMER_WATCH_URL HAMMER_FORM HAMMER_ROWS HAMMER_ROW_SEATS HAMMER_SECTIONS
+		HAMMER_LAYOUT HAMMER_QUANTITY HAMMER_CATEGORY HAMMER_ADJACENT HAMMER_SEED HAMMER_DATABASE_URL
+		HAMMER_BOOK_RATE HAMMER_REVALIDATING HAMMER_CLIENT HAMMER_ADMIT_RATE HAMMER_MAX_ACTIVE HAMMER_JOIN_WINDOW
+		HAMMER_PREQUEUE_SHARE HAMMER_ALLOW_UNAVAILABLE`) {
+		if !names[v] {
+			t.Errorf("%s sets no flag", v)
+		}
+	}
+	cfg, err := parseConfig([]string{"-scenario", "on-sale"}, envOf(map[string]string{"AUTH_SECRET": testSecret,
+		"HAMMER_ADMIT_RATE": "7", "HAMMER_PREQUEUE_SHARE": "0.5", "HAMMER_JOIN_WINDOW": "3s", "HAMMER_SEATS": "9"}), io.Discard)
+	if o := cfg.OnSale; err != nil || o.AdmitRate != 7 || o.PrequeueShare != 0.5 || o.JoinWindow != 3*time.Second {
+		t.Errorf("on-sale from the environment: %+v, %v; want HAMMER_SEATS, contended's, ignored", o, err)
 	}
 }

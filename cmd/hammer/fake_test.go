@@ -88,10 +88,11 @@ type fakeSchedule struct {
 	offered bool
 	// version counts the changes of the seat map.
 	version int64
-	// bookedAt is when each seat was last reserved; the seat map shows
-	// none reserved after hideAfter (when set: fakeAPI.mapLag).
-	bookedAt  map[int]time.Time
-	hideAfter time.Time
+	// bookedAt and heldAt are when each seat was last reserved and held;
+	// the seat map shows none reserved or held after hideAfter (when set:
+	// fakeAPI.mapLag).
+	bookedAt, heldAt map[int]time.Time
+	hideAfter        time.Time
 }
 
 func newFakeAPI(tb testing.TB) *fakeAPI {
@@ -335,8 +336,12 @@ func (f *fakeAPI) createHold(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	if s.heldAt == nil {
+		s.heldAt = map[int]time.Time{}
+	}
 	for _, seat := range seats {
 		s.held[seat]++
+		s.heldAt[seat] = time.Now()
 		f.publish(in.ScheduleID, seat, "held")
 	}
 	s.holds++
@@ -575,7 +580,7 @@ func (s *fakeSchedule) status(seat int) string {
 	switch {
 	case s.reserved[seat] > 0 && (s.hideAfter.IsZero() || !s.bookedAt[seat].After(s.hideAfter)):
 		return "reserved"
-	case s.held[seat] > 0:
+	case s.held[seat] > 0 && (s.hideAfter.IsZero() || !s.heldAt[seat].After(s.hideAfter)):
 		return "held"
 	}
 	return "available"

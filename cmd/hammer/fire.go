@@ -163,7 +163,7 @@ func drive(ctx context.Context, a *api, targets []string, c int, onTick tick, ne
 			// Each worker opens its connections before the clock starts,
 			// so the timed phase measures requests, not TCP handshakes.
 			for _, target := range targets {
-				_, _, _, _ = a.send(ctx, http.MethodGet, target+"/readyz", "", nil)
+				_, _ = a.do(ctx, request{method: http.MethodGet, url: target + "/readyz"})
 			}
 			ready.Done()
 			<-start
@@ -180,25 +180,32 @@ func drive(ctx context.Context, a *api, targets []string, c int, onTick tick, ne
 	ready.Wait()
 	began = time.Now()
 	close(start)
-	if onTick != nil {
-		stopTicks, ticksDone := make(chan struct{}), make(chan struct{})
-		defer func() { close(stopTicks); <-ticksDone }()
-		go func() {
-			defer close(ticksDone)
-			t := time.NewTicker(200 * time.Millisecond)
-			defer t.Stop()
-			for {
-				select {
-				case <-stopTicks:
-					return
-				case <-t.C:
-					onTick(done.Load(), time.Since(began))
-				}
-			}
-		}()
-	}
+	defer tickWhile(onTick, began, &done)()
 	ended.Wait()
 	return began, time.Since(began)
+}
+
+// tickWhile calls onTick with the count of done every 200 ms from start
+// until stop; nothing when onTick is nil.
+func tickWhile(onTick tick, start time.Time, done *atomic.Int64) (stop func()) {
+	if onTick == nil {
+		return func() {}
+	}
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				onTick(done.Load(), time.Since(start))
+			}
+		}
+	})
+	return func() { close(quit); wg.Wait() }
 }
 
 // userOf is the user who sends request i: every user in turn, and on each

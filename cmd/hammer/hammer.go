@@ -20,54 +20,66 @@ type seatMapView struct {
 	Err      error
 }
 
-// hammer runs cfg end to end: set the seats up, fire every request, read
-// the seat maps back and judge. An error means the run could not be carried
-// out at all; a failed verdict is in the report. progressOut, if not nil,
-// gets a progress bar on runs longer than a couple of seconds.
+// session is what every run starts with, whatever its scenario: its id
+// (in the names of its users and schedules), its client, the admin's
+// token, and how long its tokens last (tokenTTL).
+type session struct {
+	cfg   config
+	id    string
+	api   *api
+	admin string
+	ttl   time.Duration
+	// progressOut, if not nil, gets a progress bar on runs longer than a
+	// couple of seconds.
+	progressOut io.Writer
+}
+
+// hammer runs cfg end to end, as its scenario says. An error means the
+// run could not be carried out at all; a failed verdict is in the report.
 func hammer(ctx context.Context, cfg config, progressOut io.Writer) (*report, error) {
-	if cfg.Scenario == scenarioBestAvailable {
-		return hammerBest(ctx, cfg, progressOut)
-	}
-	if cfg.Scenario == scenarioSeatMap {
-		return hammerSeatMap(ctx, cfg, progressOut)
-	}
-	if cfg.Scenario == scenarioOnSale {
-		return hammerOnSale(ctx, cfg, progressOut)
-	}
-	runID := newRunID()
-	a := newAPI(cfg.C, len(cfg.Targets), cfg.Timeout, cfg.Client)
-	defer a.close()
-	defer a.stopOnCancel(ctx)()
-	ttl := tokenTTL(cfg)
-	admin, err := auth.Mint(cfg.Secret, "hammer-"+runID+"-admin", auth.RoleAdmin, ttl)
-	if err != nil {
+	sess := &session{cfg: cfg, id: newRunID(), api: newAPI(cfg.C, len(cfg.Targets), cfg.Timeout, cfg.Client), ttl: tokenTTL(cfg),
+		progressOut: progressOut}
+	defer sess.api.close()
+	defer sess.api.stopOnCancel(ctx)()
+	var err error
+	if sess.admin, err = auth.Mint(cfg.Secret, "hammer-"+sess.id+"-admin", auth.RoleAdmin, sess.ttl); err != nil {
 		return nil, fmt.Errorf("mint admin token: %w", err)
 	}
+	switch cfg.Scenario {
+	case scenarioBestAvailable:
+		return hammerBest(ctx, sess)
+	case scenarioSeatMap:
+		return hammerSeatMap(ctx, sess)
+	case scenarioOnSale:
+		return hammerOnSale(ctx, sess)
+	}
+	return hammerBookings(ctx, sess)
+}
 
+// hammerBookings runs hot-seat, fresh-seats and contended: set the seats
+// up, fire every request, read the seat maps back and judge.
+func hammerBookings(ctx context.Context, sess *session) (*report, error) {
+	cfg, a := sess.cfg, sess.api
 	var watch *watcher
 	if cfg.Watch {
 		watch = newWatcher(cfg.WatchURL, cfg.Streams, cfg.Form, "reserved")
 		defer watch.stop()
 	}
-	w, err := setUp(ctx, a, cfg, runID, admin, watch)
+	w, err := setUp(ctx, sess, watch)
 	if err != nil {
 		return nil, err
 	}
-	users, err := mintUsers(cfg.Secret, runID, cfg.Users, ttl)
+	users, err := mintUsers(cfg.Secret, sess.id, cfg.Users, sess.ttl)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.Scenario == scenarioHotSeat {
-		if err := bookBeforehand(ctx, a, cfg, runID, ttl, w.fixed[0]); err != nil {
+		if err := bookBeforehand(ctx, sess, w.fixed[0]); err != nil {
 			return nil, err
 		}
 	}
 
-	var onTick tick
-	finish := func() {}
-	if progressOut != nil {
-		onTick, finish = progress(progressOut, cfg)
-	}
+	onTick, finish := progress(sess.progressOut, cfg)
 	res := fire(ctx, a, cfg, w, users, onTick)
 	finish()
 	if res.err != nil {
@@ -85,7 +97,7 @@ func hammer(ctx context.Context, cfg config, progressOut io.Writer) (*report, er
 		views = readBack(ctx, a, cfg, w.scheduleIDs(), bookedSeats(res.outcomes), p)
 		acked = checkAcknowledged(ctx, a, cfg.Targets[0], users, res.outcomes, cfg.C, p)
 	}
-	r := summarize(cfg, runID, w, res, views)
+	r := summarize(cfg, sess.id, w, res, views)
 	r.Acknowledged = acked
 	if watch != nil {
 		r.Watch = watch.finish(res.outcomes)
@@ -99,12 +111,13 @@ func hammer(ctx context.Context, cfg config, progressOut io.Writer) (*report, er
 // new schedule's stream before any booking) and, with -verify, checks them
 // on the seat map: free for contended and fresh-seats (the verdict "one 200
 // per seat" would be meaningless otherwise), existing for hot-seat.
-func setUp(ctx context.Context, a *api, cfg config, runID, admin string, watch *watcher) (*workload, error) {
+func setUp(ctx context.Context, sess *session, watch *watcher) (*workload, error) {
+	cfg, a := sess.cfg, sess.api
 	create := func(ctx context.Context, seats int) (id int64, err error) {
 		// fresh-seats makes schedules as the run goes, through a
 		// failover too: the run goes on, and its answers are judged.
 		err = newPatience().do(ctx, func() (err error) {
-			id, err = a.createSchedule(ctx, cfg.Targets[0], admin, "hammer "+runID, seats)
+			id, err = a.createSchedule(ctx, cfg.Targets[0], sess.admin, "hammer "+sess.id, seats)
 			return err
 		})
 		if err == nil && watch != nil {
@@ -157,12 +170,13 @@ func setUp(ctx context.Context, a *api, cfg config, runID, admin string, watch *
 
 // bookBeforehand books the hot seat before the clock starts, as a user of
 // its own; a seat booked already (an existing -seat) is as good.
-func bookBeforehand(ctx context.Context, a *api, cfg config, runID string, ttl time.Duration, seat seatRef) error {
-	token, err := auth.Mint(cfg.Secret, userID(runID, -1), "", ttl)
+func bookBeforehand(ctx context.Context, sess *session, seat seatRef) error {
+	id := userID(sess.id, -1)
+	token, err := auth.Mint(sess.cfg.Secret, id, "", sess.ttl)
 	if err != nil {
 		return fmt.Errorf("mint token: %w", err)
 	}
-	o := a.reserve(ctx, cfg.Targets[0], user{id: userID(runID, -1), token: token}, seat)
+	o := sess.api.reserve(ctx, sess.cfg.Targets[0], user{id: id, token: token}, seat)
 	switch {
 	case o.Status == http.StatusOK && !o.BadSuccess, o.key() == keySeatTaken:
 		return nil
@@ -174,29 +188,17 @@ func bookBeforehand(ctx context.Context, a *api, cfg config, runID string, ttl t
 }
 
 // readBack fetches the seat maps through every target, so an instance that
-// disagrees with the others is caught too; p retries those refused 503.
-// An instance shows another instance's booking when its seat event
-// arrives, a moment after the answer (seconds while a Redis failover
-// settles): a map that does not show every seat booked (answered 200) as
-// reserved is read again until mapSettleTime after the first read, and
-// its last read is judged.
+// disagrees with the others is caught too, each until it shows every seat
+// booked (answered 200) reserved (readSettled); p retries those refused
+// 503.
 func readBack(ctx context.Context, a *api, cfg config, schedules []int64, booked map[int64][]int, p *patience) []seatMapView {
 	settled := time.Now().Add(mapSettleTime)
 	var views []seatMapView
 	for _, t := range cfg.Targets {
 		for _, id := range schedules {
-			var statuses map[int]string
-			var err error
-			for {
-				err = p.do(ctx, func() (err error) {
-					statuses, err = a.seatMap(ctx, t, id)
-					return err
-				})
-				if err != nil || showsReserved(statuses, booked[id]) || !time.Now().Before(settled) ||
-					!sleepUntil(ctx, time.Now().Add(100*time.Millisecond)) {
-					break
-				}
-			}
+			statuses, err := a.readSettled(ctx, t, id, settled, p, func(statuses map[int]string) bool {
+				return showsAll(statuses, booked[id], "reserved")
+			})
 			views = append(views, seatMapView{Target: t, Schedule: id, Statuses: statuses, Err: err})
 		}
 	}
@@ -214,11 +216,33 @@ func bookedSeats(outcomes []outcome) map[int64][]int {
 	return booked
 }
 
-// showsReserved reports whether statuses shows every one of seats
-// reserved.
-func showsReserved(statuses map[int]string, seats []int) bool {
+// mapSettleTime is how long a seat map may take to show the last
+// changes: an instance shows another instance's change when its seat
+// event arrives, tens of milliseconds after the commit (seconds while a
+// Redis failover settles).
+const mapSettleTime = 3 * time.Second
+
+// readSettled reads schedule's seat map through target again until shows
+// says it shows what the run was answered, a read fails, or deadline
+// (mapSettleTime after the first read) passes: the last read is the one
+// judged. p retries the reads refused 503.
+func (a *api) readSettled(ctx context.Context, target string, schedule int64, deadline time.Time, p *patience,
+	shows func(statuses map[int]string) bool) (statuses map[int]string, err error) {
+	for {
+		err = p.do(ctx, func() (err error) {
+			statuses, err = a.seatMap(ctx, target, schedule)
+			return err
+		})
+		if err != nil || shows(statuses) || !time.Now().Before(deadline) || !sleepUntil(ctx, time.Now().Add(100*time.Millisecond)) {
+			return statuses, err
+		}
+	}
+}
+
+// showsAll reports whether statuses show every one of seats as status.
+func showsAll(statuses map[int]string, seats []int, status string) bool {
 	for _, seat := range seats {
-		if statuses[seat] != "reserved" {
+		if statuses[seat] != status {
 			return false
 		}
 	}

@@ -109,23 +109,20 @@ func readLayoutFile(path string) (layoutIn, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	var raw struct {
-		Rows     []layoutRowIn     `json:"rows"`
-		Sections []layoutSectionIn `json:"sections"`
-	}
-	if err := dec.Decode(&raw); err != nil {
+	var l layoutIn
+	if err := dec.Decode(&l); err != nil {
 		return layoutIn{}, fmt.Errorf("not a layout: %w", err)
 	}
 	if dec.More() {
 		return layoutIn{}, errors.New("not a layout: data after the JSON object")
 	}
 	switch {
-	case raw.Rows != nil && raw.Sections != nil:
+	case l.Rows != nil && l.Sections != nil:
 		return layoutIn{}, errors.New(`a layout has "rows" or "sections", not both`)
-	case raw.Rows == nil && raw.Sections == nil:
+	case l.Rows == nil && l.Sections == nil:
 		return layoutIn{}, errors.New(`a layout needs "rows" or "sections"`)
 	}
-	return layoutIn{Rows: raw.Rows, Sections: raw.Sections}, nil
+	return l, nil
 }
 
 // venue is a schedule with its layout, as POST /schedules and GET
@@ -182,21 +179,13 @@ func (v venue) check(want *layoutIn) error {
 		return errors.New("answer's layout has both rows and sections")
 	}
 	if want != nil {
-		got := layoutIn{}
-		if v.Layout.Sections != nil {
-			got.Sections = make([]layoutSectionIn, len(v.Layout.Sections))
-			for i, s := range v.Layout.Sections {
-				got.Sections[i] = layoutSectionIn{Name: s.Name, Rows: make([]layoutRowIn, len(s.Rows))}
-			}
-		} else {
-			got.Rows = make([]layoutRowIn, len(v.Layout.Rows))
-		}
-		if got.sectioned() != want.sectioned() || len(got.Sections) != len(want.Sections) || got.rowCount() != want.rowCount() {
-			return fmt.Errorf("answer has %d sections and %d rows, want %d and %d", len(got.Sections), got.rowCount(), len(want.Sections), want.rowCount())
+		sections, rows := v.Layout.Sections, len(v.rows())
+		if (sections != nil) != want.sectioned() || len(sections) != len(want.Sections) || rows != want.rowCount() {
+			return fmt.Errorf("answer has %d sections and %d rows, want %d and %d", len(sections), rows, len(want.Sections), want.rowCount())
 		}
 		for i, s := range want.Sections {
-			if got.Sections[i].Name != s.Name || len(got.Sections[i].Rows) != len(s.Rows) {
-				return fmt.Errorf("answer's section %d is %q of %d rows, want %q of %d", i, got.Sections[i].Name, len(got.Sections[i].Rows), s.Name, len(s.Rows))
+			if got := sections[i]; got.Name != s.Name || len(got.Rows) != len(s.Rows) {
+				return fmt.Errorf("answer's section %d is %q of %d rows, want %q of %d", i, got.Name, len(got.Rows), s.Name, len(s.Rows))
 			}
 		}
 	}

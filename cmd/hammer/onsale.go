@@ -31,14 +31,10 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/seatlock/seatlock/internal/auth"
 )
 
 const (
@@ -141,22 +137,14 @@ func (s *sale) joinAt(i, n int) time.Time {
 }
 
 // hammerOnSale runs -scenario on-sale end to end.
-func hammerOnSale(ctx context.Context, cfg config, progressOut io.Writer) (*report, error) {
-	runID := newRunID()
+func hammerOnSale(ctx context.Context, sess *session) (*report, error) {
+	cfg, a, runID, admin := sess.cfg, sess.api, sess.id, sess.admin
 	o := cfg.OnSale
-	a := newAPI(cfg.C, len(cfg.Targets), cfg.Timeout, cfg.Client)
-	defer a.close()
-	defer a.stopOnCancel(ctx)()
-	ttl := tokenTTL(cfg)
-	admin, err := auth.Mint(cfg.Secret, "hammer-"+runID+"-admin", auth.RoleAdmin, ttl)
-	if err != nil {
-		return nil, fmt.Errorf("mint admin token: %w", err)
-	}
 	v, err := a.createVenue(ctx, cfg.Targets[0], admin, "hammer "+runID+" on-sale", o.layout())
 	if err != nil {
 		return nil, err
 	}
-	users, err := mintUsers(cfg.Secret, runID, cfg.Users, ttl)
+	users, err := mintUsers(cfg.Secret, runID, cfg.Users, sess.ttl)
 	if err != nil {
 		return nil, err
 	}
@@ -173,12 +161,7 @@ func hammerOnSale(ctx context.Context, cfg config, progressOut io.Writer) (*repo
 	runCtx, cancel := context.WithDeadline(ctx, start.Add(cfg.Duration))
 	defer cancel()
 	var done atomic.Int64
-	var onTick tick
-	finish := func() {}
-	if progressOut != nil {
-		onTick, finish = progressBar(progressOut, int64(len(users)), "buyers done",
-			func(int64, time.Duration) int64 { return done.Load() })
-	}
+	onTick, finish := progressBar(sess.progressOut, int64(len(users)), "buyers done", func(int64, time.Duration) int64 { return done.Load() })
 	stopSampling := s.sampleQueue(runCtx, admin)
 	runs := make([]buyerRun, len(users))
 	var wg sync.WaitGroup
@@ -200,36 +183,21 @@ func hammerOnSale(ctx context.Context, cfg config, progressOut io.Writer) (*repo
 	var back readBackOnSale
 	if ctx.Err() == nil {
 		back.counts, back.countsErr = a.queueCountsOf(ctx, cfg.Targets[0], admin, v.ID)
-		back.statuses, back.mapErr = settledSeatMap(ctx, a, cfg.Targets[0], v.ID, runs)
+		confirmed := 0
+		for _, b := range runs {
+			confirmed += b.Seats
+		}
+		back.statuses, back.mapErr = a.readSettled(ctx, cfg.Targets[0], v.ID, time.Now().Add(mapSettleTime), newPatience(),
+			func(statuses map[int]string) bool {
+				c := countSeatMap(statuses, nil)
+				return c.Reserved == confirmed && c.Held == 0
+			})
 		back.deleteErr = a.deleteQueue(ctx, cfg.Targets[0], admin, v.ID)
 	}
 	back.samples = samples
 	r := summarizeOnSale(cfg, runID, s, runs, wall, back)
 	r.Verdict = judgeOnSale(r, ctx.Err() != nil)
 	return r, nil
-}
-
-// tickWhile calls onTick with the count of done every 200 ms from start
-// until stop; nothing when onTick is nil.
-func tickWhile(onTick tick, start time.Time, done *atomic.Int64) (stop func()) {
-	if onTick == nil {
-		return func() {}
-	}
-	quit := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(200 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-t.C:
-				onTick(done.Load(), time.Since(start))
-			}
-		}
-	})
-	return func() { close(quit); wg.Wait() }
 }
 
 // readBackOnSale is what the service said after the sale.
@@ -269,7 +237,7 @@ func (s *sale) buy(ctx context.Context, i, n int, u user) (b buyerRun) {
 		return b
 	}
 	if b.Sample {
-		o := s.api.holdBestWith(ctx, target, u, s.venue.ID, 1, s.cfg.OnSale.Category, s.cfg.OnSale.Adjacent, nil)
+		o := s.api.holdBest(ctx, target, u, s.venue.ID, 1, s.cfg.OnSale.Category, s.cfg.OnSale.Adjacent, nil)
 		b.Unadmitted = &o
 		b.count(opUnadmitted, o.key(), o.Err)
 	}
@@ -290,9 +258,9 @@ func (s *sale) follow(ctx context.Context, target string, u user, b *buyerRun) b
 		if c.Status == http.StatusOK || c.Status == http.StatusCreated {
 			switch c.Ticket.State {
 			case statePrequeue:
-				b.LastNotAdmitted = c.Sent
+				b.LastNotAdmitted = c.SentAt
 			case stateWaiting:
-				b.LastNotAdmitted = c.Sent
+				b.LastNotAdmitted = c.SentAt
 				if b.FirstWaiting == nil {
 					first := c
 					b.FirstWaiting = &first
@@ -337,7 +305,7 @@ func (s *sale) hold(ctx context.Context, target string, u user, i int, b *buyerR
 	admission := []string{admissionHeader, b.Admission}
 	retries := 0
 	for q := o.quantityOf(i); q >= 1; {
-		h := s.api.holdBestWith(ctx, target, u, s.venue.ID, q, o.Category, o.Adjacent, admission)
+		h := s.api.holdBest(ctx, target, u, s.venue.ID, q, o.Category, o.Adjacent, admission)
 		b.Holds = append(b.Holds, h)
 		b.count(opHold, h.key(), h.Err)
 		switch {
@@ -384,29 +352,5 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 		return false
 	case <-timer.C:
 		return true
-	}
-}
-
-// mapSettleTime is how long the seat map may take to show the last
-// changes: an instance's map shows another instance's change when its
-// seat event arrives, tens of milliseconds after the commit (seconds
-// while a Redis failover settles).
-const mapSettleTime = 3 * time.Second
-
-// settledSeatMap reads the venue's seat map until it shows the seats the
-// buyers confirmed as reserved and none held, or mapSettleTime passes: the
-// last read is the one judged.
-func settledSeatMap(ctx context.Context, a *api, target string, schedule int64, runs []buyerRun) (map[int]string, error) {
-	confirmed := 0
-	for _, b := range runs {
-		confirmed += b.Seats
-	}
-	deadline := time.Now().Add(mapSettleTime)
-	for {
-		statuses, err := a.seatMap(ctx, target, schedule)
-		if c := countSeatMap(statuses, err); err != nil || c.Reserved == confirmed && c.Held == 0 || time.Now().After(deadline) {
-			return statuses, err
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -49,9 +49,9 @@ type lineSighting struct {
 // while one such was still in line, the worst by Lead (how long before
 // the other's last sighting in line its admission was seen).
 type orderCheck struct {
-	Compared   int
-	Inversions int
-	Lead       time.Duration
+	Compared   int      `json:"compared"`
+	Inversions int      `json:"inversions"`
+	Lead       duration `json:"worstLeadMs"`
 }
 
 // checkOrder counts the inversions among the sightings.
@@ -119,7 +119,7 @@ func checkOrder(tickets []lineSighting) orderCheck {
 		c.Compared++
 		if t.Admitted.Before(latest) {
 			c.Inversions++
-			c.Lead = max(c.Lead, latest.Sub(t.Admitted))
+			c.Lead = max(c.Lead, duration(latest.Sub(t.Admitted)))
 		}
 	}
 	return c

@@ -2,13 +2,11 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"net/http"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 )
 
@@ -58,7 +56,7 @@ type onSaleReport struct {
 	ServiceWindows []admissionCount `json:"serviceAdmissionsPer10s"`
 	// Order is the order of admission against the line's
 	// (onsale_order.go).
-	Order orderReport `json:"order"`
+	Order orderCheck `json:"order"`
 	// Once: every user has one ticket of their own, a second join gives
 	// it again, and the queue counts as many admissions as were seen.
 	Once onceReport `json:"once"`
@@ -102,12 +100,6 @@ type admissionCount struct {
 	Partial bool `json:"partial,omitempty"`
 }
 
-type orderReport struct {
-	Compared   int      `json:"compared"`
-	Inversions int      `json:"inversions"`
-	Lead       duration `json:"worstLeadMs"`
-}
-
 type onceReport struct {
 	// SharedTickets counts the tickets given to more than one user;
 	// Rejoins the sampled second joins, RejoinedElsewhere those that
@@ -125,14 +117,6 @@ type estimateReport struct {
 	Weighed    int     `json:"weighed"`
 	RatioP50   float64 `json:"measuredOverEstimatedP50"`
 	WithinBand float64 `json:"withinBandShare"`
-}
-
-// seatMapCount is the venue's seat map after the sale.
-type seatMapCount struct {
-	Reserved  int    `json:"reserved"`
-	Held      int    `json:"held"`
-	Available int    `json:"available"`
-	Error     string `json:"error,omitempty"`
 }
 
 // summarizeOnSale folds the buyers' runs into a report without a verdict.
@@ -224,8 +208,7 @@ func summarizeOnSale(cfg config, runID string, s *sale, runs []buyerRun, wall ti
 	or.TimeToAdmission = spreadOf(toAdmission)
 	or.Windows = admissionWindows(runs, s.opensAt)
 	or.ServiceWindows = serviceWindows(back.samples)
-	c := checkOrder(sightings)
-	or.Order = orderReport{Compared: c.Compared, Inversions: c.Inversions, Lead: duration(c.Lead)}
+	or.Order = checkOrder(sightings)
 	or.Estimates = estimatesOf(ratios)
 	or.SoldOut = !soldOut.IsZero()
 	end := lastDone
@@ -249,7 +232,7 @@ func summarizeOnSale(cfg config, runID string, s *sale, runs []buyerRun, wall ti
 func sightingOf(b buyerRun) lineSighting {
 	t := lineSighting{Prequeue: b.Prequeue, InLine: b.LastNotAdmitted, Admitted: b.AdmittedSeen}
 	if w := b.FirstWaiting; w != nil && w.Ticket.Position != nil {
-		t.Position, t.Sent, t.At = *w.Ticket.Position, w.Sent, w.At
+		t.Position, t.Sent, t.At = *w.Ticket.Position, w.SentAt, w.At
 	}
 	return t
 }
@@ -347,30 +330,6 @@ func spreadOf(ds []time.Duration) spread {
 // nearest rank).
 func quantileIndex(n int, q float64) int {
 	return min(max(int(math.Ceil(q*float64(n)))-1, 0), n-1)
-}
-
-// countSeatMap counts the statuses of the seat map read after the sale.
-func countSeatMap(statuses map[int]string, err error) seatMapCount {
-	var c seatMapCount
-	if err != nil {
-		c.Error = err.Error()
-		return c
-	}
-	if statuses == nil {
-		c.Error = "not read"
-		return c
-	}
-	for _, st := range statuses {
-		switch st {
-		case "reserved":
-			c.Reserved++
-		case "held":
-			c.Held++
-		case "available":
-			c.Available++
-		}
-	}
-	return c
 }
 
 // weighOnSale sets the sale's figures against the targets.
@@ -472,14 +431,11 @@ func judgeOnSale(r *report, interrupted bool) verdict {
 	return verdict{Pass: len(reasons) == 0, Reasons: capReasons(reasons)}
 }
 
-// writeOnSaleText prints an on-sale report for a human, verdict last.
-func writeOnSaleText(w io.Writer, r *report) error {
+// writeOnSaleText prints an on-sale report's figures and returns its
+// targets.
+func writeOnSaleText(p printer, r *report) []target {
 	or := r.OnSale
 	o := or.Sale
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	p := func(format string, a ...any) { _, _ = fmt.Fprintf(tw, format+"\n", a...) }
-	p("scenario:\t%s (run %s)", r.Scenario, r.RunID)
-	p("targets:\t%s", strings.Join(r.Targets, ", "))
 	p("venue:\t%s; schedule %d", o.describe(), or.Schedule)
 	maxActive := "no cap"
 	if o.MaxActive > 0 {
@@ -519,13 +475,8 @@ func writeOnSaleText(w io.Writer, r *report) error {
 		p("seat map:\t%d reserved, %d held, %d available", m.Reserved, m.Held, m.Available)
 	}
 	p("responses:\t%d in %s", r.Sent, r.Wall)
-	for _, k := range sortedKeys(r.Responses) {
-		p("  %s\t%d", k, r.Responses[k])
-	}
-	for _, err := range r.TransportErrs {
-		p("  e.g.\t%s", err)
-	}
-	return writeTargetsAndVerdict(w, tw, or.Targets, r.Verdict)
+	writeResponses(p, r.Responses, 0, r.TransportErrs)
+	return or.Targets
 }
 
 // windowRates lists the windows' admissions a second, each partial one

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -85,6 +86,55 @@ func TestOnSaleAgainstTheService(t *testing.T) {
 	}
 }
 
+// An on-sale that does not sell out, end to end against the real
+// service: six buyers of one or two seats each, joining over a second, on
+// a venue of 20 seats. Every one of them buys; the report says the venue
+// was not sold out and when the last buyer was done, some time after the
+// opening (the last joins 0.83 s after the first, 0.53 s after the
+// opening), never 0 s.
+func TestOnSaleThatDoesNotSellOut(t *testing.T) {
+	urls := serveService(t, 1)
+	r := mustHammer(t, t.Context(), mustConfig(t, urls, "-scenario", "on-sale", "-rows", "2", "-row-seats", "10", "-quantity", "1-2",
+		"-users", "6", "-join-window", "1s", "-prequeue-share", "0.3", "-admit-rate", "10", "-c", "4", "-duration", "30s"))
+	var text bytes.Buffer
+	if err := writeText(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report:\n%s", text.String())
+	or := r.OnSale
+	if !r.Verdict.Pass || or == nil {
+		t.Fatalf("verdict %+v", r.Verdict)
+	}
+	if or.Joins != 6 || or.Admitted != 6 || or.Ends[endBought] != 6 || or.Holds != 6 {
+		t.Errorf("%d joins, %d admitted, ends %v, %d holds: want all six buyers served", or.Joins, or.Admitted, or.Ends, or.Holds)
+	}
+	if or.SoldOut || or.SeatsSold < 6 || or.SeatsSold > 12 || or.Capacity != 20 ||
+		or.SeatMap.Reserved != or.SeatsSold || or.SeatMap.Held != 0 || or.SeatMap.Available != 20-or.SeatsSold {
+		t.Errorf("sold %d of %d (sold out %v); seat map %+v: want 6 to 12 seats sold, the rest available", or.SeatsSold, or.Capacity, or.SoldOut, or.SeatMap)
+	}
+	if last := time.Duration(or.SellOut); last < 500*time.Millisecond || last > time.Duration(or.Wall) {
+		t.Errorf("every buyer done %s after the opening, the sale lasting %s: want the last buyer's end, at least 0.5 s", last, or.Wall)
+	}
+	want := fmt.Sprintf("%d of 20 seats in 6 holds; not sold out: every buyer done %s after the opening", or.SeatsSold, or.SellOut)
+	if !strings.Contains(text.String(), want) {
+		t.Errorf("the text report lacks %q", want)
+	}
+	var js bytes.Buffer
+	if err := writeJSON(&js, r); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		OnSale struct {
+			SoldOut   bool    `json:"soldOut"`
+			SellOutMs float64 `json:"sellOutMs"`
+		} `json:"onSale"`
+	}
+	got.OnSale.SoldOut = true // the report must say false
+	if err := json.Unmarshal(js.Bytes(), &got); err != nil || got.OnSale.SoldOut || got.OnSale.SellOutMs < 500 {
+		t.Errorf("JSON report: %+v, %v; want soldOut false and sellOutMs at least 500", got.OnSale, err)
+	}
+}
+
 // checkOrder counts a ticket admitted while one seen ahead of it was seen
 // still in line later, and nothing the polling's granularity explains.
 func TestCheckOrder(t *testing.T) {
@@ -93,7 +143,7 @@ func TestCheckOrder(t *testing.T) {
 	// A at position 1, B at 2, both seen at the opening.
 	a := lineSighting{Position: 1, Sent: at(0), At: at(10), InLine: at(1100), Admitted: at(1500)}
 	b := lineSighting{Position: 2, Sent: at(20), At: at(30), InLine: at(30), Admitted: at(1000)}
-	if c := checkOrder([]lineSighting{a, b}); c.Inversions != 1 || c.Compared != 1 || c.Lead != 100*time.Millisecond {
+	if c := checkOrder([]lineSighting{a, b}); c.Inversions != 1 || c.Compared != 1 || time.Duration(c.Lead) != 100*time.Millisecond {
 		t.Errorf("B's admission seen at 1.0 s, A found in line by a poll sent at 1.1 s: %+v, want 1 inversion by 100ms", c)
 	}
 	// A's last poll in line went out before B's admission was seen: A may
@@ -114,7 +164,7 @@ func TestCheckOrder(t *testing.T) {
 	// not.
 	pre := lineSighting{Prequeue: true, InLine: at(3000), Admitted: at(3500)}
 	late := lineSighting{Admitted: at(2000), InLine: at(1500)}
-	if c := checkOrder([]lineSighting{pre, late}); c.Inversions != 1 || c.Lead != time.Second {
+	if c := checkOrder([]lineSighting{pre, late}); c.Inversions != 1 || time.Duration(c.Lead) != time.Second {
 		t.Errorf("a later joiner admitted before the pre-queue: %+v", c)
 	}
 }
@@ -125,7 +175,7 @@ func TestCheckOrder(t *testing.T) {
 func TestOnSaleFigures(t *testing.T) {
 	t0 := time.Date(2030, 1, 1, 10, 0, 0, 0, time.UTC)
 	estimated := func(seconds float64) *queueCall {
-		return &queueCall{At: t0, Ticket: ticketOut{EstimatedWaitSeconds: &seconds}}
+		return &queueCall{outcome: outcome{At: t0}, Ticket: ticketOut{EstimatedWaitSeconds: &seconds}}
 	}
 	b := buyerRun{FirstWaiting: estimated(20), LastNotAdmitted: t0.Add(18 * time.Second), AdmittedSeen: t0.Add(22 * time.Second)}
 	if ratio, ok := estimateRatio(b); !ok || ratio != 1 {
@@ -202,16 +252,16 @@ func TestParseConfigOnSale(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-n", "100"}, "-n is not for on-sale"},
-		{[]string{"-schedule", "3", "-seat", "1"}, "-seats, -schedule and -seat are not for on-sale"},
-		{[]string{"-watch"}, "-watch and -streams are not for on-sale"},
+		{[]string{"-n", "100"}, "-n is for -scenario hot-seat, fresh-seats or contended, not on-sale"},
+		{[]string{"-schedule", "3", "-seat", "1"}, "-schedule is for -scenario hot-seat, contended or seat-map, not on-sale"},
+		{[]string{"-watch"}, "-watch is for -scenario fresh-seats, contended or best-available, not on-sale"},
 		{[]string{"-admit-rate", "0"}, "-admit-rate must be 1..10000"},
 		{[]string{"-admit-rate", "10001"}, "-admit-rate must be 1..10000"},
 		{[]string{"-max-active", "-1"}, "-max-active must be 0..1000000"},
 		{[]string{"-join-window", "0s"}, "-join-window must be positive"},
 		{[]string{"-prequeue-share", "1.5"}, "-prequeue-share must be 0..1"},
 		{[]string{"-quantity", "0-3"}, "-quantity must be"},
-		{[]string{"-book-rate", "5"}, "-book-rate: for -scenario seat-map"},
+		{[]string{"-book-rate", "5"}, "-book-rate is for -scenario seat-map, not on-sale"},
 	} {
 		_, err := parseConfig(append([]string{"-scenario", "on-sale"}, tt.args...), env, io.Discard)
 		var usage *usageError
@@ -219,7 +269,7 @@ func TestParseConfigOnSale(t *testing.T) {
 			t.Errorf("parseConfig(%q) = %v, want a usage error containing %q", tt.args, err, tt.want)
 		}
 	}
-	if _, err := parseConfig([]string{"-admit-rate", "5"}, env, io.Discard); err == nil || !strings.Contains(err.Error(), "-admit-rate: for -scenario on-sale") {
+	if _, err := parseConfig([]string{"-admit-rate", "5"}, env, io.Discard); err == nil || !strings.Contains(err.Error(), "-admit-rate is for -scenario on-sale, not contended") {
 		t.Errorf("contended with -admit-rate: %v", err)
 	}
 }

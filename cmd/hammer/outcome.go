@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -61,4 +62,18 @@ func (o outcome) key() string {
 	default:
 		return strconv.Itoa(o.Status)
 	}
+}
+
+// answered records the answer to a request sent as ctx allowed (res, or
+// err when there is none): when it came, its latency, and its status or
+// why there is none. It reports whether there is one to read.
+func (o *outcome) answered(ctx context.Context, res response, err error) bool {
+	o.Latency, o.At = res.Latency, time.Now()
+	if err != nil {
+		o.Canceled = ctx.Err() != nil
+		o.Err = err.Error()
+		return false
+	}
+	o.Status = res.Status
+	return true
 }

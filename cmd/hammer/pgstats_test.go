@@ -101,7 +101,7 @@ func TestRowsReadNeedADatabase(t *testing.T) {
 		t.Errorf("HAMMER_DATABASE_URL: %q, %v", cfg.DatabaseURL, err)
 	}
 	if _, err := parseConfig([]string{"-database-url", "postgres://other/db"}, env, io.Discard); err == nil ||
-		!strings.Contains(err.Error(), "-database-url: for -scenario best-available") {
+		!strings.Contains(err.Error(), "-database-url is for -scenario best-available, not contended") {
 		t.Errorf("contended with -database-url: %v", err)
 	}
 

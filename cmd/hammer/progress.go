@@ -24,8 +24,12 @@ func progress(out io.Writer, cfg config) (onTick tick, finish func()) {
 
 // progressBar returns a tick that draws a bar of total, described by
 // description, on out once the run has lasted progressAfter, at what value
-// makes of the tick's figures. finish clears it.
+// makes of the tick's figures. finish clears it. Without out (not a
+// terminal, or -json) there is no bar: no tick, and nothing to finish.
 func progressBar(out io.Writer, total int64, description string, value func(done int64, elapsed time.Duration) int64) (onTick tick, finish func()) {
+	if out == nil {
+		return nil, func() {}
+	}
 	var bar *progressbar.ProgressBar
 	onTick = func(done int64, elapsed time.Duration) {
 		if elapsed < progressAfter {

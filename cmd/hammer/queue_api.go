@@ -28,11 +28,9 @@ const (
 	stateLeft     = "left"
 )
 
-// Problem codes of the waiting room's gate.
-const (
-	codeAdmissionRequired = "admission_required"
-	codeAdmissionInvalid  = "admission_invalid"
-)
+// codeAdmissionRequired is the waiting room's refusal of a hold without
+// Admission.
+const codeAdmissionRequired = "admission_required"
 
 // queueIn is PUT /schedules/{id}/queue's body.
 type queueIn struct {
@@ -62,25 +60,14 @@ type ticketOut struct {
 }
 
 // queueCall is one buyer's request of the waiting room (join, poll,
-// leave) or of the sale (confirm): when it went out and came back, how it
-// was answered, and the ticket when the answer is one.
+// leave) or of the sale (confirm): its outcome, when it went out, and the
+// ticket when the answer is one.
 type queueCall struct {
-	Sent, At   time.Time // sent; answered (or failed)
-	Latency    time.Duration
-	Status     int // 0: no HTTP answer
-	Code       string
-	Err        string
-	Canceled   bool
-	RetryAfter time.Duration // 0: no Retry-After
-	Ticket     ticketOut
+	outcome
+	SentAt time.Time
+	Ticket ticketOut
 	// Seats is a confirmation's count of reservations.
 	Seats int
-}
-
-// key names the call's bucket in the status histogram, as outcome.key
-// does.
-func (c queueCall) key() string {
-	return outcome{Sent: true, Canceled: c.Canceled, Status: c.Status, Code: c.Code}.key()
 }
 
 // putQueue gives the schedule a queue opening at opensAt, admitting rate
@@ -128,53 +115,47 @@ func queueURL(target string, schedule int64) string {
 // join sends POST /schedules/{id}/queue as u: 201 with a new ticket, 200
 // with the one u has.
 func (a *api) join(ctx context.Context, target string, u user, schedule int64) queueCall {
-	return a.queueRequest(ctx, http.MethodPost, queueURL(target, schedule), u, nil, true)
+	return a.queueRequest(ctx, http.MethodPost, queueURL(target, schedule), u, true)
 }
 
 // ticket sends GET /queue/{ticket} as u.
 func (a *api) ticket(ctx context.Context, target string, u user, ticket string) queueCall {
-	return a.queueRequest(ctx, http.MethodGet, target+"/queue/"+ticket, u, nil, true)
+	return a.queueRequest(ctx, http.MethodGet, target+"/queue/"+ticket, u, true)
 }
 
 // leave sends DELETE /queue/{ticket} as u: 204.
 func (a *api) leave(ctx context.Context, target string, u user, ticket string) queueCall {
-	return a.queueRequest(ctx, http.MethodDelete, target+"/queue/"+ticket, u, nil, false)
+	return a.queueRequest(ctx, http.MethodDelete, target+"/queue/"+ticket, u, false)
 }
 
 // confirm sends POST /holds/{id}/confirm as u (no Admission: one's own
 // hold needs none); a 200's Seats are its reservations.
 func (a *api) confirm(ctx context.Context, target string, u user, hold string) queueCall {
-	return a.queueRequest(ctx, http.MethodPost, target+"/holds/"+hold+"/confirm", u, nil, false)
+	return a.queueRequest(ctx, http.MethodPost, target+"/holds/"+hold+"/confirm", u, false)
 }
 
 // queueRequest sends one request as u and reads its answer: Retry-After,
 // the problem's code, and with ticketBody a 2xx's ticket (confirm's 200
 // is read for its reservations).
-func (a *api) queueRequest(ctx context.Context, method, url string, u user, extra []string, ticketBody bool) queueCall {
-	c := queueCall{Sent: time.Now()}
-	status, data, retry, latency, err := a.exchange(ctx, method, url, u.token, nil, extra, retryAfterHeader)
-	c.Latency, c.At = latency, time.Now()
-	if err != nil {
-		c.Canceled = ctx.Err() != nil
-		c.Err = err.Error()
+func (a *api) queueRequest(ctx context.Context, method, url string, u user, ticketBody bool) queueCall {
+	c := queueCall{outcome: outcome{Sent: true}, SentAt: time.Now()}
+	res, err := a.do(ctx, request{method: method, url: url, token: u.token, read: readRetryAfter})
+	if !c.answered(ctx, res, err) {
 		return c
 	}
-	c.Status = status
-	if secs, err := strconv.Atoi(retry); err == nil && secs >= 0 {
-		c.RetryAfter = time.Duration(secs) * time.Second
-	}
+	c.RetryAfter = retryAfterOf(res.Header[0])
 	switch {
-	case status >= 300:
-		c.Code = problemCode(data)
+	case res.Status >= 300:
+		c.Code = problemCode(res.Body)
 	case ticketBody:
-		if err := json.Unmarshal(data, &c.Ticket); err != nil || c.Ticket.Ticket == "" || c.Ticket.State == "" {
+		if err := json.Unmarshal(res.Body, &c.Ticket); err != nil || c.Ticket.Ticket == "" || c.Ticket.State == "" {
 			c.Code = "unexpected body"
 		}
-	case status == http.StatusOK:
+	case res.Status == http.StatusOK:
 		var out struct {
 			Reservations []json.RawMessage `json:"reservations"`
 		}
-		if err := json.Unmarshal(data, &out); err != nil {
+		if err := json.Unmarshal(res.Body, &out); err != nil {
 			c.Code = "unexpected body"
 		}
 		c.Seats = len(out.Reservations)

@@ -19,22 +19,60 @@ func writeJSON(w io.Writer, r *report) error {
 	return enc.Encode(r)
 }
 
-// writeText prints r for a human, verdict last.
+// printer prints one line of a text report, its cells separated by tabs.
+type printer func(format string, a ...any)
+
+// writeText prints r for a human: what was run, the scenario's figures
+// and targets, the verdict last.
 func writeText(w io.Writer, r *report) error {
-	if r.Best != nil {
-		return writeBestText(w, r)
-	}
-	if r.SeatMap != nil {
-		return writeSeatMapText(w, r)
-	}
-	if r.OnSale != nil {
-		return writeOnSaleText(w, r)
-	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	p := func(format string, a ...any) { _, _ = fmt.Fprintf(tw, format+"\n", a...) }
-
 	p("scenario:\t%s (run %s)", r.Scenario, r.RunID)
 	p("targets:\t%s", strings.Join(r.Targets, ", "))
+	var targets []target
+	switch {
+	case r.Best != nil:
+		targets = writeBestText(p, r)
+	case r.SeatMap != nil:
+		targets = writeSeatMapText(p, r)
+	case r.OnSale != nil:
+		targets = writeOnSaleText(p, r)
+	default:
+		writeBookingText(p, r)
+	}
+	if len(targets) > 0 {
+		// The targets are a table of their own, aligned apart from the
+		// rest.
+		p("targets:\t(reported, not judged)")
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		tt := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, t := range targets {
+			met := "met"
+			if !t.Met {
+				met = "NOT MET"
+			}
+			_, _ = fmt.Fprintf(tt, "  %s\t%s\t%s\t%s\n", t.Name, t.Want, t.Shown, met)
+		}
+		if err := tt.Flush(); err != nil {
+			return err
+		}
+	}
+	if r.Verdict.Pass {
+		p("verdict:\tPASS")
+	} else {
+		p("verdict:\tFAIL")
+		for _, reason := range r.Verdict.Reasons {
+			p("  -\t%s", reason)
+		}
+	}
+	return tw.Flush()
+}
+
+// writeBookingText prints the figures of hot-seat, fresh-seats and
+// contended.
+func writeBookingText(p printer, r *report) {
 	p("schedule ids:\t%s", joinIDs(r.Schedules))
 	planned := fmt.Sprintf("of %d", r.N)
 	if r.N == 0 {
@@ -43,14 +81,9 @@ func writeText(w io.Writer, r *report) error {
 	p("requests:\t%d sent %s, %d workers, %d users, %d seat(s)", r.Sent, planned, r.C, r.Users, r.Seats.Hammered)
 	p("wall time:\t%s", r.Wall)
 	p("throughput:\t%.1f req/s", r.Throughput)
-	p("latency:\tp50 %s  p90 %s  p99 %s  p99.9 %s  max %s", r.Latency.P50, r.Latency.P90, r.Latency.P99, r.Latency.P999, r.Latency.Max)
+	p("latency:\t%s", r.Latency)
 	p("responses:\t")
-	for _, k := range sortedKeys(r.Responses) {
-		p("  %s\t%d (%.1f%%)", k, r.Responses[k], 100*float64(r.Responses[k])/float64(max(r.Sent, 1)))
-	}
-	for _, e := range r.TransportErrs {
-		p("  e.g.\t%s", e)
-	}
+	writeResponses(p, r.Responses, max(r.Sent, 1), r.TransportErrs)
 	if r.AllowUnavailable {
 		p("unavailable:\t%d bookings answered 503 unavailable, allowed (-allow-unavailable)", r.Unavailable)
 	}
@@ -71,19 +104,25 @@ func writeText(w io.Writer, r *report) error {
 		p("read back:\t%d of %d bookings answered 200 found by their ids, %d lost, %d not read", a.Found, a.Checked, a.Lost, a.Unchecked)
 	}
 	writeWatchText(p, r.Watch)
-	if r.Verdict.Pass {
-		p("verdict:\tPASS")
-	} else {
-		p("verdict:\tFAIL")
-		for _, reason := range r.Verdict.Reasons {
-			p("  -\t%s", reason)
+}
+
+// writeResponses prints a status histogram, each count with its share of
+// total (none when total is 0), and the samples of its transport errors.
+func writeResponses(p printer, responses map[string]int, total int, samples []string) {
+	for _, k := range sortedKeys(responses) {
+		if total > 0 {
+			p("  %s\t%d (%.1f%%)", k, responses[k], 100*float64(responses[k])/float64(total))
+		} else {
+			p("  %s\t%d", k, responses[k])
 		}
 	}
-	return tw.Flush()
+	for _, e := range samples {
+		p("  e.g.\t%s", e)
+	}
 }
 
 // writeWatchText prints what -watch found, if anything, as lines of p.
-func writeWatchText(p func(format string, a ...any), wr *watchReport) {
+func writeWatchText(p printer, wr *watchReport) {
 	if wr == nil {
 		return
 	}
@@ -92,7 +131,7 @@ func writeWatchText(p func(format string, a ...any), wr *watchReport) {
 		what, answer = "held seats", "201"
 	}
 	p("live map:\t%s: %d of %d %s seen as events, %d missing, %d before their %s", wr.Target, wr.Matched, wr.Booked, what, len(wr.Missing), wr.Early, answer)
-	p("  %s → event:\tp50 %s  p90 %s  p99 %s  p99.9 %s  max %s", answer, wr.Delay.P50, wr.Delay.P90, wr.Delay.P99, wr.Delay.P999, wr.Delay.Max)
+	p("  %s → event:\t%s", answer, wr.Delay)
 	snapshot := "none read"
 	if wr.SnapshotForm != "" {
 		snapshot = fmt.Sprintf("%s form, %d bytes", wr.SnapshotForm, wr.SnapshotBytes)

@@ -19,6 +19,15 @@ const (
 	formCompact = "compact"
 )
 
+// seatsURL is GET /schedules/{id}/seats of schedule on target, in form.
+func seatsURL(target string, schedule int64, form string) string {
+	u := target + "/schedules/" + strconv.FormatInt(schedule, 10) + "/seats"
+	if form == formCompact {
+		u += "?form=" + formCompact
+	}
+	return u
+}
+
 // seatMapDoc is a seat map in either form: Seats in the full form,
 // Sections (and Version) in the compact one.
 type seatMapDoc struct {
@@ -101,6 +110,39 @@ func parseSeatMap(data []byte) (seatMapRead, error) {
 	return m, nil
 }
 
+// seatMapCount counts a seat map's seats by status (Error: why it was not
+// read).
+type seatMapCount struct {
+	Reserved  int    `json:"reserved"`
+	Held      int    `json:"held"`
+	Available int    `json:"available"`
+	Error     string `json:"error,omitempty"`
+}
+
+// countSeatMap counts the statuses of the seat map read after the sale.
+func countSeatMap(statuses map[int]string, err error) seatMapCount {
+	var c seatMapCount
+	if err != nil {
+		c.Error = err.Error()
+		return c
+	}
+	if statuses == nil {
+		c.Error = "not read"
+		return c
+	}
+	for _, st := range statuses {
+		switch st {
+		case "reserved":
+			c.Reserved++
+		case "held":
+			c.Held++
+		case "available":
+			c.Available++
+		}
+	}
+	return c
+}
+
 // wireSize is one seat map's size as it came over the wire: GET
 // /schedules/{id}/seats in Form, asked with Accept-Encoding: gzip.
 type wireSize struct {
@@ -140,11 +182,7 @@ func (w wireSize) bytes() string {
 // and after decompression.
 func (a *api) seatMapWire(ctx context.Context, target string, schedule int64, form string) wireSize {
 	w := wireSize{Form: form}
-	url := target + "/schedules/" + strconv.FormatInt(schedule, 10) + "/seats"
-	if form == formCompact {
-		url += "?form=" + formCompact
-	}
-	res, err := a.get(ctx, url, getOptions{header: []string{"Accept-Encoding", "gzip"}, read: []string{"Content-Encoding"}, keepBody: true})
+	res, err := a.do(ctx, request{method: http.MethodGet, url: seatsURL(target, schedule, form), header: []string{"Accept-Encoding", "gzip"}, read: []string{"Content-Encoding"}})
 	switch {
 	case err != nil:
 		w.Error = err.Error()

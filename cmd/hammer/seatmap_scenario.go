@@ -24,19 +24,15 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"text/tabwriter"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/seatlock/seatlock/internal/auth"
 )
 
 // The targets of -scenario seat-map.
@@ -151,25 +147,10 @@ func (into *readerTally) merge(t *readerTally) {
 	}
 }
 
-// appendSamples adds the samples not there yet, up to maxErrorSamples.
-func appendSamples(to []string, samples ...string) []string {
-	for _, s := range samples {
-		if len(to) < maxErrorSamples && !slices.Contains(to, s) {
-			to = append(to, s)
-		}
-	}
-	return to
-}
-
 // hammerSeatMap runs -scenario seat-map end to end.
-func hammerSeatMap(ctx context.Context, cfg config, progressOut io.Writer) (*report, error) {
-	runID := newRunID()
-	sm := cfg.SeatMap
-	a := newAPI(cfg.C, len(cfg.Targets), cfg.Timeout, cfg.Client)
-	defer a.close()
-	defer a.stopOnCancel(ctx)()
+func hammerSeatMap(ctx context.Context, sess *session) (*report, error) {
+	cfg, a, runID, sm := sess.cfg, sess.api, sess.id, sess.cfg.SeatMap
 	a.spreadSources()
-	ttl := tokenTTL(cfg)
 
 	var v venue
 	var err error
@@ -179,19 +160,13 @@ func hammerSeatMap(ctx context.Context, cfg config, progressOut io.Writer) (*rep
 			return nil, err
 		}
 		desc = fmt.Sprintf("an existing schedule of %d seats", v.SeatCount)
-	} else {
-		admin, err := auth.Mint(cfg.Secret, "hammer-"+runID+"-admin", auth.RoleAdmin, ttl)
-		if err != nil {
-			return nil, fmt.Errorf("mint admin token: %w", err)
-		}
-		if v, err = a.createVenue(ctx, cfg.Targets[0], admin, "hammer "+runID+" seat map", sm.layout()); err != nil {
-			return nil, err
-		}
+	} else if v, err = a.createVenue(ctx, cfg.Targets[0], sess.admin, "hammer "+runID+" seat map", sm.layout()); err != nil {
+		return nil, err
 	}
 
 	var book *booker
 	if sm.BookRate > 0 {
-		users, err := mintUsers(cfg.Secret, runID, cfg.Users, ttl)
+		users, err := mintUsers(cfg.Secret, runID, cfg.Users, sess.ttl)
 		if err != nil {
 			return nil, err
 		}
@@ -199,16 +174,9 @@ func hammerSeatMap(ctx context.Context, cfg config, progressOut io.Writer) (*rep
 		defer book.close()
 	}
 
-	url := func(target string) string {
-		u := target + "/schedules/" + strconv.FormatInt(v.ID, 10) + "/seats"
-		if sm.Form == formCompact {
-			u += "?form=" + formCompact
-		}
-		return u
-	}
 	urls := make([]string, len(cfg.Targets))
 	for i, t := range cfg.Targets {
-		urls[i] = url(t)
+		urls[i] = seatsURL(t, v.ID, sm.Form)
 	}
 
 	var (
@@ -219,12 +187,7 @@ func hammerSeatMap(ctx context.Context, cfg config, progressOut io.Writer) (*rep
 		bookDone  = make(chan *bookingsReport, 1)
 		booking   atomic.Bool // the bookings started: bookDone will say how they went
 	)
-	var onTick tick
-	finish := func() {}
-	if progressOut != nil {
-		onTick, finish = progressBar(progressOut, int64(cfg.Duration/time.Second), "seconds",
-			func(_ int64, elapsed time.Duration) int64 { return int64(elapsed / time.Second) })
-	}
+	onTick, finish := progress(sess.progressOut, cfg)
 	_, wall := drive(ctx, a, cfg.Targets, cfg.C, onTick, func() (stepFunc, func()) {
 		revalidate := workers%2 == 1
 		if n := cfg.SeatMap.Revalidating; n >= 0 {
@@ -245,13 +208,13 @@ func hammerSeatMap(ctx context.Context, cfg config, progressOut io.Writer) (*rep
 					go func() { bookDone <- book.run(runCtx, cfg.Duration-elapsed) }()
 				}
 			})
-			opt := getOptions{header: plain, read: []string{"ETag", "Content-Encoding"}, keepBody: !sampled}
+			req := request{method: http.MethodGet, url: urls[i%len(urls)], header: plain, read: []string{"ETag", "Content-Encoding"}, sizeOnly: sampled}
 			asked := revalidate && etag != ""
 			if asked {
-				opt.header = []string{"Accept-Encoding", "gzip", "If-None-Match", etag}
+				req.header = []string{"Accept-Encoding", "gzip", "If-None-Match", etag}
 				mine.revalidations++
 			}
-			res, err := a.get(ctx, urls[i%len(urls)], opt)
+			res, err := a.do(ctx, req)
 			recordLatency(mine.all, res.Latency)
 			switch {
 			case err != nil && ctx.Err() != nil:
@@ -494,13 +457,10 @@ func judgeSeatMap(r *report) verdict {
 	return verdict{Pass: len(reasons) == 0, Reasons: capReasons(reasons)}
 }
 
-// writeSeatMapText prints a seat-map report for a human, verdict last.
-func writeSeatMapText(w io.Writer, r *report) error {
+// writeSeatMapText prints a seat-map report's figures and returns its
+// targets.
+func writeSeatMapText(p printer, r *report) []target {
 	sm := r.SeatMap
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	p := func(format string, a ...any) { _, _ = fmt.Fprintf(tw, format+"\n", a...) }
-	p("scenario:\t%s (run %s)", r.Scenario, r.RunID)
-	p("targets:\t%s", strings.Join(r.Targets, ", "))
 	p("schedule:\t%d: %s", sm.Schedule, sm.Venue)
 	sources := "their usual address"
 	if sm.SourceAddresses > 0 {
@@ -512,7 +472,7 @@ func writeSeatMapText(w io.Writer, r *report) error {
 		name string
 		l    latency
 	}{{"all", sm.Latency}, {"200", sm.OKLatency}, {"304", sm.NotModLatency}} {
-		p("  latency, %s:\tp50 %s  p90 %s  p99 %s  p99.9 %s  max %s", l.name, l.l.P50, l.l.P90, l.l.P99, l.l.P999, l.l.Max)
+		p("  latency, %s:\t%s", l.name, l.l)
 	}
 	forms := "none read"
 	if len(sm.FormsSeen) > 0 {
@@ -522,14 +482,9 @@ func writeSeatMapText(w io.Writer, r *report) error {
 		sm.BytesPerOK, sm.GzipOK, sm.OK, sm.NoETag, forms, sm.Samples)
 	p("  revalidations:\t%d sent, %d answered 304, %d answered 200 (the map had changed); %d 304s unasked",
 		sm.Revalidations, sm.NotModified-sm.UnaskedNotModified, sm.ChangedOK, sm.UnaskedNotModified)
-	for _, k := range sortedKeys(sm.Responses) {
-		p("  %s\t%d (%.1f%%)", k, sm.Responses[k], 100*float64(sm.Responses[k])/float64(max(sm.Requests, 1)))
-	}
+	writeResponses(p, sm.Responses, max(sm.Requests, 1), slices.Concat(sm.TransportErrs, sm.BadSamples))
 	if sm.Responses["429"] > 0 {
 		p("  note:\tthe service limits the public routes per client address (RATE_LIMIT_IP): serve with RATE_LIMIT_IP=0, or hammer a loopback address")
-	}
-	for _, e := range slices.Concat(sm.TransportErrs, sm.BadSamples) {
-		p("  e.g.\t%s", e)
 	}
 	if b := sm.Bookings; b != nil {
 		left := ""
@@ -537,17 +492,12 @@ func writeSeatMapText(w io.Writer, r *report) error {
 			left = "; every seat asked for before the end"
 		}
 		p("bookings:\t%d sent at %.0f/s (asked %.0f/s), %d skipped with %d in flight%s", b.Sent, b.PerSec, b.Rate, b.Skipped, maxBookingsInFlight, left)
-		p("  latency:\tp50 %s  p90 %s  p99 %s  p99.9 %s  max %s", b.Latency.P50, b.Latency.P90, b.Latency.P99, b.Latency.P999, b.Latency.Max)
-		for _, k := range sortedKeys(b.Responses) {
-			p("  %s\t%d", k, b.Responses[k])
-		}
-		for _, e := range b.TransportErrs {
-			p("  e.g.\t%s", e)
-		}
+		p("  latency:\t%s", b.Latency)
+		writeResponses(p, b.Responses, 0, b.TransportErrs)
 	} else {
 		p("bookings:\tnone (-book-rate 0)")
 	}
-	return writeTargetsAndVerdict(w, tw, sm.Targets, r.Verdict)
+	return sm.Targets
 }
 
 // revalidatingOf is how many of cfg's clients revalidate.

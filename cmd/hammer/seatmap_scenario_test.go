@@ -169,16 +169,16 @@ func TestParseConfigSeatMap(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-n", "100"}, "-n is not for seat-map"},
-		{[]string{"-schedule", "3", "-seat", "1"}, "-seats and -seat are not for seat-map"},
-		{[]string{"-seats", "3"}, "-seats and -seat are not for seat-map"},
-		{[]string{"-watch"}, "-watch and -streams are not for seat-map"},
+		{[]string{"-n", "100"}, "-n is for -scenario hot-seat, fresh-seats or contended, not seat-map"},
+		{[]string{"-schedule", "3", "-seat", "1"}, "-seat is for -scenario hot-seat or contended, not seat-map"},
+		{[]string{"-seats", "3"}, "-seats is for -scenario contended, not seat-map"},
+		{[]string{"-watch"}, "-watch is for -scenario fresh-seats, contended or best-available, not seat-map"},
 		{[]string{"-schedule", "3", "-sections", "2"}, "-schedule reads an existing schedule"},
 		{[]string{"-form", "tiny"}, "-form must be full or compact"},
 		{[]string{"-book-rate", "-1"}, "-book-rate must be 0..100000"},
 		{[]string{"-c", "4", "-revalidating", "5"}, "-revalidating must be 0..-c (4)"},
-		{[]string{"-quantity", "2"}, "-quantity: for -scenario best-available"},
-		{[]string{"-database-url", "postgres://x/y"}, "-database-url: for -scenario best-available"},
+		{[]string{"-quantity", "2"}, "-quantity is for -scenario best-available or on-sale, not seat-map"},
+		{[]string{"-database-url", "postgres://x/y"}, "-database-url is for -scenario best-available, not seat-map"},
 		{[]string{"-sections", "51"}, "-sections × -rows × -row-seats must be at most 100000 seats, not 102000"},
 		{[]string{"-duration", "2h"}, "-duration must be"},
 	} {
@@ -188,7 +188,7 @@ func TestParseConfigSeatMap(t *testing.T) {
 			t.Errorf("parseConfig(%q) = %v, want a usage error containing %q", tt.args, err, tt.want)
 		}
 	}
-	if _, err := parseConfig([]string{"-book-rate", "5"}, env, io.Discard); err == nil || !strings.Contains(err.Error(), "-book-rate: for -scenario seat-map") {
+	if _, err := parseConfig([]string{"-book-rate", "5"}, env, io.Discard); err == nil || !strings.Contains(err.Error(), "-book-rate is for -scenario seat-map, not contended") {
 		t.Errorf("contended with -book-rate: %v", err)
 	}
 }

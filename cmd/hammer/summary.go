@@ -3,10 +3,12 @@ package main
 import (
 	"cmp"
 	"encoding/json"
-	"github.com/HdrHistogram/hdrhistogram-go"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // report is everything a run measured and concluded; it renders as text or
@@ -63,6 +65,10 @@ type latency struct {
 	Max  duration `json:"max"`
 }
 
+func (l latency) String() string {
+	return fmt.Sprintf("p50 %s  p90 %s  p99 %s  p99.9 %s  max %s", l.P50, l.P90, l.P99, l.P999, l.Max)
+}
+
 // seatTotals counts the hammered seats by how many requests won them.
 type seatTotals struct {
 	Hammered int `json:"hammered"`
@@ -100,6 +106,16 @@ func (d duration) String() string { return time.Duration(d).Round(10 * time.Micr
 // maxErrorSamples bounds how many distinct transport errors are kept to
 // explain a failure.
 const maxErrorSamples = 3
+
+// appendSamples adds the samples not there yet, up to maxErrorSamples.
+func appendSamples(to []string, samples ...string) []string {
+	for _, s := range samples {
+		if len(to) < maxErrorSamples && !slices.Contains(to, s) {
+			to = append(to, s)
+		}
+	}
+	return to
+}
 
 // summarize folds the timed phase into a report without a verdict.
 func summarize(cfg config, runID string, w *workload, res fired, views []seatMapView) *report {
@@ -147,8 +163,8 @@ func summarize(cfg config, runID string, w *workload, res fired, views []seatMap
 			r.Unavailable++
 			s.Unavailable++
 		}
-		if k == keyTransportError && len(r.TransportErrs) < maxErrorSamples && !slices.Contains(r.TransportErrs, o.Err) {
-			r.TransportErrs = append(r.TransportErrs, o.Err)
+		if k == keyTransportError {
+			r.TransportErrs = appendSamples(r.TransportErrs, o.Err)
 		}
 	}
 	if wantWins(cfg.Scenario) > 0 && !res.began.IsZero() {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -185,21 +187,13 @@ func statusOf(key string) int {
 
 // sortedKeys orders histogram keys by status, keys without a status last.
 func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
 	rank := func(k string) int {
 		if s := statusOf(k); s > 0 {
 			return s
 		}
 		return 1000
 	}
-	slices.SortFunc(keys, func(a, b string) int {
-		if c := rank(a) - rank(b); c != 0 {
-			return c
-		}
-		return strings.Compare(a, b)
+	return slices.SortedFunc(maps.Keys(m), func(a, b string) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), strings.Compare(a, b))
 	})
-	return keys
 }

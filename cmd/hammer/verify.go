@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // maxExamples bounds the examples an invariant report keeps of what broke.
@@ -35,10 +36,8 @@ type invariantReport struct {
 // mapCheck is one target's seat map of a venue after a phase: the held
 // seats must be exactly the granted ones, and nothing reserved.
 type mapCheck struct {
-	Target    string `json:"target"`
-	Held      int    `json:"held"`
-	Available int    `json:"available"`
-	Reserved  int    `json:"reserved"`
+	Target string `json:"target"`
+	seatMapCount
 	// HeldNotGranted counts seats held that no 201 granted;
 	// GrantedNotHeld granted seats the map does not show held; Missing
 	// seats of the venue the map does not list.
@@ -47,8 +46,7 @@ type mapCheck struct {
 	Missing        int `json:"missing"`
 	// StrandedSingles counts the available seats whose neighbours in
 	// their row are both taken (or the row's end).
-	StrandedSingles int    `json:"strandedSingles"`
-	Error           string `json:"error,omitempty"`
+	StrandedSingles int `json:"strandedSingles"`
 }
 
 // The kinds of fault checkHolds finds, as Examples names them.
@@ -66,16 +64,26 @@ type phaseCheck struct {
 }
 
 // verifyPhase reads the phase's venue back (its layout from the first
-// target, its seat map through every target) and checks the granted holds
-// against both: see checkHolds and checkMap.
+// target, its seat map through every target, each until it shows every
+// seat granted held: readSettled) and checks the granted holds against
+// both: see checkHolds and checkMap.
 func verifyPhase(ctx context.Context, a *api, cfg config, run phaseRun, adjacent bool, category string) phaseCheck {
 	v, err := a.venue(ctx, cfg.Targets[0], run.venue.ID)
 	if err != nil {
 		return phaseCheck{Invariant: invariantReport{Error: err.Error()}, venue: run.venue}
 	}
 	inv := checkHolds(v, run.outcomes, adjacent, category)
+	var granted []int
+	for _, o := range run.outcomes {
+		if o.granted() {
+			granted = append(granted, o.Seats...)
+		}
+	}
+	settled := time.Now().Add(mapSettleTime)
 	for _, t := range cfg.Targets {
-		statuses, err := a.seatMap(ctx, t, v.ID)
+		statuses, err := a.readSettled(ctx, t, v.ID, settled, newPatience(), func(statuses map[int]string) bool {
+			return showsAll(statuses, granted, "held")
+		})
 		inv.Maps = append(inv.Maps, checkMap(t, v, run.outcomes, statuses, err))
 	}
 	return phaseCheck{Invariant: inv, venue: v}
@@ -179,9 +187,8 @@ func seatNames(rows []venueRow, rowOf []int, seats []int) string {
 // checkMap compares one target's seat map of v (or the error reading it)
 // with the granted holds, and counts its stranded single seats.
 func checkMap(target string, v venue, outcomes []holdOutcome, statuses map[int]string, err error) mapCheck {
-	c := mapCheck{Target: target}
+	c := mapCheck{Target: target, seatMapCount: countSeatMap(statuses, err)}
 	if err != nil {
-		c.Error = err.Error()
 		return c
 	}
 	granted := map[int]bool{}
@@ -197,14 +204,7 @@ func checkMap(target string, v venue, outcomes []holdOutcome, statuses map[int]s
 		switch {
 		case !ok:
 			c.Missing++
-		case st == "held":
-			c.Held++
-		case st == "available":
-			c.Available++
-		case st == "reserved":
-			c.Reserved++
-		}
-		if ok && st == "held" && !granted[s] {
+		case st == "held" && !granted[s]:
 			c.HeldNotGranted++
 		}
 		if granted[s] && st != "held" {
