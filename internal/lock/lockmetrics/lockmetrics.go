@@ -139,53 +139,20 @@ func New(reg prometheus.Registerer, backend string, opts ...Option) (*Observer, 
 	for _, opt := range opts {
 		opt(&cfg)
 	}
-	ns := cfg.namespace
 	labels := prometheus.Labels{"backend": backend}
+	counter := func(name, help string) prometheus.CounterOpts {
+		return prometheus.CounterOpts{Namespace: cfg.namespace, Subsystem: "lock", Name: name, Help: help, ConstLabels: labels}
+	}
+	histogram := func(name, help string, buckets []float64) prometheus.HistogramOpts {
+		return prometheus.HistogramOpts{Namespace: cfg.namespace, Subsystem: "lock", Name: name, Help: help, ConstLabels: labels, Buckets: buckets}
+	}
 	o := &Observer{
-		acquisitions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace:   ns,
-			Subsystem:   "lock",
-			Name:        "acquisitions_total",
-			Help:        helpAcquisitions,
-			ConstLabels: labels,
-		}, []string{"outcome"}),
-		waits: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace:   ns,
-			Subsystem:   "lock",
-			Name:        "wait_seconds",
-			Help:        helpWaits,
-			Buckets:     waitBuckets,
-			ConstLabels: labels,
-		}, []string{"outcome"}),
-		hold: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace:   ns,
-			Subsystem:   "lock",
-			Name:        "hold_seconds",
-			Help:        helpHold,
-			Buckets:     holdBuckets,
-			ConstLabels: labels,
-		}),
-		extensions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace:   ns,
-			Subsystem:   "lock",
-			Name:        "extensions_total",
-			Help:        helpExtensions,
-			ConstLabels: labels,
-		}, []string{"result"}),
-		lost: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace:   ns,
-			Subsystem:   "lock",
-			Name:        "lost_total",
-			Help:        helpLost,
-			ConstLabels: labels,
-		}),
-		releases: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace:   ns,
-			Subsystem:   "lock",
-			Name:        "releases_total",
-			Help:        helpReleases,
-			ConstLabels: labels,
-		}, []string{"result"}),
+		acquisitions: prometheus.NewCounterVec(counter("acquisitions_total", helpAcquisitions), []string{"outcome"}),
+		waits:        prometheus.NewHistogramVec(histogram("wait_seconds", helpWaits, waitBuckets), []string{"outcome"}),
+		hold:         prometheus.NewHistogram(histogram("hold_seconds", helpHold, holdBuckets)),
+		extensions:   prometheus.NewCounterVec(counter("extensions_total", helpExtensions), []string{"result"}),
+		lost:         prometheus.NewCounter(counter("lost_total", helpLost)),
+		releases:     prometheus.NewCounterVec(counter("releases_total", helpReleases), []string{"result"}),
 	}
 
 	collectors := []prometheus.Collector{o.acquisitions, o.waits, o.hold, o.extensions, o.lost, o.releases}
