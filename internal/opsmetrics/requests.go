@@ -100,21 +100,20 @@ func (m *Requests) Request(method, route string, status int, code string, elapse
 	}
 	switch route {
 	case bookingRoute:
-		outcome := code
-		if status == http.StatusOK {
-			outcome = "booked"
-		}
-		if outcome != "" {
-			m.outcomeOf(m.bookings, outcome).Inc()
-		}
+		m.countOutcome(m.bookings, status == http.StatusOK, "booked", code)
 	case holdRoute:
-		outcome := code
-		if status == http.StatusCreated {
-			outcome = "held"
-		}
-		if outcome != "" {
-			m.outcomeOf(m.holds, outcome).Inc()
-		}
+		m.countOutcome(m.holds, status == http.StatusCreated, "held", code)
+	}
+}
+
+// countOutcome counts an answer in vec: as success when it succeeded, else
+// under its problem code (an answer without one is not counted).
+func (m *Requests) countOutcome(vec *prometheus.CounterVec, succeeded bool, success, code string) {
+	if succeeded {
+		code = success
+	}
+	if code != "" {
+		m.outcomeOf(vec, code).Inc()
 	}
 }
 
@@ -166,37 +165,18 @@ func (m *Requests) Streams(open int64) { m.streams.Set(float64(open)) }
 // RateLimited records a request refused by the named limit.
 func (m *Requests) RateLimited(limit string) { m.limited.WithLabelValues(limit).Inc() }
 
-// statusText avoids an allocation for the statuses the service answers.
+// statusTexts holds every status as text: strconv.Itoa allocates the
+// text of a number of three digits, on every request.
+var statusTexts = func() (texts [600]string) {
+	for status := range texts {
+		texts[status] = strconv.Itoa(status)
+	}
+	return texts
+}()
+
 func statusText(status int) string {
-	switch status {
-	case 200:
-		return "200"
-	case 201:
-		return "201"
-	case 204:
-		return "204"
-	case 304:
-		return "304"
-	case 400:
-		return "400"
-	case 401:
-		return "401"
-	case 403:
-		return "403"
-	case 404:
-		return "404"
-	case 409:
-		return "409"
-	case 422:
-		return "422"
-	case 429:
-		return "429"
-	case 499:
-		return "499"
-	case 500:
-		return "500"
-	case 503:
-		return "503"
+	if status >= 0 && status < len(statusTexts) {
+		return statusTexts[status]
 	}
 	return strconv.Itoa(status)
 }
