@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgerrcode"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/seatlock/seatlock/internal/lock/pglock"
@@ -19,6 +20,19 @@ import (
 // such user ids first; this keeps a 500 out if one ever got through.
 func wrap(op string, err error) error {
 	return wrapText(op, "userId", err)
+}
+
+// oneRow is a single-row query's answer: v as scanned, notFound when
+// there was no row, the failure wrapped as op (see wrap) otherwise.
+func oneRow[T any](v T, err error, notFound error, op string) (T, error) {
+	var zero T
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return zero, notFound
+	case err != nil:
+		return zero, wrap(op, err)
+	}
+	return v, nil
 }
 
 // wrapText is wrap for a statement that stores the client's text field.

@@ -187,25 +187,13 @@ func (s *Store) UnavailableSeats(ctx context.Context, scheduleID int64, seatIDs 
 // Hold implements reservation.Repository.
 func (s *Store) Hold(ctx context.Context, id uuid.UUID) (reservation.Hold, error) {
 	h, err := scanHold(s.pool.QueryRow(ctx, `SELECT `+holdColumns+` FROM holds WHERE id = $1`, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return reservation.Hold{}, reservation.ErrHoldNotFound
-	}
-	if err != nil {
-		return reservation.Hold{}, wrap("select hold", err)
-	}
-	return h, nil
+	return oneRow(h, err, reservation.ErrHoldNotFound, "select hold")
 }
 
 // HoldByClaim implements reservation.Repository.
 func (s *Store) HoldByClaim(ctx context.Context, claim uuid.UUID) (reservation.Hold, error) {
 	h, err := scanHold(s.pool.QueryRow(ctx, `SELECT `+holdColumns+` FROM holds WHERE idempotency_claim = $1`, claim))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return reservation.Hold{}, reservation.ErrHoldNotFound
-	}
-	if err != nil {
-		return reservation.Hold{}, wrap("select hold by claim", err)
-	}
-	return h, nil
+	return oneRow(h, err, reservation.ErrHoldNotFound, "select hold by claim")
 }
 
 // lockHold reads userID's hold for update, so that confirming and

@@ -84,11 +84,8 @@ func (s *Store) Schedule(ctx context.Context, id int64) (reservation.Schedule, e
 	err := s.pool.QueryRow(ctx,
 		`SELECT title, starts_at, seat_count, layout FROM schedules WHERE id = $1`, id).
 		Scan(&title, &startsAt, &seatCount, &layout)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return reservation.Schedule{}, reservation.ErrScheduleNotFound
-	}
 	if err != nil {
-		return reservation.Schedule{}, wrap("select schedule", err)
+		return oneRow(reservation.Schedule{}, err, reservation.ErrScheduleNotFound, "select schedule")
 	}
 	return restoreSchedule(id, title, startsAt, seatCount, layout)
 }
@@ -161,11 +158,8 @@ func (s *Store) SeatReservation(ctx context.Context, scheduleID int64, seatID in
 	err := s.pool.QueryRow(ctx,
 		`SELECT id, user_id, created_at FROM reservations WHERE schedule_id = $1 AND seat_id = $2 AND cancelled_at IS NULL`,
 		scheduleID, seatID).Scan(&id, &userID, &createdAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return reservation.Reservation{}, reservation.ErrReservationNotFound
-	}
 	if err != nil {
-		return reservation.Reservation{}, wrap("select seat reservation", err)
+		return oneRow(reservation.Reservation{}, err, reservation.ErrReservationNotFound, "select seat reservation")
 	}
 	return reservation.RestoreReservation(id, scheduleID, seatID, userID, createdAt), nil
 }
@@ -378,26 +372,14 @@ func (s *Store) missingSeat(ctx context.Context, scheduleID int64) error {
 // Reservation implements reservation.Repository.
 func (s *Store) Reservation(ctx context.Context, id uuid.UUID) (reservation.Reservation, error) {
 	r, err := scanReservation(s.pool.QueryRow(ctx, `SELECT `+reservationColumns+` FROM reservations WHERE id = $1`, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return reservation.Reservation{}, reservation.ErrReservationNotFound
-	}
-	if err != nil {
-		return reservation.Reservation{}, wrap("select reservation", err)
-	}
-	return r, nil
+	return oneRow(r, err, reservation.ErrReservationNotFound, "select reservation")
 }
 
 // ReservationByClaim implements reservation.Repository.
 func (s *Store) ReservationByClaim(ctx context.Context, claim uuid.UUID) (reservation.Reservation, error) {
 	r, err := scanReservation(s.pool.QueryRow(ctx,
 		`SELECT `+reservationColumns+` FROM reservations WHERE idempotency_claim = $1`, claim))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return reservation.Reservation{}, reservation.ErrReservationNotFound
-	}
-	if err != nil {
-		return reservation.Reservation{}, wrap("select reservation by claim", err)
-	}
-	return r, nil
+	return oneRow(r, err, reservation.ErrReservationNotFound, "select reservation by claim")
 }
 
 // reservationColumns are the columns scanReservation reads, in its order.
@@ -443,13 +425,7 @@ SELECT ` + reservationColumns + ` FROM reservations WHERE id = $1 AND NOT EXISTS
 // CancelReservation implements reservation.Repository.
 func (s *Store) CancelReservation(ctx context.Context, id uuid.UUID, fence int64) (reservation.Reservation, error) {
 	r, err := scanReservation(s.pool.QueryRow(ctx, cancelReservation, id, fence))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return reservation.Reservation{}, reservation.ErrReservationNotFound
-	}
-	if err != nil {
-		return reservation.Reservation{}, wrap("cancel reservation", err)
-	}
-	return r, nil
+	return oneRow(r, err, reservation.ErrReservationNotFound, "cancel reservation")
 }
 
 // Ping checks that PostgreSQL answers.
