@@ -87,10 +87,9 @@ hammer:
 	@test -f "$(RUN_DIR)/env" || { echo "start the service first: make run"; exit 1; }
 	@set -a && . "$(RUN_DIR)/env" && set +a && $(SERVED_ADDR) $(GO) run ./cmd/hammer $(ARGS)
 
-# The service against the reference contenders of cmd/contender (and the
-# shared baseline when ../shared/baseline exists) on the same servers and
-# hammer, 2,000 users, ten rounds: medians, ratios and benchstat's
-# verdicts. ROUNDS, DURATION, CONNECTIONS, USERS, SCENARIOS (add
+# The service against the shared baseline (BASELINE_DIR, default
+# ../shared/baseline) in its three modes, on the same servers and hammer,
+# 2,000 users, ten rounds: medians, ratios and benchstat's verdicts. ROUNDS, DURATION, CONNECTIONS, USERS, SCENARIOS (add
 # fresh-new: 8,000-booking rounds from new databases on) and BASELINE_DIR
 # tune it; BEFORE=<revision> adds that build, TRACED=1 the service with
 # tracing on, VARIANT="NAME=VALUE ..." the service with those settings.

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# `make compare`: the service against plain reference contenders, on the
-# same Redis, PostgreSQL and hammer, in one run, from a clone of the
-# repository alone. Starts the dev servers (as `make run`), serves the
-# contenders of cmd/contender (naive: the naive flow; static: a fixed 409,
-# the hot seat's ceiling; insertonly: one INSERT and commit per booking, the
-# fresh seats' naive ceiling), the service, and the service with
+# `make compare`: the service against the shared baseline, on the same
+# Redis, PostgreSQL and hammer, in one run. Starts the dev servers (as
+# `make run`), serves the baseline of BASELINE_DIR (default
+# ../shared/baseline) in its three modes (naive: the naive flow; static:
+# a fixed 409, the hot seat's ceiling; insertonly: one INSERT and commit
+# per booking, the fresh seats' naive ceiling), the service, and the service with
 # FAST_PATH=false side by side, then hammers each in turn as USERS distinct
 # users (a real crowd: per-user costs show), ROUNDS times (interleaved, each
 # round in another order, so a busy moment of the machine does not land on
@@ -15,8 +15,6 @@
 # then benchstat's verdicts over the rounds (the change and its p-value,
 # "~" where p >= 0.05: no significant difference), and the service
 # instance's peak resident memory over all its runs.
-# When BASELINE_DIR (default ../shared/baseline) holds the shared baseline,
-# its three modes run too, as a cross-check (BASELINE_DIR=none skips them).
 #
 # Every run is made with each of CLIENTS (default "fasthttp nethttp": the
 # hammer's cheap client, and Go's net/http, what most callers use).
@@ -82,7 +80,11 @@ fi
 mkdir -p "$work" bin
 go build -o bin/api ./cmd/api
 go build -o bin/hammer ./cmd/hammer
-go build -o bin/contender ./cmd/contender
+[ -f "$baseline_dir/main.go" ] || {
+	log "no shared baseline in $baseline_dir: name its directory in BASELINE_DIR"
+	exit 1
+}
+(cd "$baseline_dir" && GOFLAGS=-mod=mod go build -o "$work/baseline" .)
 before=${BEFORE:-}
 if [ -n "$before" ]; then
 	build_before "$before" "$work"
@@ -90,11 +92,6 @@ fi
 traced=${TRACED:-0}
 if [ "$traced" = 1 ]; then
 	go build -o bin/otlpsink ./tools/otlpsink
-fi
-with_baseline=0
-if [ "$baseline_dir" != none ] && [ -f "$baseline_dir/main.go" ]; then
-	(cd "$baseline_dir" && GOFLAGS=-mod=mod go build -o "$work/baseline" .)
-	with_baseline=1
 fi
 
 pids=()
@@ -146,20 +143,15 @@ if [ "$traced" = 1 ]; then
 	serve service-traced-sampled 18084 $(own compare_service_sampled 7) "${otlp[@]}" OTEL_TRACES_SAMPLER=parentbased_traceidratio \
 		OTEL_TRACES_SAMPLER_ARG=0.01 bin/api serve
 fi
-serve naive 18090 CONTENDER=naive DATABASE_URL="$(fresh_database contender_naive)" bin/contender
-serve static 18091 CONTENDER=static bin/contender
-serve insertonly 18092 CONTENDER=insertonly DATABASE_URL="$(fresh_database contender_insert)" bin/contender
+serve naive 18090 DATABASE_URL="$(fresh_database baseline_naive)" "$work/baseline"
+serve static 18091 BASELINE_MODE=static "$work/baseline"
+serve insertonly 18092 BASELINE_MODE=insertonly DATABASE_URL="$(fresh_database baseline_insert)" "$work/baseline"
 # shellcheck disable=SC2206
 scenarios=(${SCENARIOS:-hot-seat fresh-seats contended})
 if [[ " ${scenarios[*]} " == *" fresh-new "* ]]; then
 	serve service-new 18085 DATABASE_URL="$(fresh_database compare_service_new)" REDIS_URL="$(fresh_redis 3)" bin/api serve
-	serve naive-new 18093 CONTENDER=naive DATABASE_URL="$(fresh_database contender_naive_new)" bin/contender
-	serve insertonly-new 18094 CONTENDER=insertonly DATABASE_URL="$(fresh_database contender_insert_new)" bin/contender
-fi
-if [ "$with_baseline" = 1 ]; then
-	serve baseline 18095 DATABASE_URL="$(fresh_database baseline)" "$work/baseline"
-	serve baseline-static 18096 BASELINE_MODE=static "$work/baseline"
-	serve baseline-insertonly 18097 BASELINE_MODE=insertonly DATABASE_URL="$(fresh_database baseline_insert)" "$work/baseline"
+	serve naive-new 18093 DATABASE_URL="$(fresh_database baseline_naive_new)" "$work/baseline"
+	serve insertonly-new 18094 BASELINE_MODE=insertonly DATABASE_URL="$(fresh_database baseline_insert_new)" "$work/baseline"
 fi
 
 # hammer CLIENT TARGET SCENARIO ARGS...: prints "throughput p99ms seat_locked sent" of one run.
@@ -196,16 +188,13 @@ targets_of() {
 	[ ${#variant[@]} -gt 0 ] && extra+=" service-variant"
 	case $1 in
 	hot-seat)
-		[ "$with_baseline" = 1 ] && extra+=" baseline baseline-static"
 		echo "naive static service service-no-fast-path$extra"
 		;;
 	fresh-seats)
-		[ "$with_baseline" = 1 ] && extra+=" baseline baseline-insertonly"
 		echo "naive insertonly service$extra"
 		;;
 	fresh-new) echo "naive-new insertonly-new service-new" ;;
 	*)
-		[ "$with_baseline" = 1 ] && extra+=" baseline"
 		echo "naive service$extra"
 		;;
 	esac
@@ -362,9 +351,6 @@ printf '\nPeak RSS (VmHWM) of the service: %s' "$(peak_rss service)"
 printf '.\n'
 if [ "$traced" = 1 ]; then
 	printf '\nThe traced services exported %s spans to the sink.\n' "$(curl -fsS http://127.0.0.1:18099/spans)"
-fi
-if [ "$with_baseline" = 1 ]; then
-	printf '\nThe shared baseline (%s) ran as a cross-check: its rows are ratios to this run'"'"'s contenders.\n' "$baseline_dir"
 fi
 # The targets' logs hold every request's access line (gigabytes over a
 # run): kept only when a run fails.
