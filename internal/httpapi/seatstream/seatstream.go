@@ -9,11 +9,11 @@ import (
 	"cmp"
 	"context"
 	"net/http"
-	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/seatlock/seatlock/internal/httpapi/problem"
+	"github.com/seatlock/seatlock/internal/httpapi/sse"
 	"github.com/seatlock/seatlock/internal/reservation"
 	"github.com/seatlock/seatlock/internal/seatfeed"
 )
@@ -33,8 +33,6 @@ const (
 	// the feed found, up to 512) a stream may fall behind before it is
 	// ended with a resync event.
 	streamBuffer = 64
-	// streamRetry is the reconnection delay suggested to EventSource.
-	streamRetry = 1000
 )
 
 var (
@@ -103,14 +101,6 @@ func (h *Handler) enter() bool {
 	return true
 }
 
-// SetStreamHeaders sets the headers of a Server-Sent Events answer:
-// its type, no caching, and no buffering by a proxy in front.
-func SetStreamHeaders(hdr http.Header) {
-	hdr["Content-Type"] = []string{"text/event-stream"}
-	hdr["Cache-Control"] = problem.NoStore
-	hdr["X-Accel-Buffering"] = []string{"no"}
-}
-
 func (h *Handler) leave() { h.opts.Streams(h.open.Add(-1)) }
 
 // Serve streams schedule id's seat map as Server-Sent Events: first a
@@ -141,8 +131,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, id int64) {
 	if r.Method == http.MethodHead {
 		// The stream's headers, and no stream: a HEAD has no body to
 		// wait in.
-		SetStreamHeaders(w.Header())
-		w.WriteHeader(http.StatusOK)
+		sse.Start(w)
 		return
 	}
 	if !h.enter() {
@@ -159,28 +148,22 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, id int64) {
 		return
 	}
 	defer sub.Close()
-	out := &eventWriter{w: w, rc: http.NewResponseController(w), layout: layout}
 	last, first, err := h.streamStart(ctx, id, r.Header.Get("Last-Event-ID"), layout, form)
 	if err != nil {
 		problem.Write(w, r, err)
 		return
 	}
-	// The stream outlives the server's write timeout: it ends when the
-	// client, the feed or the server does.
-	_ = out.rc.SetWriteDeadline(time.Time{})
-	SetStreamHeaders(w.Header())
-	w.WriteHeader(http.StatusOK)
-	out.retry(streamRetry)
+	out := stream{sse.Start(w), layout}
 	for _, ev := range first {
 		if ev.name == "snapshot" {
-			if out.shared(ev.id, ev.name, ev.data) != nil {
+			if out.Shared(ev.id, ev.name, ev.data) != nil {
 				return
 			}
 			continue
 		}
-		out.event(ev.id, ev.name, ev.data)
+		out.Event(ev.id, ev.name, ev.data)
 	}
-	if out.flush() != nil {
+	if out.Flush() != nil {
 		return
 	}
 
@@ -194,25 +177,25 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, id int64) {
 		case batch, open := <-sub.C:
 			if !open {
 				if sub.Lagged() {
-					out.event("", "resync", []byte(`{"reason":"too slow: reconnect for a fresh snapshot"}`))
+					out.Event("", "resync", []byte(`{"reason":"too slow: reconnect for a fresh snapshot"}`))
 				}
-				_ = out.flush()
+				_ = out.Flush()
 				return
 			}
 			last = out.changes(batch, last)
-			if out.buf.Len() > 0 && out.flush() != nil {
+			if out.Flush() != nil {
 				return
 			}
 		case <-heartbeat.C:
-			out.comment("keep-alive")
-			if out.flush() != nil {
+			out.Comment("keep-alive")
+			if out.Flush() != nil {
 				return
 			}
 		case <-h.opts.Shutdown:
 			// Reconnecting with Last-Event-ID to another instance loses
 			// nothing.
-			out.comment("server shutting down")
-			_ = out.flush()
+			out.Comment("server shutting down")
+			_ = out.Flush()
 			return
 		case <-ctx.Done():
 			return
@@ -282,43 +265,27 @@ func (h *Handler) since(ctx context.Context, scheduleID int64, afterID string, l
 	return last, events, true, nil
 }
 
-// eventWriter writes the text/event-stream format.
-type eventWriter struct {
-	w      http.ResponseWriter
-	rc     *http.ResponseController
-	buf    bytes.Buffer
+// stream is one client's stream of a schedule's seat map.
+type stream struct {
+	*sse.Writer
 	layout reservation.Layout
 }
 
-// event appends one event; it allocates nothing once the buffer has grown.
-func (e *eventWriter) event(id, name string, data []byte) {
-	if id != "" {
-		e.buf.WriteString("id: ")
-		e.buf.WriteString(id)
-		e.buf.WriteByte('\n')
-	}
-	e.buf.WriteString("event: ")
-	e.buf.WriteString(name)
-	e.buf.WriteString("\ndata: ")
-	e.buf.Write(data)
-	e.buf.WriteString("\n\n")
-}
-
-// changes appends the batch's changes that come after the id last, and
+// changes buffers the batch's changes that come after the id last, and
 // returns the id of the last change sent. Past a stream's first moments
 // every change is new, and the batch's encoding is shared with every
 // other stream of the schedule.
-func (e *eventWriter) changes(batch *seatfeed.Batch, last string) string {
+func (s stream) changes(batch *seatfeed.Batch, last string) string {
 	events := batch.Events
 	if seatfeed.After(events[0].ID, last) {
-		e.buf.Write(batch.Encoded(func(events []seatfeed.Event) []byte { return encodeSeatEvents(events, e.layout) }))
+		s.Events(batch.Encoded(func(events []seatfeed.Event) []byte { return encodeSeatEvents(events, s.layout) }))
 		return events[len(events)-1].ID
 	}
 	// The stream began after some of these: its snapshot or catch-up has
 	// them.
 	for _, ev := range events {
 		if seatfeed.After(ev.ID, last) {
-			e.event(ev.ID, "seat", seatEvent(ev, e.layout))
+			s.Event(ev.ID, "seat", seatEvent(ev, s.layout))
 			last = ev.ID
 		}
 	}
@@ -327,11 +294,11 @@ func (e *eventWriter) changes(batch *seatfeed.Batch, last string) string {
 
 // encodeSeatEvents renders changes as `seat` events.
 func encodeSeatEvents(events []seatfeed.Event, layout reservation.Layout) []byte {
-	var e eventWriter
+	var b []byte
 	for _, ev := range events {
-		e.event(ev.ID, "seat", seatEvent(ev, layout))
+		b = sse.AppendEvent(b, ev.ID, "seat", seatEvent(ev, layout))
 	}
-	return e.buf.Bytes()
+	return b
 }
 
 // seatEvent is a change as its `seat` event carries it: the seat, its new
@@ -339,44 +306,4 @@ func encodeSeatEvents(events []seatfeed.Event, layout reservation.Layout) []byte
 func seatEvent(ev seatfeed.Event, layout reservation.Layout) []byte {
 	place, _ := layout.Place(ev.SeatID)
 	return AppendSeat(make([]byte, 0, 96), ev.SeatID, ev.Status, place)
-}
-
-// shared writes one event whose data is shared with other streams (a
-// snapshot, a stadium's hundreds of KiB): straight to the connection, not
-// copied into the stream's buffer, so that a thousand streams opening at
-// once do not each hold a copy.
-func (e *eventWriter) shared(id, name string, data []byte) error {
-	e.event(id, name, nil)
-	e.buf.Truncate(e.buf.Len() - 2) // the blank line that ends the event comes after the data
-	if _, err := e.w.Write(e.buf.Bytes()); err != nil {
-		return err
-	}
-	e.buf.Reset()
-	if _, err := e.w.Write(data); err != nil {
-		return err
-	}
-	e.buf.WriteString("\n\n")
-	return nil
-}
-
-func (e *eventWriter) comment(text string) { e.buf.WriteString(": " + text + "\n\n") }
-
-func (e *eventWriter) retry(ms int) { e.buf.WriteString("retry: " + strconv.Itoa(ms) + "\n\n") }
-
-// keptBuffer is the most an idle stream keeps of its buffer: a snapshot
-// of a large schedule grows it to tens of KiB, and a thousand streams must
-// not keep that.
-const keptBuffer = 4 << 10
-
-// flush writes what is buffered and pushes it to the client.
-func (e *eventWriter) flush() error {
-	if _, err := e.w.Write(e.buf.Bytes()); err != nil {
-		return err
-	}
-	if e.buf.Cap() > keptBuffer {
-		e.buf = bytes.Buffer{}
-	} else {
-		e.buf.Reset()
-	}
-	return e.rc.Flush()
 }
