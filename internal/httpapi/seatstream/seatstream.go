@@ -16,7 +16,14 @@ import (
 	"github.com/seatlock/seatlock/internal/httpapi/sse"
 	"github.com/seatlock/seatlock/internal/reservation"
 	"github.com/seatlock/seatlock/internal/seatfeed"
+	"github.com/seatlock/seatlock/internal/seatmap"
 )
+
+// Images is what the seat map's GET and streams need of this instance's
+// images of the schedules' seats (seatmap.Images).
+type Images interface {
+	Image(ctx context.Context, schedule reservation.Schedule) (*seatmap.Image, error)
+}
 
 // Feed is what the live seat map needs of the seat feed.
 type Feed interface {
@@ -51,13 +58,11 @@ type Options struct {
 	// problem, when not), before a stream is opened for it, and where its
 	// seats are, for the seat events. A schedule's layout never changes:
 	// a batch of events is encoded once for every stream of the schedule.
-	Schedule func(ctx context.Context, scheduleID int64) (reservation.Layout, error)
-	// Image returns this instance's image of a schedule's seats, which
-	// the stream's first event shows (rendered by Maps).
-	Image func(ctx context.Context, scheduleID int64) (*reservation.SeatImage, error)
-	// Maps renders the snapshots, sharing them with the seat map's GET
-	// (a Maps of its own when nil).
-	Maps *Maps
+	Schedule func(ctx context.Context, scheduleID int64) (reservation.Schedule, error)
+	// Images are the images the streams' first events show, rendered by
+	// Maps, which shares them with the seat map's GET.
+	Images Images
+	Maps   *seatmap.Maps
 	// MaxStreams caps the open streams (DefaultMaxStreams when zero);
 	// past it, 503 too_many_streams.
 	MaxStreams int
@@ -67,8 +72,7 @@ type Options struct {
 	// Shutdown, once closed, ends every open stream: the server is
 	// shutting down and would otherwise wait for them.
 	Shutdown <-chan struct{}
-	// Streams, when set, is told the number of open streams each time it
-	// changes.
+	// Streams is told the number of open streams each time it changes.
 	Streams func(open int64)
 }
 
@@ -82,12 +86,6 @@ type Handler struct {
 func New(opts Options) *Handler {
 	opts.MaxStreams = cmp.Or(opts.MaxStreams, DefaultMaxStreams)
 	opts.Heartbeat = cmp.Or(opts.Heartbeat, DefaultHeartbeat)
-	if opts.Maps == nil {
-		opts.Maps = &Maps{}
-	}
-	if opts.Streams == nil {
-		opts.Streams = func(int64) {}
-	}
 	return &Handler{opts: opts}
 }
 
@@ -118,12 +116,12 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, id int64) {
 		return
 	}
 	ctx := r.Context()
-	form, err := ParseForm(r.URL.Query()["form"])
+	form, err := seatmap.ParseForm(r.URL.Query()["form"])
 	if err != nil {
 		problem.Write(w, r, err)
 		return
 	}
-	layout, err := h.opts.Schedule(ctx, id)
+	schedule, err := h.opts.Schedule(ctx, id)
 	if err != nil {
 		problem.Write(w, r, err)
 		return
@@ -148,12 +146,12 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, id int64) {
 		return
 	}
 	defer sub.Close()
-	last, first, err := h.streamStart(ctx, id, r.Header.Get("Last-Event-ID"), layout, form)
+	last, first, err := h.streamStart(ctx, schedule, r.Header.Get("Last-Event-ID"), form)
 	if err != nil {
 		problem.Write(w, r, err)
 		return
 	}
-	out := stream{sse.Start(w), layout}
+	out, layout := sse.Start(w), schedule.Layout()
 	for _, ev := range first {
 		if ev.name == "snapshot" {
 			if out.Shared(ev.id, ev.name, ev.data) != nil {
@@ -182,7 +180,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, id int64) {
 				_ = out.Flush()
 				return
 			}
-			last = out.changes(batch, last)
+			last = changes(out, batch, last, layout)
 			if out.Flush() != nil {
 				return
 			}
@@ -213,14 +211,15 @@ type sseEvent struct {
 // with the id of the last change it includes, and the changes after that
 // one the feed has already: the image may not have taken in the latest
 // when the stream subscribed.
-func (h *Handler) streamStart(ctx context.Context, scheduleID int64, lastEventID string, layout reservation.Layout, form Form) (string, []sseEvent, error) {
+func (h *Handler) streamStart(ctx context.Context, schedule reservation.Schedule, lastEventID string, form seatmap.Form) (string, []sseEvent, error) {
+	scheduleID, layout := schedule.ID(), schedule.Layout()
 	if lastEventID != "" {
 		last, events, ok, err := h.since(ctx, scheduleID, lastEventID, layout)
 		if err != nil || ok {
 			return last, events, err
 		}
 	}
-	image, err := imageOf(ctx, h.opts.Image, scheduleID)
+	image, err := h.opts.Images.Image(ctx, schedule)
 	if err != nil {
 		return "", nil, err
 	}
@@ -265,27 +264,21 @@ func (h *Handler) since(ctx context.Context, scheduleID int64, afterID string, l
 	return last, events, true, nil
 }
 
-// stream is one client's stream of a schedule's seat map.
-type stream struct {
-	*sse.Writer
-	layout reservation.Layout
-}
-
-// changes buffers the batch's changes that come after the id last, and
-// returns the id of the last change sent. Past a stream's first moments
-// every change is new, and the batch's encoding is shared with every
-// other stream of the schedule.
-func (s stream) changes(batch *seatfeed.Batch, last string) string {
+// changes buffers to out the batch's changes that come after the id
+// last, and returns the id of the last change sent. Past a stream's first
+// moments every change is new, and the batch's encoding is shared with
+// every other stream of the schedule.
+func changes(out *sse.Writer, batch *seatfeed.Batch, last string, layout reservation.Layout) string {
 	events := batch.Events
 	if seatfeed.After(events[0].ID, last) {
-		s.Events(batch.Encoded(func(events []seatfeed.Event) []byte { return encodeSeatEvents(events, s.layout) }))
+		out.Events(batch.Encoded(func(events []seatfeed.Event) []byte { return encodeSeatEvents(events, layout) }))
 		return events[len(events)-1].ID
 	}
 	// The stream began after some of these: its snapshot or catch-up has
 	// them.
 	for _, ev := range events {
 		if seatfeed.After(ev.ID, last) {
-			s.Event(ev.ID, "seat", seatEvent(ev, s.layout))
+			out.Event(ev.ID, "seat", seatEvent(ev, layout))
 			last = ev.ID
 		}
 	}
@@ -302,8 +295,8 @@ func encodeSeatEvents(events []seatfeed.Event, layout reservation.Layout) []byte
 }
 
 // seatEvent is a change as its `seat` event carries it: the seat, its new
-// status and where it is (AppendSeat).
+// status and where it is (seatmap.AppendSeat).
 func seatEvent(ev seatfeed.Event, layout reservation.Layout) []byte {
 	place, _ := layout.Place(ev.SeatID)
-	return AppendSeat(make([]byte, 0, 96), ev.SeatID, ev.Status, place)
+	return seatmap.AppendSeat(make([]byte, 0, 96), ev.SeatID, ev.Status, place)
 }

@@ -10,9 +10,6 @@ import (
 	"github.com/seatlock/seatlock/internal/httpapi/problem"
 )
 
-// retry suggests EventSource reconnect after 1 s.
-const retry = "retry: 1000\n\n"
-
 // keptBuffer is the most an idle stream keeps of its buffer: a snapshot
 // of a large schedule grows it to tens of KiB, and a thousand streams must
 // not keep that.
@@ -29,7 +26,7 @@ type Writer struct {
 // Start answers 200 with the headers of a stream (its type, no caching,
 // and no buffering by a proxy in front), lifts the server's write timeout
 // (a stream ends when its client, its source or the server does), and
-// buffers the reconnection delay.
+// buffers the reconnection delay it suggests.
 func Start(w http.ResponseWriter) *Writer {
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{})
@@ -38,21 +35,16 @@ func Start(w http.ResponseWriter) *Writer {
 	hdr["Cache-Control"] = problem.NoStore
 	hdr["X-Accel-Buffering"] = []string{"no"}
 	w.WriteHeader(http.StatusOK)
-	return &Writer{w: w, rc: rc, buf: []byte(retry)}
+	return &Writer{w: w, rc: rc, buf: []byte("retry: 1000\n\n")} // EventSource reconnects after 1 s
 }
 
 // AppendEvent appends one event, without an id line when id is ""; it
 // allocates nothing once b has room.
 func AppendEvent(b []byte, id, name string, data []byte) []byte {
 	if id != "" {
-		b = append(b, "id: "...)
-		b = append(b, id...)
-		b = append(b, '\n')
+		b = append(append(append(b, "id: "...), id...), '\n')
 	}
-	b = append(b, "event: "...)
-	b = append(b, name...)
-	b = append(b, "\ndata: "...)
-	b = append(b, data...)
+	b = append(append(append(append(b, "event: "...), name...), "\ndata: "...), data...)
 	return append(b, "\n\n"...)
 }
 
@@ -74,15 +66,14 @@ func (s *Writer) Comment(text string) {
 // once do not each hold a copy.
 func (s *Writer) Shared(id, name string, data []byte) error {
 	s.buf = AppendEvent(s.buf, id, name, nil)
-	s.buf = s.buf[:len(s.buf)-2] // the blank line that ends the event comes after the data
-	if _, err := s.w.Write(s.buf); err != nil {
+	// The blank line that ends the event comes after the data.
+	if _, err := s.w.Write(s.buf[:len(s.buf)-2]); err != nil {
 		return err
 	}
-	s.buf = s.buf[:0]
 	if _, err := s.w.Write(data); err != nil {
 		return err
 	}
-	s.buf = append(s.buf, "\n\n"...)
+	s.buf = append(s.buf[:0], "\n\n"...)
 	return nil
 }
 
@@ -95,10 +86,9 @@ func (s *Writer) Flush() error {
 	if _, err := s.w.Write(s.buf); err != nil {
 		return err
 	}
+	s.buf = s.buf[:0]
 	if cap(s.buf) > keptBuffer {
 		s.buf = nil
-	} else {
-		s.buf = s.buf[:0]
 	}
 	return s.rc.Flush()
 }
