@@ -32,6 +32,7 @@ import (
 	"github.com/seatlock/seatlock/internal/redisconn"
 	"github.com/seatlock/seatlock/internal/reservation"
 	"github.com/seatlock/seatlock/internal/seatfeed"
+	"github.com/seatlock/seatlock/internal/seatmap"
 	"github.com/seatlock/seatlock/internal/tracing"
 	"github.com/seatlock/seatlock/internal/waitroom"
 	"github.com/seatlock/seatlock/internal/waitroom/redisroom"
@@ -176,9 +177,13 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	if o.wrapStore != nil {
 		repo = o.wrapStore(store)
 	}
+	// The seat map and best available read images kept by the seat feed
+	// (listed from PostgreSQL without one: no REDIS_URL).
+	images := seatmap.NewImages(feed, store, seatmap.Config{Logger: logger})
+	a.closeFirst(images.Close)
 	bookings := reservation.NewService(repo, traces.Locker(locker), reservation.Config{LockTTL: cfg.LockTTL, SealBooked: cfg.FastPath,
 		HoldTTL: cfg.HoldTTL, MaxHoldsPerUser: cfg.MaxHoldsPerUser, HoldMaxLifetime: cfg.HoldMaxLifetime,
-		WriteTimeout: cmp.Or(o.writeTimeout, postgres.WriteTimeout(pool)), SeatImages: a.openSeatImages(feed, store, logger)}, logger)
+		WriteTimeout: cmp.Or(o.writeTimeout, postgres.WriteTimeout(pool)), SeatImages: images}, logger)
 	if a.jobs, err = newJobs(locker, store, keys, bookings, locks.pruner, bound, logger, o.jobNamespace); err != nil {
 		return nil, err
 	}
@@ -188,6 +193,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	}
 	a.handler = httpapi.NewHandler(httpapi.Options{
 		Bookings:    bookings,
+		SeatImages:  images,
 		Checkout:    bookings,
 		Idempotency: keys,
 		Verifier:    verifier,
@@ -211,18 +217,6 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	})
 	a.handler = traces.Handler(a.handler)
 	return a, nil
-}
-
-// openSeatImages keeps the images of the schedules' seats (the seat map,
-// best available) by the seat feed; without one (no REDIS_URL), nil: the
-// use cases list them from PostgreSQL.
-func (a *App) openSeatImages(feed *seatfeed.Feed, store reservation.OccupiedSeatLister, logger *slog.Logger) reservation.SeatImages {
-	if feed == nil {
-		return nil
-	}
-	images := seatfeed.NewImages(feed, store, seatfeed.ImagesConfig{Logger: logger})
-	a.closeFirst(images.Close)
-	return images
 }
 
 // openRoom opens the waiting room on Redis connections of its own and

@@ -19,6 +19,7 @@ import (
 	"github.com/seatlock/seatlock/internal/httpapi"
 	"github.com/seatlock/seatlock/internal/idempotency"
 	"github.com/seatlock/seatlock/internal/reservation"
+	"github.com/seatlock/seatlock/internal/seatmap"
 )
 
 // The fuzz targets drive the real handler over use cases that accept
@@ -66,12 +67,11 @@ func (fuzzBookings) Schedule(_ context.Context, id int64) (reservation.Schedule,
 	return reservation.RestoreSchedule(fuzzSchedule, "Dune", time.Date(2030, 1, 1, 20, 0, 0, 0, time.UTC), 2), nil
 }
 
-func (b fuzzBookings) SeatImage(ctx context.Context, id int64) (*reservation.SeatImage, error) {
-	s, err := b.Schedule(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	image := reservation.NewSeatImage(s)
+// fuzzImages shows every schedule's seat 2 reserved.
+type fuzzImages struct{}
+
+func (fuzzImages) Image(_ context.Context, s reservation.Schedule) (*seatmap.Image, error) {
+	image := seatmap.NewImage(s)
 	image.Reset(1, "", "fuzz", []reservation.OccupiedSeat{{ID: 2, Status: reservation.SeatReserved}})
 	return image, nil
 }
@@ -181,7 +181,7 @@ func newFuzzAPI(f *testing.F) fuzzAPI {
 		f.Fatal(err)
 	}
 	h := httpapi.NewHandler(httpapi.Options{
-		Bookings: fuzzBookings{}, Checkout: fuzzCheckout{}, Idempotency: grantingKeys{}, Verifier: verifier,
+		Bookings: fuzzBookings{}, SeatImages: fuzzImages{}, Checkout: fuzzCheckout{}, Idempotency: grantingKeys{}, Verifier: verifier,
 		MaxWait: fuzzMaxWait, RequestTimeout: 5 * time.Second,
 	})
 	return fuzzAPI{handler: h, user: user, admin: admin}

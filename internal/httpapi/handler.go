@@ -1,7 +1,7 @@
 // Package httpapi is the driving HTTP adapter: it decodes and validates
 // requests, authenticates callers, calls the booking use cases and maps their
 // errors to RFC 9457 problems with stable codes (package problem). The
-// live seat map is package seatstream.
+// seat map is package seatmap, its live streams package seatstream.
 package httpapi
 
 import (
@@ -24,6 +24,7 @@ import (
 	"github.com/seatlock/seatlock/internal/httpapi/seatstream"
 	"github.com/seatlock/seatlock/internal/idempotency"
 	"github.com/seatlock/seatlock/internal/reservation"
+	"github.com/seatlock/seatlock/internal/seatmap"
 )
 
 // Bookings is what the HTTP edge needs of the booking use cases.
@@ -31,7 +32,6 @@ type Bookings interface {
 	CreateLaidOutSchedule(ctx context.Context, title string, startsAt time.Time, layout reservation.Layout) (reservation.Schedule, error)
 	Schedules(ctx context.Context, after int64, limit int) (reservation.SchedulePage, error)
 	Schedule(ctx context.Context, id int64) (reservation.Schedule, error)
-	SeatImage(ctx context.Context, scheduleID int64) (*reservation.SeatImage, error)
 	Reserve(ctx context.Context, cmd reservation.ReserveCommand) (reservation.Booked, error)
 	Reservation(ctx context.Context, id uuid.UUID, userID string) (reservation.Reservation, error)
 	CancelReservation(ctx context.Context, id uuid.UUID, userID string) (again bool, err error)
@@ -85,17 +85,13 @@ type Options struct {
 	MaxWait time.Duration
 	// Metrics serves GET /metrics when set.
 	Metrics http.Handler
-	// Feed streams live seat maps (GET /schedules/{id}/seats/events); nil
-	// answers that endpoint 503.
-	Feed seatstream.Feed
-	// SeatMaps renders the seat maps (a Maps of its own when nil).
-	SeatMaps *seatstream.Maps
-	// MaxStreams caps the open seat-map streams
-	// (seatstream.DefaultMaxStreams when zero); past it, 503
-	// too_many_streams.
-	MaxStreams int
-	// StreamHeartbeat is how often an idle stream gets a comment
-	// (seatstream.DefaultHeartbeat when zero).
+	// The seat map (GET /schedules/{id}/seats) and its live streams
+	// (…/events): seatstream.Options says what each is (StreamHeartbeat
+	// is its Heartbeat); SeatMaps is a Maps of its own when nil.
+	Feed            seatstream.Feed
+	SeatImages      seatstream.Images
+	SeatMaps        *seatmap.Maps
+	MaxStreams      int
 	StreamHeartbeat time.Duration
 	// Shutdown, once closed, ends every open stream: the server is
 	// shutting down and would otherwise wait for them.
@@ -152,8 +148,10 @@ func (noObserver) RateLimited(string)                                 {}
 func (noObserver) BestAvailable(int, bool)                            {}
 
 type handler struct {
-	// maps renders the seat maps, for GET and the streams' snapshots.
-	maps     *seatstream.Maps
+	// maps renders the seat maps of images, for GET and the streams'
+	// snapshots.
+	maps     *seatmap.Maps
+	images   seatstream.Images
 	bookings Bookings
 	checkout Checkout
 	verifier *auth.Verifier
@@ -188,7 +186,8 @@ func NewHandler(opts Options) http.Handler {
 		validate:        newValidator(),
 		maxWait:         opts.MaxWait,
 		observer:        observer,
-		maps:            cmp.Or(opts.SeatMaps, &seatstream.Maps{}),
+		maps:            cmp.Or(opts.SeatMaps, &seatmap.Maps{}),
+		images:          opts.SeatImages,
 		room:            opts.Room,
 		keys:            opts.Idempotency,
 		maxQueueStreams: cmp.Or(max(opts.MaxQueueStreams, 0), DefaultMaxQueueStreams),
@@ -200,12 +199,9 @@ func NewHandler(opts Options) http.Handler {
 	idempotent := idempotencyMiddleware(opts.Idempotency,
 		cmp.Or(max(opts.IdempotencyRunning, 0), timeout+idempotencyRunningMargin), maxBodyBytes)
 	stream := seatstream.New(seatstream.Options{
-		Feed: opts.Feed,
-		Schedule: func(ctx context.Context, id int64) (reservation.Layout, error) {
-			s, err := h.bookings.Schedule(ctx, id)
-			return s.Layout(), err
-		},
-		Image:      h.bookings.SeatImage,
+		Feed:       opts.Feed,
+		Schedule:   h.bookings.Schedule,
+		Images:     opts.SeatImages,
 		Maps:       h.maps,
 		MaxStreams: opts.MaxStreams,
 		Heartbeat:  opts.StreamHeartbeat,

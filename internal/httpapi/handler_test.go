@@ -30,9 +30,6 @@ type fakeBookings struct {
 func (f fakeBookings) CreateLaidOutSchedule(context.Context, string, time.Time, reservation.Layout) (reservation.Schedule, error) {
 	return reservation.Schedule{}, errors.New("not used")
 }
-func (f fakeBookings) SeatImage(context.Context, int64) (*reservation.SeatImage, error) {
-	return nil, errors.New("not used")
-}
 func (f fakeBookings) Reserve(ctx context.Context, cmd reservation.ReserveCommand) (reservation.Booked, error) {
 	r, err := f.reserve(ctx)
 	return reservation.Booked{Reservation: r, Recovered: cmd.Resumed}, err

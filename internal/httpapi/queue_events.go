@@ -9,7 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/seatlock/seatlock/internal/httpapi/problem"
-	"github.com/seatlock/seatlock/internal/httpapi/seatstream"
+	"github.com/seatlock/seatlock/internal/httpapi/sse"
 	"github.com/seatlock/seatlock/internal/waitroom"
 )
 
@@ -45,15 +45,10 @@ func (h *handler) ticketEvents(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	defer h.room.Unwatch(watch)
-	rc := http.NewResponseController(w)
-	_ = rc.SetWriteDeadline(time.Time{})
-	seatstream.SetStreamHeaders(w.Header())
-	w.WriteHeader(http.StatusOK)
+	out := sse.Start(w)
 	if r.Method == http.MethodHead {
 		return nil
 	}
-	var buf bytes.Buffer
-	buf.WriteString("retry: 1000\n\n")
 	heartbeat := time.NewTicker(queueHeartbeat)
 	defer heartbeat.Stop()
 	var last []byte
@@ -64,19 +59,11 @@ func (h *handler) ticketEvents(w http.ResponseWriter, r *http.Request) error {
 			if t.State == waitroom.Admitted {
 				name = "admitted"
 			}
-			buf.WriteString("event: " + name + "\ndata: ")
-			buf.Write(data)
-			buf.WriteString("\n\n")
+			out.Event("", name, data)
 			last = data
 		}
-		if buf.Len() > 0 {
-			if _, err := w.Write(buf.Bytes()); err != nil {
-				return nil
-			}
-			if rc.Flush() != nil {
-				return nil
-			}
-			buf.Reset()
+		if out.Flush() != nil {
+			return nil
 		}
 		if t.State == waitroom.Admitted || t.State.Final() {
 			return nil
@@ -89,7 +76,7 @@ func (h *handler) ticketEvents(w http.ResponseWriter, r *http.Request) error {
 				}
 				t, next = t2, true
 			case <-heartbeat.C:
-				buf.WriteString(": keep-alive\n\n")
+				out.Comment("keep-alive")
 				next = true
 			case <-h.shutdown:
 				return nil

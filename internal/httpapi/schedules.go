@@ -9,8 +9,8 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/seatlock/seatlock/internal/httpapi/problem"
-	"github.com/seatlock/seatlock/internal/httpapi/seatstream"
 	"github.com/seatlock/seatlock/internal/reservation"
+	"github.com/seatlock/seatlock/internal/seatmap"
 )
 
 // createScheduleRequest names its seats by seatCount (one row "A") or by
@@ -198,11 +198,15 @@ func (h *handler) seatMap(w http.ResponseWriter, r *http.Request) error {
 	if !valid {
 		return reservation.ErrScheduleNotFound
 	}
-	form, err := seatstream.ParseForm(r.URL.Query()["form"])
+	form, err := seatmap.ParseForm(r.URL.Query()["form"])
 	if err != nil {
 		return err
 	}
-	image, err := h.bookings.SeatImage(r.Context(), id)
+	schedule, err := h.bookings.Schedule(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	image, err := h.images.Image(r.Context(), schedule)
 	if err != nil {
 		return err
 	}
@@ -216,13 +220,13 @@ func (h *handler) seatMap(w http.ResponseWriter, r *http.Request) error {
 		return errNotAcceptable
 	}
 	gzipped := coding == codingGzip
-	if _, tag := image.Tag(); etagMatches(r.Header.Get("If-None-Match"), seatstream.ETag(tag, form, gzipped)) {
-		hdr["Etag"] = []string{seatstream.ETag(tag, form, gzipped)}
+	if _, tag := image.Tag(); etagMatches(r.Header.Get("If-None-Match"), seatmap.ETag(tag, form, gzipped)) {
+		hdr["Etag"] = []string{seatmap.ETag(tag, form, gzipped)}
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
 	rendered := h.maps.Render(image, form, gzipped)
-	hdr["Etag"] = []string{rendered.ETag(form, gzipped)}
+	hdr["Etag"] = []string{seatmap.ETag(rendered.Tag, form, gzipped)}
 	if gzipped {
 		hdr["Content-Encoding"] = gzipEncoding
 	}

@@ -17,14 +17,13 @@ import (
 	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/reservation"
 	"github.com/seatlock/seatlock/internal/seatfeed"
+	"github.com/seatlock/seatlock/internal/seatmap"
 )
 
-// mapBookings knows one schedule of three seats, whose image images
-// keeps.
+// mapBookings knows one schedule of three seats.
 type mapBookings struct {
 	fakeBookings
-	id     int64
-	images reservation.SeatImages
+	id int64
 }
 
 func (b mapBookings) Schedule(_ context.Context, id int64) (reservation.Schedule, error) {
@@ -32,14 +31,6 @@ func (b mapBookings) Schedule(_ context.Context, id int64) (reservation.Schedule
 		return reservation.Schedule{}, reservation.ErrScheduleNotFound
 	}
 	return reservation.RestoreSchedule(id, "Hamlet", time.Now(), 3), nil
-}
-
-func (b mapBookings) SeatImage(ctx context.Context, id int64) (*reservation.SeatImage, error) {
-	s, err := b.Schedule(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return b.images.SeatImage(ctx, s)
 }
 
 // countedSeats lists no occupied seat, and counts the listings.
@@ -63,7 +54,7 @@ func TestStreamHeartbeatAndShutdown(t *testing.T) {
 	schedule := rand.Int64N(1<<40) + 1
 	shutdown := make(chan struct{})
 	srv := httptest.NewServer(httpapi.NewHandler(httpapi.Options{
-		Bookings: mapBookings{id: schedule, images: reservation.NewPollingSeatImages(countedSeats{&atomic.Int64{}})}, Verifier: verifier, Feed: feed,
+		Bookings: mapBookings{id: schedule}, SeatImages: seatmap.NewImages(nil, countedSeats{&atomic.Int64{}}, seatmap.Config{}), Verifier: verifier, Feed: feed,
 		StreamHeartbeat: 50 * time.Millisecond, Shutdown: shutdown,
 	}))
 	defer srv.Close()
@@ -130,10 +121,10 @@ func TestStreamsShareASnapshot(t *testing.T) {
 	}
 	schedule := rand.Int64N(1<<40) + 1
 	reads := &atomic.Int64{}
-	images := seatfeed.NewImages(feed, countedSeats{reads}, seatfeed.ImagesConfig{})
+	images := seatmap.NewImages(feed, countedSeats{reads}, seatmap.Config{})
 	t.Cleanup(images.Close)
 	srv := httptest.NewServer(httpapi.NewHandler(httpapi.Options{
-		Bookings: mapBookings{id: schedule, images: images}, Verifier: verifier, Feed: feed,
+		Bookings: mapBookings{id: schedule}, SeatImages: images, Verifier: verifier, Feed: feed,
 	}))
 	defer srv.Close()
 	snapshot := func() string {

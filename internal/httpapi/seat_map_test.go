@@ -13,8 +13,8 @@ import (
 
 	"github.com/seatlock/seatlock/internal/auth"
 	"github.com/seatlock/seatlock/internal/httpapi"
-	"github.com/seatlock/seatlock/internal/httpapi/seatstream"
 	"github.com/seatlock/seatlock/internal/reservation"
+	"github.com/seatlock/seatlock/internal/seatmap"
 )
 
 // The seat map is rendered once per state of its image, form and
@@ -27,10 +27,10 @@ func TestSeatMapRendersOncePerState(t *testing.T) {
 		t.Fatal(err)
 	}
 	const schedule = 7
-	polled := reservation.NewPollingSeatImages(countedSeats{&atomic.Int64{}})
-	maps := &seatstream.Maps{}
+	polled := seatmap.NewImages(nil, countedSeats{&atomic.Int64{}}, seatmap.Config{})
+	maps := &seatmap.Maps{}
 	srv := httptest.NewServer(httpapi.NewHandler(httpapi.Options{
-		Bookings: mapBookings{id: schedule, images: polled}, Verifier: verifier, SeatMaps: maps,
+		Bookings: mapBookings{id: schedule}, SeatImages: polled, Verifier: verifier, SeatMaps: maps,
 	}))
 	defer srv.Close()
 	// answer is what the test reads of a response, its body closed.
@@ -99,7 +99,7 @@ func TestSeatMapRendersOncePerState(t *testing.T) {
 		t.Fatalf("full map: %d %s", full.StatusCode, fullBody)
 	}
 	// A change: the image shows it, under a new tag and a higher version.
-	polled.Kept(schedule).Expect([]int{2}, reservation.SeatReserved)
+	polled.Expect(schedule, []int{2}, reservation.SeatReserved)
 	changed, changedBody := get("?form=compact", map[string]string{"If-None-Match": plain.Header.Get("Etag")})
 	if changed.StatusCode != http.StatusOK || changed.Header.Get("Etag") == plain.Header.Get("Etag") ||
 		!strings.Contains(string(changedBody), `"version":1`) || !strings.Contains(string(changedBody), `"status":"ara"`) {

@@ -149,10 +149,10 @@ func (s *Service) holdBest(ctx context.Context, cmd BestHoldCommand) (Hold, int,
 			// The image shows the hold from its commit on (holdSeats
 			// expects it there), so the seats need no mark: a release,
 			// cancellation or expiry on this instance frees them for
-			// the next choice at once. An image the provider no longer
-			// keeps (dropped or replaced meanwhile) got no expectation:
-			// the marks stay, and end by themselves.
-			view.unmarkShown(s.images.Kept(cmd.ScheduleID), seats)
+			// the next choice at once. An image no longer kept (dropped
+			// or replaced meanwhile) got no expectation and shows them
+			// free: the marks stay, and end by themselves.
+			view.unmarkShown(seats)
 			return h, attempt, nil
 		case errors.As(err, &held):
 			keySeat := seatsByLockKey(cmd.ScheduleID, seats)
@@ -187,13 +187,17 @@ func pickBest(view *seatView, layout Layout, cmd BestHoldCommand, section int) (
 	category := cmd.Category
 	view.mu.Lock()
 	defer view.mu.Unlock()
-	view.image.mu.RLock()
-	defer view.image.mu.RUnlock()
 	now := time.Now()
-	free := view.free(now)
-	blocks := BestBlocksIn(layout, free, cmd.Quantity, category, section, cmd.Adjacent, bestCandidates)
+	var blocks []Block
+	view.image.ReadOccupied(now, func(occupied func(seat int) bool) {
+		// Free as far as this instance knows: not occupied, not marked.
+		free := func(seat int) bool { return !occupied(seat) && !view.marks[seat-1].After(now) }
+		if blocks = BestBlocksIn(layout, free, cmd.Quantity, category, section, cmd.Adjacent, bestCandidates); len(blocks) == 0 {
+			available = FreeSeatsIn(layout, free, category, section)
+		}
+	})
 	if len(blocks) == 0 {
-		return nil, FreeSeatsIn(layout, free, category, section)
+		return nil, available
 	}
 	// Near-equal: of the best choice's tier, stranding no more seats.
 	best := blocks[0]

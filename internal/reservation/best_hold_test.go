@@ -13,7 +13,14 @@ import (
 	"github.com/seatlock/seatlock/internal/lock"
 	"github.com/seatlock/seatlock/internal/lock/memlock"
 	"github.com/seatlock/seatlock/internal/reservation"
+	"github.com/seatlock/seatlock/internal/seatmap"
 )
+
+// polled has best available read images of repo's seats listed again
+// when older than 100 ms.
+func polled(repo reservation.Repository) reservation.Config {
+	return reservation.Config{SeatImages: seatmap.NewImages(nil, repo, seatmap.Config{})}
+}
 
 // seatClaimRepo keeps holds of one laid-out schedule as PostgreSQL's claim
 // rows do: a hold gets all its seats or, when one is claimed already,
@@ -103,7 +110,7 @@ func TestHoldBestSpreadsConcurrentRequests(t *testing.T) {
 	t.Parallel()
 	layout := rowsOf(t, 20, 30)
 	repo := newSeatClaimRepo(layout)
-	svc := reservation.NewService(repo, lock.New(memlock.New(), lock.Config{}), reservation.Config{}, nil)
+	svc := reservation.NewService(repo, lock.New(memlock.New(), lock.Config{}), polled(repo), nil)
 
 	const requests = 100
 	var (
@@ -163,7 +170,7 @@ func TestHoldBestTriesTheNextChoice(t *testing.T) {
 	// instance takes 2 and 4, the next best, unknown to this one's view:
 	// the next request tries both (2 attempts) and holds 1 or 5.
 	five := newSeatClaimRepo(rowsOf(t, 1, 5))
-	svc := reservation.NewService(five, lock.New(memlock.New(), lock.Config{}), reservation.Config{}, nil)
+	svc := reservation.NewService(five, lock.New(memlock.New(), lock.Config{}), polled(five), nil)
 	best := func(user string) (reservation.Held, int, error) {
 		return svc.HoldBest(ctx, reservation.BestHoldCommand{ScheduleID: scheduleID, Quantity: 1, Adjacent: true, UserID: user})
 	}
@@ -179,7 +186,7 @@ func TestHoldBestTriesTheNextChoice(t *testing.T) {
 	}
 
 	full := newSeatClaimRepo(layout, 1, 3, 5, 7, 9)
-	svc = reservation.NewService(full, lock.New(memlock.New(), lock.Config{}), reservation.Config{}, nil)
+	svc = reservation.NewService(full, lock.New(memlock.New(), lock.Config{}), polled(full), nil)
 	_, _, err = svc.HoldBest(ctx, reservation.BestHoldCommand{ScheduleID: scheduleID, Quantity: 2, Adjacent: true, UserID: "x"})
 	var notEnough *reservation.NotEnoughSeatsError
 	if !errors.As(err, &notEnough) || notEnough.Available != 5 || !errors.Is(err, reservation.ErrNotEnoughSeats) {
@@ -189,7 +196,7 @@ func TestHoldBestTriesTheNextChoice(t *testing.T) {
 	// Every choice claimed behind the view's back: 5 attempts, then
 	// ErrSeatsContended.
 	busy := newSeatClaimRepo(rowsOf(t, 1, 40))
-	svc = reservation.NewService(busy, lock.New(memlock.New(), lock.Config{}), reservation.Config{}, nil)
+	svc = reservation.NewService(busy, lock.New(memlock.New(), lock.Config{}), polled(busy), nil)
 	if _, _, err := svc.HoldBest(ctx, reservation.BestHoldCommand{ScheduleID: scheduleID, Quantity: 1, Adjacent: true, UserID: "load"}); err != nil {
 		t.Fatal(err)
 	}
@@ -249,13 +256,14 @@ func TestExpiredSeatsAreFreeAtOnceWhereTheyWereCleared(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	repo := newSeatClaimRepo(rowsOf(t, 1, 4))
-	svc := reservation.NewService(repo, lock.New(memlock.New(), lock.Config{}), reservation.Config{}, nil)
+	images := seatmap.NewImages(nil, repo, seatmap.Config{})
+	svc := reservation.NewService(repo, lock.New(memlock.New(), lock.Config{}), reservation.Config{SeatImages: images}, nil)
 	best := reservation.BestHoldCommand{ScheduleID: scheduleID, Quantity: 4, Adjacent: true, UserID: "alice"}
 	held, _, err := svc.HoldBest(ctx, best)
 	if err != nil {
 		t.Fatal(err)
 	}
-	image, err := svc.SeatImage(ctx, scheduleID)
+	image, err := images.Image(ctx, repo.schedule)
 	if err != nil {
 		t.Fatal(err)
 	}

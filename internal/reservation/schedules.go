@@ -120,18 +120,3 @@ func (s *Service) Schedule(ctx context.Context, id int64) (Schedule, error) {
 	}
 	return schedule, nil
 }
-
-// SeatImage returns this instance's image of a schedule's seats (the
-// statuses the seat map shows), kept current by Config.SeatImages.
-// Errors: ErrScheduleNotFound, ErrUnavailable.
-func (s *Service) SeatImage(ctx context.Context, scheduleID int64) (*SeatImage, error) {
-	schedule, err := s.schedules.schedule(ctx, scheduleID)
-	if err != nil {
-		return nil, fmt.Errorf("load schedule: %w", err)
-	}
-	image, err := s.images.SeatImage(ctx, schedule)
-	if err != nil {
-		return nil, fmt.Errorf("load the seats' image: %w", err)
-	}
-	return image, nil
-}

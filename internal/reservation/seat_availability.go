@@ -13,8 +13,42 @@ import (
 // the image.
 const markTTL = 2 * time.Second
 
+// viewCacheSize is how many schedules' views an instance keeps.
+const viewCacheSize = 1000
+
+// SeatImages is the port through which best available reads this
+// instance's images of the schedules' seats, and the use cases show on
+// them the changes they commit until their seat events arrive
+// (seatmap.Images).
+type SeatImages interface {
+	// Occupancy returns the schedule's image, loaded if none is kept.
+	Occupancy(ctx context.Context, schedule Schedule) (Occupancy, error)
+	Expect(scheduleID int64, seats []int, status SeatStatus)
+}
+
+// Occupancy is an image as best available reads it (a *seatmap.Image):
+// ReadOccupied calls read, the image held still, with whether each seat
+// is held or reserved as it shows at now.
+type Occupancy interface {
+	ReadOccupied(now time.Time, read func(occupied func(seat int) bool))
+}
+
+// expect shows seats of schedule with status on this instance's image of
+// it (SeatImages.Expect). Seats it frees are given back to this
+// instance's choices of best seats first: one of them may have found a
+// seat locked by the very change that freed it, and would keep it out of
+// its choices for markTTL.
+func (s *Service) expect(scheduleID int64, seats []int, status SeatStatus) {
+	if status == SeatAvailable {
+		s.availability.unmark(scheduleID, seats)
+	}
+	if s.images != nil {
+		s.images.Expect(scheduleID, seats, status)
+	}
+}
+
 // seatAvailability is what this instance knows of which seats are free:
-// per schedule, its SeatImage (which shows this instance's own commits at
+// per schedule, its image (which shows this instance's own commits at
 // once: its holds, bookings, releases, cancellations and expiries),
 // overlaid with the seats its own requests are trying to hold, or found
 // unavailable in the last markTTL (marks). Concurrent choices in this
@@ -29,7 +63,7 @@ type seatAvailability struct {
 }
 
 func newSeatAvailability(images SeatImages) *seatAvailability {
-	c, err := lru.New[int64, *seatView](imageCacheSize)
+	c, err := lru.New[int64, *seatView](viewCacheSize)
 	if err != nil {
 		panic(err) // only a size below 1 fails
 	}
@@ -40,7 +74,7 @@ func newSeatAvailability(images SeatImages) *seatAvailability {
 // before the image's lock.
 type seatView struct {
 	mu    sync.Mutex
-	image *SeatImage
+	image Occupancy
 	// marks[id-1] is when seat id's mark ends (zero: none): weighing a
 	// choice reads it for every seat, so it is a slice, not a map.
 	marks []time.Time
@@ -48,7 +82,7 @@ type seatView struct {
 
 // view returns the schedule's view, on its current image.
 func (a *seatAvailability) view(ctx context.Context, schedule Schedule) (*seatView, error) {
-	image, err := a.images.SeatImage(ctx, schedule)
+	image, err := a.images.Occupancy(ctx, schedule)
 	if err != nil {
 		return nil, err
 	}
@@ -65,14 +99,6 @@ func (a *seatAvailability) view(ctx context.Context, schedule Schedule) (*seatVi
 	return v, nil
 }
 
-// free reports whether seat is free as far as v knows; v.mu must be held,
-// and v.image's lock read locked.
-func (v *seatView) free(now time.Time) func(seat int) bool {
-	return func(seat int) bool {
-		return !v.image.occupied(seat, now) && !v.marks[seat-1].After(now)
-	}
-}
-
 // unmark gives seats of schedule back to this instance's choices, if it
 // has a view of it.
 func (a *seatAvailability) unmark(scheduleID int64, seats []int) {
@@ -81,19 +107,18 @@ func (a *seatAvailability) unmark(scheduleID int64, seats []int) {
 	}
 }
 
-// unmarkShown gives seats back to this instance's choices if v reads
-// image, the one that shows them as they are.
-func (v *seatView) unmarkShown(image *SeatImage, seats []int) {
+// unmarkShown gives back to this instance's choices those of seats that
+// v's image shows held or reserved: it shows them as they are.
+func (v *seatView) unmarkShown(seats []int) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.image != image {
-		return
-	}
-	for _, s := range seats {
-		if s >= 1 && s <= len(v.marks) {
-			v.marks[s-1] = time.Time{}
+	v.image.ReadOccupied(time.Now(), func(occupied func(seat int) bool) {
+		for _, s := range seats {
+			if s >= 1 && s <= len(v.marks) && occupied(s) {
+				v.marks[s-1] = time.Time{}
+			}
 		}
-	}
+	})
 }
 
 // mark keeps seats out of this instance's choices until until.

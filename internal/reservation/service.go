@@ -47,10 +47,9 @@ type Config struct {
 	// primary wants the switchover's gap inside it
 	// (postgres.WriteTimeout).
 	WriteTimeout time.Duration
-	// SeatImages keeps this instance's images of the schedules' seats,
-	// which the seat map and best available read; nil: they are listed
-	// from the repository again when older than 100 ms
-	// (NewPollingSeatImages).
+	// SeatImages are this instance's images of the schedules' seats, which
+	// best available reads (seatmap.Images). HoldBest needs them; the
+	// other use cases run without (nil), showing their changes on none.
 	SeatImages SeatImages
 }
 
@@ -92,9 +91,6 @@ func NewService(repo Repository, locker SeatLocker, cfg Config, logger *slog.Log
 		writeTimeout: orDefault(cfg.WriteTimeout, DefaultWriteTimeout),
 	}
 	s.images = cfg.SeatImages
-	if s.images == nil {
-		s.images = NewPollingSeatImages(repo)
-	}
 	s.availability = newSeatAvailability(s.images)
 	s.holdLife = orDefault(cfg.HoldMaxLifetime, max(DefaultHoldMaxLifetime, s.holdTTL))
 	if s.log == nil {

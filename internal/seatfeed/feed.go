@@ -222,6 +222,49 @@ func (f *Feed) Head(ctx context.Context, scheduleID int64) (string, error) {
 	return entries[0].ID, nil
 }
 
+// Position is where a schedule's stream is: the id of its last entry and
+// how many entries it was ever given (ZeroID and 0 when it has none), or
+// why that is not known.
+type Position struct {
+	Last  string
+	Added int64
+	Err   error
+}
+
+// Position returns where the schedule's stream is.
+func (f *Feed) Position(ctx context.Context, scheduleID int64) Position {
+	return positionOf(f.rdb.XInfoStream(ctx, StreamKey(scheduleID)))
+}
+
+// Positions returns the positions of the schedules' streams, in one round
+// trip (one per node of a Redis Cluster).
+func (f *Feed) Positions(ctx context.Context, scheduleIDs []int64) []Position {
+	cmds := make([]*redis.XInfoStreamCmd, len(scheduleIDs))
+	// The commands' own errors are read below, one by one.
+	_, _ = f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range scheduleIDs {
+			cmds[i] = p.XInfoStream(ctx, StreamKey(id))
+		}
+		return nil
+	})
+	at := make([]Position, len(cmds))
+	for i, cmd := range cmds {
+		at[i] = positionOf(cmd)
+	}
+	return at
+}
+
+func positionOf(cmd *redis.XInfoStreamCmd) Position {
+	info, err := cmd.Result()
+	if err != nil {
+		if strings.Contains(err.Error(), "no such key") {
+			return Position{Last: ZeroID}
+		}
+		return Position{Err: fmt.Errorf("seatfeed: position: %w: %w", reservation.ErrUnavailable, err)}
+	}
+	return Position{Last: info.LastGeneratedID, Added: info.EntriesAdded}
+}
+
 // Since returns the changes after the change afterID, in order. ok is false
 // when they cannot all be told: afterID is not a change the stream still
 // keeps (trimmed, expired, recreated, or never issued), or too many

@@ -9,14 +9,21 @@ import (
 	"cmp"
 	"context"
 	"net/http"
-	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/seatlock/seatlock/internal/httpapi/problem"
+	"github.com/seatlock/seatlock/internal/httpapi/sse"
 	"github.com/seatlock/seatlock/internal/reservation"
 	"github.com/seatlock/seatlock/internal/seatfeed"
+	"github.com/seatlock/seatlock/internal/seatmap"
 )
+
+// Images is what the seat map's GET and streams need of this instance's
+// images of the schedules' seats (seatmap.Images).
+type Images interface {
+	Image(ctx context.Context, schedule reservation.Schedule) (*seatmap.Image, error)
+}
 
 // Feed is what the live seat map needs of the seat feed.
 type Feed interface {
@@ -33,8 +40,6 @@ const (
 	// the feed found, up to 512) a stream may fall behind before it is
 	// ended with a resync event.
 	streamBuffer = 64
-	// streamRetry is the reconnection delay suggested to EventSource.
-	streamRetry = 1000
 )
 
 var (
@@ -53,13 +58,11 @@ type Options struct {
 	// problem, when not), before a stream is opened for it, and where its
 	// seats are, for the seat events. A schedule's layout never changes:
 	// a batch of events is encoded once for every stream of the schedule.
-	Schedule func(ctx context.Context, scheduleID int64) (reservation.Layout, error)
-	// Image returns this instance's image of a schedule's seats, which
-	// the stream's first event shows (rendered by Maps).
-	Image func(ctx context.Context, scheduleID int64) (*reservation.SeatImage, error)
-	// Maps renders the snapshots, sharing them with the seat map's GET
-	// (a Maps of its own when nil).
-	Maps *Maps
+	Schedule func(ctx context.Context, scheduleID int64) (reservation.Schedule, error)
+	// Images are the images the streams' first events show, rendered by
+	// Maps, which shares them with the seat map's GET.
+	Images Images
+	Maps   *seatmap.Maps
 	// MaxStreams caps the open streams (DefaultMaxStreams when zero);
 	// past it, 503 too_many_streams.
 	MaxStreams int
@@ -69,8 +72,7 @@ type Options struct {
 	// Shutdown, once closed, ends every open stream: the server is
 	// shutting down and would otherwise wait for them.
 	Shutdown <-chan struct{}
-	// Streams, when set, is told the number of open streams each time it
-	// changes.
+	// Streams is told the number of open streams each time it changes.
 	Streams func(open int64)
 }
 
@@ -84,12 +86,6 @@ type Handler struct {
 func New(opts Options) *Handler {
 	opts.MaxStreams = cmp.Or(opts.MaxStreams, DefaultMaxStreams)
 	opts.Heartbeat = cmp.Or(opts.Heartbeat, DefaultHeartbeat)
-	if opts.Maps == nil {
-		opts.Maps = &Maps{}
-	}
-	if opts.Streams == nil {
-		opts.Streams = func(int64) {}
-	}
 	return &Handler{opts: opts}
 }
 
@@ -101,14 +97,6 @@ func (h *Handler) enter() bool {
 	}
 	h.opts.Streams(n)
 	return true
-}
-
-// SetStreamHeaders sets the headers of a Server-Sent Events answer:
-// its type, no caching, and no buffering by a proxy in front.
-func SetStreamHeaders(hdr http.Header) {
-	hdr["Content-Type"] = []string{"text/event-stream"}
-	hdr["Cache-Control"] = problem.NoStore
-	hdr["X-Accel-Buffering"] = []string{"no"}
 }
 
 func (h *Handler) leave() { h.opts.Streams(h.open.Add(-1)) }
@@ -128,12 +116,12 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, id int64) {
 		return
 	}
 	ctx := r.Context()
-	form, err := ParseForm(r.URL.Query()["form"])
+	form, err := seatmap.ParseForm(r.URL.Query()["form"])
 	if err != nil {
 		problem.Write(w, r, err)
 		return
 	}
-	layout, err := h.opts.Schedule(ctx, id)
+	schedule, err := h.opts.Schedule(ctx, id)
 	if err != nil {
 		problem.Write(w, r, err)
 		return
@@ -141,8 +129,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, id int64) {
 	if r.Method == http.MethodHead {
 		// The stream's headers, and no stream: a HEAD has no body to
 		// wait in.
-		SetStreamHeaders(w.Header())
-		w.WriteHeader(http.StatusOK)
+		sse.Start(w)
 		return
 	}
 	if !h.enter() {
@@ -159,28 +146,22 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, id int64) {
 		return
 	}
 	defer sub.Close()
-	out := &eventWriter{w: w, rc: http.NewResponseController(w), layout: layout}
-	last, first, err := h.streamStart(ctx, id, r.Header.Get("Last-Event-ID"), layout, form)
+	last, first, err := h.streamStart(ctx, schedule, r.Header.Get("Last-Event-ID"), form)
 	if err != nil {
 		problem.Write(w, r, err)
 		return
 	}
-	// The stream outlives the server's write timeout: it ends when the
-	// client, the feed or the server does.
-	_ = out.rc.SetWriteDeadline(time.Time{})
-	SetStreamHeaders(w.Header())
-	w.WriteHeader(http.StatusOK)
-	out.retry(streamRetry)
+	out, layout := sse.Start(w), schedule.Layout()
 	for _, ev := range first {
 		if ev.name == "snapshot" {
-			if out.shared(ev.id, ev.name, ev.data) != nil {
+			if out.Shared(ev.id, ev.name, ev.data) != nil {
 				return
 			}
 			continue
 		}
-		out.event(ev.id, ev.name, ev.data)
+		out.Event(ev.id, ev.name, ev.data)
 	}
-	if out.flush() != nil {
+	if out.Flush() != nil {
 		return
 	}
 
@@ -194,25 +175,25 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, id int64) {
 		case batch, open := <-sub.C:
 			if !open {
 				if sub.Lagged() {
-					out.event("", "resync", []byte(`{"reason":"too slow: reconnect for a fresh snapshot"}`))
+					out.Event("", "resync", []byte(`{"reason":"too slow: reconnect for a fresh snapshot"}`))
 				}
-				_ = out.flush()
+				_ = out.Flush()
 				return
 			}
-			last = out.changes(batch, last)
-			if out.buf.Len() > 0 && out.flush() != nil {
+			last = changes(out, batch, last, layout)
+			if out.Flush() != nil {
 				return
 			}
 		case <-heartbeat.C:
-			out.comment("keep-alive")
-			if out.flush() != nil {
+			out.Comment("keep-alive")
+			if out.Flush() != nil {
 				return
 			}
 		case <-h.opts.Shutdown:
 			// Reconnecting with Last-Event-ID to another instance loses
 			// nothing.
-			out.comment("server shutting down")
-			_ = out.flush()
+			out.Comment("server shutting down")
+			_ = out.Flush()
 			return
 		case <-ctx.Done():
 			return
@@ -230,14 +211,15 @@ type sseEvent struct {
 // with the id of the last change it includes, and the changes after that
 // one the feed has already: the image may not have taken in the latest
 // when the stream subscribed.
-func (h *Handler) streamStart(ctx context.Context, scheduleID int64, lastEventID string, layout reservation.Layout, form Form) (string, []sseEvent, error) {
+func (h *Handler) streamStart(ctx context.Context, schedule reservation.Schedule, lastEventID string, form seatmap.Form) (string, []sseEvent, error) {
+	scheduleID, layout := schedule.ID(), schedule.Layout()
 	if lastEventID != "" {
 		last, events, ok, err := h.since(ctx, scheduleID, lastEventID, layout)
 		if err != nil || ok {
 			return last, events, err
 		}
 	}
-	image, err := imageOf(ctx, h.opts.Image, scheduleID)
+	image, err := h.opts.Images.Image(ctx, schedule)
 	if err != nil {
 		return "", nil, err
 	}
@@ -282,43 +264,21 @@ func (h *Handler) since(ctx context.Context, scheduleID int64, afterID string, l
 	return last, events, true, nil
 }
 
-// eventWriter writes the text/event-stream format.
-type eventWriter struct {
-	w      http.ResponseWriter
-	rc     *http.ResponseController
-	buf    bytes.Buffer
-	layout reservation.Layout
-}
-
-// event appends one event; it allocates nothing once the buffer has grown.
-func (e *eventWriter) event(id, name string, data []byte) {
-	if id != "" {
-		e.buf.WriteString("id: ")
-		e.buf.WriteString(id)
-		e.buf.WriteByte('\n')
-	}
-	e.buf.WriteString("event: ")
-	e.buf.WriteString(name)
-	e.buf.WriteString("\ndata: ")
-	e.buf.Write(data)
-	e.buf.WriteString("\n\n")
-}
-
-// changes appends the batch's changes that come after the id last, and
-// returns the id of the last change sent. Past a stream's first moments
-// every change is new, and the batch's encoding is shared with every
-// other stream of the schedule.
-func (e *eventWriter) changes(batch *seatfeed.Batch, last string) string {
+// changes buffers to out the batch's changes that come after the id
+// last, and returns the id of the last change sent. Past a stream's first
+// moments every change is new, and the batch's encoding is shared with
+// every other stream of the schedule.
+func changes(out *sse.Writer, batch *seatfeed.Batch, last string, layout reservation.Layout) string {
 	events := batch.Events
 	if seatfeed.After(events[0].ID, last) {
-		e.buf.Write(batch.Encoded(func(events []seatfeed.Event) []byte { return encodeSeatEvents(events, e.layout) }))
+		out.Events(batch.Encoded(func(events []seatfeed.Event) []byte { return encodeSeatEvents(events, layout) }))
 		return events[len(events)-1].ID
 	}
 	// The stream began after some of these: its snapshot or catch-up has
 	// them.
 	for _, ev := range events {
 		if seatfeed.After(ev.ID, last) {
-			e.event(ev.ID, "seat", seatEvent(ev, e.layout))
+			out.Event(ev.ID, "seat", seatEvent(ev, layout))
 			last = ev.ID
 		}
 	}
@@ -327,56 +287,16 @@ func (e *eventWriter) changes(batch *seatfeed.Batch, last string) string {
 
 // encodeSeatEvents renders changes as `seat` events.
 func encodeSeatEvents(events []seatfeed.Event, layout reservation.Layout) []byte {
-	var e eventWriter
+	var b []byte
 	for _, ev := range events {
-		e.event(ev.ID, "seat", seatEvent(ev, layout))
+		b = sse.AppendEvent(b, ev.ID, "seat", seatEvent(ev, layout))
 	}
-	return e.buf.Bytes()
+	return b
 }
 
 // seatEvent is a change as its `seat` event carries it: the seat, its new
-// status and where it is (AppendSeat).
+// status and where it is (seatmap.AppendSeat).
 func seatEvent(ev seatfeed.Event, layout reservation.Layout) []byte {
 	place, _ := layout.Place(ev.SeatID)
-	return AppendSeat(make([]byte, 0, 96), ev.SeatID, ev.Status, place)
-}
-
-// shared writes one event whose data is shared with other streams (a
-// snapshot, a stadium's hundreds of KiB): straight to the connection, not
-// copied into the stream's buffer, so that a thousand streams opening at
-// once do not each hold a copy.
-func (e *eventWriter) shared(id, name string, data []byte) error {
-	e.event(id, name, nil)
-	e.buf.Truncate(e.buf.Len() - 2) // the blank line that ends the event comes after the data
-	if _, err := e.w.Write(e.buf.Bytes()); err != nil {
-		return err
-	}
-	e.buf.Reset()
-	if _, err := e.w.Write(data); err != nil {
-		return err
-	}
-	e.buf.WriteString("\n\n")
-	return nil
-}
-
-func (e *eventWriter) comment(text string) { e.buf.WriteString(": " + text + "\n\n") }
-
-func (e *eventWriter) retry(ms int) { e.buf.WriteString("retry: " + strconv.Itoa(ms) + "\n\n") }
-
-// keptBuffer is the most an idle stream keeps of its buffer: a snapshot
-// of a large schedule grows it to tens of KiB, and a thousand streams must
-// not keep that.
-const keptBuffer = 4 << 10
-
-// flush writes what is buffered and pushes it to the client.
-func (e *eventWriter) flush() error {
-	if _, err := e.w.Write(e.buf.Bytes()); err != nil {
-		return err
-	}
-	if e.buf.Cap() > keptBuffer {
-		e.buf = bytes.Buffer{}
-	} else {
-		e.buf.Reset()
-	}
-	return e.rc.Flush()
+	return seatmap.AppendSeat(make([]byte, 0, 96), ev.SeatID, ev.Status, place)
 }

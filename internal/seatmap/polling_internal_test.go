@@ -1,39 +1,41 @@
-package reservation
+package seatmap
 
 import (
 	"context"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/seatlock/seatlock/internal/reservation"
 )
 
 // changingSeats lists whatever seats it was last given, each listing
 // taking delay.
 type changingSeats struct {
 	mu    sync.Mutex
-	seats []OccupiedSeat
+	seats []reservation.OccupiedSeat
 	delay time.Duration
 }
 
-func (c *changingSeats) set(seats ...OccupiedSeat) {
+func (c *changingSeats) set(seats ...reservation.OccupiedSeat) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.seats = seats
 }
 
-func (c *changingSeats) OccupiedSeats(context.Context, int64) ([]OccupiedSeat, error) {
+func (c *changingSeats) OccupiedSeats(context.Context, int64) ([]reservation.OccupiedSeat, error) {
 	c.mu.Lock()
-	seats, delay := append([]OccupiedSeat(nil), c.seats...), c.delay
+	seats, delay := append([]reservation.OccupiedSeat(nil), c.seats...), c.delay
 	c.mu.Unlock()
 	time.Sleep(delay)
 	return seats, nil
 }
 
-func reservedSeats(t *testing.T, image *SeatImage) []int {
+func reservedSeats(t *testing.T, image *Image) []int {
 	t.Helper()
 	var seats []int
 	for i, code := range image.State().Status {
-		if code == SeatReserved.Code() {
+		if code == CodeReserved {
 			seats = append(seats, i+1)
 		}
 	}
@@ -46,10 +48,10 @@ func reservedSeats(t *testing.T, image *SeatImage) []int {
 func TestPolledImageLongUnreadIsListedBeforeItIsServed(t *testing.T) {
 	ctx := context.Background()
 	seats := &changingSeats{}
-	seats.set(OccupiedSeat{ID: 1, Status: SeatReserved})
-	images := NewPollingSeatImages(seats)
-	schedule := RestoreSchedule(9, "hall", time.Now().Add(time.Hour), 10)
-	first, err := images.SeatImage(ctx, schedule)
+	seats.set(reservation.OccupiedSeat{ID: 1, Status: reservation.SeatReserved})
+	images := newPolling(seats)
+	schedule := reservation.RestoreSchedule(9, "hall", time.Now().Add(time.Hour), 10)
+	first, err := images.image(ctx, schedule)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,12 +59,12 @@ func TestPolledImageLongUnreadIsListedBeforeItIsServed(t *testing.T) {
 		t.Fatalf("first listing shows %v reserved, want [1]", got)
 	}
 
-	seats.set(OccupiedSeat{ID: 1, Status: SeatReserved}, OccupiedSeat{ID: 2, Status: SeatReserved}, OccupiedSeat{ID: 3, Status: SeatReserved})
+	seats.set(reservation.OccupiedSeat{ID: 1, Status: reservation.SeatReserved}, reservation.OccupiedSeat{ID: 2, Status: reservation.SeatReserved}, reservation.OccupiedSeat{ID: 3, Status: reservation.SeatReserved})
 	seats.mu.Lock()
 	seats.delay = 300 * time.Millisecond // an answer that did not wait for the listing shows the old state
 	seats.mu.Unlock()
 	time.Sleep(pollingMaxStale + 100*time.Millisecond)
-	later, err := images.SeatImage(ctx, schedule)
+	later, err := images.image(ctx, schedule)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,18 +78,18 @@ func TestPolledImageLongUnreadIsListedBeforeItIsServed(t *testing.T) {
 func TestPolledImageRecentlyReadIsServedWhileListedAgain(t *testing.T) {
 	ctx := context.Background()
 	seats := &changingSeats{}
-	images := NewPollingSeatImages(seats)
-	schedule := RestoreSchedule(9, "hall", time.Now().Add(time.Hour), 10)
-	if _, err := images.SeatImage(ctx, schedule); err != nil {
+	images := newPolling(seats)
+	schedule := reservation.RestoreSchedule(9, "hall", time.Now().Add(time.Hour), 10)
+	if _, err := images.image(ctx, schedule); err != nil {
 		t.Fatal(err)
 	}
-	seats.set(OccupiedSeat{ID: 4, Status: SeatReserved})
+	seats.set(reservation.OccupiedSeat{ID: 4, Status: reservation.SeatReserved})
 	seats.mu.Lock()
 	seats.delay = time.Second
 	seats.mu.Unlock()
 	time.Sleep(pollingMaxAge + 50*time.Millisecond)
 	began := time.Now()
-	image, err := images.SeatImage(ctx, schedule)
+	image, err := images.image(ctx, schedule)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,14 +112,14 @@ func TestPolledImageRecentlyReadIsServedWhileListedAgain(t *testing.T) {
 // expectation: the next listing's status for the seat shows, not the
 // expected one over it until it expires.
 func TestPolledImageShowsTheListingAfterAnExpectedChange(t *testing.T) {
-	schedule, err := NewSchedule("Hamlet", time.Now().Add(time.Hour), 3)
+	schedule, err := reservation.NewSchedule("Hamlet", time.Now().Add(time.Hour), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	image := NewSeatImage(schedule)
-	image.Expect([]int{2}, SeatHeld)
-	image.replace([]OccupiedSeat{{ID: 2, Status: SeatHeld}}, "a")
-	image.replace([]OccupiedSeat{{ID: 2, Status: SeatReserved}}, "b")
+	image := NewImage(schedule)
+	image.Expect([]int{2}, reservation.SeatHeld)
+	image.replace([]reservation.OccupiedSeat{{ID: 2, Status: reservation.SeatHeld}}, "a")
+	image.replace([]reservation.OccupiedSeat{{ID: 2, Status: reservation.SeatReserved}}, "b")
 	if got := reservedSeats(t, image); len(got) != 1 || got[0] != 2 {
 		t.Errorf("reserved seats %v after the listing that has seat 2 reserved, want [2]", got)
 	}

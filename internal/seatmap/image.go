@@ -1,19 +1,27 @@
-package reservation
+// Package seatmap is this instance's seat map: the image of a schedule's
+// seats (Image: a status code a seat, at a version), how it is kept
+// current (Images: by the seat feed's events, or by listing the seats
+// from PostgreSQL) and how it is rendered (Maps; AppendSeat, the one
+// writer of a seat's JSON). The seat map's GET, its live stream and best
+// available (reservation.SeatImages) read it instead of PostgreSQL.
+package seatmap
 
 import (
-	"context"
 	"math/rand/v2"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/seatlock/seatlock/internal/reservation"
+	"github.com/seatlock/seatlock/internal/seatfeed"
 )
 
 // expectedTTL is how long an image shows a change this instance made
 // before its seat event arrives: longer than the relay and the feed take.
 const expectedTTL = 5 * time.Second
 
-// Seat status codes, one byte a seat: what a SeatImage keeps and the
-// compact seat map sends.
+// Seat status codes, one byte a seat: what an Image keeps and the compact
+// seat map sends.
 const (
 	CodeAvailable byte = 'a'
 	CodeHeld      byte = 'h'
@@ -21,35 +29,33 @@ const (
 )
 
 // Code is status's one-byte code.
-func (s SeatStatus) Code() byte {
-	switch s {
-	case SeatHeld:
+func Code(status reservation.SeatStatus) byte {
+	switch status {
+	case reservation.SeatHeld:
 		return CodeHeld
-	case SeatReserved:
+	case reservation.SeatReserved:
 		return CodeReserved
 	}
 	return CodeAvailable
 }
 
-// StatusOfCode is the status a code stands for (available for any other
+// StatusOf is the status a code stands for (available for any other
 // byte).
-func StatusOfCode(code byte) SeatStatus {
+func StatusOf(code byte) reservation.SeatStatus {
 	switch code {
 	case CodeHeld:
-		return SeatHeld
+		return reservation.SeatHeld
 	case CodeReserved:
-		return SeatReserved
+		return reservation.SeatReserved
 	}
-	return SeatAvailable
+	return reservation.SeatAvailable
 }
 
-// SeatImage is what this instance knows of a schedule's seats: one status
-// code a seat, at a version that grows with every change it takes in. A
-// provider (SeatImages) loads it and keeps it current; the seat map, its
-// live stream and the choices of best seats read it instead of
-// PostgreSQL.
-type SeatImage struct {
-	schedule Schedule
+// Image is what this instance knows of a schedule's seats: one status code
+// a seat, at a version that grows with every change it takes in. Images
+// loads it and keeps it current.
+type Image struct {
+	schedule reservation.Schedule
 
 	mu     sync.RWMutex
 	status []byte // status[id-1] is seat id's code
@@ -66,7 +72,7 @@ type SeatImage struct {
 	expectedGen int64
 	own         string
 	// expecting[id-1] is set while seat id has an expected change: a
-	// choice of best seats reads every seat's status (occupied), so it
+	// choice of best seats reads every seat's status (ReadOccupied), so it
 	// looks in expected only for the seats this says are there.
 	expecting []bool
 }
@@ -86,24 +92,22 @@ type expectedChange struct {
 	pending int
 }
 
-// NewSeatImage returns an image of schedule with every seat available,
-// at version 0.
-func NewSeatImage(schedule Schedule) *SeatImage {
-	status := make([]byte, schedule.SeatCount())
-	for i := range status {
-		status[i] = CodeAvailable
-	}
-	return &SeatImage{schedule: schedule, status: status, own: strconv.FormatUint(rand.Uint64(), 36)}
+// NewImage returns an image of schedule with every seat available, at
+// version 0.
+func NewImage(schedule reservation.Schedule) *Image {
+	im := &Image{schedule: schedule, status: make([]byte, schedule.SeatCount()), own: strconv.FormatUint(rand.Uint64(), 36)}
+	im.statusesOf(im.status, nil)
+	return im
 }
 
 // Schedule is the schedule the image is of.
-func (im *SeatImage) Schedule() Schedule { return im.schedule }
+func (im *Image) Schedule() reservation.Schedule { return im.schedule }
 
 // Reset replaces the image's statuses with occupied (every other seat
 // available) at version. lastEvent is the id of the last seat event
-// occupied includes ("" when the provider follows no events); stamp, with
-// the version, names the state (Tag).
-func (im *SeatImage) Reset(version int64, lastEvent, stamp string, occupied []OccupiedSeat) {
+// occupied includes ("" when it follows no events); stamp, with the
+// version, names the state (Tag).
+func (im *Image) Reset(version int64, lastEvent, stamp string, occupied []reservation.OccupiedSeat) {
 	im.mu.Lock()
 	defer im.mu.Unlock()
 	im.statusesOf(im.status, occupied)
@@ -113,13 +117,13 @@ func (im *SeatImage) Reset(version int64, lastEvent, stamp string, occupied []Oc
 
 // statusesOf writes into status, one code a seat of the schedule, the
 // statuses of occupied, every other seat available.
-func (im *SeatImage) statusesOf(status []byte, occupied []OccupiedSeat) {
+func (im *Image) statusesOf(status []byte, occupied []reservation.OccupiedSeat) {
 	for i := range status {
 		status[i] = CodeAvailable
 	}
 	for _, s := range occupied {
 		if im.schedule.HasSeat(s.ID) {
-			status[s.ID-1] = s.Status.Code()
+			status[s.ID-1] = Code(s.Status)
 		}
 	}
 }
@@ -129,7 +133,7 @@ func (im *SeatImage) statusesOf(status []byte, occupied []OccupiedSeat) {
 // come as events, which the expectation, shown over them, would hide until
 // it expired. Of the others, how many events are still to come is no
 // longer known. im.mu must be held.
-func (im *SeatImage) settleExpected() {
+func (im *Image) settleExpected() {
 	for seat, e := range im.expected {
 		if im.status[seat-1] == e.code {
 			im.unexpect(seat)
@@ -141,23 +145,15 @@ func (im *SeatImage) settleExpected() {
 }
 
 // unexpect drops seat's expected change; im.mu must be held.
-func (im *SeatImage) unexpect(seat int) {
+func (im *Image) unexpect(seat int) {
 	delete(im.expected, seat)
 	im.expecting[seat-1] = false
-}
-
-// SeatEvent is one change an image takes in: seat SeatID became Status,
-// by the seat event ID.
-type SeatEvent struct {
-	ID     string
-	SeatID int
-	Status SeatStatus
 }
 
 // Apply takes in events, in order: each one is a change, and a version,
 // even when the seat already had that status (every instance counts the
 // same changes). stamp is the new state's stamp (Tag).
-func (im *SeatImage) Apply(events []SeatEvent, stamp string) {
+func (im *Image) Apply(events []seatfeed.Event, stamp string) {
 	if len(events) == 0 {
 		return
 	}
@@ -165,14 +161,14 @@ func (im *SeatImage) Apply(events []SeatEvent, stamp string) {
 	defer im.mu.Unlock()
 	for _, ev := range events {
 		if im.schedule.HasSeat(ev.SeatID) {
-			im.status[ev.SeatID-1] = ev.Status.Code()
+			im.status[ev.SeatID-1] = Code(ev.Status)
 		}
 		if e, ok := im.expected[ev.SeatID]; ok {
 			switch {
 			case e.pending > 1: // an earlier change's event
 				e.pending--
 				im.expected[ev.SeatID] = e
-			case e.code == ev.Status.Code():
+			case e.code == Code(ev.Status):
 				im.unexpect(ev.SeatID)
 			default: // not the change's event after all: miscounted
 				e.pending = 0
@@ -185,8 +181,8 @@ func (im *SeatImage) Apply(events []SeatEvent, stamp string) {
 	im.stamp = stamp
 }
 
-// ImageState is a copy of an image at one version.
-type ImageState struct {
+// State is a copy of an image at one version.
+type State struct {
 	Version int64
 	// Tag names this state: equal tags, equal statuses, on every instance.
 	Tag string
@@ -201,8 +197,8 @@ type ImageState struct {
 // expectedTTL): the service calls it for the changes it has just
 // committed, so that the instance that made them shows them at once, on
 // its seat map and to its choices of best seats.
-func (im *SeatImage) Expect(seats []int, status SeatStatus) {
-	code, until := status.Code(), time.Now().Add(expectedTTL)
+func (im *Image) Expect(seats []int, status reservation.SeatStatus) {
+	code, until := Code(status), time.Now().Add(expectedTTL)
 	im.mu.Lock()
 	defer im.mu.Unlock()
 	if im.expected == nil {
@@ -240,7 +236,7 @@ func (im *SeatImage) Expect(seats []int, status SeatStatus) {
 
 // showing returns the expected changes still shown; im.mu must be held
 // (read locked is enough: expired ones are only skipped).
-func (im *SeatImage) showing(now time.Time) int {
+func (im *Image) showing(now time.Time) int {
 	n := 0
 	for _, e := range im.expected {
 		if e.until.After(now) {
@@ -251,7 +247,7 @@ func (im *SeatImage) showing(now time.Time) int {
 }
 
 // Tag returns the image's version and its tag, without copying it.
-func (im *SeatImage) Tag() (int64, string) {
+func (im *Image) Tag() (int64, string) {
 	im.mu.RLock()
 	defer im.mu.RUnlock()
 	shown := im.showing(time.Now())
@@ -261,7 +257,7 @@ func (im *SeatImage) Tag() (int64, string) {
 // tag names the state: the version and the stamp, and, when it shows
 // expected changes, this image's own stamp and their count, which no other
 // instance's tag has.
-func (im *SeatImage) tag(shown int) string {
+func (im *Image) tag(shown int) string {
 	t := strconv.FormatInt(im.version, 10) + "." + im.stamp
 	if shown > 0 {
 		t += "~" + im.own + "." + strconv.FormatInt(im.expectedGen, 10)
@@ -271,7 +267,7 @@ func (im *SeatImage) tag(shown int) string {
 
 // LastEvent is the id of the last seat event the image took in; "" when
 // it follows no events.
-func (im *SeatImage) LastEvent() string {
+func (im *Image) LastEvent() string {
 	im.mu.RLock()
 	defer im.mu.RUnlock()
 	return im.lastEvent
@@ -279,7 +275,7 @@ func (im *SeatImage) LastEvent() string {
 
 // Position is the image's count of the events it took in (its version,
 // less the expected changes it shows) and the id of the last one.
-func (im *SeatImage) Position() (events int64, lastEvent string) {
+func (im *Image) Position() (events int64, lastEvent string) {
 	im.mu.RLock()
 	defer im.mu.RUnlock()
 	return im.version, im.lastEvent
@@ -287,7 +283,7 @@ func (im *SeatImage) Position() (events int64, lastEvent string) {
 
 // State copies the image, with the expected changes it shows; its
 // version counts them.
-func (im *SeatImage) State() ImageState {
+func (im *Image) State() State {
 	im.mu.RLock()
 	defer im.mu.RUnlock()
 	now := time.Now()
@@ -298,44 +294,31 @@ func (im *SeatImage) State() ImageState {
 			status[seat-1] = e.code
 		}
 	}
-	return ImageState{Version: im.version + int64(shown), Tag: im.tag(shown), LastEvent: im.lastEvent, Status: status}
+	return State{Version: im.version + int64(shown), Tag: im.tag(shown), LastEvent: im.lastEvent, Status: status}
 }
 
-// occupied reports whether seat is held or reserved as the image shows it
-// at now: its events, and over them the changes this instance committed
-// whose events have not arrived (so that a seat it held is not chosen
-// again, and one it freed can be chosen at once). im.mu must be read
-// locked.
-func (im *SeatImage) occupied(seat int, now time.Time) bool {
-	code := im.status[seat-1]
-	if im.expecting != nil && im.expecting[seat-1] {
-		if e := im.expected[seat]; e.until.After(now) {
-			code = e.code
+// ReadOccupied calls read, the image held still, with whether each seat
+// is held or reserved as the image shows it at now: its events, and over
+// them the changes this instance committed whose events have not arrived
+// (so that a seat it held is not chosen again, and one it freed can be
+// chosen at once). Best available weighs its choices in read.
+func (im *Image) ReadOccupied(now time.Time, read func(occupied func(seat int) bool)) {
+	im.mu.RLock()
+	defer im.mu.RUnlock()
+	read(func(seat int) bool {
+		code := im.status[seat-1]
+		if im.expecting != nil && im.expecting[seat-1] {
+			if e := im.expected[seat]; e.until.After(now) {
+				code = e.code
+			}
 		}
-	}
-	return code != CodeAvailable
-}
-
-// SeatImages gives this instance's image of a schedule's seats, kept
-// current: seatfeed.Images keeps it by the seat events, and
-// NewPollingSeatImages by reading PostgreSQL again when it is asked for
-// after a while. A provider returns the same image for a schedule for as
-// long as it keeps it, reset in place when it reloads.
-type SeatImages interface {
-	SeatImage(ctx context.Context, schedule Schedule) (*SeatImage, error)
-	// Kept returns the schedule's image if the provider keeps one, and
-	// loads none.
-	Kept(scheduleID int64) *SeatImage
-}
-
-// OccupiedSeatLister is what an image is loaded from (a SeatStore).
-type OccupiedSeatLister interface {
-	OccupiedSeats(ctx context.Context, scheduleID int64) ([]OccupiedSeat, error)
+		return code != CodeAvailable
+	})
 }
 
 // replace sets the statuses to occupied (every other seat available),
 // and takes a version more when that changed any of them.
-func (im *SeatImage) replace(occupied []OccupiedSeat, stamp string) {
+func (im *Image) replace(occupied []reservation.OccupiedSeat, stamp string) {
 	next := make([]byte, len(im.status))
 	im.statusesOf(next, occupied)
 	im.mu.Lock()
@@ -346,18 +329,4 @@ func (im *SeatImage) replace(occupied []OccupiedSeat, stamp string) {
 	}
 	im.stamp = stamp
 	im.settleExpected()
-}
-
-// expect shows seats of schedule with status on this instance's image of
-// it, if it keeps one, until their events arrive (SeatImage.Expect).
-// Seats it frees are given back to this instance's choices of best seats
-// first: one of them may have found a seat locked by the very change that
-// freed it, and would keep it out of its choices for markTTL.
-func (s *Service) expect(scheduleID int64, seats []int, status SeatStatus) {
-	if status == SeatAvailable {
-		s.availability.unmark(scheduleID, seats)
-	}
-	if image := s.images.Kept(scheduleID); image != nil {
-		image.Expect(seats, status)
-	}
 }

@@ -1,4 +1,4 @@
-package seatstream
+package seatmap
 
 import (
 	"io"
@@ -52,7 +52,7 @@ func appendString(b []byte, s string) []byte {
 }
 
 // AppendSeatMap appends the seat map of a schedule of layout whose seats
-// have the codes status (status[id-1] for seat id; reservation.SeatImage):
+// have the codes status (status[id-1] for seat id; Image):
 // the full form, one object per seat as AppendSeat writes it. The parts of
 // a row's seats that do not change from seat to seat are written once a
 // row, so a stadium's map costs no allocation per seat.
@@ -116,7 +116,7 @@ func appendSeatMap(b []byte, scheduleID int64, layout reservation.Layout, status
 			b = append(b, `{"seatId":`...)
 			b = strconv.AppendInt(b, int64(id), 10)
 			b = append(b, `,"status":"`...)
-			b = append(b, reservation.StatusOfCode(status[id-1])...)
+			b = append(b, StatusOf(status[id-1])...)
 			b = append(b, '"')
 			b = append(b, label...)
 			b = strconv.AppendInt(b, int64(n), 10)

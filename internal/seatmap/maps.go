@@ -1,13 +1,11 @@
-package seatstream
+package seatmap
 
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"golang.org/x/sync/singleflight"
 
@@ -74,11 +72,8 @@ type Rendered struct {
 	LastEvent string
 }
 
-// ETag is the entity tag of r in form: its image's tag, the form and the
-// encoding.
-func (r Rendered) ETag(form Form, gzipped bool) string { return ETag(r.Tag, form, gzipped) }
-
-// ETag is the entity tag of a seat map whose image has tag.
+// ETag is the entity tag of a seat map in form whose image has tag: the
+// tag, the form and the encoding.
 func ETag(tag string, form Form, gzipped bool) string {
 	etag := `"` + tag + "." + string(form[0])
 	if gzipped {
@@ -89,7 +84,7 @@ func ETag(tag string, form Form, gzipped bool) string {
 
 // Render returns image's map in form, compressed when gzipped, rendering
 // it unless the image has not changed since it last was.
-func (m *Maps) Render(image *reservation.SeatImage, form Form, gzipped bool) Rendered {
+func (m *Maps) Render(image *Image, form Form, gzipped bool) Rendered {
 	key := mapKey{image.Schedule().ID(), form, gzipped}
 	_, tag := image.Tag()
 	m.mu.Lock()
@@ -117,7 +112,7 @@ func (m *Maps) Render(image *reservation.SeatImage, form Form, gzipped bool) Ren
 // render renders image's current state. A gzipped full form is written
 // to the compressor as it is rendered, so only the compressed map is
 // ever whole in memory (a stadium's is 0.8 MB, against 8 MB rendered).
-func render(image *reservation.SeatImage, form Form, gzipped bool) Rendered {
+func render(image *Image, form Form, gzipped bool) Rendered {
 	state := image.State()
 	schedule := image.Schedule()
 	rendered := Rendered{Tag: state.Tag, LastEvent: state.LastEvent}
@@ -144,15 +139,4 @@ func render(image *reservation.SeatImage, form Form, gzipped bool) Rendered {
 	_ = zw.Close()
 	rendered.Body = buf.Bytes()
 	return rendered
-}
-
-// renderTimeout bounds waiting for a seat image (loading it, when this
-// instance has none yet).
-const renderTimeout = 5 * time.Second
-
-// imageOf waits at most renderTimeout for image, whatever ctx allows.
-func imageOf(ctx context.Context, image func(context.Context, int64) (*reservation.SeatImage, error), id int64) (*reservation.SeatImage, error) {
-	ctx, cancel := context.WithTimeout(ctx, renderTimeout)
-	defer cancel()
-	return image(ctx, id)
 }

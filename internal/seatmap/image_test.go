@@ -1,4 +1,4 @@
-package reservation_test
+package seatmap_test
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/seatlock/seatlock/internal/reservation"
+	"github.com/seatlock/seatlock/internal/seatfeed"
+	"github.com/seatlock/seatlock/internal/seatmap"
 )
 
 // A change this instance made and then found in a reload of the image
@@ -17,7 +19,7 @@ func TestReloadedImageShowsTheChangesAfterAnExpectedOne(t *testing.T) {
 	t.Parallel()
 	image := imageExpectingAHold(t)
 	image.Reset(1, "1-0", "1-0", []reservation.OccupiedSeat{{ID: 2, Status: reservation.SeatHeld}})
-	image.Apply([]reservation.SeatEvent{{ID: "2-0", SeatID: 2, Status: reservation.SeatReserved}}, "2-0")
+	image.Apply([]seatfeed.Event{{ID: "2-0", SeatID: 2, Status: reservation.SeatReserved}}, "2-0")
 
 	state := image.State()
 	if got := string(state.Status); got != "ara" {
@@ -37,7 +39,7 @@ func TestReloadedImageKeepsAnExpectedChangeItDoesNotHoldYet(t *testing.T) {
 	if got := string(image.State().Status); got != "aha" {
 		t.Errorf("seats %q after a reload without the hold, want %q (seat 2 held, as expected)", got, "aha")
 	}
-	image.Apply([]reservation.SeatEvent{{ID: "1-0", SeatID: 2, Status: reservation.SeatHeld}}, "1-0")
+	image.Apply([]seatfeed.Event{{ID: "1-0", SeatID: 2, Status: reservation.SeatHeld}}, "1-0")
 	if state := image.State(); string(state.Status) != "aha" || state.Tag != "1.1-0" {
 		t.Errorf("after the hold's event: seats %q, tag %q; want aha and 1.1-0", state.Status, state.Tag)
 	}
@@ -45,13 +47,13 @@ func TestReloadedImageKeepsAnExpectedChangeItDoesNotHoldYet(t *testing.T) {
 
 // imageExpectingAHold is a three-seat image that shows seat 2 held, a
 // change this instance made whose event has not come yet.
-func imageExpectingAHold(t *testing.T) *reservation.SeatImage {
+func imageExpectingAHold(t *testing.T) *seatmap.Image {
 	t.Helper()
 	schedule, err := reservation.NewSchedule("Hamlet", time.Now().Add(time.Hour), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	image := reservation.NewSeatImage(schedule)
+	image := seatmap.NewImage(schedule)
 	image.Expect([]int{2}, reservation.SeatHeld)
 	return image
 }
@@ -68,11 +70,11 @@ func TestUndoneChangeShowsUndoneBeforeEitherEventComes(t *testing.T) {
 	if got := string(image.State().Status); got != "aaa" {
 		t.Errorf("seats %q after the release, want %q", got, "aaa")
 	}
-	image.Apply([]reservation.SeatEvent{{ID: "1-0", SeatID: 2, Status: reservation.SeatHeld}}, "1-0")
+	image.Apply([]seatfeed.Event{{ID: "1-0", SeatID: 2, Status: reservation.SeatHeld}}, "1-0")
 	if got := string(image.State().Status); got != "aaa" {
 		t.Errorf("seats %q after the hold's event, want %q: the release came after it", got, "aaa")
 	}
-	image.Apply([]reservation.SeatEvent{{ID: "2-0", SeatID: 2, Status: reservation.SeatAvailable}}, "2-0")
+	image.Apply([]seatfeed.Event{{ID: "2-0", SeatID: 2, Status: reservation.SeatAvailable}}, "2-0")
 	if state := image.State(); string(state.Status) != "aaa" || state.Tag != "2.2-0" {
 		t.Errorf("after the release's event: seats %q, tag %q; want aaa and the tag every instance has, 2.2-0", state.Status, state.Tag)
 	}
@@ -89,7 +91,7 @@ func TestOwnChangesInQuickSuccessionShowTheLastUntilItsEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	image := reservation.NewSeatImage(schedule)
+	image := seatmap.NewImage(schedule)
 	changes := []reservation.SeatStatus{reservation.SeatHeld, reservation.SeatAvailable, reservation.SeatHeld,
 		reservation.SeatReserved, reservation.SeatAvailable}
 	for _, status := range changes {
@@ -97,7 +99,7 @@ func TestOwnChangesInQuickSuccessionShowTheLastUntilItsEvent(t *testing.T) {
 	}
 	for i, status := range changes {
 		id := fmt.Sprintf("%d-0", i+1)
-		image.Apply([]reservation.SeatEvent{{ID: id, SeatID: 1, Status: status}}, id)
+		image.Apply([]seatfeed.Event{{ID: id, SeatID: 1, Status: status}}, id)
 		if got := string(image.State().Status); got != "a" {
 			t.Errorf("seat %q after event %d (%s), want a: the cancellation is the last change", got, i+1, status)
 		}
@@ -116,7 +118,7 @@ func TestAfterAReloadAChangeTheStatusesShowIsNotExpected(t *testing.T) {
 	image := imageExpectingAHold(t)
 	image.Reset(0, "", "0", nil)
 	image.Expect([]int{2}, reservation.SeatAvailable) // released
-	image.Apply([]reservation.SeatEvent{{ID: "1-0", SeatID: 2, Status: reservation.SeatReserved}}, "1-0")
+	image.Apply([]seatfeed.Event{{ID: "1-0", SeatID: 2, Status: reservation.SeatReserved}}, "1-0")
 	if state := image.State(); string(state.Status) != "ara" || state.Tag != "1.1-0" {
 		t.Errorf("after another instance's booking: seats %q, tag %q; want ara and 1.1-0", state.Status, state.Tag)
 	}

@@ -1,7 +1,8 @@
-package seatfeed
+package seatmap
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/reservation"
+	"github.com/seatlock/seatlock/internal/seatfeed"
 )
 
 // listedSeats is a store whose occupied seats the test sets.
@@ -33,9 +35,9 @@ func (l *listedSeats) set(seats ...reservation.OccupiedSeat) {
 	l.seats = seats
 }
 
-func statusOf(t *testing.T, image *reservation.SeatImage, seat int) reservation.SeatStatus {
+func statusOf(t *testing.T, image *Image, seat int) reservation.SeatStatus {
 	t.Helper()
-	return reservation.StatusOfCode(image.State().Status[seat-1])
+	return StatusOf(image.State().Status[seat-1])
 }
 
 // An image takes in the seat events after the position it was listed at,
@@ -44,11 +46,11 @@ func statusOf(t *testing.T, image *reservation.SeatImage, seat int) reservation.
 // seats again, and changes the events never carried show.
 func TestImageFollowsTheFeedAndReloadsAfterAGap(t *testing.T) {
 	t.Parallel()
-	feed := New(lockenv.Redis(t), Config{Block: 100 * time.Millisecond})
+	feed := seatfeed.New(lockenv.Redis(t), seatfeed.Config{Block: 100 * time.Millisecond})
 	t.Cleanup(feed.Close)
 	store := &listedSeats{}
 	store.set(reservation.OccupiedSeat{ID: 1, Status: reservation.SeatReserved})
-	images := NewImages(feed, store, ImagesConfig{})
+	images := NewImages(feed, store, Config{Buffer: 1})
 	t.Cleanup(images.Close)
 	ctx := context.Background()
 	id := rand.Int64N(1<<40) + 1
@@ -57,7 +59,7 @@ func TestImageFollowsTheFeedAndReloadsAfterAGap(t *testing.T) {
 		t.Fatal(err)
 	}
 	schedule := reservation.RestoreSchedule(id, "Final", time.Now(), 5)
-	image, err := images.SeatImage(ctx, schedule)
+	image, err := images.Image(ctx, schedule)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,19 +80,32 @@ func TestImageFollowsTheFeedAndReloadsAfterAGap(t *testing.T) {
 		t.Errorf("after one change: version %d, %d listings; want 3, 1", v, store.reads)
 	}
 
-	// A change the events never carry, then a gap: the hub ends the
-	// image's subscription as it ends a subscriber that fell behind.
+	// A change the events never carry, then a gap: the image, held here,
+	// takes in no events, and the hub ends its subscription once more
+	// batches wait than its buffer of one holds.
 	store.set(reservation.OccupiedSeat{ID: 1, Status: reservation.SeatReserved}, reservation.OccupiedSeat{ID: 3, Status: reservation.SeatHeld}, reservation.OccupiedSeat{ID: 5, Status: reservation.SeatReserved})
 	images.mu.Lock()
 	sub := images.kept[id].sub
 	images.mu.Unlock()
-	sub.hub.mu.Lock()
-	sub.lagged = true
-	sub.hub.end(sub)
-	sub.hub.mu.Unlock()
+	lag := func() error {
+		image.mu.Lock()
+		defer image.mu.Unlock()
+		for deadline := time.Now().Add(5 * time.Second); !sub.Lagged(); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				return errors.New("the image's subscription never fell behind")
+			}
+			if err := feed.SeatsChanged(ctx, id, []reservation.Seat{{ID: 2, Status: "held"}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := lag(); err != nil {
+		t.Fatal(err)
+	}
 	deadline = time.Now().Add(5 * time.Second)
 	for {
-		again, err := images.SeatImage(ctx, schedule)
+		again, err := images.Image(ctx, schedule)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,19 +132,19 @@ func TestImageFollowsTheFeedAndReloadsAfterAGap(t *testing.T) {
 func TestImageWhoseCountDiffersIsLoadedAgain(t *testing.T) {
 	t.Parallel()
 	rdb := lockenv.Redis(t)
-	feed := New(rdb, Config{Block: 100 * time.Millisecond})
+	feed := seatfeed.New(rdb, seatfeed.Config{Block: 100 * time.Millisecond})
 	t.Cleanup(feed.Close)
 	store := &listedSeats{}
-	images := NewImages(feed, store, ImagesConfig{})
+	images := NewImages(feed, store, Config{})
 	t.Cleanup(images.Close)
 	ctx := context.Background()
 	id := rand.Int64N(1<<40) + 1
 	schedule := reservation.RestoreSchedule(id, "Final", time.Now(), 5)
-	image, err := images.SeatImage(ctx, schedule)
+	image, err := images.Image(ctx, schedule)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: StreamKey(id), Values: []any{"seat", "x", "status", "bogus"}}).Err(); err != nil {
+	if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: seatfeed.StreamKey(id), Values: []any{"seat", "x", "status", "bogus"}}).Err(); err != nil {
 		t.Fatal(err)
 	}
 	store.set(reservation.OccupiedSeat{ID: 4, Status: reservation.SeatReserved}) // a change only a load shows
@@ -142,7 +157,7 @@ func TestImageWhoseCountDiffersIsLoadedAgain(t *testing.T) {
 			v, _ := image.Tag()
 			t.Fatalf("the image (version %d) was never loaded again", v)
 		}
-		if _, err := images.SeatImage(ctx, schedule); err != nil {
+		if _, err := images.Image(ctx, schedule); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -159,15 +174,15 @@ func TestImageWhoseCountDiffersIsLoadedAgain(t *testing.T) {
 func TestImagesAreCheckedTogether(t *testing.T) {
 	t.Parallel()
 	rdb := lockenv.Redis(t)
-	feed := New(rdb, Config{Block: 100 * time.Millisecond})
+	feed := seatfeed.New(rdb, seatfeed.Config{Block: 100 * time.Millisecond})
 	t.Cleanup(feed.Close)
-	images := NewImages(feed, &listedSeats{}, ImagesConfig{})
+	images := NewImages(feed, &listedSeats{}, Config{})
 	t.Cleanup(images.Close)
 	ctx := context.Background()
 	first := rand.Int64N(1<<40) + 1
 	const kept = 40
 	for i := range int64(kept) {
-		if _, err := images.SeatImage(ctx, reservation.RestoreSchedule(first+i, "Final", time.Now(), 5)); err != nil {
+		if _, err := images.Image(ctx, reservation.RestoreSchedule(first+i, "Final", time.Now(), 5)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package seatstream_test
+package seatmap_test
 
 import (
 	"bytes"
@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/seatlock/seatlock/internal/httpapi/seatstream"
 	"github.com/seatlock/seatlock/internal/reservation"
+	"github.com/seatlock/seatlock/internal/seatmap"
 )
 
 // seatJSON is a seat as the API documents it, for encoding/json to render.
@@ -56,7 +56,7 @@ func layouts(t testing.TB) map[string]reservation.Layout {
 }
 
 func statusesOf(layout reservation.Layout) []byte {
-	codes := []byte{reservation.CodeAvailable, reservation.CodeHeld, reservation.CodeReserved}
+	codes := []byte{seatmap.CodeAvailable, seatmap.CodeHeld, seatmap.CodeReserved}
 	status := make([]byte, layout.SeatCount())
 	for i := range status {
 		status[i] = codes[i%len(codes)]
@@ -78,21 +78,21 @@ func TestSeatMapIsTheDocumentedShape(t *testing.T) {
 			}{ScheduleID: 7, Form: "full"}
 			for id := 1; id <= layout.SeatCount(); id++ {
 				p, _ := layout.Place(id)
-				want.Seats = append(want.Seats, seatJSON{SeatID: id, Status: string(reservation.StatusOfCode(status[id-1])), Label: p.Label,
+				want.Seats = append(want.Seats, seatJSON{SeatID: id, Status: string(seatmap.StatusOf(status[id-1])), Label: p.Label,
 					Section: p.Section, Row: p.RowLabel, Number: p.Number, Category: p.Category})
 			}
 			wantJSON, err := json.Marshal(want)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := seatstream.AppendSeatMap(nil, 7, layout, status); string(got) != string(wantJSON) {
+			if got := seatmap.AppendSeatMap(nil, 7, layout, status); string(got) != string(wantJSON) {
 				t.Errorf("AppendSeatMap =\n%s\nwant\n%s", got, wantJSON)
 			}
 			// Each seat as its events carry it, too.
 			for id := 1; id <= layout.SeatCount(); id++ {
 				p, _ := layout.Place(id)
 				one, _ := json.Marshal(want.Seats[id-1])
-				if got := seatstream.AppendSeat(nil, id, reservation.StatusOfCode(status[id-1]), p); string(got) != string(one) {
+				if got := seatmap.AppendSeat(nil, id, seatmap.StatusOf(status[id-1]), p); string(got) != string(one) {
 					t.Errorf("AppendSeat(%d) = %s, want %s", id, got, one)
 				}
 			}
@@ -107,13 +107,13 @@ func TestCompactSeatMapAgreesWithTheFullOne(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			status := statusesOf(layout)
 			var compact compactJSON
-			if err := json.Unmarshal(seatstream.AppendCompactSeatMap(nil, 7, 42, layout, status), &compact); err != nil {
+			if err := json.Unmarshal(seatmap.AppendCompactSeatMap(nil, 7, 42, layout, status), &compact); err != nil {
 				t.Fatal(err)
 			}
 			var full struct {
 				Seats []seatJSON `json:"seats"`
 			}
-			if err := json.Unmarshal(seatstream.AppendSeatMap(nil, 7, layout, status), &full); err != nil {
+			if err := json.Unmarshal(seatmap.AppendSeatMap(nil, 7, layout, status), &full); err != nil {
 				t.Fatal(err)
 			}
 			if compact.ScheduleID != 7 || compact.Version != 42 || len(compact.Sections) != layout.SectionCount() {
@@ -124,7 +124,7 @@ func TestCompactSeatMapAgreesWithTheFullOne(t *testing.T) {
 				for _, r := range s.Rows {
 					for i, code := range []byte(r.Status) {
 						seat := full.Seats[r.FirstSeatID+i-1]
-						got := fmt.Sprintf("%d %s %s %s%d %s", r.FirstSeatID+i, reservation.StatusOfCode(code), s.Name, r.Label, i+1, r.Category)
+						got := fmt.Sprintf("%d %s %s %s%d %s", r.FirstSeatID+i, seatmap.StatusOf(code), s.Name, r.Label, i+1, r.Category)
 						want := fmt.Sprintf("%d %s %s %s%d %s", seat.SeatID, seat.Status, seat.Section, seat.Row, seat.Number, seat.Category)
 						if got != want {
 							t.Errorf("compact seat %s, full seat %s", got, want)
@@ -163,7 +163,7 @@ func BenchmarkSeatMap(b *testing.B) {
 	buf := make([]byte, 0, 10<<20)
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = seatstream.AppendSeatMap(buf[:0], 7, layout, status)
+		buf = seatmap.AppendSeatMap(buf[:0], 7, layout, status)
 	}
 	b.ReportMetric(float64(len(buf)), "bytes/map")
 }
@@ -174,7 +174,7 @@ func BenchmarkCompactSeatMap(b *testing.B) {
 	buf := make([]byte, 0, 1<<20)
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = seatstream.AppendCompactSeatMap(buf[:0], 7, 1, layout, status)
+		buf = seatmap.AppendCompactSeatMap(buf[:0], 7, 1, layout, status)
 	}
 	b.ReportMetric(float64(len(buf)), "bytes/map")
 }
@@ -205,10 +205,10 @@ func TestWrittenSeatMapIsTheAppendedOne(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			status := statusesOf(layout)
 			var w chunks
-			if err := seatstream.WriteSeatMap(&w, 7, layout, status); err != nil {
+			if err := seatmap.WriteSeatMap(&w, 7, layout, status); err != nil {
 				t.Fatal(err)
 			}
-			want := seatstream.AppendSeatMap(nil, 7, layout, status)
+			want := seatmap.AppendSeatMap(nil, 7, layout, status)
 			if got := bytes.Join(w.writes, nil); !bytes.Equal(got, want) {
 				t.Fatalf("written %d bytes, appended %d: they differ", len(got), len(want))
 			}
@@ -227,7 +227,7 @@ func TestWrittenSeatMapIsTheAppendedOne(t *testing.T) {
 // The first write that fails ends the writing, and its error is returned.
 func TestWrittenSeatMapStopsAtAFailedWrite(t *testing.T) {
 	w := chunks{failAt: 3}
-	err := seatstream.WriteSeatMap(&w, 7, stadium(t), statusesOf(stadium(t)))
+	err := seatmap.WriteSeatMap(&w, 7, stadium(t), statusesOf(stadium(t)))
 	if !errors.Is(err, errWriteFailed) {
 		t.Fatalf("err = %v, want %v", err, errWriteFailed)
 	}

@@ -1,4 +1,4 @@
-package reservation
+package seatmap
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/seatlock/seatlock/internal/reservation"
 )
 
 // pollingMaxAge is how old a polled image may be before it is read from
@@ -21,43 +23,42 @@ const pollingMaxAge = 100 * time.Millisecond
 // it was last asked for, however long ago.
 const pollingMaxStale = time.Second
 
-// imageCacheSize is how many schedules' images an instance keeps.
-const imageCacheSize = 1000
+// pollingCacheSize is how many schedules' polled images an instance keeps.
+const pollingCacheSize = 1000
 
-// pollingImages keeps images by listing each schedule's occupied seats
-// again when one is asked for more than pollingMaxAge after its last
-// listing: for an instance without the seat feed (no Redis), and while
-// the feed cannot be followed. A version is a listing that changed
-// something; the stamp, random for each provider, keeps its tags from
-// ever naming another instance's state.
-type pollingImages struct {
-	repo    OccupiedSeatLister
+// polling keeps images by listing each schedule's occupied seats again
+// when one is asked for more than pollingMaxAge after its last listing:
+// for an instance without the seat feed (no Redis), and while the feed
+// cannot be followed. A version is a listing that changed something; the
+// stamp, random for each instance, keeps its tags from ever naming another
+// instance's state.
+type polling struct {
+	source  Source
 	stamp   string
 	images  *lru.Cache[int64, *polledImage]
 	loading singleflight.Group
 }
 
 type polledImage struct {
-	image     *SeatImage
+	image     *Image
 	mu        sync.Mutex
 	loadedAt  time.Time
 	reloading bool
 }
 
-// NewPollingSeatImages returns images kept by reading repo.
-func NewPollingSeatImages(repo OccupiedSeatLister) SeatImages {
-	c, err := lru.New[int64, *polledImage](imageCacheSize)
+func newPolling(source Source) *polling {
+	c, err := lru.New[int64, *polledImage](pollingCacheSize)
 	if err != nil {
 		panic(err) // only a size below 1 fails
 	}
-	return &pollingImages{repo: repo, images: c, stamp: "p" + strconv.FormatUint(rand.Uint64(), 36)}
+	return &polling{source: source, images: c, stamp: "p" + strconv.FormatUint(rand.Uint64(), 36)}
 }
 
-// SeatImage returns the schedule's image, listing its seats when this
+// image returns the schedule's image, listing its seats when this
 // instance has none or the one it has is older than pollingMaxStale; one
 // older than pollingMaxAge is listed again in the background, and
 // returned meanwhile.
-func (p *pollingImages) SeatImage(ctx context.Context, schedule Schedule) (*SeatImage, error) {
+func (p *polling) image(ctx context.Context, schedule reservation.Schedule) (*Image, error) {
 	if e, ok := p.images.Get(schedule.ID()); ok {
 		e.mu.Lock()
 		age := time.Since(e.loadedAt)
@@ -73,7 +74,7 @@ func (p *pollingImages) SeatImage(ctx context.Context, schedule Schedule) (*Seat
 			return e.image, nil
 		}
 	}
-	ch := p.loading.DoChan(strconv.FormatInt(schedule.ID(), 10), func() (any, error) {
+	return loadOnce(ctx, &p.loading, schedule.ID(), func() (*Image, error) {
 		// A load that finished between this caller's miss and its flight
 		// made the image already: a second one would not be the one the
 		// choices of best seats read.
@@ -83,40 +84,31 @@ func (p *pollingImages) SeatImage(ctx context.Context, schedule Schedule) (*Seat
 			fresh := time.Since(e.loadedAt) <= pollingMaxStale
 			e.mu.Unlock()
 			if fresh {
-				return e, nil
+				return e.image, nil
 			}
 		} else {
-			e = &polledImage{image: NewSeatImage(schedule)}
+			e = &polledImage{image: NewImage(schedule)}
 		}
 		if err := p.load(context.WithoutCancel(ctx), e); err != nil {
 			return nil, err
 		}
 		p.images.Add(schedule.ID(), e)
-		return e, nil
+		return e.image, nil
 	})
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case res := <-ch:
-		if res.Err != nil {
-			return nil, res.Err
-		}
-		return res.Val.(*polledImage).image, nil
-	}
 }
 
-func (p *pollingImages) reload(ctx context.Context, e *polledImage) {
+func (p *polling) reload(ctx context.Context, e *polledImage) {
 	_ = p.load(ctx, e) // a failed listing keeps the image: the next request tries again
 	e.mu.Lock()
 	e.reloading = false
 	e.mu.Unlock()
 }
 
-func (p *pollingImages) load(ctx context.Context, e *polledImage) error {
-	ctx, cancel := context.WithTimeout(ctx, scheduleLookupTimeout)
+func (p *polling) load(ctx context.Context, e *polledImage) error {
+	ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 	defer cancel()
 	started := time.Now()
-	seats, err := p.repo.OccupiedSeats(ctx, e.image.schedule.ID())
+	seats, err := p.source.OccupiedSeats(ctx, e.image.schedule.ID())
 	if err != nil {
 		return err
 	}
@@ -130,8 +122,8 @@ func (p *pollingImages) load(ctx context.Context, e *polledImage) error {
 	return nil
 }
 
-// Kept implements SeatImages.
-func (p *pollingImages) Kept(scheduleID int64) *SeatImage {
+// kept returns the schedule's image if one is kept, and lists none.
+func (p *polling) kept(scheduleID int64) *Image {
 	if e, ok := p.images.Peek(scheduleID); ok {
 		return e.image
 	}

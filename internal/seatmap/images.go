@@ -1,42 +1,46 @@
-package seatfeed
+package seatmap
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/seatlock/seatlock/internal/reservation"
+	"github.com/seatlock/seatlock/internal/seatfeed"
 )
 
-// Images keeps this instance's images of the schedules' seats
-// (reservation.SeatImages) current by the seat events: an image is loaded
-// once from PostgreSQL, at a known position of its schedule's stream, and
-// from then on takes in every change the stream carries, so that reading
-// the seat map or choosing best seats costs no query however large the
-// venue. An image's version is its position's count of stream entries
-// (Redis's entries-added), the same on every instance; its tag adds the id
-// of the last entry.
+// Source is what images are loaded from (a reservation.SeatStore).
+type Source interface {
+	OccupiedSeats(ctx context.Context, scheduleID int64) ([]reservation.OccupiedSeat, error)
+}
+
+// Images keeps this instance's images of the schedules' seats current by
+// the seat events (reservation.SeatImages): an image is loaded once from
+// PostgreSQL, at a known position of its schedule's stream, and from then
+// on takes in every change the stream carries, so that reading the seat
+// map or choosing best seats costs no query however large the venue. An
+// image's version is its position's count of stream entries (Redis's
+// entries-added), the same on every instance; its tag adds the id of the
+// last entry.
 //
 // A gap in the events (the image's subscription fell behind) makes the
-// next request load the image again. While the feed cannot be followed
-// (Redis unreachable), images are listed from PostgreSQL instead
-// (reservation.NewPollingSeatImages). An image nobody asked for in
-// ImagesConfig.Idle is dropped, and its subscription with it. Every second
-// each kept image's count of events is checked against its stream's
-// (check): one that differs is loaded again.
+// next request load the image again. Without the feed (no Redis), or while
+// it cannot be followed (Redis unreachable), images are listed from
+// PostgreSQL instead (polling). An image nobody asked for in Config.Idle
+// is dropped, and its subscription with it. Every second each kept image's
+// count of events is checked against its stream's (check): one that
+// differs is loaded again.
 type Images struct {
-	feed     *Feed
-	seats    reservation.OccupiedSeatLister
-	fallback reservation.SeatImages
-	cfg      ImagesConfig
+	feed    *seatfeed.Feed
+	source  Source
+	polling *polling
+	cfg     Config
 
 	mu      sync.Mutex
 	kept    map[int64]*followedImage
@@ -53,14 +57,18 @@ type Images struct {
 // feed failed, before it is tried again.
 const retryFeedAfter = time.Second
 
-// Defaults of ImagesConfig.
+// loadTimeout bounds loading an image: listing its seats, reading its
+// stream's position.
+const loadTimeout = 5 * time.Second
+
+// Defaults of Config.
 const (
-	DefaultImagesIdle   = 2 * time.Minute
-	DefaultImagesBuffer = 256
+	DefaultIdle   = 2 * time.Minute
+	DefaultBuffer = 256
 )
 
-// ImagesConfig tunes Images. Zero values take the defaults.
-type ImagesConfig struct {
+// Config tunes Images. Zero values take the defaults.
+type Config struct {
 	// Idle is how long an image is kept without being asked for.
 	Idle time.Duration
 	// Buffer is how many batches of events an image's subscription may
@@ -70,8 +78,8 @@ type ImagesConfig struct {
 }
 
 type followedImage struct {
-	image *reservation.SeatImage
-	sub   *Subscription
+	image *Image
+	sub   *seatfeed.Subscription
 
 	mu       sync.Mutex
 	usedAt   time.Time
@@ -84,27 +92,49 @@ type followedImage struct {
 	lastSeen string
 }
 
-// NewImages returns images kept by f, loaded from seats. Close stops
-// them.
-func NewImages(f *Feed, seats reservation.OccupiedSeatLister, cfg ImagesConfig) *Images {
+// NewImages returns images kept by f (polled when f is nil), loaded from
+// source. Close stops them.
+func NewImages(f *seatfeed.Feed, source Source, cfg Config) *Images {
 	if cfg.Idle <= 0 {
-		cfg.Idle = DefaultImagesIdle
+		cfg.Idle = DefaultIdle
 	}
 	if cfg.Buffer <= 0 {
-		cfg.Buffer = DefaultImagesBuffer
+		cfg.Buffer = DefaultBuffer
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	m := &Images{feed: f, seats: seats, fallback: reservation.NewPollingSeatImages(seats), cfg: cfg,
+	m := &Images{feed: f, source: source, polling: newPolling(source), cfg: cfg,
 		kept: map[int64]*followedImage{}, stop: make(chan struct{})}
-	m.stopped.Add(1)
-	go m.maintain()
+	if f != nil {
+		m.stopped.Add(1)
+		go m.maintain()
+	}
 	return m
 }
 
-// SeatImage implements reservation.SeatImages.
-func (m *Images) SeatImage(ctx context.Context, schedule reservation.Schedule) (*reservation.SeatImage, error) {
+// Image returns the schedule's image, loading it when none is kept.
+func (m *Images) Image(ctx context.Context, schedule reservation.Schedule) (*Image, error) {
+	image, err := m.image(ctx, schedule)
+	if err != nil {
+		return nil, fmt.Errorf("load the seats' image: %w", err)
+	}
+	return image, nil
+}
+
+// Occupancy implements reservation.SeatImages (Image).
+func (m *Images) Occupancy(ctx context.Context, schedule reservation.Schedule) (reservation.Occupancy, error) {
+	image, err := m.image(ctx, schedule)
+	if err != nil {
+		return nil, err
+	}
+	return image, nil
+}
+
+func (m *Images) image(ctx context.Context, schedule reservation.Schedule) (*Image, error) {
+	if m.feed == nil {
+		return m.polling.image(ctx, schedule)
+	}
 	m.mu.Lock()
 	e := m.kept[schedule.ID()]
 	m.mu.Unlock()
@@ -117,34 +147,41 @@ func (m *Images) SeatImage(ctx context.Context, schedule reservation.Schedule) (
 			return e.image, nil
 		}
 	}
-	ch := m.loading.DoChan(strconv.FormatInt(schedule.ID(), 10), func() (any, error) {
+	return loadOnce(ctx, &m.loading, schedule.ID(), func() (*Image, error) {
 		return m.load(context.WithoutCancel(ctx), schedule)
 	})
+}
+
+// loadOnce returns the image load makes, one load of a schedule at a time
+// in flights: a caller that finds one under way waits for it, as long as
+// ctx allows.
+func loadOnce(ctx context.Context, flights *singleflight.Group, scheduleID int64, load func() (*Image, error)) (*Image, error) {
+	ch := flights.DoChan(strconv.FormatInt(scheduleID, 10), func() (any, error) { return load() })
 	select {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case res := <-ch:
-		if res.Err != nil {
-			return nil, res.Err
-		}
-		return res.Val.(*reservation.SeatImage), nil
+		image, _ := res.Val.(*Image)
+		return image, res.Err
 	}
 }
 
-// Kept implements reservation.SeatImages.
-func (m *Images) Kept(scheduleID int64) *reservation.SeatImage {
+// Expect implements reservation.SeatImages (Image.Expect).
+func (m *Images) Expect(scheduleID int64, seats []int, status reservation.SeatStatus) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if e := m.kept[scheduleID]; e != nil {
-		return e.image
+	e := m.kept[scheduleID]
+	m.mu.Unlock()
+	if e != nil {
+		e.image.Expect(seats, status)
+	} else if image := m.polling.kept(scheduleID); image != nil {
+		image.Expect(seats, status)
 	}
-	return m.fallback.Kept(scheduleID)
 }
 
 // load makes (or remakes) the schedule's image: subscribe first, then
 // read the stream's position, then the seats, so that every change after
 // the position reaches the image and none before it is counted twice.
-func (m *Images) load(ctx context.Context, schedule reservation.Schedule) (*reservation.SeatImage, error) {
+func (m *Images) load(ctx context.Context, schedule reservation.Schedule) (*Image, error) {
 	m.mu.Lock()
 	e := m.kept[schedule.ID()]
 	m.mu.Unlock()
@@ -156,26 +193,26 @@ func (m *Images) load(ctx context.Context, schedule reservation.Schedule) (*rese
 			return e.image, nil
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 	defer cancel()
 	if time.Since(time.Unix(0, m.unfollowableAt.Load())) < retryFeedAfter {
-		return m.fallback.SeatImage(ctx, schedule)
+		return m.polling.image(ctx, schedule)
 	}
 	sub, err := m.feed.Subscribe(ctx, schedule.ID(), m.cfg.Buffer)
 	if err != nil {
 		return m.polled(ctx, schedule, err)
 	}
-	last, added, err := m.feed.position(ctx, schedule.ID())
-	if err != nil {
+	at := m.feed.Position(ctx, schedule.ID())
+	if at.Err != nil {
 		sub.Close()
-		return m.polled(ctx, schedule, err)
+		return m.polled(ctx, schedule, at.Err)
 	}
-	seats, err := m.seats.OccupiedSeats(ctx, schedule.ID())
+	seats, err := m.source.OccupiedSeats(ctx, schedule.ID())
 	if err != nil {
 		sub.Close()
 		return nil, err
 	}
-	image := reservation.NewSeatImage(schedule)
+	image := NewImage(schedule)
 	if e != nil {
 		image = e.image // reset in place: readers keep the one they have
 		e.mu.Lock()
@@ -183,8 +220,8 @@ func (m *Images) load(ctx context.Context, schedule reservation.Schedule) (*rese
 		e.mu.Unlock()
 		e.sub.Close()
 	}
-	image.Reset(added, last, last, seats)
-	next := &followedImage{image: image, sub: sub, usedAt: time.Now(), lastSeen: last}
+	image.Reset(at.Added, at.Last, at.Last, seats)
+	next := &followedImage{image: image, sub: sub, usedAt: time.Now(), lastSeen: at.Last}
 	m.mu.Lock()
 	m.kept[schedule.ID()] = next
 	m.mu.Unlock()
@@ -195,11 +232,11 @@ func (m *Images) load(ctx context.Context, schedule reservation.Schedule) (*rese
 
 // polled answers with the image listed from PostgreSQL when the feed
 // cannot be followed (why).
-func (m *Images) polled(ctx context.Context, schedule reservation.Schedule, why error) (*reservation.SeatImage, error) {
+func (m *Images) polled(ctx context.Context, schedule reservation.Schedule, why error) (*Image, error) {
 	m.unfollowableAt.Store(time.Now().UnixNano())
 	m.cfg.Logger.Warn("seat images: cannot follow the seat feed; listing seats from PostgreSQL",
 		slog.Int64("schedule", schedule.ID()), slog.Any("error", why))
-	return m.fallback.SeatImage(ctx, schedule)
+	return m.polling.image(ctx, schedule)
 }
 
 // follow applies e's events until its subscription ends; an end this
@@ -207,7 +244,7 @@ func (m *Images) polled(ctx context.Context, schedule reservation.Schedule, why 
 // marks the image for a load.
 func (m *Images) follow(scheduleID int64, e *followedImage) {
 	defer m.stopped.Done()
-	var events []reservation.SeatEvent
+	var events []seatfeed.Event
 	for batch := range e.sub.C {
 		e.mu.Lock()
 		retired := e.retired
@@ -217,8 +254,8 @@ func (m *Images) follow(scheduleID int64, e *followedImage) {
 		}
 		events = events[:0]
 		for _, ev := range batch.Events {
-			if After(ev.ID, e.lastSeen) {
-				events = append(events, reservation.SeatEvent{ID: ev.ID, SeatID: ev.SeatID, Status: ev.Status})
+			if seatfeed.After(ev.ID, e.lastSeen) {
+				events = append(events, ev)
 				e.lastSeen = ev.ID
 			}
 		}
@@ -253,17 +290,17 @@ func (m *Images) check(images map[int64]*followedImage) {
 	for id := range images {
 		ids = append(ids, id)
 	}
-	positions := m.feed.positions(ctx, ids)
+	positions := m.feed.Positions(ctx, ids)
 	for i, id := range ids {
 		e, at := images[id], positions[i]
 		events, seen := e.image.Position()
 		e.mu.Lock()
 		e.checking = false
 		e.checks++
-		if at.err == nil && at.last == seen && at.added != events {
+		if at.Err == nil && at.Last == seen && at.Added != events {
 			e.broken = true
 			m.cfg.Logger.Warn("seat images: an image's count of events differs from its stream's; loading it again",
-				slog.Int64("schedule", id), slog.Int64("image", events), slog.Int64("stream", at.added))
+				slog.Int64("schedule", id), slog.Int64("image", events), slog.Int64("stream", at.Added))
 		}
 		e.mu.Unlock()
 	}
@@ -315,47 +352,4 @@ func (m *Images) Close() {
 	}
 	m.mu.Unlock()
 	m.stopped.Wait()
-}
-
-// position is where the schedule's stream is: the id of its last entry
-// and how many entries it was ever given (ZeroID and 0 when it has none).
-func (f *Feed) position(ctx context.Context, scheduleID int64) (last string, added int64, err error) {
-	at := positionOf(f.rdb.XInfoStream(ctx, StreamKey(scheduleID)))
-	return at.last, at.added, at.err
-}
-
-// streamPosition is a stream's position, or why it is not known.
-type streamPosition struct {
-	last  string
-	added int64
-	err   error
-}
-
-// positions returns the positions of the schedules' streams, in one round
-// trip (one per node of a Redis Cluster).
-func (f *Feed) positions(ctx context.Context, scheduleIDs []int64) []streamPosition {
-	cmds := make([]*redis.XInfoStreamCmd, len(scheduleIDs))
-	// The commands' own errors are read below, one by one.
-	_, _ = f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range scheduleIDs {
-			cmds[i] = p.XInfoStream(ctx, StreamKey(id))
-		}
-		return nil
-	})
-	at := make([]streamPosition, len(cmds))
-	for i, cmd := range cmds {
-		at[i] = positionOf(cmd)
-	}
-	return at
-}
-
-func positionOf(cmd *redis.XInfoStreamCmd) streamPosition {
-	info, err := cmd.Result()
-	if err != nil {
-		if strings.Contains(err.Error(), "no such key") {
-			return streamPosition{last: ZeroID}
-		}
-		return streamPosition{err: fmt.Errorf("seatfeed: position: %w: %w", reservation.ErrUnavailable, err)}
-	}
-	return streamPosition{last: info.LastGeneratedID, added: info.EntriesAdded}
 }
