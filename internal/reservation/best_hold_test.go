@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -281,5 +282,22 @@ func TestExpiredSeatsAreFreeAtOnceWhereTheyWereCleared(t *testing.T) {
 	best.UserID = "bob"
 	if again, _, err := svc.HoldBest(ctx, best); err != nil || !slices.Equal(again.SeatIDs(), held.SeatIDs()) {
 		t.Errorf("best 4 after the expiry = %v, %v; want seats %v", again.SeatIDs(), err, held.SeatIDs())
+	}
+}
+
+// TestHoldBestWithoutSeatImages: a Service wired without Config.SeatImages
+// answers best available with an error, never a panic, and holds nothing.
+func TestHoldBestWithoutSeatImages(t *testing.T) {
+	t.Parallel()
+	repo := newSeatClaimRepo(rowsOf(t, 1, 5))
+	svc := reservation.NewService(repo, lock.New(memlock.New(), lock.Config{}), reservation.Config{}, nil)
+	_, _, err := svc.HoldBest(context.Background(), reservation.BestHoldCommand{ScheduleID: scheduleID, Quantity: 1, Adjacent: true, UserID: "u"})
+	if err == nil || !strings.Contains(err.Error(), "Config.SeatImages") {
+		t.Fatalf("HoldBest without seat images: %v, want an error naming Config.SeatImages", err)
+	}
+	repo.mu.Lock()
+	defer repo.mu.Unlock()
+	if len(repo.claimed) != 0 {
+		t.Fatalf("claimed %v, want nothing held", repo.claimed)
 	}
 }

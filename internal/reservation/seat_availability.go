@@ -2,6 +2,7 @@ package reservation
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -56,6 +57,10 @@ func (s *Service) expect(scheduleID int64, seats []int, status SeatStatus) {
 // the same best ones; choices in other instances are learned from the
 // image (the seat events), or from their locks and commits, one failed
 // attempt at a time.
+// errNoSeatImages is best available asked of a Service made without
+// Config.SeatImages: a wiring mistake, answered as an error, not a panic.
+var errNoSeatImages = errors.New("reservation: best available needs Config.SeatImages")
+
 type seatAvailability struct {
 	images SeatImages
 	views  *lru.Cache[int64, *seatView]
@@ -82,6 +87,9 @@ type seatView struct {
 
 // view returns the schedule's view, on its current image.
 func (a *seatAvailability) view(ctx context.Context, schedule Schedule) (*seatView, error) {
+	if a.images == nil {
+		return nil, errNoSeatImages
+	}
 	image, err := a.images.Occupancy(ctx, schedule)
 	if err != nil {
 		return nil, err
