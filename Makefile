@@ -89,10 +89,11 @@ hammer:
 
 # The service against the shared baseline (BASELINE_DIR, default
 # ../shared/baseline) in its three modes, on the same servers and hammer,
-# 2,000 users, ten rounds: medians, ratios and benchstat's verdicts. ROUNDS, DURATION, CONNECTIONS, USERS, SCENARIOS (add
-# fresh-new: 8,000-booking rounds from new databases on) and BASELINE_DIR
-# tune it; BEFORE=<revision> adds that build, TRACED=1 the service with
-# tracing on, VARIANT="NAME=VALUE ..." the service with those settings.
+# 2,000 users, ten rounds, judged by benchstat. ROUNDS, DURATION,
+# CONNECTIONS, USERS, SCENARIOS (add fresh-new: 8,000-booking rounds from
+# new databases on) and BASELINE_DIR tune it; BEFORE=<revision> adds that
+# build, TRACED=1 the service with tracing on, VARIANT="NAME=VALUE ..." the
+# service with those settings.
 compare:
 	@bash scripts/compare.sh
 

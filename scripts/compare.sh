@@ -9,12 +9,11 @@
 # users (a real crowd: per-user costs show), ROUNDS times (interleaved, each
 # round in another order, so a busy moment of the machine does not land on
 # one of them only, nor one always right after another), and prints
-# the medians, their ratios to the naive flow and to the limit, and p99s;
-# then the same ratios paired round by round (the median of each round's
-# ratio: steadier when the machine's speed changes between rounds);
-# then benchstat's verdicts over the rounds (the change and its p-value,
-# "~" where p >= 0.05: no significant difference), and the service
-# instance's peak resident memory over all its runs.
+# benchstat's medians and verdicts over the rounds (req/s, p99 and the
+# share of 409 seat_locked answers: the change and its p-value, "~" where
+# p >= 0.05, no significant difference) of the service against the naive
+# flow and the limits, and the service instance's peak resident memory
+# over all its runs.
 #
 # Every run is made with each of CLIENTS (default "fasthttp nethttp": the
 # hammer's cheap client, and Go's net/http, what most callers use).
@@ -57,9 +56,9 @@ work=$root/.data/compare
 log() { printf 'compare: %s\n' "$*" >&2; }
 # shellcheck source=scripts/measuring.sh
 . "$here/measuring.sh"
-command -v jq >/dev/null && command -v bc >/dev/null || {
-	log "installing jq and bc"
-	if [ "$(id -u)" -eq 0 ]; then apt-get install -y -qq jq bc >/dev/null; else sudo apt-get install -y -qq jq bc >/dev/null; fi
+command -v jq >/dev/null || {
+	log "installing jq"
+	if [ "$(id -u)" -eq 0 ]; then apt-get install -y -qq jq >/dev/null; else sudo apt-get install -y -qq jq >/dev/null; fi
 }
 
 bash "$here/devenv.sh" start "$run_dir"
@@ -154,7 +153,8 @@ if [[ " ${scenarios[*]} " == *" fresh-new "* ]]; then
 	serve insertonly-new 18094 BASELINE_MODE=insertonly DATABASE_URL="$(fresh_database baseline_insert_new)" "$work/baseline"
 fi
 
-# hammer CLIENT TARGET SCENARIO ARGS...: prints "throughput p99ms seat_locked sent" of one run.
+# hammer CLIENT TARGET SCENARIO ARGS...: prints one run as benchstat's
+# units: "THROUGHPUT req/s P99 p99-ms SHARE locked-%".
 hammer() {
 	local client=$1 target=$2 scenario=$3
 	shift 3
@@ -169,10 +169,9 @@ hammer() {
 		echo "$out" | jq -c '.verdict' >&2
 		exit 1
 	fi
-	echo "$out" | jq -r '"\(.throughputPerSec) \(.latencyMs."p99") \(.responses["409 seat_locked"] // 0) \(.sent)"'
+	echo "$out" | jq -r '"\(.throughputPerSec) req/s \(.latencyMs."p99") p99-ms \((.responses["409 seat_locked"] // 0) * 100 / .sent) locked-%"'
 }
 
-declare -A samples
 fresh_new_bookings=${FRESH_NEW_BOOKINGS:-8000}
 args_of() {
 	case $1 in
@@ -199,10 +198,6 @@ targets_of() {
 		;;
 	esac
 }
-limit_of() {
-	case $1 in hot-seat) echo static ;; fresh-seats) echo insertonly ;; fresh-new) echo insertonly-new ;; esac
-}
-naive_of() { [ "$1" = fresh-new ] && echo naive-new || echo naive; }
 # A warm-up run each: a few seconds at most, and few bookings on the new
 # databases.
 warmup_args_of() {
@@ -232,95 +227,15 @@ for r in $(seq 1 "$rounds"); do
 					# shellcheck disable=SC2046
 					line=$(hammer "$c" "$t" "$s" $(args_of "$s"))
 					log "round $r $c $s $t: $line"
-					samples[$c/$s/$t]+="$line $r"$'\n'
-					read -r tp p99 _ <<<"$line"
-					echo "$(benchmark_name "$s")/$c 1 $tp req/s $p99 p99-ms" >>"$work/bench/$t.txt"
+					echo "$(benchmark_name "$s")/$c 1 $line" >>"$work/bench/$t.txt"
 				done
 			done
 		done
 	done
 done
 
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-col() { printf '%s' "${samples[$1]}" | awk -v c="$2" 'NF {print $c}' | median; }
-# paired A B: the median over the rounds of A's throughput in a round over
-# B's in the same round. A round runs its targets one after the other, so
-# a slow spell of the machine (whole rounds here run at half speed at
-# times) weighs on both sides of each ratio; a ratio of the medians can
-# take its two medians from rounds of different speeds.
-paired() {
-	local r a b
-	for r in $(seq 1 "$rounds"); do
-		a=$(printf '%s' "${samples[$1]}" | awk -v r="$r" 'NF && $5 == r {print $1}' | median)
-		b=$(printf '%s' "${samples[$2]}" | awk -v r="$r" 'NF && $5 == r {print $1}' | median)
-		echo "$a / $b" | bc -l
-	done | median
-}
-printf '\n%s connections, %s users, %s per run (contended: 200 seats x 20, three runs a round; fresh-new: %s bookings), median of %s rounds\n\n' \
+printf '\n%s connections, %s users, %s per run (contended: 200 seats x 20, three runs a round; fresh-new: %s bookings), %s rounds\n' \
 	"$conns" "$users" "$duration" "$fresh_new_bookings" "$rounds"
-printf '| client | scenario | target | req/s | p99 ms | 409 seat_locked share | ratio to naive flow | ratio to limit |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |\n'
-for c in "${clients[@]}"; do
-	for s in "${scenarios[@]}"; do
-		naive=$(col "$c/$s/$(naive_of "$s")" 1)
-		limit=$(limit_of "$s")
-		for t in $(targets_of "$s"); do
-			tp=$(col "$c/$s/$t" 1)
-			p99=$(col "$c/$s/$t" 2)
-			locked=$(printf '%s' "${samples[$c/$s/$t]}" | awk 'NF {print $3/$4}' | median)
-			to_limit=
-			[ -n "$limit" ] && to_limit=$(printf '%.2f' "$(echo "$tp / $(col "$c/$s/$limit" 1)" | bc -l)")
-			printf '| %s | %s | %s | %.0f | %.1f | %.1f%% | %.2f | %s |\n' "$c" "$s" "$t" "$tp" "$p99" \
-				"$(echo "$locked * 100" | bc -l)" "$(echo "$tp / $naive" | bc -l)" "$to_limit"
-		done
-	done
-	if [ -n "$before" ]; then
-		for s in "${scenarios[@]}"; do
-			[ "$s" = fresh-new ] && continue # served by service-new alone
-			printf '| %s | %s, after / before (%s) | | %.2f | | | | |\n' "$c" "$s" "$before" \
-				"$(echo "$(col "$c/$s/service" 1) / $(col "$c/$s/service-before" 1)" | bc -l)"
-		done
-	fi
-	if [ ${#variant[@]} -gt 0 ]; then
-		for s in "${scenarios[@]}"; do
-			[ "$s" = fresh-new ] && continue
-			printf '| %s | %s, variant (%s) / service | | %.2f | | | | |\n' "$c" "$s" "${variant[*]}" \
-				"$(echo "$(col "$c/$s/service-variant" 1) / $(col "$c/$s/service" 1)" | bc -l)"
-		done
-	fi
-	if [ "$traced" = 1 ]; then
-		for s in "${scenarios[@]}"; do
-			[ "$s" = fresh-new ] && continue
-			printf '| %s | %s, tracing on / off | | %.2f (every request) · %.2f (1%% sampled) | | | | |\n' "$c" "$s" \
-				"$(echo "$(col "$c/$s/service-traced" 1) / $(col "$c/$s/service" 1)" | bc -l)" \
-				"$(echo "$(col "$c/$s/service-traced-sampled" 1) / $(col "$c/$s/service" 1)" | bc -l)"
-		done
-	fi
-	if [[ " ${scenarios[*]} " == *" hot-seat "* ]]; then
-		fast=$(col "$c/hot-seat/service" 1)
-		slow=$(col "$c/hot-seat/service-no-fast-path" 1)
-		printf '| %s | hot seat, fast path on / off | | %.2f | | | | |\n' "$c" "$(echo "$fast / $slow" | bc -l)"
-	fi
-done
-printf '\nPaired: the median over the %s rounds of each round'"'"'s ratio (see paired in scripts/compare.sh)\n\n' "$rounds"
-printf '| client | scenario | service to naive | service to limit | after / before | traced every request / off | traced 1%% / off |\n| --- | --- | ---: | ---: | ---: | ---: | ---: |\n'
-for c in "${clients[@]}"; do
-	for s in "${scenarios[@]}"; do
-		service=service
-		[ "$s" = fresh-new ] && service=service-new
-		limit=$(limit_of "$s")
-		to_limit= after= every= sampled=
-		[ -n "$limit" ] && to_limit=$(printf '%.2f' "$(paired "$c/$s/$service" "$c/$s/$limit")")
-		if [ "$s" != fresh-new ]; then
-			[ -n "$before" ] && after=$(printf '%.2f' "$(paired "$c/$s/service" "$c/$s/service-before")")
-			if [ "$traced" = 1 ]; then
-				every=$(printf '%.2f' "$(paired "$c/$s/service-traced" "$c/$s/service")")
-				sampled=$(printf '%.2f' "$(paired "$c/$s/service-traced-sampled" "$c/$s/service")")
-			fi
-		fi
-		printf '| %s | %s | %.2f | %s | %s | %s | %s |\n' "$c" "$s" "$(paired "$c/$s/$service" "$c/$s/$(naive_of "$s")")" \
-			"$to_limit" "$after" "$every" "$sampled"
-	done
-done
 # stat LABEL=TARGET...: benchstat over the rounds, every later target's
 # runs against the first's, each scenario and client a row: the medians
 # with their spread, and the change with its p-value, or "~" where p >=
@@ -331,14 +246,16 @@ stat() {
 	echo
 	go tool benchstat "${args[@]}"
 }
-printf '\nbenchstat: the runs of the %s rounds, the service against the naive flow' "$rounds"
+printf '\nbenchstat: the runs of the %s rounds, the service against the naive flow and the limits' "$rounds"
 [ -n "$before" ] && printf ', after against before (%s)' "$before"
 [[ " ${scenarios[*]} " == *" hot-seat "* ]] && printf ', the fast path on against off'
 [ ${#variant[@]} -gt 0 ] && printf ', the variant against the service'
 [ "$traced" = 1 ] && printf ', tracing against none'
 printf '\n'
 stat naive=naive service=service
-[[ " ${scenarios[*]} " == *" fresh-new "* ]] && stat naive=naive-new service=service-new
+[[ " ${scenarios[*]} " == *" hot-seat "* ]] && stat static=static service=service
+[[ " ${scenarios[*]} " == *" fresh-seats "* ]] && stat insertonly=insertonly service=service
+[[ " ${scenarios[*]} " == *" fresh-new "* ]] && stat naive=naive-new service=service-new insertonly=insertonly-new
 [ -n "$before" ] && stat before=service-before after=service
 [[ " ${scenarios[*]} " == *" hot-seat "* ]] && stat fast-path-off=service-no-fast-path fast-path-on=service
 [ ${#variant[@]} -gt 0 ] && stat service=service variant=service-variant
