@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -283,11 +282,7 @@ func TestBestAvailablePassesAgainstCorrectFake(t *testing.T) {
 
 	r := mustHammer(t, t.Context(), cfg)
 
-	var text bytes.Buffer
-	if err := writeText(&text, r); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("report:\n%s", text.String())
+	text := textOf(t, r)
 	if !r.Verdict.Pass {
 		t.Fatalf("verdict failed: %q", r.Verdict.Reasons)
 	}
@@ -314,15 +309,11 @@ func TestBestAvailablePassesAgainstCorrectFake(t *testing.T) {
 		t.Errorf("targets %+v: sold, stranded and attempts should be met", b.Targets)
 	}
 	for _, want := range []string{"best available:", "explicit seats:", "sold:", "attempts:", "seats sold when requests stop succeeding", ">= 98% of capacity", "PASS"} {
-		if !strings.Contains(text.String(), want) {
+		if !strings.Contains(text, want) {
 			t.Errorf("text report lacks %q", want)
 		}
 	}
 
-	var js bytes.Buffer
-	if err := writeJSON(&js, r); err != nil {
-		t.Fatal(err)
-	}
 	var got struct {
 		Scenario string `json:"scenario"`
 		Best     struct {
@@ -341,13 +332,11 @@ func TestBestAvailablePassesAgainstCorrectFake(t *testing.T) {
 		Seats   *seatTotals `json:"seats"`
 		Verdict verdict     `json:"verdict"`
 	}
-	if err := json.Unmarshal(js.Bytes(), &got); err != nil {
-		t.Fatalf("report is not JSON: %v\n%s", err, js.String())
-	}
+	jsonOf(t, r, &got)
 	if got.Scenario != "best-available" || got.Best.Capacity != 200 || got.Best.SeatsSold != 200 || got.Best.HoldsRatio <= 0 ||
 		got.Best.Best.HoldsPerSec <= 0 || got.Best.Best.HoldLatency["p99"] <= 0 || got.Best.Best.Attempts.Mean != 1 ||
 		len(got.Best.Targets) != 5 || got.Seats != nil || !got.Verdict.Pass {
-		t.Errorf("JSON report: %+v\n%s", got, js.String())
+		t.Errorf("JSON report: %+v", got)
 	}
 }
 
@@ -563,16 +552,12 @@ func TestBestAvailableOnSections(t *testing.T) {
 	urls, _ := f.serve(t, 2)
 	r := mustHammer(t, t.Context(), mustConfig(t, urls, "-scenario", "best-available", "-sections", "3", "-rows", "4", "-row-seats", "10",
 		"-quantity", "1-4", "-c", "8"))
-	var text bytes.Buffer
-	if err := writeText(&text, r); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("report:\n%s", text.String())
+	text := textOf(t, r)
 	b := r.Best
 	if !r.Verdict.Pass || b.Capacity != 120 || b.SeatsSold != 120 || b.StrandedSingles != 0 || b.Explicit.SeatsHeld != 120 {
 		t.Fatalf("verdict %+v; capacity %d, sold %d, stranded %d, explicit %d", r.Verdict, b.Capacity, b.SeatsSold, b.StrandedSingles, b.Explicit.SeatsHeld)
 	}
-	if !strings.Contains(text.String(), "3 sections × 4 rows × 10 seats = 120 seats; schedules") {
+	if !strings.Contains(text, "3 sections × 4 rows × 10 seats = 120 seats; schedules") {
 		t.Errorf("the report does not describe the venue")
 	}
 	for _, at := range [][]wireSize{b.SeatMapBytes.Start, b.SeatMapBytes.End} {
@@ -581,7 +566,7 @@ func TestBestAvailableOnSections(t *testing.T) {
 			t.Errorf("seat map bytes %+v: want the compact form's and the full form's, gzip-compressed", at)
 		}
 	}
-	if !strings.Contains(text.String(), "seat map, end:") || !strings.Contains(text.String(), "B gzip (") {
+	if !strings.Contains(text, "seat map, end:") || !strings.Contains(text, "B gzip (") {
 		t.Errorf("the report lacks the seat map's bytes")
 	}
 	f.mu.Lock()
@@ -605,18 +590,15 @@ func TestBestAvailableWatched(t *testing.T) {
 		urls, _ := f.serve(t, 2)
 		r := mustHammer(t, t.Context(), mustConfig(t, urls, "-scenario", "best-available", "-sections", "2", "-rows", "5", "-row-seats", "10",
 			"-quantity", "1-4", "-c", "8", "-watch", "-streams", "2", "-form", tt.form))
-		var text bytes.Buffer
-		if err := writeText(&text, r); err != nil {
-			t.Fatal(err)
-		}
+		text := textOf(t, r)
 		w := r.Watch
 		if !r.Verdict.Pass || w == nil || w.Status != "held" || w.Booked != 100 || w.Matched != 100 || len(w.Missing) != 0 ||
 			w.Form != tt.form || w.SnapshotForm != tt.want || w.SnapshotBytes == 0 || w.Streams != 2 || w.Dropped != 0 || w.Target != urls[1] {
-			t.Errorf("-form %s (full only %v): verdict %+v, watch %+v\n%s", tt.form, tt.fullOnly, r.Verdict, w, text.String())
+			t.Errorf("-form %s (full only %v): verdict %+v, watch %+v\n%s", tt.form, tt.fullOnly, r.Verdict, w, text)
 		}
 		for _, want := range []string{"100 of 100 held seats seen as events", "snapshot:", "asked " + tt.form + "; first one " + tt.want + " form"} {
-			if !strings.Contains(text.String(), want) {
-				t.Errorf("-form %s: the report lacks %q:\n%s", tt.form, want, text.String())
+			if !strings.Contains(text, want) {
+				t.Errorf("-form %s: the report lacks %q:\n%s", tt.form, want, text)
 			}
 		}
 	}

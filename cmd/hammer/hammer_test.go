@@ -29,6 +29,29 @@ func mustConfig(tb testing.TB, urls []string, args ...string) config {
 	return cfg
 }
 
+// textOf is r's text report, logged for the reader of a failing test.
+func textOf(tb testing.TB, r *report) string {
+	tb.Helper()
+	var text bytes.Buffer
+	if err := writeText(&text, r); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Logf("report:\n%s", text.String())
+	return text.String()
+}
+
+// jsonOf decodes r's JSON report into v.
+func jsonOf(tb testing.TB, r *report, v any) {
+	tb.Helper()
+	var js bytes.Buffer
+	if err := writeJSON(&js, r); err != nil {
+		tb.Fatal(err)
+	}
+	if err := json.Unmarshal(js.Bytes(), v); err != nil {
+		tb.Fatalf("%v:\n%s", err, js.String())
+	}
+}
+
 func mustHammer(tb testing.TB, ctx context.Context, cfg config) *report {
 	tb.Helper()
 	r, err := hammer(ctx, cfg, nil)
@@ -64,11 +87,7 @@ func testHammerPassesAgainstCorrectFake(t *testing.T, client string) {
 
 	r := mustHammer(t, t.Context(), cfg)
 
-	var text bytes.Buffer
-	if err := writeText(&text, r); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("report:\n%s", text.String())
+	textOf(t, r)
 	if !r.Verdict.Pass {
 		t.Fatalf("verdict failed: %q", r.Verdict.Reasons)
 	}
@@ -101,11 +120,7 @@ func TestHammerFailsWhenFakeDoubleBooks(t *testing.T) {
 
 	r := mustHammer(t, t.Context(), mustConfig(t, urls, "-n", "100", "-c", "20"))
 
-	var text bytes.Buffer
-	if err := writeText(&text, r); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("report:\n%s", text.String())
+	textOf(t, r)
 	assertFailsWith(t, r, "seat 1 of schedule 1: 2 successful reservations, want 1")
 	if r.Responses[keyOK] != 2 {
 		t.Errorf("responses %v, want two 200s", r.Responses)
@@ -333,11 +348,8 @@ func TestWithoutSeatMap(t *testing.T) {
 	if !r.Verdict.Pass || r.SeatMapChecked || r.Seats.WonOnce != 4 {
 		t.Fatalf("verdict %+v, checked %v, seats %+v: want a pass from the answers", r.Verdict, r.SeatMapChecked, r.Seats)
 	}
-	var text bytes.Buffer
-	if err := writeText(&text, r); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(text.String(), "not checked (-verify=false)") {
-		t.Errorf("report does not say the seat map was not checked:\n%s", text.String())
+	text := textOf(t, r)
+	if !strings.Contains(text, "not checked (-verify=false)") {
+		t.Errorf("report does not say the seat map was not checked:\n%s", text)
 	}
 }

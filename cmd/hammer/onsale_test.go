@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,11 +19,7 @@ func TestOnSaleAgainstTheService(t *testing.T) {
 	urls := serveService(t, 2)
 	r := mustHammer(t, t.Context(), mustConfig(t, urls, "-scenario", "on-sale", "-rows", "2", "-row-seats", "10", "-quantity", "1-6",
 		"-users", "30", "-join-window", "2s", "-prequeue-share", "0.3", "-admit-rate", "10", "-c", "8", "-duration", "40s"))
-	var text bytes.Buffer
-	if err := writeText(&text, r); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("report:\n%s", text.String())
+	text := textOf(t, r)
 	or := r.OnSale
 	if !r.Verdict.Pass || or == nil {
 		t.Fatalf("verdict %+v", r.Verdict)
@@ -64,13 +58,9 @@ func TestOnSaleAgainstTheService(t *testing.T) {
 		t.Errorf("responses %v", r.Responses)
 	}
 	for _, want := range []string{"joins:", "time to admission p50", "admissions/s:", "0 inversions", "2 of 2 holds refused", "sold:", "estimates:", "PASS"} {
-		if !strings.Contains(text.String(), want) {
+		if !strings.Contains(text, want) {
 			t.Errorf("the text report lacks %q", want)
 		}
-	}
-	var js bytes.Buffer
-	if err := writeJSON(&js, r); err != nil {
-		t.Fatal(err)
 	}
 	var got struct {
 		OnSale struct {
@@ -81,8 +71,9 @@ func TestOnSaleAgainstTheService(t *testing.T) {
 			} `json:"order"`
 		} `json:"onSale"`
 	}
-	if err := json.Unmarshal(js.Bytes(), &got); err != nil || got.OnSale.Joins != 30 || got.OnSale.SeatsSold != 20 || got.OnSale.Order.Inversions == nil {
-		t.Errorf("JSON report: %+v, %v", got, err)
+	jsonOf(t, r, &got)
+	if got.OnSale.Joins != 30 || got.OnSale.SeatsSold != 20 || got.OnSale.Order.Inversions == nil {
+		t.Errorf("JSON report: %+v", got)
 	}
 }
 
@@ -96,11 +87,7 @@ func TestOnSaleThatDoesNotSellOut(t *testing.T) {
 	urls := serveService(t, 1)
 	r := mustHammer(t, t.Context(), mustConfig(t, urls, "-scenario", "on-sale", "-rows", "2", "-row-seats", "10", "-quantity", "1-2",
 		"-users", "6", "-join-window", "1s", "-prequeue-share", "0.3", "-admit-rate", "10", "-c", "4", "-duration", "30s"))
-	var text bytes.Buffer
-	if err := writeText(&text, r); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("report:\n%s", text.String())
+	text := textOf(t, r)
 	or := r.OnSale
 	if !r.Verdict.Pass || or == nil {
 		t.Fatalf("verdict %+v", r.Verdict)
@@ -116,12 +103,8 @@ func TestOnSaleThatDoesNotSellOut(t *testing.T) {
 		t.Errorf("every buyer done %s after the opening, the sale lasting %s: want the last buyer's end, at least 0.5 s", last, or.Wall)
 	}
 	want := fmt.Sprintf("%d of 20 seats in 6 holds; not sold out: every buyer done %s after the opening", or.SeatsSold, or.SellOut)
-	if !strings.Contains(text.String(), want) {
+	if !strings.Contains(text, want) {
 		t.Errorf("the text report lacks %q", want)
-	}
-	var js bytes.Buffer
-	if err := writeJSON(&js, r); err != nil {
-		t.Fatal(err)
 	}
 	var got struct {
 		OnSale struct {
@@ -130,8 +113,9 @@ func TestOnSaleThatDoesNotSellOut(t *testing.T) {
 		} `json:"onSale"`
 	}
 	got.OnSale.SoldOut = true // the report must say false
-	if err := json.Unmarshal(js.Bytes(), &got); err != nil || got.OnSale.SoldOut || got.OnSale.SellOutMs < 500 {
-		t.Errorf("JSON report: %+v, %v; want soldOut false and sellOutMs at least 500", got.OnSale, err)
+	jsonOf(t, r, &got)
+	if got.OnSale.SoldOut || got.OnSale.SellOutMs < 500 {
+		t.Errorf("JSON report: %+v; want soldOut false and sellOutMs at least 500", got.OnSale)
 	}
 }
 

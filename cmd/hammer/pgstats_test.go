@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"strings"
@@ -50,11 +49,7 @@ func TestBestAvailableRowsReadPerHold(t *testing.T) {
 	urls, _ := f.serve(t, 1)
 	r := mustHammer(t, t.Context(), mustConfig(t, urls, "-scenario", "best-available", "-rows", "5", "-row-seats", "10", "-quantity", "2",
 		"-c", "4", "-database-url", dbURL))
-	var text bytes.Buffer
-	if err := writeText(&text, r); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("report:\n%s", text.String())
+	text := textOf(t, r)
 	b := r.Best
 	if !r.Verdict.Pass || b.PostgresNote != "" || !strings.HasPrefix(b.PostgresDatabase, "test_") {
 		t.Fatalf("verdict %+v, note %q, database %q", r.Verdict, b.PostgresNote, b.PostgresDatabase)
@@ -67,7 +62,7 @@ func TestBestAvailableRowsReadPerHold(t *testing.T) {
 			t.Errorf("phase %+v: postgres %+v, want about %d rows for each of 25 holds", ph, pg, classes)
 		}
 	}
-	if !strings.Contains(text.String(), "rows read (tup_returned + tup_fetched of database test_") {
+	if !strings.Contains(text, "rows read (tup_returned + tup_fetched of database test_") {
 		t.Error("the text report lacks the rows read")
 	}
 }
@@ -77,12 +72,9 @@ func TestRowsReadNeedADatabase(t *testing.T) {
 	f := newFakeAPI(t)
 	urls, _ := f.serve(t, 1)
 	r := mustHammer(t, t.Context(), mustConfig(t, urls, "-scenario", "best-available", "-rows", "2", "-row-seats", "10", "-c", "2"))
-	var text bytes.Buffer
-	if err := writeText(&text, r); err != nil {
-		t.Fatal(err)
-	}
-	if r.Best.Best.Postgres != nil || !strings.Contains(text.String(), "rows read not measured: no -database-url given") {
-		t.Errorf("postgres %+v:\n%s", r.Best.Best.Postgres, text.String())
+	text := textOf(t, r)
+	if r.Best.Best.Postgres != nil || !strings.Contains(text, "rows read not measured: no -database-url given") {
+		t.Errorf("postgres %+v:\n%s", r.Best.Best.Postgres, text)
 	}
 
 	// The service's own DATABASE_URL is not taken: reading the

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"slices"
@@ -20,11 +18,7 @@ func TestSeatMapScenario(t *testing.T) {
 	urls, counters := f.serve(t, 2)
 	r := mustHammer(t, t.Context(), mustConfig(t, urls, "-scenario", "seat-map", "-sections", "2", "-rows", "5", "-row-seats", "20",
 		"-c", "8", "-duration", "500ms"))
-	var text bytes.Buffer
-	if err := writeText(&text, r); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("report:\n%s", text.String())
+	text := textOf(t, r)
 	sm := r.SeatMap
 	if !r.Verdict.Pass || sm == nil {
 		t.Fatalf("verdict %+v", r.Verdict)
@@ -67,13 +61,9 @@ func TestSeatMapScenario(t *testing.T) {
 		t.Errorf("all revalidating: %d of %d clients, %d 200, %d 304 of %d requests", all.Revalidating, all.Clients, all.OK, all.NotModified, all.Requests)
 	}
 	for _, want := range []string{"reads:", "304:", "latency, 304:", "B on the wire on average", "revalidations:", "none (-book-rate 0)", "304s a second", "PASS"} {
-		if !strings.Contains(text.String(), want) {
+		if !strings.Contains(text, want) {
 			t.Errorf("the text report lacks %q", want)
 		}
-	}
-	var js bytes.Buffer
-	if err := writeJSON(&js, r); err != nil {
-		t.Fatal(err)
 	}
 	var got struct {
 		SeatMap struct {
@@ -85,9 +75,10 @@ func TestSeatMapScenario(t *testing.T) {
 			} `json:"okLatencyMs"`
 		} `json:"seatMap"`
 	}
-	if err := json.Unmarshal(js.Bytes(), &got); err != nil || got.SeatMap.NotModified != sm.NotModified || got.SeatMap.BytesPerOK != sm.BytesPerOK ||
+	jsonOf(t, r, &got)
+	if got.SeatMap.NotModified != sm.NotModified || got.SeatMap.BytesPerOK != sm.BytesPerOK ||
 		got.SeatMap.OKLatency.P99 <= 0 {
-		t.Errorf("JSON report: %+v, %v", got, err)
+		t.Errorf("JSON report: %+v", got)
 	}
 }
 
@@ -101,11 +92,7 @@ func TestSeatMapScenarioWithBookings(t *testing.T) {
 	id := f.addSchedule(300, 1)
 	r := mustHammer(t, t.Context(), mustConfig(t, urls, "-scenario", "seat-map", "-schedule", strconv.FormatInt(id, 10), "-form", "full",
 		"-book-rate", "400", "-c", "4", "-duration", "600ms"))
-	var text bytes.Buffer
-	if err := writeText(&text, r); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("report:\n%s", text.String())
+	text := textOf(t, r)
 	sm, b := r.SeatMap, r.SeatMap.Bookings
 	if !r.Verdict.Pass || b == nil || sm.Schedule != id || sm.SeatCount != 300 || !slices.Equal(sm.FormsSeen, []string{formFull}) {
 		t.Fatalf("verdict %+v, seat map %+v", r.Verdict, sm)
@@ -117,7 +104,7 @@ func TestSeatMapScenarioWithBookings(t *testing.T) {
 	if sm.ChangedOK == 0 || sm.UnaskedNotModified != 0 {
 		t.Errorf("%d revalidations answered 200, %d unasked 304s: want the map's changes seen", sm.ChangedOK, sm.UnaskedNotModified)
 	}
-	if !strings.Contains(sm.Targets[0].Name, "bookings/s going on") || !strings.Contains(text.String(), "bookings:  ") {
+	if !strings.Contains(sm.Targets[0].Name, "bookings/s going on") || !strings.Contains(text, "bookings:  ") {
 		t.Errorf("targets %+v", sm.Targets)
 	}
 }

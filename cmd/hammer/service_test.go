@@ -32,11 +32,7 @@ func TestBestAvailableAgainstTheService(t *testing.T) {
 	}
 	r := mustHammer(t, t.Context(), mustConfig(t, urls, "-scenario", "best-available", "-rows", "10", "-row-seats", "20",
 		"-quantity", "2-4", "-c", "16", "-users", "200", "-category", "stalls"))
-	var text bytes.Buffer
-	if err := writeText(&text, r); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("report:\n%s", text.String())
+	textOf(t, r)
 	b := r.Best
 	if !r.Verdict.Pass || b.Best.StoppedBy != stopSoldOut || b.Explicit.SeatsHeld != 200 || b.Best.Attempts.Max < 1 {
 		t.Fatalf("verdict %+v; best available %+v; explicit %+v", r.Verdict, b.Best, b.Explicit)

@@ -33,11 +33,7 @@ func TestAllowUnavailableThroughAnOutage(t *testing.T) {
 
 	r := mustHammer(t, t.Context(), mustConfig(t, urls, "-scenario", "fresh-seats", "-duration", "1500ms", "-c", "8", "-watch", "-allow-unavailable"))
 
-	var text bytes.Buffer
-	if err := writeText(&text, r); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("report:\n%s", text.String())
+	text := textOf(t, r)
 	if !r.Verdict.Pass {
 		t.Fatalf("verdict failed: %q", r.Verdict.Reasons)
 	}
@@ -58,7 +54,7 @@ func TestAllowUnavailableThroughAnOutage(t *testing.T) {
 		t.Errorf("watch %+v, want every booking's event", r.Watch)
 	}
 	for _, want := range []string{"unavailable:", "allowed (-allow-unavailable)", "longest gap:", "read back:"} {
-		if !strings.Contains(text.String(), want) {
+		if !strings.Contains(text, want) {
 			t.Errorf("text report lacks %q", want)
 		}
 	}
