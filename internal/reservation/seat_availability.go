@@ -48,6 +48,10 @@ func (s *Service) expect(scheduleID int64, seats []int, status SeatStatus) {
 	}
 }
 
+// errNoSeatImages is best available asked of a Service made without
+// Config.SeatImages: a wiring mistake, answered as an error, not a panic.
+var errNoSeatImages = errors.New("reservation: best available needs Config.SeatImages")
+
 // seatAvailability is what this instance knows of which seats are free:
 // per schedule, its image (which shows this instance's own commits at
 // once: its holds, bookings, releases, cancellations and expiries),
@@ -57,10 +61,6 @@ func (s *Service) expect(scheduleID int64, seats []int, status SeatStatus) {
 // the same best ones; choices in other instances are learned from the
 // image (the seat events), or from their locks and commits, one failed
 // attempt at a time.
-// errNoSeatImages is best available asked of a Service made without
-// Config.SeatImages: a wiring mistake, answered as an error, not a panic.
-var errNoSeatImages = errors.New("reservation: best available needs Config.SeatImages")
-
 type seatAvailability struct {
 	images SeatImages
 	views  *lru.Cache[int64, *seatView]
