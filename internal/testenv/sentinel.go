@@ -161,8 +161,7 @@ func (s *SentinelSetup) start(dir, name, bin string, args ...string) *Process {
 		s.tb.Fatal(err)
 	}
 	addr := lockenv.FreeAddr(s.tb)
-	return s.run(name, addr, pdir, filepath.Join(pdir, "redis.log"), exec.Command(bin, append([]string{"--bind", "127.0.0.1", "--port", port(addr),
-		"--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", pdir}, args...)...))
+	return s.run(name, addr, pdir, filepath.Join(pdir, "redis.log"), exec.Command(bin, lockenv.RedisArgs(port(addr), pdir, args...)...))
 }
 
 // run starts cmd as name, listening on addr, and waits for its port to

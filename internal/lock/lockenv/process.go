@@ -59,6 +59,14 @@ func launch(name, logPath string, stopSig os.Signal, cred *syscall.Credential, b
 	return Launch(name, logPath, stopSig, cred, exec.Command(bin, args...))
 }
 
+// RedisArgs are the arguments of a test's own throwaway redis-server on
+// port, in dir, in the foreground, keeping nothing on disk; more follow
+// them.
+func RedisArgs(port, dir string, more ...string) []string {
+	return append([]string{"--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no",
+		"--daemonize", "no", "--dir", dir}, more...)
+}
+
 // Pid is the process's id.
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
 

@@ -42,8 +42,7 @@ func (p *RedisProcess) start() {
 	if err != nil {
 		p.tb.Fatalf("redis-server not found: %s", install)
 	}
-	p.proc, err = launch("redis-server", filepath.Join(p.dir, "redis.log"), syscall.SIGTERM, nil, bin, "--bind", "127.0.0.1", "--port", port,
-		"--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", p.dir)
+	p.proc, err = launch("redis-server", filepath.Join(p.dir, "redis.log"), syscall.SIGTERM, nil, bin, RedisArgs(port, p.dir)...)
 	if err == nil {
 		err = AwaitListening(p.proc, p.Addr, 10*time.Second)
 	}

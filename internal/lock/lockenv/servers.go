@@ -50,8 +50,7 @@ func (s *servers) redisServer(name string, args ...string) (*Process, int, error
 			return nil, 0, err
 		}
 		p, err := launch(name, filepath.Join(dir, "redis.log"), syscall.SIGTERM, nil, bin,
-			append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--save", "", "--appendonly", "no",
-				"--daemonize", "no", "--dir", dir}, args...)...)
+			RedisArgs(strconv.Itoa(port), dir, args...)...)
 		if err != nil {
 			return nil, 0, err
 		}
