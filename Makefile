@@ -31,7 +31,7 @@ test:
 # block of README.md and docs/*.md pasted into bash, make smoke, a failed
 # start, make stop.
 walkthrough:
-	@bash scripts/walkthrough.sh
+	@$(GO) run ./tools/walkthrough
 
 # Every fuzz target in turn for FUZZTIME each: `make fuzz FUZZTIME=10m`.
 # (make test runs each for a few seconds.)
