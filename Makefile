@@ -55,7 +55,7 @@ cluster: build
 # Sentinel failover, a PostgreSQL switchover and a PostgreSQL failover
 # under the same hammer.
 rolling-restart:
-	@bash scripts/rolling.sh "$(CURDIR)/.data/rolling"
+	@$(GO) run ./cmd/drill rolling "$(CURDIR)/.data/rolling"
 
 # N (default 20) PostgreSQL failovers (cluster.sh pg-failover: the leader
 # SIGKILLed 5 s into a 30 s hammer of 2,000 users) on servers of its own:
@@ -63,7 +63,7 @@ rolling-restart:
 # behind the verdict), then the median and worst; no booking answered 200
 # may be lost, nothing but 503 unavailable may fail.
 pg-failovers:
-	@N=$(or $(N),20) bash scripts/pgfailovers.sh "$(CURDIR)/.data/pgfailovers"
+	@$(GO) run ./cmd/drill pg-failovers "$(CURDIR)/.data/pgfailovers"
 
 # The lock adapter against the raw go-redis floor, bsm/redislock and
 # go-redsync on one Redis, and its own batching against every call alone

@@ -97,7 +97,7 @@ took "the lock port copied out, beside the fuzz targets"
 # installs HAProxy when missing and runs on servers of its own.
 # It deletes its servers' data (the PostgreSQL cluster wherever it lives)
 # pass or fail; passed, its logs go too.
-RUNS=1 DURATION=10s PG_SWITCHOVERS=0 PG_FAILOVERS=0 bash "$(dirname "$0")/rolling.sh" "$PWD/.data/rolling-test"
+RUNS=1 DURATION=10s PG_SWITCHOVERS=0 PG_FAILOVERS=0 go run ./cmd/drill rolling "$PWD/.data/rolling-test"
 bash "$(dirname "$0")/devenv.sh" remove "$PWD/.data/rolling-test"
 took "the rolling restart and the Sentinel failover"
 read -r passed failed skipped < <(tests "$counts")

@@ -1,6 +1,6 @@
 // Command pagecheck proves that the live seat-map page works against a
 // running service, typically three instances behind HAProxy while they are
-// restarted one by one (scripts/rolling.sh):
+// restarted one by one (make rolling-restart, cmd/drill):
 //
 //	go run ./tools/pagecheck -url http://127.0.0.1:8080 [-admin-token T] [-user-token T] [-duration 10s] [-json]
 //
