@@ -95,24 +95,28 @@ hammer:
 # build, TRACED=1 the service with tracing on, VARIANT="NAME=VALUE ..." the
 # service with those settings.
 compare:
-	@bash scripts/compare.sh
+	@$(GO) run ./cmd/measure compare
 
 # Builds or settings side by side in ROUNDS (default 10) rotated rounds of
 # SCENARIOS (default hot seat and fresh seats), judged by benchstat:
 # INSTANCES="before=<revision> after=." (the default, before=HEAD), or
-# INSTANCES="off=. sampled=.,traced" for tracing at 1% (scripts/pairs.sh).
+# INSTANCES="off=. sampled=.,traced" for tracing at 1% (cmd/measure).
 pairs:
-	@bash scripts/pairs.sh
+	@$(GO) run ./cmd/measure pairs
 
+# A 2,000-user crowd for about three minutes against one instance: ROUNDS
+# (default 3) rounds of fresh seats and hot seat (SLICE each, default 20s)
+# and a contended run, every verdict passing; then its memory, goroutines
+# and open files before and after.
 soak:
-	@bash scripts/soak.sh
+	@$(GO) run ./cmd/measure soak
 
 # Fresh seats at full speed for DURATION (default 5m) on a new database,
 # one instance, 2,000 users: bookings a second and PostgreSQL's CPU per
 # booking every 10 s, then the verdict (every window at least 0.85x the
 # median; CPU per booking in the last minute at most 1.15x the first's).
 sustain:
-	@DURATION=$(or $(DURATION),5m) bash scripts/sustain.sh
+	@DURATION=$(or $(DURATION),5m) $(GO) run ./cmd/measure sustain
 
 # Stops what make run and make cluster started (their API processes,
 # HAProxy, the Sentinels, Redis, PostgreSQL, the Patroni nodes and etcd),
