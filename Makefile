@@ -17,10 +17,13 @@ export GOFLAGS := -tags=validator_novalidatefn,grpcnotrace $(GOFLAGS)
 # The address `make run` or `make cluster` serves on (recorded in
 # .data/run/served.env while it serves), unless HTTP_ADDR is given:
 # smoke, hammer and token follow it.
-SERVED_ADDR = HTTP_ADDR="$$(bash scripts/served.sh addr "$(RUN_DIR)")"
+SERVED_ADDR = HTTP_ADDR="$$($(GO) run ./cmd/devenv served-addr "$(RUN_DIR)")"
 
+# Redis and PostgreSQL under .data/run (kept between runs; make stop stops
+# them), then the API in the foreground on HTTP_ADDR (127.0.0.1:8080), its
+# tokens in .data/run/tokens.env.
 run: build
-	@bash scripts/run.sh "$(RUN_DIR)"
+	@bin/devenv run "$(RUN_DIR)"
 
 # The test binaries start the servers their tests need (lockenv.Run):
 # devenv.sh only installs what is missing.
@@ -41,8 +44,8 @@ fuzz:
 
 # api.http in httpyac against `make run`'s (or `make cluster`'s) service,
 # or one started for it when none serves.
-smoke:
-	@$(SERVED_ADDR) bash scripts/smoke.sh "$(RUN_DIR)"
+smoke: build
+	@$(SERVED_ADDR) bin/devenv smoke "$(RUN_DIR)"
 
 # Three instances behind HAProxy on HTTP_ADDR, beside make run's servers
 # (its Redis gets a replica and three Sentinels), on a PostgreSQL pair
@@ -152,7 +155,7 @@ apiclient:
 	bash scripts/clients.sh write
 
 build:
-	@mkdir -p bin && $(GO) build -o bin/api ./cmd/api && $(GO) build -o bin/hammer ./cmd/hammer
+	@mkdir -p bin && $(GO) build -o bin/api ./cmd/api && $(GO) build -o bin/hammer ./cmd/hammer && $(GO) build -o bin/devenv ./cmd/devenv
 
 vet:
 	$(GO) vet ./...

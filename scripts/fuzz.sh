@@ -11,10 +11,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fuzztime=${FUZZTIME:-1m}
-found=0
+targets=$(grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' internal cmd | sed 's/func //' | sort)
+if [ -z "$targets" ]; then
+	echo "fuzz: no targets found" >&2
+	exit 1
+fi
 while IFS=: read -r file name; do
 	pkg=./$(dirname "$file")
-	found=$((found + 1))
 	if ! out=$(go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg" 2>&1); then
 		printf '%s\n' "$out" >&2
 		echo "fuzz: $name ($pkg) failed" >&2
@@ -24,8 +27,4 @@ while IFS=: read -r file name; do
 	# the corpus is still being replayed (gathering baseline coverage).
 	last=$(printf '%s\n' "$out" | grep '^fuzz: elapsed' | tail -n 1 || true)
 	echo "fuzz: $name ($pkg, $fuzztime): ${last#fuzz: }"
-done < <(grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' internal cmd | sed 's/func //' | sort)
-if [ "$found" -eq 0 ]; then
-	echo "fuzz: no targets found" >&2
-	exit 1
-fi
+done <<<"$targets"
