@@ -5,18 +5,14 @@ package devenv
 
 import (
 	"bufio"
-	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
-	"github.com/seatlock/seatlock/internal/lock/lockenv"
 )
 
 type Env struct {
@@ -81,34 +77,6 @@ func FreePort() (int, error) {
 		return 0, err
 	}
 	return strconv.Atoi(strings.TrimSpace(string(out)))
-}
-
-func AwaitReady(addr string, within time.Duration) error {
-	c := http.Client{Timeout: time.Second}
-	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if resp, err := c.Get("http://" + addr + "/readyz"); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return nil
-			}
-		}
-	}
-	return fmt.Errorf("nothing ready on %s", addr)
-}
-
-func Serve(name, logPath string, env []string, addr string, bin string, args ...string) (*lockenv.Process, error) {
-	cmd := exec.Command(bin, args...)
-	cmd.Dir, _ = os.Getwd()
-	cmd.Env = append(append(os.Environ(), env...), "HTTP_ADDR="+addr)
-	p, err := lockenv.Launch(name, logPath, syscall.SIGTERM, nil, cmd)
-	if err != nil {
-		return nil, err
-	}
-	if err := AwaitReady(addr, 30*time.Second); err != nil {
-		p.Kill()
-		return nil, fmt.Errorf("%s: %w\n%s", name, err, p.Tail(20))
-	}
-	return p, nil
 }
 
 func pidRunning(path string) bool {
