@@ -37,7 +37,7 @@
 # rest in every scenario but fresh-new, and prints variant / service: what
 # a setting would change, measured in one run.
 # PGHA=1 runs everything on make cluster's PostgreSQL pair instead (a
-# leader and its synchronous standby under Patroni: devenv.sh patroni,
+# leader and its synchronous standby under Patroni: devenv patroni,
 # started if need be): what synchronous replication costs each contender.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -61,13 +61,13 @@ command -v jq >/dev/null || {
 	if [ "$(id -u)" -eq 0 ]; then apt-get install -y -qq jq >/dev/null; else sudo apt-get install -y -qq jq >/dev/null; fi
 }
 
-bash "$here/devenv.sh" start "$run_dir"
+go run ./cmd/devenv start "$run_dir"
 set -a
 # shellcheck disable=SC1091
 . "$run_dir/env"
 set +a
 if [ "${PGHA:-0}" = 1 ]; then
-	bash "$here/devenv.sh" patroni "$run_dir"
+	go run ./cmd/devenv patroni "$run_dir"
 	DATABASE_URL=$(. "$run_dir/pgha/env" && echo "$DATABASE_URL")
 	# A Redis database of its own: the pair numbers its schedules from 1
 	# too, and the seals of the single server's booked seats would say

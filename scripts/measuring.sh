@@ -6,7 +6,7 @@
 # their settings (.data/run/env) exported, and the service and the hammer
 # built into bin/.
 on_run_servers() {
-	bash scripts/devenv.sh start "$PWD/.data/run"
+	go run ./cmd/devenv start "$PWD/.data/run"
 	set -a
 	# shellcheck disable=SC1091
 	. "$PWD/.data/run/env"

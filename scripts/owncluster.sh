@@ -3,7 +3,7 @@
 # on servers of the caller's own. The caller defines log and here (the
 # scripts' folder).
 #
-# own_cluster DIR starts `cluster.sh up DIR` on a free port, in a session
+# own_cluster DIR starts `devenv cluster up DIR` on a free port, in a session
 # of its own (its instances and HAProxy go with it), sets addr (HAProxy's
 # address) and up (the script's pid), and on the caller's exit stops it and
 # deletes its servers' data (the PostgreSQL clusters wherever they live);
@@ -11,9 +11,9 @@
 # most), with DIR/env's variables exported.
 own_cluster() {
 	own_dir=$1
-	addr=127.0.0.1:$(bash "$here/devenv.sh" port)
+	addr=127.0.0.1:$(go run ./cmd/devenv port)
 	mkdir -p "$own_dir"
-	HTTP_ADDR=$addr setsid bash "$here/cluster.sh" up "$own_dir" >"$own_dir/cluster-up.log" 2>&1 &
+	HTTP_ADDR=$addr setsid go run ./cmd/devenv cluster up "$own_dir" >"$own_dir/cluster-up.log" 2>&1 &
 	up=$!
 	trap own_cluster_down EXIT
 	trap 'exit 130' INT
@@ -34,5 +34,5 @@ own_cluster() {
 own_cluster_down() {
 	kill -TERM -- "-$up" 2>/dev/null || true
 	wait "$up" 2>/dev/null || true
-	bash "$here/devenv.sh" purge "$own_dir" >/dev/null 2>&1 || true
+	go run ./cmd/devenv purge "$own_dir" >/dev/null 2>&1 || true
 }

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # `make pg-failovers N=20`: how the service rides out a PostgreSQL failover
-# under load. On servers of its own (DIR), it starts `cluster.sh up` on a
+# under load. On servers of its own (DIR), it starts `devenv cluster up` on a
 # free port (as scripts/rolling.sh does), then N times (default 20): the
 # hammer books fresh seats as 2,000 users through HAProxy for DURATION
 # (default 30s) with a watcher on each schedule's live stream and
 # -allow-unavailable, while, FAILOVER_AFTER seconds in (default 5),
-# `cluster.sh pg-failover DIR` SIGKILLs the PostgreSQL leader, waits for
+# `devenv cluster pg-failover DIR` SIGKILLs the PostgreSQL leader, waits for
 # the standby's promotion and brings the killed node back as standby,
 # printing `promotedAfterMs=… rejoinedAfterMs=… leader=…`.
 #
@@ -24,7 +24,7 @@
 #
 # PG_FAILOVER_CMD replaces the failover command (a bash command line, DIR
 # as $1; it must print the line above on stdout, within FAILOVER_TIMEOUT
-# seconds, default 120): to try the script where cluster.sh has no
+# seconds, default 120): to try the script where devenv cluster has no
 # pg-failover, say
 #   PG_FAILOVER_CMD='sleep 8; echo promotedAfterMs=7650 rejoinedAfterMs=6100 leader=pg2'
 set -euo pipefail
@@ -35,7 +35,7 @@ runs=${N:-20}
 duration=${DURATION:-30s}
 after=${FAILOVER_AFTER:-5}
 # shellcheck disable=SC2016
-failover_cmd=${PG_FAILOVER_CMD:-'bash scripts/cluster.sh pg-failover "$1"'}
+failover_cmd=${PG_FAILOVER_CMD:-'go run ./cmd/devenv cluster pg-failover "$1"'}
 
 log() { printf 'pg-failovers: %s\n' "$*" >&2; }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make rolling-restart`: proves that the cluster serves what `make run`
 # serves and that a rolling restart of it fails no request and loses no
-# seat event. On servers of its own (DIR), it starts `cluster.sh up` on a
+# seat event. On servers of its own (DIR), it starts `devenv cluster up` on a
 # free port (three instances reaching Redis through its Sentinels and
 # PostgreSQL's Patroni pair, behind HAProxy); runs `make smoke` (api.http in
 # httpyac) through HAProxy; drives the page in Chromium through HAProxy
@@ -9,16 +9,16 @@
 # all show on the page); then RUNS times (default 3): the hammer books fresh
 # seats as 2,000 users through HAProxy for DURATION (default 25s) with a
 # watcher on each schedule's live stream (also through HAProxy; reopened
-# with Last-Event-ID when an instance ends it), while `cluster.sh roll`
+# with Last-Event-ID when an instance ends it), while `devenv cluster roll`
 # restarts the three instances one by one. A run passes when the hammer's
 # verdict does: no 5xx, no transport error, one reservation per seat and
 # every booking's event on the stream. Then FAILOVERS times (default 1) the
-# same hammer while the Sentinels promote the replica (`cluster.sh
+# same hammer while the Sentinels promote the replica (`devenv cluster
 # failover`), to the same verdict; then PG_SWITCHOVERS times (default 1)
 # while Patroni hands PostgreSQL's lead to the synchronous standby
-# (`cluster.sh pg-switchover`), to the same verdict; then PG_FAILOVERS
+# (`devenv cluster pg-switchover`), to the same verdict; then PG_FAILOVERS
 # times (default 1) while the leading PostgreSQL node is SIGKILLed, the
-# standby promoted and the killed node restarted (`cluster.sh
+# standby promoted and the killed node restarted (`devenv cluster
 # pg-failover`), with the hammer's -allow-unavailable: 503 unavailable
 # answers while no node leads do not fail it, anything else as before. A
 # PostgreSQL failover run lasts at least 20 s (PG_FAILOVER_DURATION;
@@ -57,7 +57,7 @@ log() { printf 'rolling: %s\n' "$*" >&2; }
 go build -o bin/api ./cmd/api
 go build -o bin/hammer ./cmd/hammer
 go build -o bin/pagecheck ./tools/pagecheck
-bash "$here/devenv.sh" browser
+go run ./cmd/devenv browser
 # shellcheck source=scripts/owncluster.sh
 . "$here/owncluster.sh"
 own_cluster "$dir"
@@ -74,7 +74,7 @@ bin/pagecheck -json -url "http://$addr" -admin-token "$ADMIN" -user-token "$ALIC
 	>"$dir/page.json" 2>"$dir/page.err" &
 page=$!
 sleep 2
-bash "$here/cluster.sh" roll "$dir" 2>>"$dir/roll.log"
+go run ./cmd/devenv cluster roll "$dir" 2>>"$dir/roll.log"
 status=0
 wait "$page" || status=$?
 jq -r '"the page through HAProxy, 3 instances restarted: \(.bookings) bookings made meanwhile, \(.retries) retried; the seat map showed the last \(.mapSeconds) s after it was answered, the page \(.agreeSeconds) s after; its stream opened \(.stream.opens) times, \(.stream.snapshots) snapshot; \(if .pass then "PASS" else "FAIL: " + .reason end)"' \
@@ -94,9 +94,9 @@ under() {
 	sleep 3
 	began=$SECONDS
 	# pg-switchover and pg-failover print one line of figures on stdout.
-	result=$(bash "$here/cluster.sh" "$change" "$dir" 2>>"$dir/$change.log") || {
+	result=$(go run ./cmd/devenv cluster "$change" "$dir" 2>>"$dir/$change.log") || {
 		tail -n 5 "$dir/$change.log" >&2
-		log "cluster.sh $change failed (see $dir/$change.log)"
+		log "devenv cluster $change failed (see $dir/$change.log)"
 		wait "$hammer" || true
 		return 1
 	}

@@ -16,7 +16,7 @@ dir=$1
 here=$(cd "$(dirname "$0")" && pwd)
 running_before=0
 [ -f "$dir/redis/redis.pid" ] && kill -0 "$(cat "$dir/redis/redis.pid")" 2>/dev/null && running_before=1
-bash "$here/devenv.sh" start "$dir"
+go -C "$here/.." run ./cmd/devenv start "$dir"
 set -a
 # shellcheck disable=SC1091
 . "$dir/env"
@@ -67,6 +67,6 @@ sh -c 'echo $$ >"$0"; exec bin/api serve' "$dir/api/$$.pid" || status=$?
 # in use, a bad setting) leaves no servers behind that this run started.
 if [ "$status" -ne 0 ] && [ "$running_before" -eq 0 ]; then
 	cleanup
-	bash "$here/devenv.sh" stop "$dir"
+	go -C "$here/.." run ./cmd/devenv stop "$dir"
 fi
 exit "$status"

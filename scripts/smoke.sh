@@ -25,9 +25,9 @@ servers_running() { [ -f "$dir/redis/redis.pid" ] && kill -0 "$(cat "$dir/redis/
 if [ -f "$dir/env" ] && curl -fsS -o /dev/null "http://$addr/readyz" 2>/dev/null; then
 	log "using the service on $addr"
 else
-	servers_running || cleanup+=("bash '$here/devenv.sh' stop '$dir'")
-	bash "$here/devenv.sh" start "$dir"
-	addr=127.0.0.1:$(bash "$here/devenv.sh" port)
+	servers_running || cleanup+=("go run ./cmd/devenv stop '$dir'")
+	go run ./cmd/devenv start "$dir"
+	addr=127.0.0.1:$(go run ./cmd/devenv port)
 	(set -a; . "$dir/env"; set +a; HTTP_ADDR=$addr exec bin/api serve) >"$dir/smoke-api.log" 2>&1 &
 	pid=$!
 	cleanup=("kill $pid; wait $pid 2>/dev/null || true" "${cleanup[@]}")

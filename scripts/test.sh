@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The test suite proper, run by `make test` once scripts/devenv.sh has
-# installed Redis and PostgreSQL: each package's test binary starts the
+# The test suite proper, run by `make test` once cmd/devenv has installed
+# Redis, PostgreSQL and the rest: each package's test binary starts the
 # servers its tests use and stops them at its end (lockenv.Run in its
 # TestMain), unless TEST_REDIS_URL, TEST_REDIS_CLUSTER_URL and
 # TEST_DATABASE_URL name servers to use instead.
@@ -22,7 +22,7 @@ go vet ./...
 # so its dependencies stay out of the service's; .golangci.yml says which
 # linters, with no exclusions.
 go tool -modfile=tools/golangci-lint/go.mod golangci-lint run ./...
-bash "$(dirname "$0")/devenv.sh" browser
+go run ./cmd/devenv browser
 # The OpenAPI document, linted by a pinned Redocly CLI (redocly.yaml).
 bash "$(dirname "$0")/node.sh" npx --yes @redocly/cli@2.11.1 lint --format=summary api/openapi.json
 took "formatting, vet, golangci-lint, the browser and the OpenAPI lint"
@@ -98,7 +98,7 @@ took "the lock port copied out, beside the fuzz targets"
 # It deletes its servers' data (the PostgreSQL cluster wherever it lives)
 # pass or fail; passed, its logs go too.
 RUNS=1 DURATION=10s PG_SWITCHOVERS=0 PG_FAILOVERS=0 bash "$(dirname "$0")/rolling.sh" "$PWD/.data/rolling-test"
-bash "$(dirname "$0")/devenv.sh" remove "$PWD/.data/rolling-test"
+go run ./cmd/devenv remove "$PWD/.data/rolling-test"
 took "the rolling restart and the Sentinel failover"
 read -r passed failed skipped < <(tests "$counts")
 read -r copied copyfailed copyskipped < <(tests "$copycounts")

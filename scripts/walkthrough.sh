@@ -79,7 +79,7 @@ start_run() {
 }
 
 git clone -q "$repo" "$clone"
-port=$(bash "$here/devenv.sh" port)
+port=$(go -C "$here/.." run ./cmd/devenv port)
 addr=127.0.0.1:$port
 log "make run in $clone (mode $(stat -c %a "$work")), serving on $addr"
 start_run "$work/run.log"
