@@ -62,7 +62,7 @@ func ClusterUp(ctx context.Context, dir, addr, bin string, say, out io.Writer) (
 		return err
 	}
 	var addrs []string
-	for n := 1; n <= instances && ctx.Err() == nil; n++ {
+	for n := 1; n <= clusterInstances && ctx.Err() == nil; n++ {
 		a, err := c.serve(instance{dir, n}, env, bin)
 		if err != nil {
 			return err
@@ -151,7 +151,7 @@ func (c *cluster) down() {
 		}
 	}
 	var all []instance
-	for n := 1; n <= instances; n++ {
+	for n := 1; n <= clusterInstances; n++ {
 		all = append(all, instance{c.dir, n})
 	}
 	if err := stopInstances(all...); err != nil {
@@ -202,7 +202,7 @@ pg         %s pg-switchover %s   (Patroni hands the lead to the standby)
            %s pg-failover %s     (kills the leading node; the standby takes over)
            patronictl -c %s list
 Ctrl-C stops the instances and HAProxy; 'make stop' stops them too, and Redis, its Sentinels, PostgreSQL, the Patroni nodes and etcd.
-`, addr, instances, strings.Join(addrs, " "), s.URL, master,
+`, addr, clusterInstances, strings.Join(addrs, " "), s.URL, master,
 		leader.Addr(), leader.Name, standby.Addr(), standby.Name,
 		strings.Join(rests, " "), hostPort(p.EtcdPort), pg,
 		state, state, sentinelHome(dir), pg,

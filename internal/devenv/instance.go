@@ -10,8 +10,9 @@ import (
 	"time"
 )
 
-// instances is how many API instances make cluster runs behind HAProxy.
-const instances = 3
+// clusterInstances is how many API instances make cluster runs behind
+// HAProxy.
+const clusterInstances = 3
 
 // clusterState is where make cluster keeps its state: the instances'
 // ports, pids and logs, HAProxy's configuration, pid and log, and up.pid.

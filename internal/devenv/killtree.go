@@ -2,10 +2,8 @@ package devenv
 
 import (
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -45,14 +43,7 @@ func childrenOf(pid int) []int {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, so read after
-		// its closing parenthesis.
-		fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+		if st := procStat(child); len(st) > 1 && st[1] == strconv.Itoa(pid) {
 			out = append(out, child)
 		}
 	}

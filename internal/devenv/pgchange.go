@@ -122,14 +122,3 @@ func PGFailover(dir string, say io.Writer) (PGChange, error) {
 	logf(say, "cluster", "PostgreSQL: %s streams as %s's synchronous standby %d ms after its restart", old.Name, next.Name, c.RejoinedAfter.Milliseconds())
 	return c, nil
 }
-
-// waitFor polls ready every 50 ms; it fails after within saying what did
-// not happen.
-func waitFor(within time.Duration, what string, ready func() bool) error {
-	for deadline := time.Now().Add(within); !ready(); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: not after %v", what, within)
-		}
-	}
-	return nil
-}

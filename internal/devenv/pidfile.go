@@ -31,17 +31,22 @@ func writePid(path string, pid int) error {
 // running reports whether pid exists and is not a zombie (a daemonized
 // server's parent is init, which may reap it late).
 func running(pid int) bool {
+	st := procStat(pid)
+	return len(st) > 0 && st[0] != "Z"
+}
+
+// procStat returns the fields of /proc/PID/stat after the command's name
+// (state, ppid, pgrp, session, ...), or nil when pid is gone.
+func procStat(pid int) []string {
 	if pid <= 0 {
-		return false
+		return nil
 	}
 	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 	if err != nil {
-		return false
+		return nil
 	}
 	// pid (comm) state ...: comm may hold spaces and parentheses.
-	rest := string(b[strings.LastIndexByte(string(b), ')')+1:])
-	fields := strings.Fields(rest)
-	return len(fields) > 0 && fields[0] != "Z"
+	return strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
 }
 
 // runningFrom returns the pid a pid file names when that process runs,

@@ -19,7 +19,7 @@ func Roll(dir, bin string, say io.Writer) error {
 	if _, err := os.Stat(filepath.Join(clusterState(dir), "haproxy.pid")); err != nil {
 		return fmt.Errorf("no cluster runs under %s: make cluster first", dir)
 	}
-	for n := 1; n <= instances; n++ {
+	for n := 1; n <= clusterInstances; n++ {
 		began := time.Now()
 		in := instance{dir, n}
 		if err := stopInstances(in); err != nil {

@@ -139,25 +139,6 @@ func startSentinel(sdir string, port, masterPort int) error {
 	return nil
 }
 
-// awaitTrue polls ready every interval until it reports true; when ctx
-// ends first it returns the last error ready gave, or ctx's.
-func awaitTrue(ctx context.Context, interval time.Duration, ready func() (bool, error)) error {
-	for {
-		ok, err := ready()
-		if ok {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			if err != nil {
-				return err
-			}
-			return ctx.Err()
-		case <-time.After(interval):
-		}
-	}
-}
-
 // stopSentinels stops DIR's Sentinels and replica and waits for them to
 // exit (a `make cluster` right after reuses their ports).
 func stopSentinels(dir string) []int {

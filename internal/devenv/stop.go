@@ -74,7 +74,7 @@ func stopAPIs(dir string, say io.Writer) (stopped []string) {
 		if !waitGone(pid, 70*time.Second) {
 			logf(say, "devenv", "make cluster (pid %d) still runs 70 s after SIGTERM", pid)
 		}
-		stopped = append(stopped, fmt.Sprintf("make cluster (pid %d: its %d instances and HAProxy)", pid, instances))
+		stopped = append(stopped, fmt.Sprintf("make cluster (pid %d: its %d instances and HAProxy)", pid, clusterInstances))
 	}
 	// Left behind by a make cluster that was killed outright.
 	left := append(glob(filepath.Join(state, "api-*.pid")), filepath.Join(state, "haproxy.pid"))
