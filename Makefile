@@ -26,9 +26,10 @@ run: build
 	@bin/devenv run "$(RUN_DIR)"
 
 # The test binaries start the servers their tests need (lockenv.Run):
-# devenv.sh only installs what is missing.
+# cmd/devenv only installs what is missing (HAProxy too, which a test of
+# make cluster's configuration runs).
 test:
-	@bash scripts/devenv.sh install && bash scripts/test.sh
+	@$(GO) run ./cmd/devenv install && $(GO) run ./cmd/devenv haproxy && bash scripts/test.sh
 
 # A newcomer's first steps in a fresh mode-700 clone: make run, every sh
 # block of README.md and docs/*.md pasted into bash, make smoke, a failed
@@ -51,7 +52,7 @@ smoke: build
 # (its Redis gets a replica and three Sentinels), on a PostgreSQL pair
 # under Patroni (a leader, its synchronous standby, one etcd).
 cluster: build
-	@bash scripts/cluster.sh up "$(RUN_DIR)"
+	@bin/devenv cluster up "$(RUN_DIR)"
 
 # A rolling restart under a 2,000-user hammer, three times, on servers of
 # its own: no request may fail, no seat event may be lost; then a Redis
@@ -60,7 +61,7 @@ cluster: build
 rolling-restart:
 	@$(GO) run ./cmd/drill rolling "$(CURDIR)/.data/rolling"
 
-# N (default 20) PostgreSQL failovers (cluster.sh pg-failover: the leader
+# N (default 20) PostgreSQL failovers (devenv cluster pg-failover: the leader
 # SIGKILLed 5 s into a 30 s hammer of 2,000 users) on servers of its own:
 # a row per run (promotion, longest time without a booking, the counts
 # behind the verdict), then the median and worst; no booking answered 200
@@ -74,7 +75,7 @@ pg-failovers:
 # a line on stderr as each benchmark ends) into .data/bench.txt, judged by
 # benchstat.
 bench:
-	@bash scripts/devenv.sh install && mkdir -p .data && \
+	@$(GO) run ./cmd/devenv install && mkdir -p .data && \
 		$(GO) test -c -o .data/bench.test ./internal/lock/redislock/bench && \
 		(cd internal/lock/redislock/bench && $(CURDIR)/.data/bench.test -table) >.data/bench.txt && \
 		echo "Batching: two lanes (the service's), eight (redislock.New's), go-redis's AutoPipeliner, against every call alone" && \
@@ -125,16 +126,16 @@ sustain:
 # HAProxy, the Sentinels, Redis, PostgreSQL, the Patroni nodes and etcd),
 # by their pid files.
 stop:
-	@bash scripts/devenv.sh stop "$(RUN_DIR)"
+	@$(GO) run ./cmd/devenv stop "$(RUN_DIR)"
 
 # make stop, then deletes .data/ and every PostgreSQL cluster kept for it
 # elsewhere (PG_DIR in .data/*/env and PGHA_DIR in .data/*/pgha/env: as
 # root in a directory the postgres user cannot enter, under that user's
 # home), and the clusters there whose clone is gone.
 clean:
-	@for d in .data/*/; do [ ! -f "$$d/env" ] && [ ! -f "$$d/pgha/env" ] || bash scripts/devenv.sh remove "$$d"; done
+	@for d in .data/*/; do [ ! -f "$$d/env" ] && [ ! -f "$$d/pgha/env" ] || $(GO) run ./cmd/devenv remove "$$d"; done
 	@rm -rf .data
-	@bash scripts/devenv.sh orphans
+	@$(GO) run ./cmd/devenv orphans
 	@echo "removed .data/ and its PostgreSQL clusters"
 
 # Another development token for `make run`'s service (stderr names the

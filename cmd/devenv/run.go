@@ -20,6 +20,10 @@ import (
 // make stop (a `make run &` ignores Ctrl-C). A failure to start (the
 // address in use, a bad setting) stops the servers this run started.
 func run(dir string) error {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
 	startedBefore := devenv.RedisRunning(dir)
 	env, err := devenv.Start(dir)
 	if err != nil {
@@ -88,7 +92,7 @@ func run(dir string) error {
 }
 
 func printRunBanner(dir string, env devenv.Env, redisURL string) error {
-	tokens, err := devenv.ReadEnvFile(filepath.Join(dir, "tokens.env"))
+	tokens, err := devenv.ReadTokens(dir)
 	if err != nil {
 		return err
 	}

@@ -24,8 +24,12 @@ const httpyac = "httpyac@6.16.7"
 // bob tokens go into http-client.private.env.json (git-ignored), the
 // environment "smoke".
 func smoke(dir string) error {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
 	addr := devenv.ServedAddr(dir)
-	if _, err := os.Stat(filepath.Join(dir, "env")); err == nil && devenv.AwaitReady(addr, time.Second) == nil {
+	if _, err := os.Stat(filepath.Join(dir, "env")); err == nil && devenv.Ready(addr) {
 		logf("smoke", "using the service on %s", addr)
 	} else {
 		stop, err := smokeService(dir, &addr)

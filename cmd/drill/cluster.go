@@ -1,13 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"log"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -35,13 +34,13 @@ func ownCluster(ctx context.Context, dir string, logger *log.Logger) (*cluster, 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	port, err := topology("port").Output()
+	port, err := devenv.FreePort()
 	if err != nil {
 		return nil, fmt.Errorf("no free port for HAProxy: %w", err)
 	}
 	c := &cluster{
 		dir:    dir,
-		addr:   "127.0.0.1:" + strings.TrimSpace(string(port)),
+		addr:   "127.0.0.1:" + strconv.Itoa(port),
 		upLog:  filepath.Join(dir, "cluster-up.log"),
 		exited: make(chan struct{}),
 	}
@@ -66,7 +65,7 @@ func ownCluster(ctx context.Context, dir string, logger *log.Logger) (*cluster, 
 		c.down(logger)
 		return nil, err
 	}
-	if err := exportEnv(filepath.Join(dir, "env")); err != nil {
+	if err := exportEnv(dir); err != nil {
 		c.down(logger)
 		return nil, err
 	}
@@ -103,51 +102,23 @@ func (c *cluster) down(logger *log.Logger) {
 		_ = syscall.Kill(-c.up.Pid, syscall.SIGKILL)
 		<-c.exited
 	}
-	if out, err := topology("purge", c.dir).CombinedOutput(); err != nil {
-		logger.Printf("deleting the servers' data under %s failed: %v\n%s", c.dir, err, out)
+	if err := devenv.Purge(c.dir, logger.Writer()); err != nil {
+		logger.Printf("deleting the servers' data under %s failed: %v", c.dir, err)
 	}
 }
 
-// exportEnv puts the shell assignments of path (NAME=value a line, the
-// value perhaps quoted) into the environment.
-func exportEnv(path string) error {
-	vars, err := readEnv(path)
+// exportEnv puts the service's settings for DIR's servers (DIR/env)
+// into the environment, for the hammer and the tools the drill runs.
+func exportEnv(dir string) error {
+	env, err := devenv.LoadEnv(dir)
 	if err != nil {
 		return err
 	}
-	for name, value := range vars {
+	for _, setting := range env.Environ() {
+		name, value, _ := strings.Cut(setting, "=")
 		if err := os.Setenv(name, value); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// readEnv reads the shell assignments of path: DIR/env, DIR/tokens.env.
-func readEnv(path string) (map[string]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = f.Close() }()
-	vars := map[string]string{}
-	lines := bufio.NewScanner(f)
-	for lines.Scan() {
-		line := strings.TrimSpace(lines.Text())
-		name, value, ok := strings.Cut(line, "=")
-		if !ok || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if len(value) >= 2 && (value[0] == '\'' || value[0] == '"') && value[len(value)-1] == value[0] {
-			value = value[1 : len(value)-1]
-		}
-		vars[name] = value
-	}
-	if err := lines.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if len(vars) == 0 {
-		return nil, errors.New(path + " holds no assignments")
-	}
-	return vars, nil
 }

@@ -13,16 +13,13 @@ import (
 	"time"
 )
 
-// topology is a command of the local topology's tool, in its words:
-// "cluster up DIR" (and roll, failover, pg-switchover, pg-failover),
-// "purge DIR", "port", "browser". Every drill's use of the topology goes
-// through here.
+// topology is a command of the local topology's tool (cmd/devenv, built
+// into bin/ first): "cluster up DIR" (and roll, failover, pg-switchover,
+// pg-failover), "smoke DIR". The drill runs these as processes of their
+// own, not calls: the cluster lives in a session of its own, which the
+// drill ends with a signal, and each change's log is its output.
 func topology(args ...string) *exec.Cmd {
-	script := "scripts/devenv.sh"
-	if len(args) > 0 && args[0] == "cluster" {
-		script, args = "scripts/cluster.sh", args[1:]
-	}
-	return exec.Command("bash", append([]string{script}, args...)...)
+	return exec.Command("bin/devenv", args...)
 }
 
 // build builds the binaries the drill runs, bin/NAME from cmd/NAME or

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/seatlock/seatlock/internal/devenv"
 )
 
 // pageResult is what the drill reads of tools/pagecheck's -json.
@@ -80,7 +82,7 @@ func (d *drill) page(ctx context.Context, c *cluster) error {
 func (d *drill) tokens(ctx context.Context) (map[string]string, error) {
 	path := filepath.Join(d.dir, "tokens.env")
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		tokens, err := readEnv(path)
+		tokens, err := devenv.ReadTokens(d.dir)
 		if err == nil && tokens["ADMIN"] != "" && tokens["ALICE"] != "" {
 			return tokens, nil
 		}

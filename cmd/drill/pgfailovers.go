@@ -111,7 +111,7 @@ func countsOf(r *hammerReport) *counts {
 // the PostgreSQL leader SIGKILLed FAILOVER_AFTER seconds into each; a row
 // a run, then the median and worst time without a booking and the totals.
 func (cfg pgFailoversConfig) run(ctx context.Context, d *drill) error {
-	if err := build(ctx, "cmd/api", "cmd/hammer"); err != nil {
+	if err := build(ctx, "cmd/api", "cmd/hammer", "cmd/devenv"); err != nil {
 		return err
 	}
 	c, err := ownCluster(ctx, d.dir, d.log)

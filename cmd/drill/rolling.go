@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/seatlock/seatlock/internal/devenv"
 )
 
 // rollingConfig is make rolling-restart's environment: how many runs of
@@ -69,12 +71,10 @@ func pgFailoverDuration(duration, given string) string {
 // run is make rolling-restart: on a cluster of its own, make smoke and the
 // page through HAProxy, then the hammer under each change in turn.
 func (cfg rollingConfig) run(ctx context.Context, d *drill) error {
-	if err := build(ctx, "cmd/api", "cmd/hammer", "tools/pagecheck"); err != nil {
+	if err := build(ctx, "cmd/api", "cmd/hammer", "cmd/devenv", "tools/pagecheck"); err != nil {
 		return err
 	}
-	browser := topology("browser")
-	browser.Stdout, browser.Stderr = os.Stdout, os.Stderr
-	if err := runGroup(ctx, browser); err != nil {
+	if err := devenv.Install(os.Stderr, devenv.Browser); err != nil {
 		return fmt.Errorf("installing Chromium failed: %w", err)
 	}
 	c, err := ownCluster(ctx, d.dir, d.log)

@@ -11,7 +11,7 @@ import (
 // smokeCommand is make smoke (api.http in httpyac) against the service on
 // addr, with DIR's servers.
 func smokeCommand(dir, addr string) *exec.Cmd {
-	cmd := exec.Command("bash", "scripts/smoke.sh", dir)
+	cmd := topology("smoke", dir)
 	cmd.Env = append(os.Environ(), "HTTP_ADDR="+addr)
 	return cmd
 }

@@ -52,11 +52,11 @@ func compare(ctx context.Context, root string) error {
 		return err
 	}
 	if cfg.pgha {
-		pair, err := pgPair(root, runDir(root))
+		url, err := pgPair(runDir(root))
 		if err != nil {
 			return err
 		}
-		servers["DATABASE_URL"] = pair["DATABASE_URL"]
+		servers["DATABASE_URL"] = url
 		// A Redis database of its own: the pair numbers its schedules from
 		// 1 too, and the seals of the single server's booked seats would
 		// say this run's seats are taken.

@@ -87,3 +87,6 @@ func awaitReady(addr string, within time.Duration, exited func() bool) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// Ready reports whether http://addr/readyz answers 200 now.
+func Ready(addr string) bool { return status("http://"+addr+"/readyz") == http.StatusOK }

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 )
 
 // DefaultAddr is where make run serves, and what make smoke, make hammer
@@ -28,13 +27,22 @@ func tokensPath(dir string) string { return filepath.Join(dir, "tokens.env") }
 // readServed reads a served.env; ok is false when it is missing, or when
 // its owner no longer runs (killed before it could release the address).
 func readServed(path string) (s served, ok bool) {
-	values, err := ReadEnvFile(path)
+	values, err := readEnvFile(path)
 	if err != nil {
 		return s, false
 	}
 	s.Addr, s.By = values["HTTP_ADDR"], values["SERVED_BY"]
 	s.PID, _ = strconv.Atoi(values["SERVED_PID"])
-	return s, s.PID > 0 && syscall.Kill(s.PID, 0) == nil
+	return s, running(s.PID)
+}
+
+// servedValue returns NAME in DIR/served.env, or "".
+func servedValue(dir, name string) string {
+	vars, err := readEnvFile(servedPath(dir))
+	if err != nil {
+		return ""
+	}
+	return vars[name]
 }
 
 // Claim records that pid (make run's or make cluster's process, who
@@ -107,3 +115,6 @@ func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
+
+// ReadTokens reads DIR/tokens.env: API and the DevelopmentTokens by name.
+func ReadTokens(dir string) (map[string]string, error) { return readEnvFile(tokensPath(dir)) }

@@ -23,7 +23,7 @@ func Find() (string, error) {
 			return path, nil
 		}
 	}
-	return "", errors.New("no Chromium: install Debian's chromium (bash scripts/devenv.sh browser; make test does) or set CHROMIUM")
+	return "", errors.New("no Chromium: install Debian's chromium (go run ./cmd/devenv browser; make test does) or set CHROMIUM")
 }
 
 // startTimeout bounds how long Chromium may take to start.

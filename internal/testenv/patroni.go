@@ -2,10 +2,7 @@ package testenv
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,12 +14,13 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatlock/seatlock/internal/devenv"
 	"github.com/seatlock/seatlock/internal/lock/lockenv"
 )
 
 // PatroniScope is the Patroni cluster name of StartPatroni, the one of
-// `make cluster` (scripts/devenv.sh patroni).
-const PatroniScope = "seatlock"
+// `make cluster` (devenv.PatroniScope).
+const PatroniScope = devenv.PatroniScope
 
 // PatroniSetup is a PostgreSQL primary and its synchronous standby, each
 // run by a Patroni node, with one etcd for their leader election: processes
@@ -63,7 +61,7 @@ func StartPatroni(tb testing.TB) *PatroniSetup {
 	tb.Helper()
 	for _, bin := range []string{"patroni", "etcd"} {
 		if _, err := exec.LookPath(bin); err != nil {
-			tb.Fatalf("%s not found: `make test` installs it (scripts/devenv.sh install)", bin)
+			tb.Fatalf("%s not found: `make test` installs it (go run ./cmd/devenv install)", bin)
 		}
 	}
 	bin, err := lockenv.PostgresBin()
@@ -80,31 +78,23 @@ func StartPatroni(tb testing.TB) *PatroniSetup {
 	tb.Cleanup(s.stop)
 
 	client, peer := lockenv.FreeAddr(tb), lockenv.FreeAddr(tb)
-	s.etcd = s.launch("etcd", "etcd", "--name", "e1", "--data-dir", filepath.Join(s.dir, "etcd"),
-		"--listen-client-urls", "http://"+client, "--advertise-client-urls", "http://"+client,
-		"--listen-peer-urls", "http://"+peer, "--initial-advertise-peer-urls", "http://"+peer,
-		"--initial-cluster", "e1=http://"+peer, "--initial-cluster-state", "new", "--unsafe-no-fsync")
+	s.etcd = s.launch("etcd", "etcd", devenv.EtcdArgs(filepath.Join(s.dir, "etcd"), client, peer)...)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	s.await(ctx, "etcd", func() (bool, error) {
-		resp, err := http.Get("http://" + client + "/version")
-		if err != nil {
-			return false, err
-		}
-		_ = resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
+	s.await(ctx, "etcd", func() (bool, error) { return devenv.EtcdHealthy(client), nil })
 
 	for i := 1; i <= 2; i++ {
 		n := &PatroniNode{Name: "pg" + strconv.Itoa(i), Addr: lockenv.FreeAddr(tb), API: "http://" + lockenv.FreeAddr(tb), setup: s}
 		n.data = filepath.Join(s.dir, n.Name)
 		n.config = filepath.Join(s.dir, n.Name+".yml")
-		s.writeFile(n.config, s.patroniConfig(n, client, bin))
+		s.writeFile(n.config, devenv.PatroniConfig{Name: n.Name, Addr: n.Addr, REST: strings.TrimPrefix(n.API, "http://"),
+			Etcd: client, DataDir: n.data, BinDir: bin, PGPass: filepath.Join(s.dir, n.Name+".pgpass"),
+			Superuser: s.password, Replication: s.password, Rewind: s.password, NoFsync: true}.YAML())
 		s.Nodes = append(s.Nodes, n)
 	}
 	// pg1 bootstraps the cluster and leads; pg2 then copies it.
 	s.Nodes[0].Start()
-	s.await(ctx, "pg1 leading", func() (bool, error) { return s.Nodes[0].status().leads(), nil })
+	s.AwaitLeader(ctx, s.Nodes[0])
 	s.Nodes[1].Start()
 	s.AwaitSyncStandby(ctx, s.Nodes[1])
 
@@ -123,41 +113,6 @@ func StartPatroni(tb testing.TB) *PatroniSetup {
 	s.URL = fmt.Sprintf("postgres://postgres:%s@%s/seatlock?sslmode=disable&target_session_attrs=read-write",
 		s.password, strings.Join(hosts, ","))
 	return s
-}
-
-func (s *PatroniSetup) patroniConfig(n *PatroniNode, etcd, bin string) string {
-	// fsync stays off: the test kills processes, never the machine, and
-	// the page cache outlives a process.
-	return fmt.Sprintf(`scope: %s
-name: %s
-log: {level: INFO}
-restapi: {listen: %s, connect_address: %s}
-etcd3: {hosts: %s}
-bootstrap:
-  dcs:
-    ttl: 8
-    loop_wait: 1
-    retry_timeout: 3
-    maximum_lag_on_failover: 16777216
-    synchronous_mode: true
-    postgresql:
-      use_pg_rewind: true
-      parameters: {wal_log_hints: "on", max_connections: 300, synchronous_commit: "on", fsync: "off"}
-  initdb: [{encoding: UTF8}, {locale: C.UTF-8}, {auth: scram-sha-256}]
-postgresql:
-  listen: %s
-  connect_address: %s
-  data_dir: %s
-  bin_dir: %s
-  pgpass: %s
-  parameters: {unix_socket_directories: ''}
-  pg_hba: ["host replication replicator 127.0.0.1/32 scram-sha-256", "host all all 127.0.0.1/32 scram-sha-256"]
-  authentication:
-    superuser: {username: postgres, password: %s}
-    replication: {username: replicator, password: %s}
-    rewind: {username: rewinder, password: %s}
-`, PatroniScope, n.Name, strings.TrimPrefix(n.API, "http://"), strings.TrimPrefix(n.API, "http://"), etcd,
-		n.Addr, n.Addr, n.data, bin, filepath.Join(s.dir, n.Name+".pgpass"), s.password, s.password, s.password)
 }
 
 // Start starts the node's Patroni: the first time it bootstraps or copies
@@ -181,7 +136,7 @@ func (n *PatroniNode) end(stop func(*lockenv.Process)) {
 		stop(n.proc)
 	}
 	if pid := n.postmaster(); pid > 0 {
-		killTree(pid)
+		devenv.KillTree(pid)
 	}
 }
 
@@ -208,39 +163,10 @@ func (n *PatroniNode) postmaster() int {
 	return pid
 }
 
-// leads reports whether the node's REST API says it is the running
-// primary (Patroni 3.0 calls it "master", later versions "primary").
-func (st patroniStatus) leads() bool {
-	return (st.Role == "master" || st.Role == "primary") && st.State == "running"
-}
-
-type patroniStatus struct {
-	Role  string `json:"role"`
-	State string `json:"state"`
-	// Replication is the primary's view of its standbys.
-	Replication []struct {
-		Name      string `json:"application_name"`
-		State     string `json:"state"`
-		SyncState string `json:"sync_state"`
-	} `json:"replication"`
-}
-
-func (n *PatroniNode) status() patroniStatus {
-	var st patroniStatus
-	c := http.Client{Timeout: time.Second}
-	resp, err := c.Get(n.API + "/patroni")
-	if err != nil {
-		return st
-	}
-	defer func() { _ = resp.Body.Close() }()
-	_ = json.NewDecoder(resp.Body).Decode(&st)
-	return st
-}
-
 // Leader returns the node that is primary now, or nil.
 func (s *PatroniSetup) Leader() *PatroniNode {
 	for _, n := range s.Nodes {
-		if n.status().leads() {
+		if devenv.Leads(n.API) {
 			return n
 		}
 	}
@@ -258,9 +184,7 @@ func (s *PatroniSetup) Other(n *PatroniNode) *PatroniNode {
 // AwaitLeader waits until n is the running primary.
 func (s *PatroniSetup) AwaitLeader(ctx context.Context, n *PatroniNode) {
 	s.tb.Helper()
-	s.await(ctx, n.Name+" leading", func() (bool, error) {
-		return n.status().leads(), nil
-	})
+	s.await(ctx, n.Name+" leading", func() (bool, error) { return devenv.Leads(n.API), nil })
 }
 
 // AwaitSyncStandby waits until n streams from the primary as its
@@ -269,41 +193,8 @@ func (s *PatroniSetup) AwaitSyncStandby(ctx context.Context, n *PatroniNode) {
 	s.tb.Helper()
 	s.await(ctx, n.Name+" as the synchronous standby", func() (bool, error) {
 		leader := s.Leader()
-		if leader == nil || leader == n {
-			return false, nil
-		}
-		streaming := false
-		for _, r := range leader.status().Replication {
-			streaming = streaming || r.Name == n.Name && r.State == "streaming" && r.SyncState == "sync"
-		}
-		// And Patroni has recorded it as the synchronous standby (its
-		// /cluster view comes from etcd): only then may a switchover
-		// name it, or a failover promote it.
-		return streaming && leader.memberRole(n.Name) == "sync_standby", nil
+		return leader != nil && leader != n && devenv.SyncStandby(n.API, n.Name, leader.API), nil
 	})
-}
-
-// memberRole returns the role the node's /cluster view gives member name.
-func (n *PatroniNode) memberRole(name string) string {
-	var cluster struct {
-		Members []struct {
-			Name string `json:"name"`
-			Role string `json:"role"`
-		} `json:"members"`
-	}
-	c := http.Client{Timeout: time.Second}
-	resp, err := c.Get(n.API + "/cluster")
-	if err != nil {
-		return ""
-	}
-	defer func() { _ = resp.Body.Close() }()
-	_ = json.NewDecoder(resp.Body).Decode(&cluster)
-	for _, m := range cluster.Members {
-		if m.Name == name {
-			return m.Role
-		}
-	}
-	return ""
 }
 
 // Switchover asks Patroni for a planned switchover to candidate (the
@@ -312,19 +203,8 @@ func (n *PatroniNode) memberRole(name string) string {
 func (s *PatroniSetup) Switchover(ctx context.Context, candidate *PatroniNode) {
 	s.tb.Helper()
 	leader := s.Other(candidate)
-	body := fmt.Sprintf(`{"leader":%q,"candidate":%q}`, leader.Name, candidate.Name)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, leader.API+"/switchover", strings.NewReader(body))
-	if err != nil {
+	if err := devenv.Switchover(ctx, leader.API, leader.Name, candidate.Name); err != nil {
 		s.tb.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.tb.Fatalf("switchover: %v", err)
-	}
-	text, _ := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		s.tb.Fatalf("switchover to %s: %d %s", candidate.Name, resp.StatusCode, text)
 	}
 	s.AwaitLeader(ctx, candidate)
 }
@@ -381,42 +261,4 @@ func (s *PatroniSetup) await(ctx context.Context, what string, ready func() (boo
 		}
 		return logs.String()
 	})
-}
-
-// killTree sends SIGKILL to pid and to every process whose parent it is.
-func killTree(pid int) {
-	children := childrenOf(pid)
-	_ = syscall.Kill(pid, syscall.SIGKILL)
-	for _, c := range children {
-		_ = syscall.Kill(c, syscall.SIGKILL)
-	}
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if syscall.Kill(pid, 0) != nil {
-			return
-		}
-	}
-}
-
-// childrenOf lists the processes whose parent is pid, from /proc.
-func childrenOf(pid int) []int {
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range entries {
-		child, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, so read after
-		// its closing parenthesis.
-		rest := string(b[strings.LastIndexByte(string(b), ')')+1:])
-		fields := strings.Fields(rest)
-		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
-			out = append(out, child)
-		}
-	}
-	return out
 }

@@ -15,12 +15,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seatlock/seatlock/internal/devenv"
 	"github.com/seatlock/seatlock/internal/lock/lockenv"
 )
 
 // SentinelMaster is the name the Sentinels of StartSentinel monitor the
-// primary under: the one of `make cluster` (scripts/devenv.sh sentinel).
-const SentinelMaster = "seatlock"
+// primary under: the one of `make cluster` (devenv.SentinelMaster).
+const SentinelMaster = devenv.SentinelMaster
 
 // SentinelSetup is a Redis primary, its replica and three Sentinels
 // watching them, all processes of the test's own on free ports (see
@@ -43,18 +44,17 @@ type Process struct {
 }
 
 // StartSentinel starts a redis-server primary, a replica of it
-// (--replicaof) and three redis-sentinel processes with a generated
-// sentinel.conf (sentinel monitor seatlock <primary> 2,
-// down-after-milliseconds 1000, failover-timeout 5000, parallel-syncs 1),
-// in a temporary directory, and returns once the replica is in sync and
-// every Sentinel knows the replica and the two other Sentinels: a failover
-// can then happen. Everything is killed when the test ends. It fails the
+// (--replicaof) and three redis-sentinel processes configured as `make
+// cluster`'s are (devenv.SentinelConf: quorum 2, the primary down after
+// 1 s), in a temporary directory, and returns once the replica is in sync
+// and every Sentinel knows the replica and the two other Sentinels
+// (devenv.SentinelReady): a failover can then happen. Everything is killed when the test ends. It fails the
 // test (never skips) when redis-server or redis-sentinel is missing.
 func StartSentinel(tb testing.TB) *SentinelSetup {
 	tb.Helper()
 	for _, bin := range []string{"redis-server", "redis-sentinel"} {
 		if _, err := exec.LookPath(bin); err != nil {
-			tb.Fatalf("%s not found: `make test` installs it (scripts/devenv.sh install)", bin)
+			tb.Fatalf("%s not found: `make test` installs it (go run ./cmd/devenv install)", bin)
 		}
 	}
 	s := &SentinelSetup{tb: tb}
@@ -77,20 +77,10 @@ func StartSentinel(tb testing.TB) *SentinelSetup {
 			tb.Fatal(err)
 		}
 		addr := lockenv.FreeAddr(s.tb)
+		sport, _ := strconv.Atoi(port(addr))
+		mport, _ := strconv.Atoi(port(primary.Addr))
 		conf := filepath.Join(sdir, "sentinel.conf")
-		// Sentinel rewrites its configuration file as it learns: it must be
-		// its own and writable.
-		text := fmt.Sprintf(`port %s
-bind 127.0.0.1
-daemonize no
-dir %s
-sentinel resolve-hostnames no
-sentinel monitor %s 127.0.0.1 %s 2
-sentinel down-after-milliseconds %s 1000
-sentinel failover-timeout %s 5000
-sentinel parallel-syncs %s 1
-`, port(addr), sdir, SentinelMaster, port(primary.Addr),
-			SentinelMaster, SentinelMaster, SentinelMaster)
+		text := devenv.SentinelConf{Port: sport, Dir: sdir, MasterPort: mport}.Text()
 		if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 			tb.Fatal(err)
 		}
@@ -99,25 +89,9 @@ sentinel parallel-syncs %s 1
 		addrs = append(addrs, addr)
 	}
 	for _, p := range s.Sentinels {
-		sc := redis.NewSentinelClient(&redis.Options{Addr: p.Addr, MaxRetries: -1})
 		s.await(ctx, p.Name+" knowing the replica and the other Sentinels", func() (bool, error) {
-			replicas, err := sc.Replicas(ctx, SentinelMaster).Result()
-			if err != nil {
-				return false, err
-			}
-			others, err := sc.Sentinels(ctx, SentinelMaster).Result()
-			if err != nil {
-				return false, err
-			}
-			upReplicas := 0
-			for _, r := range replicas {
-				if r["flags"] == "slave" && r["master-link-status"] == "ok" {
-					upReplicas++
-				}
-			}
-			return upReplicas == 1 && len(others) == 2, nil
+			return devenv.SentinelReady(ctx, p.Addr)
 		})
-		_ = sc.Close()
 	}
 	s.URL = "redis+sentinel://" + strings.Join(addrs, ",") + "/" + SentinelMaster + "/0"
 	return s
@@ -128,11 +102,9 @@ sentinel parallel-syncs %s 1
 func (s *SentinelSetup) MasterAddr(ctx context.Context) (string, error) {
 	var lastErr error
 	for _, p := range s.Sentinels {
-		sc := redis.NewSentinelClient(&redis.Options{Addr: p.Addr, MaxRetries: -1, DialTimeout: time.Second})
-		hp, err := sc.GetMasterAddrByName(ctx, SentinelMaster).Result()
-		_ = sc.Close()
-		if err == nil && len(hp) == 2 {
-			return net.JoinHostPort(hp[0], hp[1]), nil
+		addr, err := devenv.MasterAddr(ctx, p.Addr)
+		if err == nil {
+			return addr, nil
 		}
 		lastErr = err
 	}

@@ -4,8 +4,8 @@
 //
 //	go run ./tools/pagecheck -url http://127.0.0.1:8080 [-admin-token T] [-user-token T] [-duration 10s] [-json]
 //
-// The tokens default to $ADMIN and $ALICE (scripts/tokens.sh writes them to
-// DIR/tokens.env). It creates a schedule as the admin, opens URL/?schedule=N
+// The tokens default to $ADMIN and $ALICE (make run and make cluster write
+// them to DIR/tokens.env). It creates a schedule as the admin, opens URL/?schedule=N
 // in headless Chromium (CHROMIUM, else /usr/bin/chromium) with the user's
 // token pasted, books a distinct seat through the API every -interval for
 // -duration (retrying transport errors, 5xx and the like with the same

@@ -38,6 +38,8 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+
+	"github.com/seatlock/seatlock/internal/devenv"
 )
 
 func main() {
@@ -81,7 +83,7 @@ func (w *walkthrough) takeSteps(ctx context.Context) error {
 	if err := w.cloneInto(ctx, w.clone); err != nil {
 		return err
 	}
-	port, err := freePort()
+	port, err := devenv.FreePort()
 	if err != nil {
 		return err
 	}

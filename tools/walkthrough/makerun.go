@@ -15,7 +15,7 @@ import (
 
 // makeRun is a clone's `make run` in the background, in a session of its
 // own: the session's id is make's pid, SIGTERM to that process group
-// reaches make, scripts/run.sh and the API, and the API is found among the
+// reaches make, devenv run and the API, and the API is found among the
 // session's processes.
 type makeRun struct {
 	cmd  *exec.Cmd
@@ -135,12 +135,12 @@ func (r *makeRun) stop() {
 	}
 }
 
-// apiServe is what the API's command line holds under make run: run.sh
-// starts it as `bin/api serve`.
+// apiServe is what the API's command line holds under make run: devenv
+// run starts it as `bin/api serve`.
 const apiServe = "bin/api serve"
 
 // signalAPI sends sig to the API of make run's session, and to nothing
-// else of it: make and run.sh must see the API end on its own.
+// else of it: make and devenv run must see the API end on its own.
 func (r *makeRun) signalAPI(sig syscall.Signal) error {
 	pids, err := sessionProcesses(r.cmd.Process.Pid, apiServe)
 	if err != nil {

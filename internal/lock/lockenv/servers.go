@@ -19,7 +19,7 @@ import (
 )
 
 // install is what a failure to find a server's binary tells to do.
-const install = "run `make test` once, which installs it (scripts/devenv.sh install)"
+const install = "install it (Debian's redis-server and postgresql packages; `make test` installs them)"
 
 // startRedis starts the shared standalone Redis (no persistence).
 func (s *servers) startRedis() (string, error) {
