@@ -199,13 +199,15 @@ func testReleaseByOwnerOnly(t *testing.T, h Harness) {
 
 func testExtendByOwnerOnly(t *testing.T, h Harness) {
 	c, key := client(t, h.Backend), newKey()
-	l := mustAcquire(t, c, key, lock.Options{TTL: 200 * time.Millisecond})
-	if err := l.Extend(context.Background(), 3*time.Second); err != nil {
+	// A TTL a busy machine cannot outlast between the acquire and the
+	// extend, and an extension that Remaining tells apart from it.
+	l := mustAcquire(t, c, key, lock.Options{TTL: 2 * time.Second})
+	if err := l.Extend(context.Background(), 10*time.Second); err != nil {
 		t.Fatalf("owner Extend: %v", err)
 	}
 	_, err := c.Acquire(context.Background(), key, lock.Options{TTL: time.Second})
-	if held := expectHeld(t, err); held.Remaining <= 2*time.Second {
-		t.Errorf("Remaining after Extend(3s) = %v", held.Remaining)
+	if held := expectHeld(t, err); held.Remaining <= 5*time.Second {
+		t.Errorf("Remaining after Extend(10s) = %v", held.Remaining)
 	}
 	h.Delete(key)
 	successor := mustAcquire(t, c, key, lock.Options{TTL: 3 * time.Second})
