@@ -1,8 +1,8 @@
 // Command devenv is the service's local topology (internal/devenv) on the
 // command line, run from the repository's root as `go run ./cmd/devenv`:
 //
-//	devenv install                  install redis-server, redis-sentinel, PostgreSQL, Patroni, etcd
-//	                                and jq from the OS packages if missing
+//	devenv install                  install redis-server, redis-sentinel, PostgreSQL, Patroni and
+//	                                etcd from the OS packages if missing
 //	devenv browser                  install Chromium from the OS packages if missing (the browser test)
 //	devenv haproxy                  install HAProxy from the OS packages if missing (make cluster)
 //	devenv port                     print a free port (below the ephemeral range)

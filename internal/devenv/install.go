@@ -17,8 +17,7 @@ type Packages int
 const (
 	// Servers is what the test binaries, `make run` and `make cluster`
 	// start: redis-server, redis-cli, redis-sentinel, PostgreSQL, Patroni,
-	// etcd and etcdctl; and jq, which the measuring scripts read reports
-	// with.
+	// etcd and etcdctl.
 	Servers Packages = iota
 	// Browser is Chromium, for the page's browser test (it fails, never
 	// skips, without it).
@@ -50,7 +49,6 @@ func (p Packages) providers() []provider {
 			{"patroni", command("patroni")},
 			{"etcd-server", command("etcd")},
 			{"etcd-client", command("etcdctl")},
-			{"jq", command("jq")},
 		}
 	case Browser:
 		return []provider{{"chromium", command("chromium")}, {"fonts-dejavu-core", command("chromium")}}
