@@ -42,6 +42,7 @@ import (
 	"strconv"
 
 	"github.com/seatlock/seatlock/internal/devenv"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 )
 
 func main() {
@@ -72,7 +73,7 @@ func dispatch(cmd string, args []string) error {
 	case "haproxy":
 		return devenv.Install(say, devenv.HAProxy)
 	case "port":
-		port, err := devenv.FreePort()
+		port, err := lockenv.FreePort()
 		if err == nil {
 			fmt.Println(port)
 		}

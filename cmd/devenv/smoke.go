@@ -11,6 +11,7 @@ import (
 
 	"github.com/seatlock/seatlock/internal/auth"
 	"github.com/seatlock/seatlock/internal/devenv"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 )
 
 // httpyac is the pinned client make smoke runs api.http in.
@@ -67,7 +68,7 @@ func smokeService(dir string, addr *string) (stop func(), err error) {
 		stopServers()
 		return nil, err
 	}
-	port, err := devenv.FreePort()
+	port, err := lockenv.FreePort()
 	if err != nil {
 		stopServers()
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/seatlock/seatlock/internal/devenv"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 )
 
 // cluster is make cluster on servers of the drill's own: its up command
@@ -34,7 +35,7 @@ func ownCluster(ctx context.Context, dir string, logger *log.Logger) (*cluster, 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	port, err := devenv.FreePort()
+	port, err := lockenv.FreePort()
 	if err != nil {
 		return nil, fmt.Errorf("no free port for HAProxy: %w", err)
 	}

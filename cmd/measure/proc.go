@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/seatlock/seatlock/internal/devenv"
 )
 
 // clockTicks is how many ticks of CPU time /proc/PID/stat counts a second:
@@ -60,22 +62,6 @@ func cpuTicks(pid int) (int64, error) {
 	return s.utime + s.stime, err
 }
 
-// children are the processes whose parent is pid.
-func children(pid int) []int {
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range entries {
-		child, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if s, err := readStat(child); err == nil && s.ppid == pid {
-			out = append(out, child)
-		}
-	}
-	return out
-}
-
 // treeTicks is the CPU time a server of many processes has used so far:
 // its first process's own, what its ended children left in its
 // cutime/cstime (PostgreSQL's autovacuum workers), and its live
@@ -86,7 +72,7 @@ func treeTicks(pid int) (int64, error) {
 		return 0, err
 	}
 	total := s.utime + s.stime + s.cutime + s.cstime
-	for _, child := range children(pid) {
+	for _, child := range devenv.ChildrenOf(pid) {
 		if c, err := readStat(child); err == nil { // it may have ended since
 			total += c.utime + c.stime
 		}

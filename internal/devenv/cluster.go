@@ -95,7 +95,7 @@ type cluster struct {
 // serve starts instance in on a free port, recorded in api-N.port, its
 // pid in api-N.pid, and returns its address once it is ready.
 func (c *cluster) serve(in instance, env []string, bin string) (string, error) {
-	port, err := FreePort()
+	port, err := lockenv.FreePort()
 	if err != nil {
 		return "", err
 	}

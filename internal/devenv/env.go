@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 )
 
 // Env is what DIR/env says: where `make run`'s Redis and PostgreSQL listen,
@@ -28,7 +30,7 @@ func newEnv(dir string, redisPort, pgPort int) (Env, error) {
 	var err error
 	for _, port := range []*int{&redisPort, &pgPort} {
 		if *port == 0 {
-			if *port, err = FreePort(); err != nil {
+			if *port, err = lockenv.FreePort(); err != nil {
 				return Env{}, err
 			}
 		}

@@ -19,7 +19,7 @@ func KillTree(roots ...int) int {
 	}
 	victims := slices.Clone(roots)
 	for i := 0; i < len(victims); i++ {
-		for _, child := range childrenOf(victims[i]) {
+		for _, child := range ChildrenOf(victims[i]) {
 			if !slices.Contains(victims, child) {
 				victims = append(victims, child)
 			}
@@ -34,8 +34,8 @@ func KillTree(roots ...int) int {
 	return len(victims)
 }
 
-// childrenOf lists the processes whose parent is pid, from /proc.
-func childrenOf(pid int) []int {
+// ChildrenOf lists the processes whose parent is pid, from /proc.
+func ChildrenOf(pid int) []int {
 	entries, _ := os.ReadDir("/proc")
 	var out []int
 	for _, e := range entries {

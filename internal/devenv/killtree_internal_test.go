@@ -18,7 +18,7 @@ func TestDetachedTreeKilledWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.await("started", 10*time.Second, func() bool { return len(childrenOf(d.pid)) == 2 }); err != nil {
+	if err := d.await("started", 10*time.Second, func() bool { return len(ChildrenOf(d.pid)) == 2 }); err != nil {
 		t.Fatal(err)
 	}
 	if st := procStat(d.pid); len(st) < 4 || st[3] != strconv.Itoa(d.pid) {
@@ -27,7 +27,7 @@ func TestDetachedTreeKilledWhole(t *testing.T) {
 	if pid := runningFrom(pidPath); pid != d.pid {
 		t.Errorf("the pid file names %d running, want %d", pid, d.pid)
 	}
-	children := childrenOf(d.pid)
+	children := ChildrenOf(d.pid)
 	if killed := KillTree(d.pid); killed != 3 {
 		t.Errorf("KillTree killed %d processes, want 3", killed)
 	}

@@ -3,53 +3,17 @@ package devenv
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
-	mathrand "math/rand/v2"
 	"net"
 	"strconv"
-	"sync"
+
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 )
-
-// FreePort returns a port nothing listens on, from 23000-29999: below the
-// kernel's usual ephemeral range (32768 and up), where an outgoing
-// connection could take the port between this check and the server's
-// bind. A process is never handed the same port twice.
-func FreePort() (int, error) {
-	for range 200 {
-		port := 23000 + mathrand.IntN(7000)
-		if !handOut(port) {
-			continue
-		}
-		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
-		if err != nil {
-			continue
-		}
-		_ = ln.Close()
-		return port, nil
-	}
-	return 0, errors.New("no free port found in 23000-29999")
-}
-
-var handedOut = struct {
-	sync.Mutex
-	ports map[int]bool
-}{ports: map[int]bool{}}
-
-func handOut(port int) bool {
-	handedOut.Lock()
-	defer handedOut.Unlock()
-	if handedOut.ports[port] {
-		return false
-	}
-	handedOut.ports[port] = true
-	return true
-}
 
 // freePorts returns n distinct free ports.
 func freePorts(n int) ([]int, error) {
 	ports := make([]int, n)
 	for i := range ports {
-		p, err := FreePort()
+		p, err := lockenv.FreePort()
 		if err != nil {
 			return nil, err
 		}

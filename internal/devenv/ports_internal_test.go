@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// FreePort hands out distinct ports of 23000-29999 that can be bound.
+// freePorts hands out distinct ports that can be bound.
 func TestFreePortsAreDistinctAndFree(t *testing.T) {
 	ports, err := freePorts(50)
 	if err != nil {
@@ -14,14 +14,14 @@ func TestFreePortsAreDistinctAndFree(t *testing.T) {
 	}
 	seen := map[int]bool{}
 	for _, p := range ports {
-		if p < 23000 || p > 29999 || seen[p] {
-			t.Fatalf("port %d: out of 23000-29999, or handed out twice (%v)", p, ports)
+		if seen[p] {
+			t.Fatalf("port %d handed out twice (%v)", p, ports)
 		}
 		seen[p] = true
 	}
 	ln, err := net.Listen("tcp", hostPort(ports[0]))
 	if err != nil {
-		t.Fatalf("bind a port FreePort gave: %v", err)
+		t.Fatalf("bind a port freePorts gave: %v", err)
 	}
 	_ = ln.Close()
 }

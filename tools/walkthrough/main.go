@@ -39,7 +39,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/seatlock/seatlock/internal/devenv"
+	"github.com/seatlock/seatlock/internal/lock/lockenv"
 )
 
 func main() {
@@ -83,7 +83,7 @@ func (w *walkthrough) takeSteps(ctx context.Context) error {
 	if err := w.cloneInto(ctx, w.clone); err != nil {
 		return err
 	}
-	port, err := devenv.FreePort()
+	port, err := lockenv.FreePort()
 	if err != nil {
 		return err
 	}

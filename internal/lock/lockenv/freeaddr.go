@@ -1,6 +1,7 @@
 package lockenv
 
 import (
+	"errors"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -10,21 +11,18 @@ import (
 	"testing"
 )
 
-// FreeAddr returns a 127.0.0.1 address nothing listens on, for a server
-// process a test starts. Its port lies below the kernel's ephemeral range:
-// a port that net.Listen(":0") picked and released is ephemeral, and
-// under a busy test run the kernel may hand it to an outgoing connection
-// before the server binds it ("address already in use"). Ports are never
-// handed out twice in one test binary; across the binaries `go test ./...`
-// runs at once, the random choice from ~10,000 ports keeps a collision
-// within a bind's window unlikely.
-func FreeAddr(tb testing.TB) string {
-	tb.Helper()
+// FreePort returns a port nothing listens on, for a server process to
+// bind. It lies below the kernel's ephemeral range: a port that
+// net.Listen(":0") picked and released is ephemeral, and under a busy test
+// run the kernel may hand it to an outgoing connection before the server
+// binds it ("address already in use"). Ports are never handed out twice in
+// one process; across the binaries `go test ./...` runs at once, the
+// random choice from ~10,000 ports keeps a collision within a bind's
+// window unlikely, and the servers' starts try again on other ports when
+// theirs was taken.
+func FreePort() (int, error) {
 	low := ephemeralLow()
-	first := low - 12000
-	if first < 1024 {
-		first = 1024
-	}
+	first := max(low-12000, 1024)
 	for range 1000 {
 		port := first + rand.IntN(low-first)
 		if !handOut(port) {
@@ -34,12 +32,21 @@ func FreeAddr(tb testing.TB) string {
 		if err != nil {
 			continue
 		}
-		addr := ln.Addr().String()
 		_ = ln.Close()
-		return addr
+		return port, nil
 	}
-	tb.Fatal("no free port below the ephemeral range")
-	return ""
+	return 0, errors.New("no free port below the ephemeral range")
+}
+
+// FreeAddr is FreePort's 127.0.0.1 address, for a server process a test
+// starts; the test fails when there is none.
+func FreeAddr(tb testing.TB) string {
+	tb.Helper()
+	port, err := FreePort()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return "127.0.0.1:" + strconv.Itoa(port)
 }
 
 var handedOut = struct {

@@ -2,11 +2,9 @@ package lockenv
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -131,26 +129,8 @@ func AwaitListening(p *Process, addr string, within time.Duration) error {
 	return fmt.Errorf("%s on %s did not start:\n%s", p.Name, addr, p.Tail(10))
 }
 
-// freePort returns a port nothing listens on, from 20000-32767: below the
-// kernel's usual ephemeral range (32768 and up), where an outgoing
-// connection could take the port between this check and the server's
-// bind. Another test binary may still take it first: the servers' starts
-// try again on other ports when theirs was taken.
-func freePort() (int, error) {
-	for range 200 {
-		port := 20000 + rand.IntN(12768)
-		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
-		if err != nil {
-			continue
-		}
-		_ = ln.Close()
-		return port, nil
-	}
-	return 0, fmt.Errorf("no free port found in 20000-32767")
-}
-
 // portTaken tells, from the end of a server's log, that it could not bind
-// its port: another process took it after freePort.
+// its port: another process took it after FreePort.
 func portTaken(log string) bool {
 	return strings.Contains(log, "Address already in use") || strings.Contains(log, "could not bind")
 }

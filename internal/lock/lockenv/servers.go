@@ -45,7 +45,7 @@ func (s *servers) redisServer(name string, args ...string) (*Process, int, error
 	}
 	var lastErr error
 	for range 3 {
-		port, err := freePort()
+		port, err := FreePort()
 		if err != nil {
 			return nil, 0, err
 		}
@@ -101,7 +101,7 @@ func (s *servers) startCluster() (string, error) {
 	for i := range 3 {
 		// Each node's cluster bus on a port of its own (not port+10000,
 		// which may be above 32767 or taken).
-		bus, err := freePort()
+		bus, err := FreePort()
 		if err != nil {
 			return "", err
 		}
@@ -196,7 +196,7 @@ func (s *servers) startPostgres() (string, error) {
 	}
 	var lastErr error
 	for range 3 {
-		port, err := freePort()
+		port, err := FreePort()
 		if err != nil {
 			return "", err
 		}
