@@ -143,7 +143,8 @@ func FuzzQueueSettings(f *testing.F) {
 		}{
 			{admitPerSecond, "", &put.AdmitPerSecond}, {maxActive, "", put.MaxActive}, {ttl, "600", &put.AdmissionTTLSeconds},
 		} {
-			want, err := strconv.ParseFloat(cmp.Or(sent.value, sent.dflt), 64)
+			// JSON allows whitespace around a value: "20 " is 20.
+			want, err := strconv.ParseFloat(strings.Trim(cmp.Or(sent.value, sent.dflt), " \t\r\n"), 64)
 			if sent.value == "" && sent.dflt == "" {
 				if sent.got != nil {
 					t.Fatalf("body %s: a member left out is answered %d", body, *sent.got)
