@@ -8,9 +8,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/seatlock/seatlock/internal/devenv"
 )
 
 // walkthrough is one run: its work directory, the two clones in it, and
@@ -114,27 +117,16 @@ func environ(drop []string, set ...string) []string {
 	return append(env, set...)
 }
 
-// envValue is NAME's value in dir's .data/run/env (written by make run's
-// devenv start), "" when the file or the name is missing.
-func envValue(dir, name string) string {
-	text, err := os.ReadFile(filepath.Join(dir, ".data", "run", "env"))
-	if err != nil {
-		return ""
-	}
-	for line := range strings.Lines(string(text)) {
-		if value, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), name+"="); ok {
-			return value
-		}
-	}
-	return ""
-}
-
 // serversDown: neither the Redis nor the PostgreSQL of dir's make run
 // still listens (the one that does is logged).
 func serversDown(dir string) bool {
-	for _, name := range []string{"REDIS_PORT", "PG_PORT"} {
-		if port := envValue(dir, name); port != "" && listening(port) {
-			logf("port %s of %s still listens", port, dir)
+	env, err := devenv.LoadEnv(filepath.Join(dir, ".data", "run"))
+	if err != nil {
+		return true // it never started any
+	}
+	for _, port := range []int{env.RedisPort, env.PGPort} {
+		if listening(strconv.Itoa(port)) {
+			logf("port %d of %s still listens", port, dir)
 			return false
 		}
 	}
@@ -157,8 +149,8 @@ func (w *walkthrough) cleanup() {
 		stop := exec.Command("make", "-s", "stop")
 		stop.Dir = dir
 		_ = stop.Run() // best effort: what it leaves, the checks have reported
-		if pg := envValue(dir, "PG_DIR"); pg != "" && !strings.HasPrefix(pg, dir+"/") {
-			removeAll(pg)
+		if env, err := devenv.LoadEnv(filepath.Join(dir, ".data", "run")); err == nil && !strings.HasPrefix(env.PGDir, dir+"/") {
+			removeAll(env.PGDir)
 		}
 	}
 	removeAll(w.work)
