@@ -47,7 +47,7 @@ func compare(ctx context.Context, root string) error {
 	if err != nil {
 		return err
 	}
-	servers, err := runServers(root)
+	servers, work, err := onRunServers(ctx, root, "compare")
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,6 @@ func compare(ctx context.Context, root string) error {
 		_, host, _ := strings.Cut(servers["DATABASE_URL"], "@")
 		logf("compare", "on the PostgreSQL pair (synchronous standby): %s", host)
 	}
-	work := filepath.Join(root, ".data", "compare")
 	if err := cfg.build(ctx, root, work); err != nil {
 		return err
 	}
@@ -88,15 +87,9 @@ func compare(ctx context.Context, root string) error {
 	return nil
 }
 
-// build builds the service and the hammer, the baseline, the build BEFORE
-// and the span sink, as the run needs them.
+// build builds the baseline, the build BEFORE and the span sink, as the
+// run needs them.
 func (cfg compareConfig) build(ctx context.Context, root, work string) error {
-	if err := os.MkdirAll(work, 0o755); err != nil {
-		return err
-	}
-	if err := buildBinaries(ctx, root); err != nil {
-		return err
-	}
 	if _, err := os.Stat(filepath.Join(cfg.baselineDir, "main.go")); err != nil {
 		return fmt.Errorf("no shared baseline in %s: name its directory in BASELINE_DIR", cfg.baselineDir)
 	}

@@ -32,15 +32,8 @@ func pairs(ctx context.Context, root string) error {
 	if err != nil {
 		return err
 	}
-	servers, err := runServers(root)
+	servers, work, err := onRunServers(ctx, root, "pairs")
 	if err != nil {
-		return err
-	}
-	if err := buildBinaries(ctx, root); err != nil {
-		return err
-	}
-	work := filepath.Join(root, ".data", "pairs")
-	if err := os.MkdirAll(work, 0o755); err != nil {
 		return err
 	}
 	old, _ := filepath.Glob(filepath.Join(work, "*.txt"))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"maps"
 	"os"
 	"os/exec"
@@ -29,6 +30,22 @@ func (e env) list() []string {
 // runDir is where `make run`'s servers keep their data: RUN_DIR, or
 // .data/run under the repository's root.
 func runDir(root string) string { return setting("RUN_DIR", filepath.Join(root, ".data", "run")) }
+
+// onRunServers is how every measuring run starts: make run's Redis and
+// PostgreSQL (started if need be), the service and the hammer built into
+// bin/, and the run's own folder, .data/NAME; it returns the servers'
+// settings and that folder.
+func onRunServers(ctx context.Context, root, name string) (env, string, error) {
+	servers, err := runServers(root)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := buildBinaries(ctx, root); err != nil {
+		return nil, "", err
+	}
+	work := filepath.Join(root, ".data", name)
+	return servers, work, os.MkdirAll(work, 0o755)
+}
 
 // runServers starts `make run`'s Redis and PostgreSQL if they do not run
 // yet, and returns their settings (DIR/env).

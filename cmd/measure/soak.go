@@ -31,15 +31,8 @@ func soak(ctx context.Context, root string) error {
 	slice := setting("SLICE", "20s")
 	addr := setting("SOAK_ADDR", "127.0.0.1:18280")
 	metrics := setting("SOAK_METRICS_ADDR", "127.0.0.1:18281")
-	servers, err := runServers(root)
+	servers, work, err := onRunServers(ctx, root, "soak")
 	if err != nil {
-		return err
-	}
-	if err := buildBinaries(ctx, root); err != nil {
-		return err
-	}
-	work := filepath.Join(root, ".data", "soak")
-	if err := os.MkdirAll(work, 0o755); err != nil {
 		return err
 	}
 	logPath := filepath.Join(work, "api.log")

@@ -39,15 +39,8 @@ func sustain(ctx context.Context, root string) error {
 	}
 	addr := setting("SUSTAIN_ADDR", "127.0.0.1:18380")
 	metrics := setting("SUSTAIN_METRICS_ADDR", "127.0.0.1:18381")
-	servers, err := runServers(root)
+	servers, work, err := onRunServers(ctx, root, "sustain")
 	if err != nil {
-		return err
-	}
-	if err := buildBinaries(ctx, root); err != nil {
-		return err
-	}
-	work := filepath.Join(root, ".data", "sustain")
-	if err := os.MkdirAll(work, 0o755); err != nil {
 		return err
 	}
 	api := filepath.Join(root, "bin", "api")
