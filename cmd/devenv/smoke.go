@@ -2,14 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"time"
 
-	"github.com/seatlock/seatlock/internal/auth"
 	"github.com/seatlock/seatlock/internal/devenv"
 	"github.com/seatlock/seatlock/internal/lock/lockenv"
 )
@@ -85,17 +83,18 @@ func smokeService(dir string, addr *string) (stop func(), err error) {
 }
 
 // writeSmokeEnv writes http-client.private.env.json's "smoke" environment:
-// the service's URL and one-hour tokens of an admin and two users.
+// the service's URL and one-hour tokens of make run's admin and two users,
+// under the names api.http uses.
 func writeSmokeEnv(addr, secret string) error {
-	env := map[string]string{"baseUrl": "http://" + addr}
-	for key, who := range map[string][2]string{
-		"adminToken": {"admin", "admin"}, "userToken": {"alice", ""}, "otherUserToken": {"bob", ""},
-	} {
-		token, err := auth.Mint([]byte(secret), who[0], who[1], time.Hour)
-		if err != nil {
-			return fmt.Errorf("mint %s's token: %w", who[0], err)
-		}
-		env[key] = token
+	tokens, err := devenv.MintDevelopmentTokens(secret, time.Hour)
+	if err != nil {
+		return err
+	}
+	env := map[string]string{
+		"baseUrl":        "http://" + addr,
+		"adminToken":     tokens["ADMIN"],
+		"userToken":      tokens["ALICE"],
+		"otherUserToken": tokens["BOB"],
 	}
 	text, err := json.MarshalIndent(map[string]any{"smoke": env}, "", "  ")
 	if err != nil {
