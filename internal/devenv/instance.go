@@ -1,6 +1,7 @@
 package devenv
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"os/exec"
@@ -68,15 +69,8 @@ func instanceEnv(dir string) ([]string, error) {
 		return nil, err
 	}
 	return append(env, "REDIS_URL="+s.URL, "DATABASE_URL="+p.DatabaseURL,
-		"SHUTDOWN_DELAY="+orDefault(os.Getenv("SHUTDOWN_DELAY"), "2s"), "LOG_FORMAT=json",
-		"TRUSTED_PROXIES="+orDefault(os.Getenv("TRUSTED_PROXIES"), "127.0.0.1")), nil
-}
-
-func orDefault(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
+		"SHUTDOWN_DELAY="+cmp.Or(os.Getenv("SHUTDOWN_DELAY"), "2s"), "LOG_FORMAT=json",
+		"TRUSTED_PROXIES="+cmp.Or(os.Getenv("TRUSTED_PROXIES"), "127.0.0.1")), nil
 }
 
 // restart starts the instance again, to outlive this command (a rolling
