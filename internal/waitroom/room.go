@@ -30,6 +30,9 @@ const (
 	// DefaultWatchEvery is how often the positions of the watched tickets
 	// are read: a streamed position is never older.
 	DefaultWatchEvery = 500 * time.Millisecond
+	// DefaultMarkAllEvery is how often each instance marks every queue
+	// due (Store.MarkAllDue), besides when it starts.
+	DefaultMarkAllEvery = time.Minute
 )
 
 // Config tunes a Room.
@@ -37,17 +40,23 @@ type Config struct {
 	AdmitEvery  time.Duration
 	SettingsTTL time.Duration
 	WatchEvery  time.Duration
-	Logger      *slog.Logger
+	// MarkAllEvery is how often every queue is marked due, so that a mark
+	// lost (an instance killed between a join and its mark) delays a
+	// queue this long at most.
+	MarkAllEvery time.Duration
+	Logger       *slog.Logger
 	// Observer, when set, learns every round of admission.
 	Observer Observer
 }
 
 // Observer learns what the rounds of admission did (for metrics).
 type Observer interface {
-	// Round is called after each round of a schedule's queue.
+	// Round is called after each round of a schedule's queue this
+	// instance ran.
 	Round(scheduleID int64, r Round)
-	// Removed is called when a schedule's queue is gone.
-	Removed(scheduleID int64)
+	// Totals is called after every round of this instance with the
+	// buyers in line and admitted over every queue.
+	Totals(inLine, active int64)
 }
 
 // Room is the waiting room of every schedule with a queue. Run it.
@@ -80,6 +89,7 @@ func NewRoom(store Store, admissions *Admissions, cfg Config) *Room {
 	cfg.AdmitEvery = cmp.Or(cfg.AdmitEvery, DefaultAdmitEvery)
 	cfg.SettingsTTL = cmp.Or(cfg.SettingsTTL, DefaultSettingsTTL)
 	cfg.WatchEvery = cmp.Or(cfg.WatchEvery, DefaultWatchEvery)
+	cfg.MarkAllEvery = cmp.Or(cfg.MarkAllEvery, DefaultMarkAllEvery)
 	return &Room{store: store, admissions: admissions, cfg: cfg, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
 		queues: map[int64]cachedQueued{}, watchers: map[int64]*watcher{}}
 }
@@ -314,7 +324,8 @@ func ScheduleOf(ticket string) (int64, bool) {
 }
 
 // Run admits what is due in every queue every AdmitEvery and follows the
-// announced changes, until ctx ends.
+// announced changes, until ctx ends. It marks every queue due when it
+// starts and every MarkAllEvery.
 func (r *Room) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { r.store.Changes(ctx, r.forget) })
@@ -323,8 +334,10 @@ func (r *Room) Run(ctx context.Context) {
 	defer tick.Stop()
 	sweep := time.NewTicker(settingsSweepEvery)
 	defer sweep.Stop()
+	markAll := time.NewTicker(r.cfg.MarkAllEvery)
+	defer markAll.Stop()
+	unmarked := true
 	var failing bool
-	known := map[int64]bool{}
 	for {
 		select {
 		case <-ctx.Done():
@@ -332,9 +345,19 @@ func (r *Room) Run(ctx context.Context) {
 		case <-sweep.C:
 			r.sweepSettings()
 			continue
+		case <-markAll.C:
+			unmarked = true
+			continue
 		case <-tick.C:
 		}
-		err := r.admitRound(ctx, known)
+		var err error
+		if unmarked {
+			err = r.store.MarkAllDue(ctx)
+			unmarked = err != nil
+		}
+		if err == nil {
+			err = r.admitRound(ctx)
+		}
 		switch {
 		case err != nil && !failing && ctx.Err() == nil:
 			r.log.Warn("waiting room: admission stopped", "error", err)
@@ -345,38 +368,17 @@ func (r *Room) Run(ctx context.Context) {
 	}
 }
 
-// admitRound runs one round of admission in every queue.
-func (r *Room) admitRound(ctx context.Context, known map[int64]bool) error {
-	ids, err := r.store.Queues(ctx)
+// admitRound runs one round of admission in the queues that are due.
+func (r *Room) admitRound(ctx context.Context) error {
+	rounds, err := r.store.AdmitDue(ctx, r.cfg.AdmitEvery)
 	if err != nil {
 		return err
 	}
-	current := map[int64]bool{}
-	var errs []error
-	for _, id := range ids {
-		round, err := r.store.Admit(ctx, id)
-		if errors.Is(err, ErrQueueNotFound) {
-			continue
-		}
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		current[id] = true
-		if r.cfg.Observer != nil {
+	if r.cfg.Observer != nil {
+		for id, round := range rounds.Queues {
 			r.cfg.Observer.Round(id, round)
 		}
+		r.cfg.Observer.Totals(rounds.InLine, rounds.Active)
 	}
-	for id := range known {
-		if !current[id] {
-			delete(known, id)
-			if r.cfg.Observer != nil {
-				r.cfg.Observer.Removed(id)
-			}
-		}
-	}
-	for id := range current {
-		known[id] = true
-	}
-	return errors.Join(errs...)
+	return nil
 }

@@ -33,10 +33,19 @@ type Store interface {
 	Leave(ctx context.Context, scheduleID int64, ticket, userID string) (Snapshot, error)
 	// Admitted reports whether ticket holds an admission right now.
 	Admitted(ctx context.Context, scheduleID int64, ticket string) (bool, error)
-	// Admit runs one round of admission (see Round); ErrQueueNotFound.
-	Admit(ctx context.Context, scheduleID int64) (Round, error)
-	// Queues lists the schedules that have a queue.
-	Queues(ctx context.Context) ([]int64, error)
+	// AdmitDue runs a round of admission (see Round) in every queue that
+	// has something due: admissions the rate pays for, admissions that
+	// end, a pre-queue to count. A queue with nobody in line and no
+	// admission running has nothing due until a join, a leave or a Put
+	// marks it. The queues a round runs are its own while it does: rounds
+	// of other instances at the same time skip them, and, unless marked,
+	// a queue is not due again before every has passed, so that it runs
+	// once in that time however many instances run rounds.
+	AdmitDue(ctx context.Context, every time.Duration) (Rounds, error)
+	// MarkAllDue marks every queue due, so that the next rounds run each
+	// once: a mark lost with the instance that was making it (or with a
+	// failover) is made good.
+	MarkAllDue(ctx context.Context) error
 	// Changes calls changed with the schedule of every Put and Delete
 	// (of any instance) until ctx ends.
 	Changes(ctx context.Context, changed func(scheduleID int64))
@@ -65,7 +74,16 @@ type Place struct {
 	Expires time.Time
 }
 
-// Round is what one round of admission did.
+// Rounds is what a round of admission over the due queues did.
+type Rounds struct {
+	// Queues are the rounds of the queues that were due, by schedule.
+	Queues map[int64]Round
+	// InLine and Active are totals over every queue, as each queue's last
+	// round counted them.
+	InLine, Active int64
+}
+
+// Round is what one round of admission of a queue did.
 type Round struct {
 	// Admitted were admitted in this round, and Waits is each one's wait
 	// since it joined (or since the opening, for the pre-queue).

@@ -10,10 +10,13 @@
 //
 // The line lives in a Store every instance shares (Redis: package
 // redisroom). Admission is paced by the store's clock: every instance asks
-// the store a few times a second to admit what is due, and the store
-// admits the count the time since the last admission pays for, so the
-// rate is the same however many instances ask, and an instance's death
-// changes nothing. An admission is a signed token (Admissions) naming the
+// the store ten times a second to admit what is due, and the store admits
+// the count the time since the last admission pays for, so the rate is
+// the same however many instances ask. Only the queues with something due
+// are run (a queue with nobody in line costs nothing), each by one
+// instance at a time under a claim shorter than the second's worth a queue
+// may catch up, so an instance's death costs a pause and no admission. An
+// admission is a signed token (Admissions) naming the
 // ticket, its user and when it expires; the gate checks the signature and
 // that the ticket is still admitted (it may have left).
 package waitroom

@@ -63,3 +63,32 @@ local function reply(m, now, places)
   end
   return r
 end
+
+-- next_due: when a queue next has work for a round of admission (ms), or
+-- -1 when it has none before a join, a leave or a change of its settings
+-- marks it due. Before the opening, a pre-queue's counts are read again
+-- every second until it opens. Once open, a line is admitted at its pace,
+-- or, with maxActive full, when the first admission ends; admissions still
+-- running are expired (and counted) at most once a second.
+local function next_due(now, opensAt, rate, maxActive, inLine, active)
+  if now < opensAt then
+    if inLine > 0 then return math.min(opensAt, now + 1000) end
+    return -1
+  end
+  local due = -1
+  local first = -1
+  if active > 0 then first = tonumber(redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')[2]) end
+  if inLine > 0 then
+    if maxActive > 0 and active >= maxActive then
+      due = first
+    else
+      due = (tonumber(redis.call('HGET', KEYS[1], 'clock')) or now) + 1000 / rate
+    end
+  end
+  if active > 0 then
+    local expiry = math.max(first, now + 1000)
+    if due < 0 or expiry < due then due = expiry end
+  end
+  if due < 0 then return -1 end
+  return math.ceil(due)
+end

@@ -38,6 +38,12 @@ var (
 	putSource string
 	//go:embed counts.lua
 	countsSource string
+	//go:embed claim.lua
+	claimSource string
+	//go:embed settle.lua
+	settleSource string
+	//go:embed forget.lua
+	forgetSource string
 
 	joinScript   = redis.NewScript(common + joinSource)
 	placesScript = redis.NewScript(common + placesSource)
@@ -45,12 +51,18 @@ var (
 	admitScript  = redis.NewScript(common + admitSource)
 	putScript    = redis.NewScript(common + putSource)
 	countsScript = redis.NewScript(common + countsSource)
+	claimScript  = redis.NewScript(claimSource)
+	settleScript = redis.NewScript(settleSource)
+	forgetScript = redis.NewScript(forgetSource)
 )
 
-// Keys outside any one queue, after the namespace.
+// Keys outside any one queue, after the namespace. The due queues and
+// their counts share a hash tag: one script keeps both.
 const (
 	queuesKey      = "queue:schedules"
 	changesChannel = "queue:changed"
+	dueKey         = "queue:{due}:at"
+	countsKey      = "queue:{due}:counts"
 )
 
 // DefaultReplicaTimeout bounds a write's WAIT for its replicas.
@@ -113,7 +125,7 @@ func (s *Store) keys(scheduleID int64) []string {
 
 // Put implements waitroom.Store.
 func (s *Store) Put(ctx context.Context, scheduleID int64, set waitroom.Settings) error {
-	reply, err := s.write(ctx, putScript, s.keys(scheduleID), set.OpensAt.UnixMilli(), set.AdmitPerSecond, set.MaxActive, set.AdmissionTTL.Milliseconds())
+	reply, err := s.write(ctx, putScript, s.keys(scheduleID), scheduleID, set.OpensAt.UnixMilli(), set.AdmitPerSecond, set.MaxActive, set.AdmissionTTL.Milliseconds())
 	if err != nil {
 		return err
 	}
@@ -137,7 +149,10 @@ func (s *Store) Delete(ctx context.Context, scheduleID int64) error {
 	if err := s.rdb.SRem(ctx, s.cfg.Namespace+queuesKey, scheduleID).Err(); err != nil {
 		return unavailable(err)
 	}
-	if _, err := s.write(ctx, nil, nil); err != nil {
+	if err := forgetScript.Run(ctx, s.rdb, s.dueKeys(), scheduleID).Err(); err != nil {
+		return unavailable(err)
+	}
+	if _, err := s.write(ctx, nil, nil, 0); err != nil {
 		return err
 	}
 	s.announce(ctx, scheduleID)
@@ -187,7 +202,7 @@ func (s *Store) Counts(ctx context.Context, scheduleID int64) (waitroom.Snapshot
 
 // Join implements waitroom.Store.
 func (s *Store) Join(ctx context.Context, scheduleID int64, userID, ticket string, prequeueKey float64) (string, waitroom.Snapshot, bool, error) {
-	v, err := s.write(ctx, joinScript, s.keys(scheduleID), userID, ticket, strconv.FormatFloat(prequeueKey, 'g', 17, 64))
+	v, err := s.write(ctx, joinScript, s.keys(scheduleID), scheduleID, userID, ticket, strconv.FormatFloat(prequeueKey, 'g', 17, 64))
 	if err != nil {
 		return "", waitroom.Snapshot{}, false, err
 	}
@@ -217,7 +232,7 @@ func (s *Store) Places(ctx context.Context, scheduleID int64, tickets ...string)
 
 // Leave implements waitroom.Store.
 func (s *Store) Leave(ctx context.Context, scheduleID int64, ticket, userID string) (waitroom.Snapshot, error) {
-	v, err := s.write(ctx, leaveScript, s.keys(scheduleID), ticket, userID)
+	v, err := s.write(ctx, leaveScript, s.keys(scheduleID), scheduleID, ticket, userID)
 	if err != nil {
 		return waitroom.Snapshot{}, err
 	}
@@ -238,39 +253,6 @@ func (s *Store) Admitted(ctx context.Context, scheduleID int64, ticket string) (
 		return false, unavailable(err)
 	}
 	return true, nil
-}
-
-// Admit implements waitroom.Store.
-func (s *Store) Admit(ctx context.Context, scheduleID int64) (waitroom.Round, error) {
-	v, err := s.write(ctx, admitScript, s.keys(scheduleID))
-	if err != nil {
-		return waitroom.Round{}, err
-	}
-	reply, ok := v.([]any)
-	if !ok || len(reply) < 5 {
-		return waitroom.Round{}, malformed(v, nil)
-	}
-	r := waitroom.Round{Admitted: int(toInt(reply[0])), InLine: toInt(reply[1]), Open: toInt(reply[2]) == 1,
-		Active: toInt(reply[3]), AdmittedTotal: toInt(reply[4])}
-	for _, w := range reply[5:] {
-		r.Waits = append(r.Waits, time.Duration(toInt(w))*time.Millisecond)
-	}
-	return r, nil
-}
-
-// Queues implements waitroom.Store.
-func (s *Store) Queues(ctx context.Context) ([]int64, error) {
-	members, err := s.rdb.SMembers(ctx, s.cfg.Namespace+queuesKey).Result()
-	if err != nil {
-		return nil, unavailable(err)
-	}
-	ids := make([]int64, 0, len(members))
-	for _, m := range members {
-		if id, err := strconv.ParseInt(m, 10, 64); err == nil {
-			ids = append(ids, id)
-		}
-	}
-	return ids, nil
 }
 
 // Changes implements waitroom.Store. go-redis subscribes again after a
@@ -295,49 +277,19 @@ func (s *Store) Changes(ctx context.Context, changed func(scheduleID int64)) {
 }
 
 // write runs a script that changes a queue (none: only waits for the
-// replicas) and, with Config.Replicas, a WAIT for them in the same
-// pipeline: WAIT counts the replicas that have every write made on its
-// connection. A write a failover could lose (see redisconn.Replicas) is
-// refused instead, and retried by its client: a join by the same user
-// finds its ticket.
-func (s *Store) write(ctx context.Context, script *redis.Script, keys []string, args ...any) (any, error) {
-	if s.cfg.Replicas == 0 {
-		if script == nil {
-			return nil, nil
-		}
-		v, err := script.Run(ctx, s.rdb, keys, args...).Result()
-		return v, queueErr(err)
+// replicas), marks the queue due (unless mark is 0: see AdmitDue) and,
+// with Config.Replicas, waits for them: see exec.
+func (s *Store) write(ctx context.Context, script *redis.Script, keys []string, mark int64, args ...any) (any, error) {
+	var calls []scriptCall
+	if script != nil {
+		calls = append(calls, scriptCall{script, keys, args})
 	}
-	wait := s.replicas.Begin()
-	var run, waited *redis.Cmd
-	pipe := func(p redis.Pipeliner) error {
-		if script != nil {
-			run = p.EvalSha(ctx, script.Hash(), keys, args...)
-		}
-		waited = p.Do(ctx, "WAIT", s.cfg.Replicas, wait.Timeout.Milliseconds())
-		return nil
+	cmds, err := s.exec(ctx, calls, mark)
+	if err != nil || script == nil {
+		return nil, err
 	}
-	_, err := s.rdb.Pipelined(ctx, pipe)
-	if run != nil && isNoScript(run.Err()) {
-		if err := script.Load(ctx, s.rdb).Err(); err != nil {
-			return nil, unavailable(err)
-		}
-		_, err = s.rdb.Pipelined(ctx, pipe)
-	}
-	var v any
-	if run != nil {
-		if v, err = run.Result(); err != nil {
-			return nil, queueErr(err)
-		}
-	}
-	if err != nil {
-		return nil, unavailable(err)
-	}
-	acked, _ := waited.Int()
-	if err := wait.Judge(acked); err != nil {
-		return nil, unavailable(err)
-	}
-	return v, nil
+	v, err := cmds[0].Result()
+	return v, queueErr(err)
 }
 
 func isNoScript(err error) bool { return err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") }

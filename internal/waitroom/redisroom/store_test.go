@@ -44,15 +44,39 @@ func place(t *testing.T, store *redisroom.Store, id int64, ticket string) waitro
 	return snap.Places[0]
 }
 
+// round runs a round of admission over the test's namespace (every queue
+// due is run) and returns the queue's, when it was due.
+func round(t *testing.T, store *redisroom.Store, id int64) (waitroom.Round, bool) {
+	t.Helper()
+	rounds, err := store.AdmitDue(context.Background(), time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok := rounds.Queues[id]
+	return r, ok
+}
+
+// roundOf runs rounds until the queue was due, and returns its round.
+func roundOf(t *testing.T, store *redisroom.Store, id int64) waitroom.Round {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		if r, ok := round(t, store, id); ok {
+			return r
+		}
+	}
+	t.Fatalf("queue %d never due", id)
+	return waitroom.Round{}
+}
+
 func TestExpiryFreesAPlace(t *testing.T) {
 	ctx := context.Background()
 	store, id := newQueue(t, waitroom.Settings{OpensAt: time.Now().Add(-time.Second), AdmitPerSecond: 1000, MaxActive: 1,
 		AdmissionTTL: 300 * time.Millisecond})
 	first, second := join(t, store, id, "first"), join(t, store, id, "second")
 	time.Sleep(20 * time.Millisecond) // a few admissions' worth
-	round, err := store.Admit(ctx, id)
-	if err != nil || round.Admitted != 1 || round.Active != 1 || round.InLine != 1 {
-		t.Fatalf("first round: %+v %v", round, err)
+	r := roundOf(t, store, id)
+	if r.Admitted != 1 || r.Active != 1 || r.InLine != 1 {
+		t.Fatalf("first round: %+v", r)
 	}
 	if p := place(t, store, id, first); p.State != waitroom.Admitted || p.Expires.IsZero() {
 		t.Fatalf("first: %+v", p)
@@ -60,14 +84,16 @@ func TestExpiryFreesAPlace(t *testing.T) {
 	if p := place(t, store, id, second); p.State != waitroom.Waiting || p.Position != 1 {
 		t.Fatalf("second: %+v", p)
 	}
+	// maxActive is full: the queue is due when the first admission ends,
+	// not before.
 	time.Sleep(20 * time.Millisecond)
-	if round, _ := store.Admit(ctx, id); round.Admitted != 0 {
-		t.Fatalf("admitted past maxActive: %+v", round)
+	if r, due := round(t, store, id); due {
+		t.Fatalf("due while maxActive is full: %+v", r)
 	}
 	time.Sleep(400 * time.Millisecond)
-	round, err = store.Admit(ctx, id)
-	if err != nil || round.Admitted != 1 || round.Active != 1 || round.AdmittedTotal != 2 {
-		t.Fatalf("after the expiry: %+v %v", round, err)
+	r = roundOf(t, store, id)
+	if r.Admitted != 1 || r.Active != 1 || r.AdmittedTotal != 2 {
+		t.Fatalf("after the expiry: %+v", r)
 	}
 	if p := place(t, store, id, first); p.State != waitroom.Expired {
 		t.Fatalf("first after its time: %+v", p)
@@ -86,8 +112,8 @@ func TestLeavingGivesThePlaceToTheNext(t *testing.T) {
 		AdmissionTTL: time.Minute})
 	first, second, third := join(t, store, id, "first"), join(t, store, id, "second"), join(t, store, id, "third")
 	time.Sleep(20 * time.Millisecond)
-	if round, _ := store.Admit(ctx, id); round.Admitted != 1 {
-		t.Fatalf("round: %+v", round)
+	if r := roundOf(t, store, id); r.Admitted != 1 {
+		t.Fatalf("round: %+v", r)
 	}
 	// The second leaves the line: the third moves up.
 	if _, err := store.Leave(ctx, id, second, "second"); err != nil {
@@ -103,9 +129,9 @@ func TestLeavingGivesThePlaceToTheNext(t *testing.T) {
 	if snap, err := store.Leave(ctx, id, first, "first"); err != nil || snap.Places[0].State != waitroom.Left {
 		t.Fatalf("leave: %+v %v", snap, err)
 	}
-	time.Sleep(20 * time.Millisecond)
-	if round, _ := store.Admit(ctx, id); round.Admitted != 1 {
-		t.Fatalf("round after leaving: %+v", round)
+	// Leaving marked the queue due: the freed place is taken at once.
+	if r, due := round(t, store, id); !due || r.Admitted != 1 {
+		t.Fatalf("round after leaving: %+v (due: %v)", r, due)
 	}
 	if p := place(t, store, id, third); p.State != waitroom.Admitted {
 		t.Fatalf("third: %+v", p)
@@ -124,16 +150,13 @@ func TestAdmissionIsPacedOverEveryCaller(t *testing.T) {
 	for i := range 2000 {
 		join(t, store, id, fmt.Sprint("user", i))
 	}
-	start, err := store.Admit(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	start := roundOf(t, store, id)
 	began := time.Now()
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
 			for time.Since(began) < 2*time.Second {
-				if _, err := store.Admit(ctx, id); err != nil {
+				if _, err := store.AdmitDue(ctx, time.Millisecond); err != nil {
 					t.Error(err)
 					return
 				}
@@ -142,11 +165,8 @@ func TestAdmissionIsPacedOverEveryCaller(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	end, err := store.Admit(ctx, id)
+	end := roundOf(t, store, id)
 	elapsed := time.Since(began)
-	if err != nil {
-		t.Fatal(err)
-	}
 	admitted := float64(end.AdmittedTotal - start.AdmittedTotal)
 	want := rate * elapsed.Seconds()
 	if admitted < 0.9*want || admitted > 1.1*want {
@@ -201,8 +221,8 @@ func TestNoQueue(t *testing.T) {
 	if _, _, _, err := store.Join(ctx, id, "u", fmt.Sprintf("%d-%032x", id, 1), 0.5); err != waitroom.ErrQueueNotFound {
 		t.Fatalf("join: %v", err)
 	}
-	if _, err := store.Admit(ctx, id); err != waitroom.ErrQueueNotFound {
-		t.Fatalf("admit: %v", err)
+	if r, due := round(t, store, id); due {
+		t.Fatalf("a round ran a queue that is not: %+v", r)
 	}
 	if _, _, err := store.Counts(ctx, id); err != waitroom.ErrQueueNotFound {
 		t.Fatalf("counts: %v", err)
