@@ -69,8 +69,9 @@ type Room struct {
 	mu sync.Mutex
 	// queues is whether each schedule asked about has a queue, as this
 	// instance last read it (queued).
-	queues   map[int64]cachedQueued
-	watchers map[int64]*watcher
+	queues map[int64]cachedQueued
+	// watches are the tickets followed (Watch) by this instance.
+	watches map[*Watch]struct{}
 	// reading shares a read of a schedule's queue among the callers that
 	// miss together; forgotten counts forget's calls, so that a caller
 	// that comes after one never shares a read begun before it.
@@ -91,7 +92,7 @@ func NewRoom(store Store, admissions *Admissions, cfg Config) *Room {
 	cfg.WatchEvery = cmp.Or(cfg.WatchEvery, DefaultWatchEvery)
 	cfg.MarkAllEvery = cmp.Or(cfg.MarkAllEvery, DefaultMarkAllEvery)
 	return &Room{store: store, admissions: admissions, cfg: cfg, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
-		queues: map[int64]cachedQueued{}, watchers: map[int64]*watcher{}}
+		queues: map[int64]cachedQueued{}, watches: map[*Watch]struct{}{}}
 }
 
 // Put creates or changes the queue of a schedule (the caller checked that

@@ -28,6 +28,10 @@ type Store interface {
 	// Places reads where tickets stand (a Place not Found for each
 	// unknown one); ErrQueueNotFound.
 	Places(ctx context.Context, scheduleID int64, tickets ...string) (Snapshot, error)
+	// PlacesOf reads where the tickets of several schedules stand, in one
+	// call (one per Redis node): a Snapshot of each schedule whose queue
+	// is there, its places in the order of its tickets.
+	PlacesOf(ctx context.Context, tickets map[int64][]string) (map[int64]Snapshot, error)
 	// Leave takes userID's ticket out of the line, or gives up its
 	// admission; ErrTicketNotFound when the user has no such ticket.
 	Leave(ctx context.Context, scheduleID int64, ticket, userID string) (Snapshot, error)

@@ -25,6 +25,7 @@ import (
 // is set.
 type counting struct {
 	commands  atomic.Int64
+	pipelines atomic.Int64
 	failAdmit atomic.Bool
 }
 
@@ -40,6 +41,7 @@ func (c *counting) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func (c *counting) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		c.commands.Add(int64(len(cmds)))
+		c.pipelines.Add(1)
 		if c.failAdmit.Load() {
 			err := errors.New("the round's instance died")
 			for _, cmd := range cmds {
