@@ -65,7 +65,7 @@ func (c onSalesConfig) buyers(users int) int {
 func defineOnSales(f *flags) {
 	cfg, m := f.cfg, &f.cfg.OnSales
 	f.DurationVar(&cfg.Duration, "duration", 0, "the most the sales may last from the first join; default -join-window + twice -users ÷ -admit-rate + "+
-		onSaleSlack.String()+"; with -schedules 0, how long the idle queues are measured (required)")
+		onSaleSlack.String()+"; with -schedules 0, how long the idle queues (or the service at rest) are measured (required)")
 	f.onSale("the buyers of each schedule, each joining its queue once")
 	f.IntVar(&m.Schedules, "schedules", defaultSchedules, fmt.Sprintf("on-sales at once, each a fresh venue of its own with its own queue and buyers, 0..%d", maxSchedules))
 	f.BoolVar(&m.Stadium, "stadium", false, "make the first schedule a stadium (-stadium-sections × -stadium-rows × -stadium-row-seats) "+
@@ -87,10 +87,8 @@ func defineOnSales(f *flags) {
 			return usagef("-schedules must be 0..%d", maxSchedules)
 		case m.IdleQueues < 0 || m.IdleQueues > maxIdleQueues:
 			return usagef("-idle-queues must be 0..%d", maxIdleQueues)
-		case m.Schedules == 0 && m.IdleQueues == 0:
-			return usagef("-schedules 0 measures idle queues: give -idle-queues")
 		case m.Schedules == 0 && !f.given["duration"]:
-			return usagef("-schedules 0 measures idle queues for -duration: give it")
+			return usagef("-schedules 0 measures the -idle-queues (or, with none, the service at rest) for -duration: give it")
 		case m.Stadium && m.Schedules == 0:
 			return usagef("-stadium makes one of the -schedules a stadium: give at least one")
 		case m.StadiumScale < 1:

@@ -205,8 +205,12 @@ func judgeOnSales(r *report, interrupted bool) verdict {
 func writeOnSalesText(p printer, r *report) []target {
 	m := r.OnSales
 	o := m.Hall
-	p("on-sales:\t%d at once: halls of %s; %d buyers each joining over %s, %.0f%% of it before the opening; quantity %s; admitted %d a second",
-		m.Settings.Schedules, o.describe(), r.Users, o.JoinWindow, 100*o.PrequeueShare, quantityRange(o.bestConfig), o.AdmitRate)
+	if m.Settings.Schedules == 0 {
+		p("on-sales:\tnone: the service measured for %s with %d idle queues", r.Duration, m.Settings.IdleQueues)
+	} else {
+		p("on-sales:\t%d at once: halls of %s; %d buyers each joining over %s, %.0f%% of it before the opening; quantity %s; admitted %d a second",
+			m.Settings.Schedules, o.describe(), r.Users, o.JoinWindow, 100*o.PrequeueShare, quantityRange(o.bestConfig), o.AdmitRate)
+	}
 	if m.Settings.Stadium && len(m.Sales) > 0 {
 		s := m.Sales[0]
 		p("stadium:\tschedule %d, %d seats, %d buyers, admitted %d a second", s.Schedule, s.Capacity, s.Buyers, s.AdmitRate)

@@ -162,8 +162,7 @@ func TestParseConfigOnSales(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-schedules", "0"}, "-schedules 0 measures idle queues: give -idle-queues"},
-		{[]string{"-schedules", "0", "-idle-queues", "5"}, "give it"},
+		{[]string{"-schedules", "0", "-idle-queues", "5"}, "-schedules 0 measures the -idle-queues (or, with none, the service at rest) for -duration"},
 		{[]string{"-schedules", "-1"}, "-schedules must be 0..10000"},
 		{[]string{"-schedules", "0", "-idle-queues", "5", "-duration", "1s", "-stadium"}, "-stadium makes one of the -schedules a stadium"},
 		{[]string{"-stadium", "-admit-rate", "2000"}, "the stadium's rate"},
