@@ -85,7 +85,10 @@ bench:
 
 # Load test against `make run` (or `make cluster`), on the address it serves:
 # `make hammer ARGS='-scenario hot-seat -duration 10s'`, or a venue sold to
-# parties of 1-6: `make hammer ARGS='-scenario best-available -users 2000'`;
+# parties of 1-6: `make hammer ARGS='-scenario best-available -users 2000'`,
+# or 40 on-sales at once with Redis's CPU: `make hammer ARGS='-scenario
+# on-sales -rows 10 -row-seats 50 -users 250 -quantity 1-4 -admit-rate 5
+# -redis-url $$REDIS_URL'` (docs/operations.md has the rest);
 # HAMMER_* variables work too, and HTTP_ADDR or HAMMER_URL name another target.
 hammer:
 	@test -f "$(RUN_DIR)/env" || { echo "start the service first: make run"; exit 1; }

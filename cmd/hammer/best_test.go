@@ -260,7 +260,7 @@ func TestParseConfigBestAvailable(t *testing.T) {
 	}
 	// The venue's flags are not contended's.
 	if _, err := parseConfig([]string{"-scenario", "contended", "-rows", "3", "-quantity", "2"}, env, io.Discard); err == nil ||
-		!strings.Contains(err.Error(), "-rows is for -scenario best-available, seat-map or on-sale, not contended") {
+		!strings.Contains(err.Error(), "-rows is for -scenario best-available, seat-map, on-sale or on-sales, not contended") {
 		t.Errorf("contended with -rows: %v", err)
 	}
 	if cfg, err := parseConfig([]string{"-scenario", "best-available", "-duration", "0"}, env, io.Discard); err != nil || cfg.Duration != defaultPhaseTime {
@@ -527,7 +527,7 @@ func TestParseConfigVenueOfSections(t *testing.T) {
 		}
 	}
 	if _, err := parseConfig([]string{"-scenario", "contended", "-sections", "3"}, env, io.Discard); err == nil ||
-		!strings.Contains(err.Error(), "-sections is for -scenario best-available, seat-map or on-sale, not contended") {
+		!strings.Contains(err.Error(), "-sections is for -scenario best-available, seat-map, on-sale or on-sales, not contended") {
 		t.Errorf("contended with -sections: %v", err)
 	}
 }

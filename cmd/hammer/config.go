@@ -41,6 +41,7 @@ const (
 	scenarioBestAvailable scenario = "best-available"
 	scenarioSeatMap       scenario = "seat-map"
 	scenarioOnSale        scenario = "on-sale"
+	scenarioOnSales       scenario = "on-sales"
 )
 
 // config is one run, fully validated.
@@ -86,6 +87,9 @@ type config struct {
 	SeatMap seatMapConfig
 	// OnSale is -scenario on-sale's venue, queue and crowd.
 	OnSale onSaleConfig
+	// OnSales is -scenario on-sales's schedules, stadium, idle queues
+	// and CPU sampling (each hall's sale is OnSale).
+	OnSales onSalesConfig
 }
 
 // defaultUsers gives a run without -users one user per worker, at least

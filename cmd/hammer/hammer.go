@@ -52,6 +52,8 @@ func hammer(ctx context.Context, cfg config, progressOut io.Writer) (*report, er
 		return hammerSeatMap(ctx, sess)
 	case scenarioOnSale:
 		return hammerOnSale(ctx, sess)
+	case scenarioOnSales:
+		return hammerOnSales(ctx, sess)
 	}
 	return hammerBookings(ctx, sess)
 }

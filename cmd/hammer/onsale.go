@@ -118,11 +118,14 @@ func (b *buyerRun) count(op, key, err string) {
 }
 
 // sale is one on-sale run: where it sells, to whom, and when the queue
-// opens.
+// opens. Its cfg.OnSale and cfg.Users are the sale's own (on-sales runs
+// several, each with its own).
 type sale struct {
 	api     *api
 	cfg     config
 	venue   venue
+	users   []user
+	stadium bool // on-sales' big one
 	opensAt time.Time
 	start   time.Time // of the joining
 }
@@ -138,66 +141,93 @@ func (s *sale) joinAt(i, n int) time.Time {
 
 // hammerOnSale runs -scenario on-sale end to end.
 func hammerOnSale(ctx context.Context, sess *session) (*report, error) {
-	cfg, a, runID, admin := sess.cfg, sess.api, sess.id, sess.admin
-	o := cfg.OnSale
-	v, err := a.createVenue(ctx, cfg.Targets[0], admin, "hammer "+runID+" on-sale", o.layout())
-	if err != nil {
-		return nil, err
-	}
-	users, err := mintUsers(cfg.Secret, runID, cfg.Users, sess.ttl)
+	cfg := sess.cfg
+	s, err := newSale(ctx, sess, cfg, "hammer "+sess.id+" on-sale", sess.id)
 	if err != nil {
 		return nil, err
 	}
 	// The joining starts a moment after the queue is put, so that the
-	// first buyers find it; the opening is the pre-queue's share of the
-	// window later.
-	start := time.Now().Add(100 * time.Millisecond)
-	s := &sale{api: a, cfg: cfg, venue: v, start: start,
-		opensAt: start.Add(time.Duration(o.PrequeueShare * float64(o.JoinWindow))).Truncate(time.Millisecond)}
-	if err := a.putQueue(ctx, cfg.Targets[0], admin, v.ID, s.opensAt, o.AdmitRate, o.MaxActive); err != nil {
+	// first buyers find it.
+	if err := s.open(ctx, sess.admin, time.Now().Add(100*time.Millisecond)); err != nil {
 		return nil, err
 	}
-
-	runCtx, cancel := context.WithDeadline(ctx, start.Add(cfg.Duration))
-	defer cancel()
 	var done atomic.Int64
-	onTick, finish := progressBar(sess.progressOut, int64(len(users)), "buyers done", func(int64, time.Duration) int64 { return done.Load() })
+	onTick, finish := progressBar(sess.progressOut, int64(len(s.users)), "buyers done", func(int64, time.Duration) int64 { return done.Load() })
+	stopTicks := tickWhile(onTick, s.start, &done)
+	runs, samples := s.run(ctx, sess.admin, &done)
+	stopTicks()
+	finish()
+	wall := time.Since(s.start)
+	back := s.readBack(ctx, sess.admin, runs)
+	back.samples = samples
+	r := summarizeOnSale(cfg, sess.id, s, runs, wall, back)
+	r.Verdict = judgeOnSale(r, ctx.Err() != nil)
+	return r, nil
+}
+
+// newSale makes a fresh venue as cfg.OnSale says, titled title, and mints
+// its cfg.Users buyers (named after usersOf) before the clock starts.
+func newSale(ctx context.Context, sess *session, cfg config, title, usersOf string) (*sale, error) {
+	v, err := sess.api.createVenue(ctx, cfg.Targets[0], sess.admin, title, cfg.OnSale.layout())
+	if err != nil {
+		return nil, err
+	}
+	users, err := mintUsers(cfg.Secret, usersOf, cfg.Users, sess.ttl)
+	if err != nil {
+		return nil, err
+	}
+	return &sale{api: sess.api, cfg: cfg, venue: v, users: users}, nil
+}
+
+// open puts the sale's queue: the joining starts at start, and the queue
+// opens the pre-queue's share of the window later.
+func (s *sale) open(ctx context.Context, admin string, start time.Time) error {
+	o := s.cfg.OnSale
+	s.start = start
+	s.opensAt = start.Add(time.Duration(o.PrequeueShare * float64(o.JoinWindow))).Truncate(time.Millisecond)
+	return s.api.putQueue(ctx, s.cfg.Targets[0], admin, s.venue.ID, s.opensAt, o.AdmitRate, o.MaxActive)
+}
+
+// run has every buyer of the sale buy, start to end, within -duration
+// from the start, counting each done in done; it returns their runs and
+// the queue's counts every admissionWindow from the opening.
+func (s *sale) run(ctx context.Context, admin string, done *atomic.Int64) ([]buyerRun, []queueSample) {
+	runCtx, cancel := context.WithDeadline(ctx, s.start.Add(s.cfg.Duration))
+	defer cancel()
 	stopSampling := s.sampleQueue(runCtx, admin)
-	runs := make([]buyerRun, len(users))
+	runs := make([]buyerRun, len(s.users))
 	var wg sync.WaitGroup
-	for i := range users {
+	for i := range s.users {
 		wg.Go(func() {
-			runs[i] = s.buy(runCtx, i, len(users), users[i])
+			runs[i] = s.buy(runCtx, i, len(s.users), s.users[i])
 			done.Add(1)
 		})
 	}
-	stopTicks := tickWhile(onTick, start, &done)
 	wg.Wait()
-	samples := stopSampling()
-	stopTicks()
-	finish()
-	wall := time.Since(start)
+	return runs, stopSampling()
+}
 
-	// The queue as the service counts it, and the venue's seat map, read
-	// back before the queue goes.
+// readBack reads the queue's counts and the venue's seat map (once it
+// shows the seats confirmed) after the sale, then deletes the queue;
+// nothing when ctx has ended.
+func (s *sale) readBack(ctx context.Context, admin string, runs []buyerRun) readBackOnSale {
 	var back readBackOnSale
-	if ctx.Err() == nil {
-		back.counts, back.countsErr = a.queueCountsOf(ctx, cfg.Targets[0], admin, v.ID)
-		confirmed := 0
-		for _, b := range runs {
-			confirmed += b.Seats
-		}
-		back.statuses, back.mapErr = a.readSettled(ctx, cfg.Targets[0], v.ID, time.Now().Add(mapSettleTime), newPatience(),
-			func(statuses map[int]string) bool {
-				c := countSeatMap(statuses, nil)
-				return c.Reserved == confirmed && c.Held == 0
-			})
-		back.deleteErr = a.deleteQueue(ctx, cfg.Targets[0], admin, v.ID)
+	if ctx.Err() != nil {
+		return back
 	}
-	back.samples = samples
-	r := summarizeOnSale(cfg, runID, s, runs, wall, back)
-	r.Verdict = judgeOnSale(r, ctx.Err() != nil)
-	return r, nil
+	target, id := s.cfg.Targets[0], s.venue.ID
+	back.counts, back.countsErr = s.api.queueCountsOf(ctx, target, admin, id)
+	confirmed := 0
+	for _, b := range runs {
+		confirmed += b.Seats
+	}
+	back.statuses, back.mapErr = s.api.readSettled(ctx, target, id, time.Now().Add(mapSettleTime), newPatience(),
+		func(statuses map[int]string) bool {
+			c := countSeatMap(statuses, nil)
+			return c.Reserved == confirmed && c.Held == 0
+		})
+	back.deleteErr = s.api.deleteQueue(ctx, target, admin, id)
+	return back
 }
 
 // readBackOnSale is what the service said after the sale.

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // The targets of -scenario on-sale (reported, not judged).
@@ -41,6 +43,11 @@ type onSaleReport struct {
 	Joins       int     `json:"joins"`
 	Prequeue    int     `json:"prequeue"`
 	JoinLatency latency `json:"joinLatencyMs"`
+	// HoldLatency is the latency of the admitted buyers' holds, every
+	// one answered (granted or refused); holdLatencies the histogram it
+	// was read from, for on-sales to merge.
+	HoldLatency   latency `json:"holdLatencyMs"`
+	holdLatencies *hdrhistogram.Histogram
 	// ServerErrors counts the 5xx answers of every request.
 	ServerErrors int `json:"serverErrors"`
 	// Polls counts the GET /queue/{ticket}.
@@ -126,7 +133,7 @@ func summarizeOnSale(cfg config, runID string, s *sale, runs []buyerRun, wall ti
 		Ends: map[string]int{}, Wall: duration(wall)}
 	r := &report{RunID: runID, Scenario: cfg.Scenario, Targets: cfg.Targets, Schedules: []int64{s.venue.ID},
 		Duration: duration(cfg.Duration), C: cfg.C, Users: cfg.Users, Wall: duration(wall), Responses: map[string]int{}, OnSale: or}
-	joins := newLatencyHistogram()
+	joins, holds := newLatencyHistogram(), newLatencyHistogram()
 	var toAdmission []time.Duration
 	var sightings []lineSighting
 	var ratios []float64
@@ -171,6 +178,9 @@ func summarizeOnSale(cfg config, runID string, s *sale, runs []buyerRun, wall ti
 			if h.granted() {
 				or.Holds++
 			}
+			if h.Status != 0 {
+				recordLatency(holds, h.Latency)
+			}
 		}
 		or.SeatsSold += b.Seats
 		if !b.SoldOut.IsZero() && (soldOut.IsZero() || b.SoldOut.Before(soldOut)) {
@@ -205,6 +215,7 @@ func summarizeOnSale(cfg config, runID string, s *sale, runs []buyerRun, wall ti
 	// are paced by Retry-After, and the holds are best-available's.
 	or.JoinLatency = latencyOf(joins)
 	r.Latency = or.JoinLatency
+	or.HoldLatency, or.holdLatencies = latencyOf(holds), holds
 	or.TimeToAdmission = spreadOf(toAdmission)
 	or.Windows = admissionWindows(runs, s.opensAt)
 	or.ServiceWindows = serviceWindows(back.samples)
@@ -445,6 +456,7 @@ func writeOnSaleText(p printer, r *report) []target {
 	p("buyers:\t%d users joining over %s, %.0f%% of it before the opening; quantity %s; %d connections; at most %s",
 		or.Users, o.JoinWindow, 100*o.PrequeueShare, quantityRange(o.bestConfig), r.C, r.Duration)
 	p("joins:\t%d (%d pre-queue); latency p50 %s  p99 %s  max %s", or.Joins, or.Prequeue, or.JoinLatency.P50, or.JoinLatency.P99, or.JoinLatency.Max)
+	p("holds:\tlatency p50 %s  p99 %s  max %s", or.HoldLatency.P50, or.HoldLatency.P99, or.HoldLatency.Max)
 	p("5xx:\t%d", or.ServerErrors)
 	p("polls:\t%d (%.1f per buyer)", or.Polls, float64(or.Polls)/float64(max(or.Users, 1)))
 	p("admitted:\t%d; time to admission p50 %s  p99 %s  max %s (pre-queue: from the opening)",

@@ -253,7 +253,7 @@ func TestParseConfigOnSale(t *testing.T) {
 			t.Errorf("parseConfig(%q) = %v, want a usage error containing %q", tt.args, err, tt.want)
 		}
 	}
-	if _, err := parseConfig([]string{"-admit-rate", "5"}, env, io.Discard); err == nil || !strings.Contains(err.Error(), "-admit-rate is for -scenario on-sale, not contended") {
+	if _, err := parseConfig([]string{"-admit-rate", "5"}, env, io.Discard); err == nil || !strings.Contains(err.Error(), "-admit-rate is for -scenario on-sale or on-sales, not contended") {
 		t.Errorf("contended with -admit-rate: %v", err)
 	}
 }

@@ -37,13 +37,19 @@ func writeText(w io.Writer, r *report) error {
 		targets = writeSeatMapText(p, r)
 	case r.OnSale != nil:
 		targets = writeOnSaleText(p, r)
+	case r.OnSales != nil:
+		targets = writeOnSalesText(p, r)
 	default:
 		writeBookingText(p, r)
 	}
 	if len(targets) > 0 {
 		// The targets are a table of their own, aligned apart from the
 		// rest.
-		p("targets:\t(reported, not judged)")
+		judged := "(reported, not judged)"
+		if r.targetsJudged {
+			judged = "(judged: the verdict fails any not met)"
+		}
+		p("targets:\t%s", judged)
 		if err := tw.Flush(); err != nil {
 			return err
 		}

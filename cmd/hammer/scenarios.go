@@ -37,7 +37,7 @@ const (
 )
 
 // scenarioList names the scenarios for -h and its errors.
-const scenarioList = "hot-seat, fresh-seats, contended, best-available, seat-map or on-sale"
+const scenarioList = "hot-seat, fresh-seats, contended, best-available, seat-map, on-sale or on-sales"
 
 // scenarios are the scenarios, in scenarioList's order.
 var scenarios = []scenarioDef{
@@ -56,6 +56,13 @@ var scenarios = []scenarioDef{
 	{scenarioOnSale, "A crowd joins a fresh venue's waiting room around its opening, is admitted at a rate, and buys\n" +
 		"best-available seats. The stadium's: 20,000 buyers join over a minute, admitted 500 a second:\n" +
 		"  hammer -scenario on-sale -sections 100 -rows 20 -row-seats 40 -users 20000 -join-window 1m -admit-rate 500", defineOnSale},
+	{scenarioOnSales, "-schedules on-sales at once, each on-sale's on a fresh venue of its own, behind its own queue, to its own -users\n" +
+		"buyers; with -idle-queues more queues open and empty; the CPU of Redis and of the service a second. The\n" +
+		"platform's: 40 halls of 500 seats, 250 buyers each in parties of 1-4 joining over 10 s, admitted 5 a second:\n" +
+		"  hammer -scenario on-sales -schedules 40 -rows 10 -row-seats 50 -users 250 -quantity 1-4 -admit-rate 5\n" +
+		"What 1,000 idle queues cost, measured for 20 s:\n" +
+		"  hammer -scenario on-sales -schedules 0 -idle-queues 1000 -duration 20s -redis-url $REDIS_URL -pid-files '.data/run/cluster/api-*.pid'",
+		defineOnSales},
 }
 
 func defineHotSeat(f *flags) {
@@ -247,10 +254,17 @@ type onSaleConfig struct {
 }
 
 func defineOnSale(f *flags) {
+	f.DurationVar(&f.cfg.Duration, "duration", 0, "the most the sale may last from the first join; default -join-window + twice -users ÷ -admit-rate + "+onSaleSlack.String())
+	f.onSale("the buyers, each joining the queue once")
+}
+
+// onSale defines the flags of an on-sale's venue, queue and crowd
+// (on-sale, on-sales), checked into cfg.OnSale; users says what -users
+// counts. The -duration it defaults is the scenario's own flag.
+func (f *flags) onSale(users string) {
 	cfg, o := f.cfg, &f.cfg.OnSale
 	f.Lookup("c").Usage = "the connections per target the buyers share"
-	f.Lookup("users").Usage = fmt.Sprintf("the buyers, each joining the queue once; default -c, at least %d", defaultUsers)
-	f.DurationVar(&cfg.Duration, "duration", 0, "the most the sale may last from the first join; default -join-window + twice -users ÷ -admit-rate + "+onSaleSlack.String())
+	f.Lookup("users").Usage = fmt.Sprintf("%s; default -c, at least %d", users, defaultUsers)
 	f.best(&o.bestConfig)
 	f.Lookup("quantity").Usage += "; a buyer refused not_enough_seats asks for fewer, down to 1"
 	f.IntVar(&o.AdmitRate, "admit-rate", defaultAdmitRate, fmt.Sprintf("the queue's admitPerSecond, buyers admitted a second, 1..%d", maxAdmitRate))
@@ -271,11 +285,16 @@ func defineOnSale(f *flags) {
 		}
 		cfg.defaultUsers(0)
 		if cfg.Duration == 0 {
-			// Time for everybody to join, for the rate to admit them all
-			// twice over, and for the last ones to buy and leave.
-			admitAll := time.Duration(float64(cfg.Users) / float64(o.AdmitRate) * float64(time.Second))
-			cfg.Duration = min(o.JoinWindow+2*admitAll+onSaleSlack, maxDuration)
+			cfg.Duration = o.defaultDuration(cfg.Users)
 		}
 		return nil
 	})
+}
+
+// defaultDuration is the most a sale to users buyers may last by default:
+// time for everybody to join, for the rate to admit them all twice over,
+// and for the last ones to buy and leave.
+func (o onSaleConfig) defaultDuration(users int) time.Duration {
+	admitAll := time.Duration(float64(users) / float64(o.AdmitRate) * float64(time.Second))
+	return min(o.JoinWindow+2*admitAll+onSaleSlack, maxDuration)
 }

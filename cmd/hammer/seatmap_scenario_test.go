@@ -164,7 +164,7 @@ func TestParseConfigSeatMap(t *testing.T) {
 		{[]string{"-form", "tiny"}, "-form must be full or compact"},
 		{[]string{"-book-rate", "-1"}, "-book-rate must be 0..100000"},
 		{[]string{"-c", "4", "-revalidating", "5"}, "-revalidating must be 0..-c (4)"},
-		{[]string{"-quantity", "2"}, "-quantity is for -scenario best-available or on-sale, not seat-map"},
+		{[]string{"-quantity", "2"}, "-quantity is for -scenario best-available, on-sale or on-sales, not seat-map"},
 		{[]string{"-database-url", "postgres://x/y"}, "-database-url is for -scenario best-available, not seat-map"},
 		{[]string{"-sections", "51"}, "-sections × -rows × -row-seats must be at most 100000 seats, not 102000"},
 		{[]string{"-duration", "2h"}, "-duration must be"},

@@ -35,6 +35,7 @@ type report struct {
 	Best           *bestReport    `json:"bestAvailable,omitempty"`
 	SeatMap        *seatMapReport `json:"seatMap,omitempty"`
 	OnSale         *onSaleReport  `json:"onSale,omitempty"`
+	OnSales        *onSalesReport `json:"onSales,omitempty"`
 	// AllowUnavailable is -allow-unavailable; Unavailable counts the
 	// bookings answered 503 unavailable.
 	AllowUnavailable bool `json:"allowUnavailable,omitempty"`
@@ -50,6 +51,9 @@ type report struct {
 	Verdict      verdict    `json:"verdict"`
 
 	allSeats []seatReport // PerSeat, never cut short: what judge reads
+	// targetsJudged: the verdict follows the scenario's targets (they
+	// are otherwise only reported).
+	targetsJudged bool
 	// gapFrom and gapTo are where LongestGap lies, from the run's start.
 	gapFrom, gapTo time.Duration
 	// stillUnavailable: no answer the scenario expects came after the
