@@ -30,9 +30,10 @@ const (
 	// DefaultWatchEvery is how often the positions of the watched tickets
 	// are read: a streamed position is never older.
 	DefaultWatchEvery = 500 * time.Millisecond
-	// DefaultMarkAllEvery is how often each instance marks every queue
-	// due (Store.MarkAllDue), besides when it starts.
-	DefaultMarkAllEvery = time.Minute
+	// DefaultMarkWaitingEvery is how often each instance marks due every
+	// queue with buyers in line (Store.MarkWaiting), besides when it
+	// starts.
+	DefaultMarkWaitingEvery = time.Minute
 )
 
 // Config tunes a Room.
@@ -40,11 +41,11 @@ type Config struct {
 	AdmitEvery  time.Duration
 	SettingsTTL time.Duration
 	WatchEvery  time.Duration
-	// MarkAllEvery is how often every queue is marked due, so that a mark
-	// lost (an instance killed between a join and its mark) delays a
-	// queue this long at most.
-	MarkAllEvery time.Duration
-	Logger       *slog.Logger
+	// MarkWaitingEvery is how often every queue with buyers in line is
+	// marked due, so that a mark lost (an instance killed between a join
+	// and its mark) delays a queue this long at most.
+	MarkWaitingEvery time.Duration
+	Logger           *slog.Logger
 	// Observer, when set, learns every round of admission.
 	Observer Observer
 }
@@ -90,7 +91,7 @@ func NewRoom(store Store, admissions *Admissions, cfg Config) *Room {
 	cfg.AdmitEvery = cmp.Or(cfg.AdmitEvery, DefaultAdmitEvery)
 	cfg.SettingsTTL = cmp.Or(cfg.SettingsTTL, DefaultSettingsTTL)
 	cfg.WatchEvery = cmp.Or(cfg.WatchEvery, DefaultWatchEvery)
-	cfg.MarkAllEvery = cmp.Or(cfg.MarkAllEvery, DefaultMarkAllEvery)
+	cfg.MarkWaitingEvery = cmp.Or(cfg.MarkWaitingEvery, DefaultMarkWaitingEvery)
 	return &Room{store: store, admissions: admissions, cfg: cfg, log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
 		queues: map[int64]cachedQueued{}, watches: map[*Watch]struct{}{}}
 }
@@ -325,8 +326,8 @@ func ScheduleOf(ticket string) (int64, bool) {
 }
 
 // Run admits what is due in every queue every AdmitEvery and follows the
-// announced changes, until ctx ends. It marks every queue due when it
-// starts and every MarkAllEvery.
+// announced changes, until ctx ends. It marks the queues with buyers in
+// line due when it starts and every MarkWaitingEvery.
 func (r *Room) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { r.store.Changes(ctx, r.forget) })
@@ -335,8 +336,8 @@ func (r *Room) Run(ctx context.Context) {
 	defer tick.Stop()
 	sweep := time.NewTicker(settingsSweepEvery)
 	defer sweep.Stop()
-	markAll := time.NewTicker(r.cfg.MarkAllEvery)
-	defer markAll.Stop()
+	markWaiting := time.NewTicker(r.cfg.MarkWaitingEvery)
+	defer markWaiting.Stop()
 	unmarked := true
 	var failing bool
 	for {
@@ -346,14 +347,14 @@ func (r *Room) Run(ctx context.Context) {
 		case <-sweep.C:
 			r.sweepSettings()
 			continue
-		case <-markAll.C:
+		case <-markWaiting.C:
 			unmarked = true
 			continue
 		case <-tick.C:
 		}
 		var err error
 		if unmarked {
-			err = r.store.MarkAllDue(ctx)
+			err = r.store.MarkWaiting(ctx)
 			unmarked = err != nil
 		}
 		if err == nil {

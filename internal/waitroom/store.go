@@ -46,10 +46,12 @@ type Store interface {
 	// a queue is not due again before every has passed, so that it runs
 	// once in that time however many instances run rounds.
 	AdmitDue(ctx context.Context, every time.Duration) (Rounds, error)
-	// MarkAllDue marks every queue due, so that the next rounds run each
-	// once: a mark lost with the instance that was making it (or with a
-	// failover) is made good.
-	MarkAllDue(ctx context.Context) error
+	// MarkWaiting marks due every queue with buyers in its line, so that
+	// a mark lost (an instance killed between a join and its mark, a
+	// failover that kept the join and lost its mark) is made good. It
+	// reads each queue's line once: a cost of a few calls per thousand
+	// queues.
+	MarkWaiting(ctx context.Context) error
 	// Changes calls changed with the schedule of every Put and Delete
 	// (of any instance) until ctx ends.
 	Changes(ctx context.Context, changed func(scheduleID int64))

@@ -295,13 +295,14 @@ func TestTotalsFollowTheQueues(t *testing.T) {
 	}
 }
 
-// TestMarkAllDueFindsALostMark: a join whose mark was lost (its instance
-// killed between the join and the mark) is admitted once every queue is
-// marked.
-func TestMarkAllDueFindsALostMark(t *testing.T) {
+// TestMarkWaitingFindsALostMark: a join whose mark was lost (its instance
+// killed between the join and the mark) is admitted once the queues with
+// buyers in line are marked; an idle queue is not marked.
+func TestMarkWaitingFindsALostMark(t *testing.T) {
 	namespace := lockenv.Name("queue-test-") + "/"
 	store, _ := instance(t, namespace)
-	id := putQueues(t, store, 1, waitroom.Settings{OpensAt: time.Now().Add(-time.Hour), AdmitPerSecond: 10, AdmissionTTL: time.Hour})[0]
+	ids := putQueues(t, store, 2, waitroom.Settings{OpensAt: time.Now().Add(-time.Hour), AdmitPerSecond: 10, AdmissionTTL: time.Hour})
+	id, idle := ids[0], ids[1]
 	roundOf(t, store, id)
 	time.Sleep(200 * time.Millisecond) // past the step of the rate
 	ticket := join(t, store, id, "buyer")
@@ -311,11 +312,18 @@ func TestMarkAllDueFindsALostMark(t *testing.T) {
 	if r, due := round(t, store, id); due {
 		t.Fatalf("ran without its mark: %+v", r)
 	}
-	if err := store.MarkAllDue(context.Background()); err != nil {
+	if err := store.MarkWaiting(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if r, due := round(t, store, id); !due || r.Admitted != 1 {
-		t.Fatalf("after MarkAllDue: %+v (due: %v)", r, due)
+	rounds, err := store.AdmitDue(context.Background(), time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, due := rounds.Queues[id]; !due || r.Admitted != 1 {
+		t.Fatalf("after MarkWaiting: %+v (due: %v)", r, due)
+	}
+	if r, due := rounds.Queues[idle]; due {
+		t.Fatalf("MarkWaiting marked an idle queue: %+v", r)
 	}
 	if p := place(t, store, id, ticket); p.State != waitroom.Admitted {
 		t.Fatalf("the buyer: %+v", p)
@@ -334,7 +342,7 @@ func TestAdmitDueWithoutRedis(t *testing.T) {
 	if _, err := store.AdmitDue(context.Background(), time.Millisecond); !errors.Is(err, reservation.ErrUnavailable) {
 		t.Fatalf("AdmitDue without Redis: %v", err)
 	}
-	if err := store.MarkAllDue(context.Background()); !errors.Is(err, reservation.ErrUnavailable) {
-		t.Fatalf("MarkAllDue without Redis: %v", err)
+	if err := store.MarkWaiting(context.Background()); !errors.Is(err, reservation.ErrUnavailable) {
+		t.Fatalf("MarkWaiting without Redis: %v", err)
 	}
 }
