@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -169,11 +170,13 @@ func TestImageWhoseCountDiffersIsLoadedAgain(t *testing.T) {
 }
 
 // The once-a-second check of the kept images asks Redis about all of
-// them at once: an instance that keeps many seat maps does not open a
-// connection for each of them every second.
+// them in one round trip: an instance that keeps thousands of seat maps
+// makes one call a second for them, not one each.
 func TestImagesAreCheckedTogether(t *testing.T) {
 	t.Parallel()
 	rdb := lockenv.Redis(t)
+	calls := &xinfoCalls{}
+	rdb.AddHook(calls)
 	feed := seatfeed.New(rdb, seatfeed.Config{Block: 100 * time.Millisecond})
 	t.Cleanup(feed.Close)
 	images := NewImages(feed, &listedSeats{}, Config{})
@@ -186,27 +189,91 @@ func TestImagesAreCheckedTogether(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	checked := func() (n int) {
+	leastChecks := func() int {
 		images.mu.Lock()
 		defer images.mu.Unlock()
+		least := -1
 		for _, e := range images.kept {
 			e.mu.Lock()
-			if e.checks > 0 {
-				n++
+			if least < 0 || e.checks < least {
+				least = e.checks
 			}
 			e.mu.Unlock()
 		}
-		return n
+		return least
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for checked() < kept {
+	// The loads asked one at a time; from here on only the checks ask.
+	calls.reset()
+	since := leastChecks()
+	deadline := time.Now().Add(15 * time.Second)
+	for leastChecks() < since+2 {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d images checked in 10 s", checked(), kept)
+			t.Fatalf("the kept images were not checked twice in 15 s")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	// One connection reads the streams, a few served the loads.
-	if conns := rdb.PoolStats().TotalConns; conns > 4 {
-		t.Errorf("%d kept images checked through %d connections; want one round trip for all", kept, conns)
+	alone, batches := calls.taken()
+	if alone != 0 {
+		t.Errorf("%d streams asked about one by one; want none", alone)
+	}
+	if len(batches) < 2 {
+		t.Fatalf("%d round trips for two checks of every image; want one a check", len(batches))
+	}
+	for i, n := range batches {
+		if n != kept {
+			t.Errorf("round trip %d asked about %d streams; want all %d kept images' at once", i, n, kept)
+		}
+	}
+}
+
+// xinfoCalls counts the XINFO commands a client sends: alone, and in each
+// pipeline.
+type xinfoCalls struct {
+	mu      sync.Mutex
+	alone   int
+	batches []int
+}
+
+func (c *xinfoCalls) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.alone, c.batches = 0, nil
+}
+
+func (c *xinfoCalls) taken() (alone int, batches []int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.alone, append([]int(nil), c.batches...)
+}
+
+func isXInfo(cmd redis.Cmder) bool { return strings.EqualFold(cmd.Name(), "xinfo") }
+
+func (c *xinfoCalls) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *xinfoCalls) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if isXInfo(cmd) {
+			c.mu.Lock()
+			c.alone++
+			c.mu.Unlock()
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (c *xinfoCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		n := 0
+		for _, cmd := range cmds {
+			if isXInfo(cmd) {
+				n++
+			}
+		}
+		if n > 0 {
+			c.mu.Lock()
+			c.batches = append(c.batches, n)
+			c.mu.Unlock()
+		}
+		return next(ctx, cmds)
 	}
 }
