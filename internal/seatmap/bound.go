@@ -14,7 +14,9 @@ const bytesPerSeat = 2
 
 // keptImageOverhead is what keeping an image costs besides its seats: the
 // goroutine that applies its events, its subscription's buffer of batches
-// and the feed's hub. BenchmarkKeptImageBytes measures both.
+// and the feed's hub (BenchmarkKeptImageOverhead measures them), and, on
+// a Redis Cluster, where each followed stream is read alone, the feed's
+// connection that reads it, with its buffers.
 const keptImageOverhead = 16 << 10
 
 // weigh is what keeping schedule's image counts against Config.MaxBytes.
