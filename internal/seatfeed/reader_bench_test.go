@@ -46,15 +46,55 @@ func BenchmarkReadRound(b *testing.B) {
 	}
 }
 
+// BenchmarkPositions measures the once-a-second check of an instance's
+// kept seat images: one pipeline of an XINFO STREAM per followed
+// schedule.
+func BenchmarkPositions(b *testing.B) {
+	rdb := lockenv.Redis(b)
+	f := seatfeed.New(rdb, seatfeed.Config{})
+	b.Cleanup(f.Close)
+	ctx := context.Background()
+	for _, n := range []int{100, 10_000} {
+		b.Run(fmt.Sprintf("schedules=%d", n), func(b *testing.B) {
+			first := rand.Int64N(1 << 40)
+			ids := make([]int64, n)
+			keys := make([]string, n)
+			for i := range ids {
+				ids[i], keys[i] = first+int64(i), seatfeed.StreamKey(first+int64(i))
+				if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: keys[i], Values: []any{"seat", 1, "status", "held"}}).Err(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.Cleanup(func() { deleteKeys(b, rdb, keys) })
+			calls, usec := commandStats(b, rdb, "xinfo|stream")
+			for b.Loop() {
+				for _, at := range f.Positions(ctx, ids) {
+					if at.Err != nil {
+						b.Fatal(at.Err)
+					}
+				}
+			}
+			callsAfter, usecAfter := commandStats(b, rdb, "xinfo|stream")
+			b.ReportMetric(float64(usecAfter-usec)/float64(callsAfter-calls), "redis-µs/stream")
+		})
+	}
+}
+
 // xreadStats reads Redis's count of XREAD calls and the microseconds it
 // spent in them.
 func xreadStats(b *testing.B, rdb *redis.Client) (calls, usec int64) {
+	return commandStats(b, rdb, "xread")
+}
+
+// commandStats reads Redis's count of a command's calls and the
+// microseconds it spent in them.
+func commandStats(b *testing.B, rdb *redis.Client, command string) (calls, usec int64) {
 	info, err := rdb.Info(context.Background(), "commandstats").Result()
 	if err != nil {
 		b.Fatal(err)
 	}
 	for line := range strings.Lines(info) {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_xread:"); ok {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+command+":"); ok {
 			if _, err := fmt.Sscanf(rest, "calls=%d,usec=%d,", &calls, &usec); err != nil {
 				b.Fatal(err)
 			}

@@ -50,7 +50,9 @@ type Images struct {
 	// keptBytes is what the kept images weigh (weigh), held under
 	// cfg.MaxBytes.
 	keptBytes int64
-	loading   singleflight.Group
+	// rounds counts maintain's rounds, for tests to wait on.
+	rounds  int
+	loading singleflight.Group
 	// unfollowableAt is when the feed last failed (unix nanoseconds): for
 	// a second after, images are listed without trying it again, so that
 	// an unreachable Redis does not slow every read of a seat map.
@@ -98,6 +100,10 @@ type followedImage struct {
 	usedAt time.Time
 	broken bool // its subscription ended, or its count went wrong: load again
 	checks int  // checks done, for tests to wait on
+	// checked is the image's position (Image.Position) at its last check
+	// that reached Redis, or at its load: an image still there is not
+	// checked again (unchanged).
+	checked position
 	// retired is set when a load replaces this entry: its events, if any
 	// are still on their way, must not reach the image again.
 	retired  bool
@@ -236,7 +242,8 @@ func (m *Images) load(ctx context.Context, schedule reservation.Schedule) (*Imag
 		e.sub.Close()
 	}
 	image.Reset(at.Added, at.Last, at.Last, seats)
-	next := &followedImage{image: image, sub: sub, bytes: weigh(schedule), usedAt: time.Now(), lastSeen: at.Last}
+	next := &followedImage{image: image, sub: sub, bytes: weigh(schedule), usedAt: time.Now(), lastSeen: at.Last,
+		checked: position{at.Added, at.Last}}
 	m.stopped.Add(1)
 	go m.follow(schedule.ID(), next)
 	m.mu.Lock()
@@ -294,6 +301,23 @@ func (m *Images) follow(scheduleID int64, e *followedImage) {
 // checkEvery is how often a kept image is checked against its stream.
 const checkEvery = time.Second
 
+// position is an image's count of events and the id of the last one.
+type position struct {
+	events    int64
+	lastEvent string
+}
+
+// unchanged reports whether e took in no event since its last check (or
+// its load): then it is not checked again. A check acts only when the
+// stream's last entry is the image's last event, and a stream that
+// changes after the check gets new entries, which reach the image as
+// events: an image that takes in none has nothing a check could find.
+// e.mu is held.
+func (e *followedImage) unchanged() bool {
+	events, last := e.image.Position()
+	return e.checked == position{events, last}
+}
+
 // check compares each image's count of events with its stream's: when
 // the stream's last entry is the last event the image took in, the
 // stream's count of entries must be the image's. It is not when entries
@@ -302,7 +326,9 @@ const checkEvery = time.Second
 // again, under new ids), or when some never reached the image: either way
 // the image may be wrong, and the next request loads it again. The
 // streams of all the images are asked about in one round trip (one per
-// node of a Redis Cluster), however many are kept.
+// node of a Redis Cluster), however many are kept; an image that took in
+// no event since its last check is not asked about (unchanged), so an
+// idle schedule's image costs Redis nothing.
 func (m *Images) check(images map[int64]*followedImage) {
 	ctx, cancel := context.WithTimeout(context.Background(), checkEvery)
 	defer cancel()
@@ -316,6 +342,9 @@ func (m *Images) check(images map[int64]*followedImage) {
 		events, seen := e.image.Position()
 		e.mu.Lock()
 		e.checks++
+		if at.Err == nil {
+			e.checked = position{events, seen}
+		}
 		if at.Err == nil && at.Last == seen && at.Added != events {
 			e.broken = true
 			m.cfg.Logger.Warn("seat images: an image's count of events differs from its stream's; loading it again",
@@ -346,10 +375,12 @@ func (m *Images) maintain() {
 }
 
 // dropIdle drops the images nobody asked for in Idle and nobody watches,
-// and returns the others that are to be checked.
+// and returns those of the others that took in events since their last
+// check.
 func (m *Images) dropIdle() map[int64]*followedImage {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.rounds++
 	ids := make([]int64, 0, len(m.kept))
 	for id := range m.kept {
 		ids = append(ids, id)
@@ -360,12 +391,12 @@ func (m *Images) dropIdle() map[int64]*followedImage {
 		e := m.kept[id]
 		e.mu.Lock()
 		idle := time.Since(e.usedAt) > m.cfg.Idle && watchers[i] == 0
-		broken := e.broken
+		check := !e.broken && !e.unchanged()
 		e.mu.Unlock()
 		switch {
 		case idle:
 			m.drop(id, e)
-		case !broken:
+		case check:
 			toCheck[id] = e
 		}
 	}

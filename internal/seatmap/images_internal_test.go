@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -170,8 +171,9 @@ func TestImageWhoseCountDiffersIsLoadedAgain(t *testing.T) {
 }
 
 // The once-a-second check of the kept images asks Redis about all of
-// them in one round trip: an instance that keeps thousands of seat maps
-// makes one call a second for them, not one each.
+// them in one round trip, and only about those that took in events since
+// their last check: an instance that keeps thousands of seat maps makes
+// one call a second for the active ones, and none for the idle ones.
 func TestImagesAreCheckedTogether(t *testing.T) {
 	t.Parallel()
 	rdb := lockenv.Redis(t)
@@ -184,46 +186,85 @@ func TestImagesAreCheckedTogether(t *testing.T) {
 	ctx := context.Background()
 	first := rand.Int64N(1<<40) + 1
 	const kept = 40
-	for i := range int64(kept) {
-		if _, err := images.Image(ctx, reservation.RestoreSchedule(first+i, "Final", time.Now(), 5)); err != nil {
+	list := make([]*Image, kept)
+	for i := range list {
+		image, err := images.Image(ctx, reservation.RestoreSchedule(first+int64(i), "Final", time.Now(), 5))
+		if err != nil {
 			t.Fatal(err)
 		}
+		list[i] = image
+	}
+	rounds := func() int {
+		images.mu.Lock()
+		defer images.mu.Unlock()
+		return images.rounds
 	}
 	leastChecks := func() int {
 		images.mu.Lock()
 		defer images.mu.Unlock()
-		least := -1
-		for _, e := range images.kept {
-			e.mu.Lock()
-			if least < 0 || e.checks < least {
-				least = e.checks
+		return leastChecksOf(images)
+	}
+	waitFor := func(what string, done func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(15 * time.Second); !done(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not in 15 s", what)
 			}
-			e.mu.Unlock()
 		}
-		return least
 	}
-	// The loads asked one at a time; from here on only the checks ask.
+
+	// Idle: two rounds, no call.
 	calls.reset()
-	since := leastChecks()
-	deadline := time.Now().Add(15 * time.Second)
-	for leastChecks() < since+2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the kept images were not checked twice in 15 s")
-		}
-		time.Sleep(50 * time.Millisecond)
+	since := rounds()
+	waitFor("two rounds", func() bool { return rounds() >= since+2 })
+	if alone, batches := calls.taken(); alone != 0 || len(batches) != 0 {
+		t.Errorf("idle images: %d calls alone, round trips %v; want none", alone, batches)
 	}
-	alone, batches := calls.taken()
-	if alone != 0 {
-		t.Errorf("%d streams asked about one by one; want none", alone)
-	}
-	if len(batches) < 2 {
-		t.Fatalf("%d round trips for two checks of every image; want one a check", len(batches))
-	}
-	for i, n := range batches {
-		if n != kept {
-			t.Errorf("round trip %d asked about %d streams; want all %d kept images' at once", i, n, kept)
+
+	// An event for every image, taken in while the rounds wait (they
+	// take images.mu): the next round checks all of them at once.
+	images.mu.Lock()
+	for i := range list {
+		if err := feed.SeatsChanged(ctx, first+int64(i), []reservation.Seat{{ID: 1, Status: "held"}}); err != nil {
+			images.mu.Unlock()
+			t.Fatal(err)
 		}
 	}
+	for i, image := range list {
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if v, _ := image.Tag(); v == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				images.mu.Unlock()
+				t.Fatalf("image %d never took in its event", i)
+			}
+		}
+	}
+	calls.reset()
+	checks := leastChecksOf(images)
+	images.mu.Unlock()
+	waitFor("a check of every image", func() bool { return leastChecks() > checks })
+	since = rounds()
+	waitFor("two more rounds", func() bool { return rounds() >= since+2 })
+	if alone, batches := calls.taken(); alone != 0 || !slices.Equal(batches, []int{kept}) {
+		t.Errorf("%d images with an event each: %d calls alone, round trips of %v streams; want none alone, one of %d (and none once checked)",
+			kept, alone, batches, kept)
+	}
+}
+
+// leastChecksOf is the fewest checks any of the kept images had;
+// images.mu is held.
+func leastChecksOf(images *Images) int {
+	least := -1
+	for _, e := range images.kept {
+		e.mu.Lock()
+		if least < 0 || e.checks < least {
+			least = e.checks
+		}
+		e.mu.Unlock()
+	}
+	return least
 }
 
 // xinfoCalls counts the XINFO commands a client sends: alone, and in each
