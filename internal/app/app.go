@@ -179,7 +179,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	}
 	// The seat map and best available read images kept by the seat feed
 	// (listed from PostgreSQL without one: no REDIS_URL).
-	images := seatmap.NewImages(feed, store, seatmap.Config{Logger: logger})
+	images := seatmap.NewImages(feed, store, seatmap.Config{Logger: logger, MaxBytes: int64(cfg.SeatImagesMaxMiB) << 20})
 	a.closeFirst(images.Close)
 	bookings := reservation.NewService(repo, traces.Locker(locker), reservation.Config{LockTTL: cfg.LockTTL, SealBooked: cfg.FastPath,
 		HoldTTL: cfg.HoldTTL, MaxHoldsPerUser: cfg.MaxHoldsPerUser, HoldMaxLifetime: cfg.HoldMaxLifetime,

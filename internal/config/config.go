@@ -73,6 +73,9 @@ type Config struct {
 	// SeatRelayInterval is how long the idle relay waits before it looks
 	// for new seat changes again (0 in a Config built by hand: 15ms).
 	SeatRelayInterval time.Duration `env:"SEAT_RELAY_INTERVAL" envDefault:"15ms"`
+	// SeatImagesMaxMiB bounds, in MiB, the seat images one instance keeps
+	// for the seat map and best available (seatmap.Config.MaxBytes).
+	SeatImagesMaxMiB int `env:"SEAT_IMAGES_MAX_MIB" envDefault:"64"`
 	// SeatFeedReplicas is how many Redis replicas must have a seat change
 	// before the relay lets go of it (WAIT), so that a failover loses no
 	// seat event; unset, 1 with a Sentinel REDIS_URL, else 0.
@@ -176,6 +179,9 @@ func Load(environ map[string]string) (Config, error) {
 	}
 	if cfg.SeatChangesMaxBacklog < 1000 || cfg.SeatChangesMaxBacklog > 1_000_000_000 {
 		problems = append(problems, errors.New("SEAT_CHANGES_MAX_BACKLOG must be between 1000 and 1000000000"))
+	}
+	if cfg.SeatImagesMaxMiB < 1 || cfg.SeatImagesMaxMiB > 1<<20 {
+		problems = append(problems, errors.New("SEAT_IMAGES_MAX_MIB must be between 1 and 1048576"))
 	}
 	if cfg.SeatRelayInterval < time.Millisecond || cfg.SeatRelayInterval > time.Second {
 		problems = append(problems, errors.New("SEAT_RELAY_INTERVAL must be between 1ms and 1s"))

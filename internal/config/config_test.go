@@ -24,7 +24,8 @@ func TestLoadDefaults(t *testing.T) {
 		t.Fatalf("Load: %v", err)
 	}
 	if cfg.HTTPAddr != "127.0.0.1:8080" || cfg.LockTTL != 5*time.Second || cfg.LockMaxWait != 10*time.Second ||
-		cfg.HoldTTL != 10*time.Minute || cfg.SeatChangesMaxBacklog != 1_000_000 || cfg.SeatRelayInterval != 15*time.Millisecond {
+		cfg.HoldTTL != 10*time.Minute || cfg.SeatChangesMaxBacklog != 1_000_000 || cfg.SeatRelayInterval != 15*time.Millisecond ||
+		cfg.SeatImagesMaxMiB != 64 {
 		t.Errorf("defaults = %+v", cfg)
 	}
 }
@@ -37,12 +38,14 @@ func TestLoadOverrides(t *testing.T) {
 	env["HOLD_TTL"] = "90s"
 	env["SEAT_CHANGES_MAX_BACKLOG"] = "5000"
 	env["SEAT_RELAY_INTERVAL"] = "50ms"
+	env["SEAT_IMAGES_MAX_MIB"] = "256"
 	cfg, err := config.Load(env)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
 	if cfg.HTTPAddr != ":9000" || cfg.LockTTL != 750*time.Millisecond || cfg.LockMaxWait != 2*time.Second ||
-		cfg.HoldTTL != 90*time.Second || cfg.SeatChangesMaxBacklog != 5000 || cfg.SeatRelayInterval != 50*time.Millisecond {
+		cfg.HoldTTL != 90*time.Second || cfg.SeatChangesMaxBacklog != 5000 || cfg.SeatRelayInterval != 50*time.Millisecond ||
+		cfg.SeatImagesMaxMiB != 256 {
 		t.Errorf("cfg = %+v", cfg)
 	}
 }
@@ -65,6 +68,9 @@ func TestLoadRejects(t *testing.T) {
 		{"small backlog bound", "SEAT_CHANGES_MAX_BACKLOG", "999", "SEAT_CHANGES_MAX_BACKLOG must be between"},
 		{"bad backlog bound", "SEAT_CHANGES_MAX_BACKLOG", "many", "SEAT_CHANGES_MAX_BACKLOG"},
 		{"slow relay", "SEAT_RELAY_INTERVAL", "2s", "SEAT_RELAY_INTERVAL must be between"},
+		{"no seat images", "SEAT_IMAGES_MAX_MIB", "0", "SEAT_IMAGES_MAX_MIB must be between 1 and 1048576"},
+		{"huge seat images", "SEAT_IMAGES_MAX_MIB", "1048577", "SEAT_IMAGES_MAX_MIB must be between"},
+		{"bad seat images", "SEAT_IMAGES_MAX_MIB", "64MiB", "SEAT_IMAGES_MAX_MIB: invalid value"},
 		{"sentinel without master", "REDIS_URL", "redis+sentinel://app:short-secret@s1:26379,s2:26379", "REDIS_URL is invalid: no Sentinel master name"},
 		{"sentinel without hosts", "REDIS_URL", "redis+sentinel://app:short-secret@/mymaster", "REDIS_URL is invalid: empty Sentinel address"},
 		{"sentinel bad port", "REDIS_URL", "redis+sentinel://app:short-secret@s1:26379,s2:99999/mymaster", "REDIS_URL is invalid: invalid port in Sentinel address"},

@@ -70,12 +70,13 @@ type Config struct {
 	// thousand subscribers cost a thousand wake-ups per Interval, not per
 	// change. It is also the longest a change waits for the next read.
 	Interval time.Duration
-	// MaxDeliveries bounds the batches handed to subscribers per second,
-	// all schedules together: with more subscribers than MaxDeliveries ×
-	// Interval, reads are spaced further apart (a thousand subscribers
-	// and the default of 5,000 give 200 ms), so the cost of a crowd of
-	// watchers stays the same however large it grows, and each of them
-	// waits a little longer for a change.
+	// MaxDeliveries bounds the batches handed to watchers (Subscribe, not
+	// Follow) per second, all schedules together: with more watchers than
+	// MaxDeliveries × Interval, reads are spaced further apart (a thousand
+	// watchers and the default of 5,000 give 200 ms), so the cost of a
+	// crowd of watchers stays the same however large it grows, and each
+	// of them waits a little longer for a change. The seat images an
+	// instance keeps (Follow) are not counted: they cost no network write.
 	MaxDeliveries int
 	// BatchLanes is how many batches of published changes may be in
 	// flight at once (redisbatch.DefaultLanes when 0; < 0: each change
@@ -129,7 +130,8 @@ type Feed struct {
 	hubs   map[int64]*hub
 	reader *streamReader // started by the first Subscribe
 	closed bool
-	// subscribers counts the open subscriptions of every schedule.
+	// subscribers counts the open watchers' subscriptions (Subscribe) of
+	// every schedule: what paces the reads (interval).
 	subscribers atomic.Int64
 	// replicas judges the appends that want replicas (Config.Replicas).
 	replicas *redisconn.Replicas

@@ -44,6 +44,10 @@ type Subscription struct {
 	hub    *hub
 	lagged bool
 	closed bool
+	// watcher is set for a subscription that sends its batches over the
+	// network (Subscribe), unset for one that follows the schedule inside
+	// this process (Follow).
+	watcher bool
 }
 
 // Lagged reports whether the subscription ended because its buffer was
@@ -58,11 +62,39 @@ func (s *Subscription) Lagged() bool {
 // Close ends the subscription.
 func (s *Subscription) Close() { s.hub.feed.unsubscribe(s) }
 
-// Subscribe follows a schedule's changes with a buffer of buffer batches.
-// The first subscriber of a schedule on this instance starts following its
-// stream at the stream's current head, so nothing published after
-// Subscribe returns is missed.
+// Subscribe follows a schedule's changes with a buffer of buffer batches,
+// for a watcher: a subscriber that sends them over the network, counted in
+// Config.MaxDeliveries and in Watchers. The first subscriber of a schedule
+// on this instance starts following its stream at the stream's current
+// head, so nothing published after Subscribe returns is missed.
 func (f *Feed) Subscribe(ctx context.Context, scheduleID int64, buffer int) (*Subscription, error) {
+	return f.subscribe(ctx, scheduleID, buffer, true)
+}
+
+// Follow is Subscribe for a subscriber inside this process (a seat
+// image): taking in a batch costs no network write, so it is not paced by
+// Config.MaxDeliveries, and it is no watcher (Watchers).
+func (f *Feed) Follow(ctx context.Context, scheduleID int64, buffer int) (*Subscription, error) {
+	return f.subscribe(ctx, scheduleID, buffer, false)
+}
+
+// Watchers returns, for each schedule, how many of its subscriptions on
+// this instance are watchers' (Subscribe).
+func (f *Feed) Watchers(scheduleIDs []int64) []int {
+	counts := make([]int, len(scheduleIDs))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, id := range scheduleIDs {
+		if h := f.hubs[id]; h != nil {
+			h.mu.Lock()
+			counts[i] = h.watchers
+			h.mu.Unlock()
+		}
+	}
+	return counts
+}
+
+func (f *Feed) subscribe(ctx context.Context, scheduleID int64, buffer int, watcher bool) (*Subscription, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
@@ -78,12 +110,15 @@ func (f *Feed) Subscribe(ctx context.Context, scheduleID int64, buffer int) (*Su
 		f.hubs[scheduleID] = h
 		f.follow(h)
 	}
-	s := &Subscription{ch: make(chan *Batch, max(buffer, 1)), hub: h}
+	s := &Subscription{ch: make(chan *Batch, max(buffer, 1)), hub: h, watcher: watcher}
 	s.C = s.ch
 	h.mu.Lock()
 	h.subs[s] = struct{}{}
+	if watcher {
+		h.watchers++
+		f.subscribers.Add(1)
+	}
 	h.mu.Unlock()
-	f.subscribers.Add(1)
 	return s, nil
 }
 
@@ -135,6 +170,8 @@ type hub struct {
 
 	mu   sync.Mutex
 	subs map[*Subscription]struct{}
+	// watchers counts the subscriptions in subs that are watchers'.
+	watchers int
 }
 
 // readAlone starts a reader of h's stream alone.
@@ -162,7 +199,10 @@ func (h *hub) stop() {
 func (h *hub) end(s *Subscription) {
 	delete(h.subs, s)
 	if !s.closed {
-		h.feed.subscribers.Add(-1)
+		if s.watcher {
+			h.watchers--
+			h.feed.subscribers.Add(-1)
+		}
 		s.closed = true
 		close(s.ch)
 	}

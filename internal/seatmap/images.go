@@ -33,17 +33,25 @@ type Source interface {
 // next request load the image again. Without the feed (no Redis), or while
 // it cannot be followed (Redis unreachable), images are listed from
 // PostgreSQL instead (polling). An image nobody asked for in Config.Idle
-// is dropped, and its subscription with it. Every second each kept image's
-// count of events is checked against its stream's (check): one that
-// differs is loaded again.
+// and nobody watches (a live seat-map stream of its schedule on this
+// instance) is dropped, and its subscription with it; past Config.MaxBytes
+// the least recently asked for are dropped as well (bound.go). Every
+// second the kept images' counts of events are checked against their
+// streams', all in one round trip (check): one that differs is loaded
+// again.
 type Images struct {
 	feed    *seatfeed.Feed
 	source  Source
 	polling *polling
 	cfg     Config
 
-	mu      sync.Mutex
-	kept    map[int64]*followedImage
+	mu   sync.Mutex
+	kept map[int64]*followedImage
+	// keptBytes is what the kept images weigh (weigh), held under
+	// cfg.MaxBytes.
+	keptBytes int64
+	// rounds counts maintain's rounds, for tests to wait on.
+	rounds  int
 	loading singleflight.Group
 	// unfollowableAt is when the feed last failed (unix nanoseconds): for
 	// a second after, images are listed without trying it again, so that
@@ -63,8 +71,9 @@ const loadTimeout = 5 * time.Second
 
 // Defaults of Config.
 const (
-	DefaultIdle   = 2 * time.Minute
-	DefaultBuffer = 256
+	DefaultIdle     = 2 * time.Minute
+	DefaultBuffer   = 256
+	DefaultMaxBytes = 64 << 20
 )
 
 // Config tunes Images. Zero values take the defaults.
@@ -74,18 +83,27 @@ type Config struct {
 	// Buffer is how many batches of events an image's subscription may
 	// fall behind before it is ended, and the image loaded again.
 	Buffer int
-	Logger *slog.Logger
+	// MaxBytes bounds what the kept images weigh (weigh): past it, the
+	// least recently asked for are dropped, the unwatched ones first.
+	MaxBytes int64
+	Logger   *slog.Logger
 }
 
 type followedImage struct {
 	image *Image
 	sub   *seatfeed.Subscription
 
-	mu       sync.Mutex
-	usedAt   time.Time
-	broken   bool // its subscription ended, or its count went wrong: load again
-	checking bool
-	checks   int // checks done, for tests to wait on
+	// bytes is what the image weighs (weigh).
+	bytes int64
+
+	mu     sync.Mutex
+	usedAt time.Time
+	broken bool // its subscription ended, or its count went wrong: load again
+	checks int  // checks done, for tests to wait on
+	// checked is the image's position (Image.Position) at its last check
+	// that reached Redis, or at its load: an image still there is not
+	// checked again (unchanged).
+	checked position
 	// retired is set when a load replaces this entry: its events, if any
 	// are still on their way, must not reach the image again.
 	retired  bool
@@ -100,6 +118,9 @@ func NewImages(f *seatfeed.Feed, source Source, cfg Config) *Images {
 	}
 	if cfg.Buffer <= 0 {
 		cfg.Buffer = DefaultBuffer
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = DefaultMaxBytes
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -198,7 +219,7 @@ func (m *Images) load(ctx context.Context, schedule reservation.Schedule) (*Imag
 	if time.Since(time.Unix(0, m.unfollowableAt.Load())) < retryFeedAfter {
 		return m.polling.image(ctx, schedule)
 	}
-	sub, err := m.feed.Subscribe(ctx, schedule.ID(), m.cfg.Buffer)
+	sub, err := m.feed.Follow(ctx, schedule.ID(), m.cfg.Buffer)
 	if err != nil {
 		return m.polled(ctx, schedule, err)
 	}
@@ -221,12 +242,18 @@ func (m *Images) load(ctx context.Context, schedule reservation.Schedule) (*Imag
 		e.sub.Close()
 	}
 	image.Reset(at.Added, at.Last, at.Last, seats)
-	next := &followedImage{image: image, sub: sub, usedAt: time.Now(), lastSeen: at.Last}
-	m.mu.Lock()
-	m.kept[schedule.ID()] = next
-	m.mu.Unlock()
+	next := &followedImage{image: image, sub: sub, bytes: weigh(schedule), usedAt: time.Now(), lastSeen: at.Last,
+		checked: position{at.Added, at.Last}}
 	m.stopped.Add(1)
 	go m.follow(schedule.ID(), next)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old := m.kept[schedule.ID()]; old != nil {
+		m.keptBytes -= old.bytes
+	}
+	m.kept[schedule.ID()] = next
+	m.keptBytes += next.bytes
+	m.bound(schedule.ID())
 	return image, nil
 }
 
@@ -274,6 +301,23 @@ func (m *Images) follow(scheduleID int64, e *followedImage) {
 // checkEvery is how often a kept image is checked against its stream.
 const checkEvery = time.Second
 
+// position is an image's count of events and the id of the last one.
+type position struct {
+	events    int64
+	lastEvent string
+}
+
+// unchanged reports whether e took in no event since its last check (or
+// its load): then it is not checked again. A check acts only when the
+// stream's last entry is the image's last event, and a stream that
+// changes after the check gets new entries, which reach the image as
+// events: an image that takes in none has nothing a check could find.
+// e.mu is held.
+func (e *followedImage) unchanged() bool {
+	events, last := e.image.Position()
+	return e.checked == position{events, last}
+}
+
 // check compares each image's count of events with its stream's: when
 // the stream's last entry is the last event the image took in, the
 // stream's count of entries must be the image's. It is not when entries
@@ -281,9 +325,11 @@ const checkEvery = time.Second
 // what the old master had not passed on; the relay appends those changes
 // again, under new ids), or when some never reached the image: either way
 // the image may be wrong, and the next request loads it again. The
-// streams of all the images are asked about in one round trip.
+// streams of all the images are asked about in one round trip (one per
+// node of a Redis Cluster), however many are kept; an image that took in
+// no event since its last check is not asked about (unchanged), so an
+// idle schedule's image costs Redis nothing.
 func (m *Images) check(images map[int64]*followedImage) {
-	defer m.stopped.Done()
 	ctx, cancel := context.WithTimeout(context.Background(), checkEvery)
 	defer cancel()
 	ids := make([]int64, 0, len(images))
@@ -295,8 +341,10 @@ func (m *Images) check(images map[int64]*followedImage) {
 		e, at := images[id], positions[i]
 		events, seen := e.image.Position()
 		e.mu.Lock()
-		e.checking = false
 		e.checks++
+		if at.Err == nil {
+			e.checked = position{events, seen}
+		}
 		if at.Err == nil && at.Last == seen && at.Added != events {
 			e.broken = true
 			m.cfg.Logger.Warn("seat images: an image's count of events differs from its stream's; loading it again",
@@ -306,8 +354,10 @@ func (m *Images) check(images map[int64]*followedImage) {
 	}
 }
 
-// maintain checks, every checkEvery, the kept images against their
-// streams (check), and drops the images nobody asked for in Idle.
+// maintain, every checkEvery, drops the images nobody asked for in Idle
+// and nobody watches, and checks the others against their streams
+// (check). A check is done before the next tick is taken, so that a slow
+// Redis delays the checks rather than piling them up.
 func (m *Images) maintain() {
 	defer m.stopped.Done()
 	tick := time.NewTicker(checkEvery)
@@ -318,28 +368,47 @@ func (m *Images) maintain() {
 			return
 		case <-tick.C:
 		}
-		toCheck := map[int64]*followedImage{}
-		m.mu.Lock()
-		for id, e := range m.kept {
-			e.mu.Lock()
-			idle := time.Since(e.usedAt) > m.cfg.Idle
-			check := !idle && !e.broken && !e.checking
-			e.checking = e.checking || check
-			e.mu.Unlock()
-			switch {
-			case idle:
-				delete(m.kept, id)
-				e.sub.Close()
-			case check:
-				toCheck[id] = e
-			}
+		if toCheck := m.dropIdle(); len(toCheck) > 0 {
+			m.check(toCheck)
 		}
-		if len(toCheck) > 0 {
-			m.stopped.Add(1)
-			go m.check(toCheck)
-		}
-		m.mu.Unlock()
 	}
+}
+
+// dropIdle drops the images nobody asked for in Idle and nobody watches,
+// and returns those of the others that took in events since their last
+// check.
+func (m *Images) dropIdle() map[int64]*followedImage {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.rounds++
+	ids := make([]int64, 0, len(m.kept))
+	for id := range m.kept {
+		ids = append(ids, id)
+	}
+	watchers := m.feed.Watchers(ids)
+	toCheck := make(map[int64]*followedImage, len(ids))
+	for i, id := range ids {
+		e := m.kept[id]
+		e.mu.Lock()
+		idle := time.Since(e.usedAt) > m.cfg.Idle && watchers[i] == 0
+		check := !e.broken && !e.unchanged()
+		e.mu.Unlock()
+		switch {
+		case idle:
+			m.drop(id, e)
+		case check:
+			toCheck[id] = e
+		}
+	}
+	return toCheck
+}
+
+// drop forgets the kept image e of schedule id and ends its
+// subscription; m.mu is held.
+func (m *Images) drop(id int64, e *followedImage) {
+	delete(m.kept, id)
+	m.keptBytes -= e.bytes
+	e.sub.Close()
 }
 
 // Close drops every image and stops following the feed.
@@ -347,8 +416,7 @@ func (m *Images) Close() {
 	close(m.stop)
 	m.mu.Lock()
 	for id, e := range m.kept {
-		delete(m.kept, id)
-		e.sub.Close()
+		m.drop(id, e)
 	}
 	m.mu.Unlock()
 	m.stopped.Wait()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -169,11 +171,14 @@ func TestImageWhoseCountDiffersIsLoadedAgain(t *testing.T) {
 }
 
 // The once-a-second check of the kept images asks Redis about all of
-// them at once: an instance that keeps many seat maps does not open a
-// connection for each of them every second.
+// them in one round trip, and only about those that took in events since
+// their last check: an instance that keeps thousands of seat maps makes
+// one call a second for the active ones, and none for the idle ones.
 func TestImagesAreCheckedTogether(t *testing.T) {
 	t.Parallel()
 	rdb := lockenv.Redis(t)
+	calls := &xinfoCalls{}
+	rdb.AddHook(calls)
 	feed := seatfeed.New(rdb, seatfeed.Config{Block: 100 * time.Millisecond})
 	t.Cleanup(feed.Close)
 	images := NewImages(feed, &listedSeats{}, Config{})
@@ -181,32 +186,135 @@ func TestImagesAreCheckedTogether(t *testing.T) {
 	ctx := context.Background()
 	first := rand.Int64N(1<<40) + 1
 	const kept = 40
-	for i := range int64(kept) {
-		if _, err := images.Image(ctx, reservation.RestoreSchedule(first+i, "Final", time.Now(), 5)); err != nil {
+	list := make([]*Image, kept)
+	for i := range list {
+		image, err := images.Image(ctx, reservation.RestoreSchedule(first+int64(i), "Final", time.Now(), 5))
+		if err != nil {
+			t.Fatal(err)
+		}
+		list[i] = image
+	}
+	rounds := func() int {
+		images.mu.Lock()
+		defer images.mu.Unlock()
+		return images.rounds
+	}
+	leastChecks := func() int {
+		images.mu.Lock()
+		defer images.mu.Unlock()
+		return leastChecksOf(images)
+	}
+	waitFor := func(what string, done func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(15 * time.Second); !done(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not in 15 s", what)
+			}
+		}
+	}
+
+	// Idle: two rounds, no call.
+	calls.reset()
+	since := rounds()
+	waitFor("two rounds", func() bool { return rounds() >= since+2 })
+	if alone, batches := calls.taken(); alone != 0 || len(batches) != 0 {
+		t.Errorf("idle images: %d calls alone, round trips %v; want none", alone, batches)
+	}
+
+	// An event for every image, taken in while the rounds wait (they
+	// take images.mu): the next round checks all of them at once.
+	images.mu.Lock()
+	for i := range list {
+		if err := feed.SeatsChanged(ctx, first+int64(i), []reservation.Seat{{ID: 1, Status: "held"}}); err != nil {
+			images.mu.Unlock()
 			t.Fatal(err)
 		}
 	}
-	checked := func() (n int) {
-		images.mu.Lock()
-		defer images.mu.Unlock()
-		for _, e := range images.kept {
-			e.mu.Lock()
-			if e.checks > 0 {
+	for i, image := range list {
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if v, _ := image.Tag(); v == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				images.mu.Unlock()
+				t.Fatalf("image %d never took in its event", i)
+			}
+		}
+	}
+	calls.reset()
+	checks := leastChecksOf(images)
+	images.mu.Unlock()
+	waitFor("a check of every image", func() bool { return leastChecks() > checks })
+	since = rounds()
+	waitFor("two more rounds", func() bool { return rounds() >= since+2 })
+	if alone, batches := calls.taken(); alone != 0 || !slices.Equal(batches, []int{kept}) {
+		t.Errorf("%d images with an event each: %d calls alone, round trips of %v streams; want none alone, one of %d (and none once checked)",
+			kept, alone, batches, kept)
+	}
+}
+
+// leastChecksOf is the fewest checks any of the kept images had;
+// images.mu is held.
+func leastChecksOf(images *Images) int {
+	least := -1
+	for _, e := range images.kept {
+		e.mu.Lock()
+		if least < 0 || e.checks < least {
+			least = e.checks
+		}
+		e.mu.Unlock()
+	}
+	return least
+}
+
+// xinfoCalls counts the XINFO commands a client sends: alone, and in each
+// pipeline.
+type xinfoCalls struct {
+	mu      sync.Mutex
+	alone   int
+	batches []int
+}
+
+func (c *xinfoCalls) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.alone, c.batches = 0, nil
+}
+
+func (c *xinfoCalls) taken() (alone int, batches []int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.alone, append([]int(nil), c.batches...)
+}
+
+func isXInfo(cmd redis.Cmder) bool { return strings.EqualFold(cmd.Name(), "xinfo") }
+
+func (c *xinfoCalls) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *xinfoCalls) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if isXInfo(cmd) {
+			c.mu.Lock()
+			c.alone++
+			c.mu.Unlock()
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (c *xinfoCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		n := 0
+		for _, cmd := range cmds {
+			if isXInfo(cmd) {
 				n++
 			}
-			e.mu.Unlock()
 		}
-		return n
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for checked() < kept {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d images checked in 10 s", checked(), kept)
+		if n > 0 {
+			c.mu.Lock()
+			c.batches = append(c.batches, n)
+			c.mu.Unlock()
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	// One connection reads the streams, a few served the loads.
-	if conns := rdb.PoolStats().TotalConns; conns > 4 {
-		t.Errorf("%d kept images checked through %d connections; want one round trip for all", kept, conns)
+		return next(ctx, cmds)
 	}
 }
