@@ -80,13 +80,11 @@ ORDER BY 1`
 // InsertHold implements reservation.Repository in one transaction: the
 // hold, its claims, then a check that none of its seats is reserved or
 // claimed by another live hold (run after the claims, so that it sees
-// every booking that committed while they waited on a row lock).
+// every booking that committed while they waited on a row lock), and last
+// the user's count of live holds (live_holds.go).
 func (s *Store) InsertHold(ctx context.Context, nh reservation.NewHold) (reservation.Hold, error) {
 	var hold reservation.Hold
 	err := s.pool.BeginFunc(ctx, func(tx pgx.Tx) error {
-		if err := checkHoldsPerUser(ctx, tx, nh.UserID, nh.MaxLive); err != nil {
-			return err
-		}
 		var err error
 		hold, err = scanHold(tx.QueryRow(ctx, `
 			INSERT INTO holds (schedule_id, user_id, seat_ids, expires_at, idempotency_claim)
@@ -107,7 +105,7 @@ func (s *Store) InsertHold(ctx context.Context, nh reservation.NewHold) (reserva
 		if len(unavailable) > 0 {
 			return &reservation.SeatsUnavailableError{Seats: unavailable}
 		}
-		return nil
+		return countLiveHold(ctx, tx, nh.UserID, hold.ID(), hold.ExpiresAt(), nh.MaxLive)
 	})
 	var refused *reservation.SeatsUnavailableError
 	switch {
@@ -121,35 +119,6 @@ func (s *Store) InsertHold(ctx context.Context, nh reservation.NewHold) (reserva
 		return reservation.Hold{}, wrap("insert hold", err)
 	}
 	return hold, nil
-}
-
-// holdsLockClass is the first key of the transaction-scoped advisory lock
-// that serialises one user's new holds; the second is a hash of the user.
-const holdsLockClass = 0x5EA7
-
-// checkHoldsPerUser fails with ErrTooManyHolds when the user has max live
-// holds already (max <= 0: no cap). Concurrent holds of one user queue on
-// an advisory lock until the first commits, so none slips past the count.
-func checkHoldsPerUser(ctx context.Context, tx pgx.Tx, userID string, max int) error {
-	if max <= 0 {
-		return nil
-	}
-	// Two statements: the count's snapshot must be taken after the lock
-	// is granted, to see the holds committed while it waited.
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, holdsLockClass, userID); err != nil {
-		return err
-	}
-	var live int
-	err := tx.QueryRow(ctx, `
-		SELECT count(*) FROM holds
-		WHERE user_id = $1 AND confirmed_at IS NULL AND released_at IS NULL AND expires_at > now()`, userID).Scan(&live)
-	if err != nil {
-		return err
-	}
-	if live >= max {
-		return reservation.ErrTooManyHolds
-	}
-	return nil
 }
 
 type querier interface {
@@ -266,9 +235,11 @@ func (s *Store) ConfirmHold(ctx context.Context, id uuid.UUID, userID string) ([
 			// A claim ran out between reading the hold and booking it.
 			return reservation.ErrHoldExpired
 		}
-		_, err = tx.Exec(ctx, `UPDATE holds SET confirmed_at = now() WHERE id = $1`, id)
+		if _, err := tx.Exec(ctx, `UPDATE holds SET confirmed_at = now() WHERE id = $1`, id); err != nil {
+			return err
+		}
 		sortBySeat(booked)
-		return err
+		return forgetLiveHold(ctx, tx, userID, id)
 	})
 	if err != nil {
 		return nil, holdError("confirm hold", err)
@@ -331,8 +302,10 @@ func (s *Store) ReleaseHold(ctx context.Context, id uuid.UUID, userID string) ([
 			if err != nil {
 				return err
 			}
-			freed, err = pgx.CollectRows(rows, pgx.RowTo[int])
-			return err
+			if freed, err = pgx.CollectRows(rows, pgx.RowTo[int]); err != nil {
+				return err
+			}
+			return forgetLiveHold(ctx, tx, userID, id)
 		}
 		return nil
 	})
