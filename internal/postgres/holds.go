@@ -43,7 +43,7 @@ func scanHold(row pgx.Row) (reservation.Hold, error) {
 // (schedule_id, seat_id) makes two live claims of one seat impossible, and
 // makes a hold and a booking of one seat wait for each other, whatever the
 // seat locks did. Each claimed seat's change is recorded for the seat
-// events.
+// events, and the claimed seats are returned.
 const claimSeats = `
 WITH claimed AS (
 	INSERT INTO seat_claims (schedule_id, seat_id, hold_id, fence, expires_at)
@@ -52,12 +52,17 @@ WITH claimed AS (
 		SET hold_id = EXCLUDED.hold_id, fence = EXCLUDED.fence, expires_at = EXCLUDED.expires_at
 		WHERE seat_claims.expires_at <= now()
 	RETURNING seat_id
+), changed AS (
+	INSERT INTO seat_changes (schedule_id, seat_id, status)
+	SELECT $1, seat_id, 'held' FROM claimed ORDER BY seat_id
 )
-INSERT INTO seat_changes (schedule_id, seat_id, status)
-SELECT $1, seat_id, 'held' FROM claimed ORDER BY seat_id`
+SELECT seat_id FROM claimed`
 
 // unavailableSeats lists which of the seats $2 of schedule $1 are taken
 // (an active reservation) or held by a live claim of a hold other than $3.
+// The claims of the seats $4 are not looked up: the caller's transaction
+// has just taken them, so they are its own (a hold's check would read
+// each of its claims only to leave it out).
 // Each seat is looked up by its whole key, one seat at a time (the LATERAL
 // subquery, kept whole by OFFSET 0): with "seat_id = ANY($2)" the planner
 // may take schedule_id alone as the index condition and filter every claim
@@ -72,7 +77,8 @@ CROSS JOIN LATERAL (
 		WHERE r.schedule_id = $1 AND r.seat_id = s.seat AND r.cancelled_at IS NULL
 	UNION ALL
 	SELECT 'held', ceil(extract(epoch FROM c.expires_at - now()) * 1000)::bigint FROM seat_claims c
-		WHERE c.schedule_id = $1 AND c.seat_id = s.seat AND c.expires_at > now() AND c.hold_id IS DISTINCT FROM $3
+		WHERE s.seat <> ALL ($4::integer[])
+		  AND c.schedule_id = $1 AND c.seat_id = s.seat AND c.expires_at > now() AND c.hold_id IS DISTINCT FROM $3
 	OFFSET 0
 ) u
 ORDER BY 1`
@@ -93,12 +99,17 @@ func (s *Store) InsertHold(ctx context.Context, nh reservation.NewHold) (reserva
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, claimSeats, nh.ScheduleID, hold.ID(), hold.ExpiresAt(), nh.SeatIDs, nh.Fences); err != nil {
+		rows, err := tx.Query(ctx, claimSeats, nh.ScheduleID, hold.ID(), hold.ExpiresAt(), nh.SeatIDs, nh.Fences)
+		if err != nil {
+			return err
+		}
+		claimed, err := pgx.CollectRows(rows, pgx.RowTo[int])
+		if err != nil {
 			return err
 		}
 		// Our own claims are not listed; a seat we could not claim shows
 		// up as held by the hold that has it.
-		unavailable, err := queryUnavailable(ctx, tx, nh.ScheduleID, nh.SeatIDs, hold.ID())
+		unavailable, err := queryUnavailable(ctx, tx, nh.ScheduleID, nh.SeatIDs, hold.ID(), claimed...)
 		if err != nil {
 			return err
 		}
@@ -126,9 +137,11 @@ type querier interface {
 }
 
 // queryUnavailable runs unavailableSeats; exceptHold's own claims are not
-// listed (uuid.Nil lists every claim).
-func queryUnavailable(ctx context.Context, q querier, scheduleID int64, seatIDs []int, exceptHold uuid.UUID) ([]reservation.UnavailableSeat, error) {
-	rows, err := q.Query(ctx, unavailableSeats, scheduleID, seatIDs, exceptHold)
+// listed (uuid.Nil lists every claim), nor are the claims of the seats
+// claimedHere, which the transaction q runs has just taken.
+func queryUnavailable(ctx context.Context, q querier, scheduleID int64, seatIDs []int, exceptHold uuid.UUID, claimedHere ...int) ([]reservation.UnavailableSeat, error) {
+	// Never NULL: no seat is "<> ALL" of a NULL array.
+	rows, err := q.Query(ctx, unavailableSeats, scheduleID, seatIDs, exceptHold, append([]int{}, claimedHere...))
 	if err != nil {
 		return nil, err
 	}
