@@ -370,17 +370,25 @@ func (s *Store) DropExpiredClaim(ctx context.Context, seat reservation.SeatRef) 
 }
 
 // PurgeHolds deletes the holds that ended, unconfirmed, before
-// endedBefore (with whatever claims they still had; an expired claim is
-// normally cleared within a second by ExpireHolds, which announces its
-// seat). It returns how many.
+// endedBefore, with whatever claims they still had, in one statement (an
+// expired claim is normally cleared within a second by ExpireHolds, which
+// announces its seat; a claim another hold took over since names that
+// hold and stays). It returns how many holds.
 func (s *Store) PurgeHolds(ctx context.Context, endedBefore time.Time) (int64, error) {
-	tag, err := s.pool.Exec(ctx, `
-		DELETE FROM holds WHERE confirmed_at IS NULL AND least(expires_at, coalesce(released_at, expires_at)) < $1`,
-		endedBefore)
+	var purged int64
+	err := s.pool.QueryRow(ctx, `
+		WITH purged AS (
+			DELETE FROM holds WHERE confirmed_at IS NULL AND least(expires_at, coalesce(released_at, expires_at)) < $1
+			RETURNING id
+		), claims AS (
+			DELETE FROM seat_claims c USING purged WHERE c.hold_id = purged.id
+		)
+		SELECT count(*) FROM purged`,
+		endedBefore).Scan(&purged)
 	if err != nil {
 		return 0, wrap("purge holds", err)
 	}
-	return tag.RowsAffected(), nil
+	return purged, nil
 }
 
 func sortBySeat(rs []reservation.Reservation) {
