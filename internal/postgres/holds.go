@@ -42,8 +42,8 @@ func scanHold(row pgx.Row) (reservation.Hold, error) {
 // hold is left alone (and its seat is not returned). The primary key on
 // (schedule_id, seat_id) makes two live claims of one seat impossible, and
 // makes a hold and a booking of one seat wait for each other, whatever the
-// seat locks did. Each claimed seat's change is recorded for the seat
-// events, and the claimed seats are returned.
+// seat locks did. The claimed seats' change is recorded for the seat
+// events (one row for them all), and the claimed seats are returned.
 const claimSeats = `
 WITH claimed AS (
 	INSERT INTO seat_claims (schedule_id, seat_id, hold_id, fence, expires_at)
@@ -53,8 +53,8 @@ WITH claimed AS (
 		WHERE seat_claims.expires_at <= now()
 	RETURNING seat_id
 ), changed AS (
-	INSERT INTO seat_changes (schedule_id, seat_id, status)
-	SELECT $1, seat_id, 'held' FROM claimed ORDER BY seat_id
+	INSERT INTO seat_changes (schedule_id, seat_ids, status)
+	SELECT $1, array_agg(seat_id ORDER BY seat_id), 'held' FROM claimed HAVING count(*) > 0
 )
 SELECT seat_id FROM claimed`
 
@@ -189,7 +189,7 @@ func lockHold(ctx context.Context, tx pgx.Tx, id uuid.UUID, userID string) (rese
 }
 
 // confirmClaims turns hold $1's claims into reservations of user $2 with
-// the claims' fences, and records the seats' changes. Deleting the claims
+// the claims' fences, and records the seats' change (one row). Deleting the claims
 // locks them: a hold or a booking that takes an expired claim over
 // concurrently either waits for this transaction or has already taken it
 // (then the claim is not ours and is not booked).
@@ -202,8 +202,8 @@ WITH claims AS (
 	SELECT schedule_id, seat_id, $2, fence, $1 FROM claims ORDER BY seat_id
 	RETURNING ` + reservationColumns + `
 ), changed AS (
-	INSERT INTO seat_changes (schedule_id, seat_id, status)
-	SELECT schedule_id, seat_id, 'reserved' FROM booked ORDER BY seat_id
+	INSERT INTO seat_changes (schedule_id, seat_ids, status)
+	SELECT schedule_id, array_agg(seat_id ORDER BY seat_id), 'reserved' FROM booked GROUP BY schedule_id
 )
 SELECT ` + reservationColumns + ` FROM booked`
 
@@ -286,13 +286,13 @@ func holdReservations(ctx context.Context, tx pgx.Tx, id uuid.UUID) ([]reservati
 }
 
 // releaseClaims deletes hold $1's live claims and records their seats'
-// changes.
+// change (one row).
 const releaseClaims = `
 WITH freed AS (
 	DELETE FROM seat_claims WHERE hold_id = $1 AND expires_at > now() RETURNING schedule_id, seat_id
 ), changed AS (
-	INSERT INTO seat_changes (schedule_id, seat_id, status)
-	SELECT schedule_id, seat_id, 'available' FROM freed ORDER BY seat_id
+	INSERT INTO seat_changes (schedule_id, seat_ids, status)
+	SELECT schedule_id, array_agg(seat_id ORDER BY seat_id), 'available' FROM freed GROUP BY schedule_id
 )
 SELECT seat_id FROM freed`
 
