@@ -50,7 +50,8 @@ RETURNING ` + holdColumns
 // clock (now(), the time it began) decides that the hold is active and
 // what its new expiry is: the hold's row is locked as confirming and
 // releasing lock it, so the three are ordered; then its claims and the
-// hold move together (extendClaims).
+// hold move together (extendClaims), and its entry among the user's live
+// holds with them.
 func (s *Store) ExtendHold(ctx context.Context, ext reservation.HoldExtension) (reservation.Hold, error) {
 	var extended reservation.Hold
 	err := s.pool.BeginFunc(ctx, func(tx pgx.Tx) error {
@@ -84,10 +85,13 @@ func (s *Store) ExtendHold(ctx context.Context, ext reservation.HoldExtension) (
 			return nil
 		}
 		extended, err = scanHold(tx.QueryRow(ctx, extendClaims, ext.ID, until))
-		if errors.Is(err, pgx.ErrNoRows) {
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
 			return reservation.ErrHoldExpired
+		case err != nil:
+			return err
 		}
-		return err
+		return moveLiveHold(ctx, tx, ext.UserID, ext.ID, extended.ExpiresAt())
 	})
 	if errors.Is(err, reservation.ErrHoldLifetimeExceeded) {
 		return reservation.Hold{}, reservation.ErrHoldLifetimeExceeded

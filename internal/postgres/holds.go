@@ -42,8 +42,8 @@ func scanHold(row pgx.Row) (reservation.Hold, error) {
 // hold is left alone (and its seat is not returned). The primary key on
 // (schedule_id, seat_id) makes two live claims of one seat impossible, and
 // makes a hold and a booking of one seat wait for each other, whatever the
-// seat locks did. Each claimed seat's change is recorded for the seat
-// events.
+// seat locks did. The claimed seats' change is recorded for the seat
+// events (one row for them all), and the claimed seats are returned.
 const claimSeats = `
 WITH claimed AS (
 	INSERT INTO seat_claims (schedule_id, seat_id, hold_id, fence, expires_at)
@@ -52,12 +52,17 @@ WITH claimed AS (
 		SET hold_id = EXCLUDED.hold_id, fence = EXCLUDED.fence, expires_at = EXCLUDED.expires_at
 		WHERE seat_claims.expires_at <= now()
 	RETURNING seat_id
+), changed AS (
+	INSERT INTO seat_changes (schedule_id, seat_ids, status)
+	SELECT $1, array_agg(seat_id ORDER BY seat_id), 'held' FROM claimed HAVING count(*) > 0
 )
-INSERT INTO seat_changes (schedule_id, seat_id, status)
-SELECT $1, seat_id, 'held' FROM claimed ORDER BY seat_id`
+SELECT seat_id FROM claimed`
 
 // unavailableSeats lists which of the seats $2 of schedule $1 are taken
 // (an active reservation) or held by a live claim of a hold other than $3.
+// The claims of the seats $4 are not looked up: the caller's transaction
+// has just taken them, so they are its own (a hold's check would read
+// each of its claims only to leave it out).
 // Each seat is looked up by its whole key, one seat at a time (the LATERAL
 // subquery, kept whole by OFFSET 0): with "seat_id = ANY($2)" the planner
 // may take schedule_id alone as the index condition and filter every claim
@@ -72,7 +77,8 @@ CROSS JOIN LATERAL (
 		WHERE r.schedule_id = $1 AND r.seat_id = s.seat AND r.cancelled_at IS NULL
 	UNION ALL
 	SELECT 'held', ceil(extract(epoch FROM c.expires_at - now()) * 1000)::bigint FROM seat_claims c
-		WHERE c.schedule_id = $1 AND c.seat_id = s.seat AND c.expires_at > now() AND c.hold_id IS DISTINCT FROM $3
+		WHERE s.seat <> ALL ($4::integer[])
+		  AND c.schedule_id = $1 AND c.seat_id = s.seat AND c.expires_at > now() AND c.hold_id IS DISTINCT FROM $3
 	OFFSET 0
 ) u
 ORDER BY 1`
@@ -80,13 +86,11 @@ ORDER BY 1`
 // InsertHold implements reservation.Repository in one transaction: the
 // hold, its claims, then a check that none of its seats is reserved or
 // claimed by another live hold (run after the claims, so that it sees
-// every booking that committed while they waited on a row lock).
+// every booking that committed while they waited on a row lock), and last
+// the user's count of live holds (live_holds.go).
 func (s *Store) InsertHold(ctx context.Context, nh reservation.NewHold) (reservation.Hold, error) {
 	var hold reservation.Hold
 	err := s.pool.BeginFunc(ctx, func(tx pgx.Tx) error {
-		if err := checkHoldsPerUser(ctx, tx, nh.UserID, nh.MaxLive); err != nil {
-			return err
-		}
 		var err error
 		hold, err = scanHold(tx.QueryRow(ctx, `
 			INSERT INTO holds (schedule_id, user_id, seat_ids, expires_at, idempotency_claim)
@@ -95,19 +99,24 @@ func (s *Store) InsertHold(ctx context.Context, nh reservation.NewHold) (reserva
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, claimSeats, nh.ScheduleID, hold.ID(), hold.ExpiresAt(), nh.SeatIDs, nh.Fences); err != nil {
+		rows, err := tx.Query(ctx, claimSeats, nh.ScheduleID, hold.ID(), hold.ExpiresAt(), nh.SeatIDs, nh.Fences)
+		if err != nil {
+			return err
+		}
+		claimed, err := pgx.CollectRows(rows, pgx.RowTo[int])
+		if err != nil {
 			return err
 		}
 		// Our own claims are not listed; a seat we could not claim shows
 		// up as held by the hold that has it.
-		unavailable, err := queryUnavailable(ctx, tx, nh.ScheduleID, nh.SeatIDs, hold.ID())
+		unavailable, err := queryUnavailable(ctx, tx, nh.ScheduleID, nh.SeatIDs, hold.ID(), claimed...)
 		if err != nil {
 			return err
 		}
 		if len(unavailable) > 0 {
 			return &reservation.SeatsUnavailableError{Seats: unavailable}
 		}
-		return nil
+		return countLiveHold(ctx, tx, nh.UserID, hold.ID(), hold.ExpiresAt(), nh.MaxLive)
 	})
 	var refused *reservation.SeatsUnavailableError
 	switch {
@@ -123,43 +132,16 @@ func (s *Store) InsertHold(ctx context.Context, nh reservation.NewHold) (reserva
 	return hold, nil
 }
 
-// holdsLockClass is the first key of the transaction-scoped advisory lock
-// that serialises one user's new holds; the second is a hash of the user.
-const holdsLockClass = 0x5EA7
-
-// checkHoldsPerUser fails with ErrTooManyHolds when the user has max live
-// holds already (max <= 0: no cap). Concurrent holds of one user queue on
-// an advisory lock until the first commits, so none slips past the count.
-func checkHoldsPerUser(ctx context.Context, tx pgx.Tx, userID string, max int) error {
-	if max <= 0 {
-		return nil
-	}
-	// Two statements: the count's snapshot must be taken after the lock
-	// is granted, to see the holds committed while it waited.
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, holdsLockClass, userID); err != nil {
-		return err
-	}
-	var live int
-	err := tx.QueryRow(ctx, `
-		SELECT count(*) FROM holds
-		WHERE user_id = $1 AND confirmed_at IS NULL AND released_at IS NULL AND expires_at > now()`, userID).Scan(&live)
-	if err != nil {
-		return err
-	}
-	if live >= max {
-		return reservation.ErrTooManyHolds
-	}
-	return nil
-}
-
 type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
 // queryUnavailable runs unavailableSeats; exceptHold's own claims are not
-// listed (uuid.Nil lists every claim).
-func queryUnavailable(ctx context.Context, q querier, scheduleID int64, seatIDs []int, exceptHold uuid.UUID) ([]reservation.UnavailableSeat, error) {
-	rows, err := q.Query(ctx, unavailableSeats, scheduleID, seatIDs, exceptHold)
+// listed (uuid.Nil lists every claim), nor are the claims of the seats
+// claimedHere, which the transaction q runs has just taken.
+func queryUnavailable(ctx context.Context, q querier, scheduleID int64, seatIDs []int, exceptHold uuid.UUID, claimedHere ...int) ([]reservation.UnavailableSeat, error) {
+	// Never NULL: no seat is "<> ALL" of a NULL array.
+	rows, err := q.Query(ctx, unavailableSeats, scheduleID, seatIDs, exceptHold, append([]int{}, claimedHere...))
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +189,7 @@ func lockHold(ctx context.Context, tx pgx.Tx, id uuid.UUID, userID string) (rese
 }
 
 // confirmClaims turns hold $1's claims into reservations of user $2 with
-// the claims' fences, and records the seats' changes. Deleting the claims
+// the claims' fences, and records the seats' change (one row). Deleting the claims
 // locks them: a hold or a booking that takes an expired claim over
 // concurrently either waits for this transaction or has already taken it
 // (then the claim is not ours and is not booked).
@@ -220,8 +202,8 @@ WITH claims AS (
 	SELECT schedule_id, seat_id, $2, fence, $1 FROM claims ORDER BY seat_id
 	RETURNING ` + reservationColumns + `
 ), changed AS (
-	INSERT INTO seat_changes (schedule_id, seat_id, status)
-	SELECT schedule_id, seat_id, 'reserved' FROM booked ORDER BY seat_id
+	INSERT INTO seat_changes (schedule_id, seat_ids, status)
+	SELECT schedule_id, array_agg(seat_id ORDER BY seat_id), 'reserved' FROM booked GROUP BY schedule_id
 )
 SELECT ` + reservationColumns + ` FROM booked`
 
@@ -266,9 +248,11 @@ func (s *Store) ConfirmHold(ctx context.Context, id uuid.UUID, userID string) ([
 			// A claim ran out between reading the hold and booking it.
 			return reservation.ErrHoldExpired
 		}
-		_, err = tx.Exec(ctx, `UPDATE holds SET confirmed_at = now() WHERE id = $1`, id)
+		if _, err := tx.Exec(ctx, `UPDATE holds SET confirmed_at = now() WHERE id = $1`, id); err != nil {
+			return err
+		}
 		sortBySeat(booked)
-		return err
+		return forgetLiveHold(ctx, tx, userID, id)
 	})
 	if err != nil {
 		return nil, holdError("confirm hold", err)
@@ -302,13 +286,13 @@ func holdReservations(ctx context.Context, tx pgx.Tx, id uuid.UUID) ([]reservati
 }
 
 // releaseClaims deletes hold $1's live claims and records their seats'
-// changes.
+// change (one row).
 const releaseClaims = `
 WITH freed AS (
 	DELETE FROM seat_claims WHERE hold_id = $1 AND expires_at > now() RETURNING schedule_id, seat_id
 ), changed AS (
-	INSERT INTO seat_changes (schedule_id, seat_id, status)
-	SELECT schedule_id, seat_id, 'available' FROM freed ORDER BY seat_id
+	INSERT INTO seat_changes (schedule_id, seat_ids, status)
+	SELECT schedule_id, array_agg(seat_id ORDER BY seat_id), 'available' FROM freed GROUP BY schedule_id
 )
 SELECT seat_id FROM freed`
 
@@ -331,8 +315,10 @@ func (s *Store) ReleaseHold(ctx context.Context, id uuid.UUID, userID string) ([
 			if err != nil {
 				return err
 			}
-			freed, err = pgx.CollectRows(rows, pgx.RowTo[int])
-			return err
+			if freed, err = pgx.CollectRows(rows, pgx.RowTo[int]); err != nil {
+				return err
+			}
+			return forgetLiveHold(ctx, tx, userID, id)
 		}
 		return nil
 	})
@@ -384,17 +370,25 @@ func (s *Store) DropExpiredClaim(ctx context.Context, seat reservation.SeatRef) 
 }
 
 // PurgeHolds deletes the holds that ended, unconfirmed, before
-// endedBefore (with whatever claims they still had; an expired claim is
-// normally cleared within a second by ExpireHolds, which announces its
-// seat). It returns how many.
+// endedBefore, with whatever claims they still had, in one statement (an
+// expired claim is normally cleared within a second by ExpireHolds, which
+// announces its seat; a claim another hold took over since names that
+// hold and stays). It returns how many holds.
 func (s *Store) PurgeHolds(ctx context.Context, endedBefore time.Time) (int64, error) {
-	tag, err := s.pool.Exec(ctx, `
-		DELETE FROM holds WHERE confirmed_at IS NULL AND least(expires_at, coalesce(released_at, expires_at)) < $1`,
-		endedBefore)
+	var purged int64
+	err := s.pool.QueryRow(ctx, `
+		WITH purged AS (
+			DELETE FROM holds WHERE confirmed_at IS NULL AND least(expires_at, coalesce(released_at, expires_at)) < $1
+			RETURNING id
+		), claims AS (
+			DELETE FROM seat_claims c USING purged WHERE c.hold_id = purged.id
+		)
+		SELECT count(*) FROM purged`,
+		endedBefore).Scan(&purged)
 	if err != nil {
 		return 0, wrap("purge holds", err)
 	}
-	return tag.RowsAffected(), nil
+	return purged, nil
 }
 
 func sortBySeat(rs []reservation.Reservation) {

@@ -267,6 +267,9 @@ func TestPurgeHoldsKeepsLiveOnes(t *testing.T) {
 	if n := queryCount(t, pool, `SELECT count(*) FROM seat_claims WHERE hold_id = $1`, live.ID()); n != 1 {
 		t.Errorf("live hold has %d claims after purge, want 1", n)
 	}
+	if n := queryCount(t, pool, `SELECT count(*) FROM seat_claims WHERE hold_id = $1`, expired.ID()); n != 0 {
+		t.Errorf("purged hold has %d claims left, want none", n)
+	}
 }
 
 // Expired claims are listed and dropped one by one; a dropped seat is

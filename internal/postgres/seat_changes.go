@@ -20,12 +20,16 @@ type SeatChanges struct {
 // NewSeatChanges returns the outbox on pool.
 func NewSeatChanges(pool *pgxpool.Pool) *SeatChanges { return &SeatChanges{pool: newRetryPool(pool)} }
 
-// Pending returns up to limit of the oldest pending changes, in position
-// (id) order.
+// Pending returns the changes of up to limit of the oldest pending rows, in
+// position (id) order, one for each seat: a row of several seats (a hold's
+// seats changed by one statement) gives each of them a change, in seat
+// order, all at the row's position.
 func (c *SeatChanges) Pending(ctx context.Context, limit int) ([]reservation.SeatChange, error) {
 	rows, err := c.pool.Query(ctx, `
-		SELECT id, schedule_id, seat_id, status, created_at
-		FROM seat_changes ORDER BY id LIMIT $1`, limit)
+		SELECT c.id, c.schedule_id, s.seat, c.status, c.created_at
+		FROM (SELECT id, schedule_id, seat_id, seat_ids, status, created_at FROM seat_changes ORDER BY id LIMIT $1) c
+		CROSS JOIN LATERAL unnest(coalesce(c.seat_ids, ARRAY[c.seat_id])) WITH ORDINALITY AS s(seat, n)
+		ORDER BY c.id, s.n`, limit)
 	if err != nil {
 		return nil, wrap("pending seat changes", err)
 	}

@@ -70,3 +70,50 @@ func TestSeatChangesOutbox(t *testing.T) {
 		t.Fatalf("Backlog after Trim(0) = %d, %s, %v", rows, age, err)
 	}
 }
+
+// A hold's seats change in one row: Pending hands out a change for each
+// seat, in seat order, at the row's one position, and deleting that
+// position deletes them all.
+func TestSeatChangesOfOneHoldShareTheirRow(t *testing.T) {
+	t.Parallel()
+	store, pool := newStore(t)
+	outbox := postgres.NewSeatChanges(pool)
+	ctx := testContext(t)
+	s := mustSchedule(t, store, 10)
+	mustReserve(t, store, s.ID(), 1, "alice")
+	h := mustHold(t, store, s.ID(), "bob", time.Minute, 9, 3, 7)
+	if _, err := store.ReleaseHold(ctx, h.ID(), "bob"); err != nil {
+		t.Fatal(err)
+	}
+	if rows := queryCount(t, pool, `SELECT count(*) FROM seat_changes`); rows != 3 {
+		t.Fatalf("%d rows for a booking, a hold of 3 seats and its release, want 3", rows)
+	}
+
+	pending, err := outbox.Pending(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		seat   int
+		status reservation.SeatStatus
+	}{{1, reservation.SeatReserved}, {3, reservation.SeatHeld}, {7, reservation.SeatHeld}, {9, reservation.SeatHeld}}
+	if len(pending) != len(want) {
+		t.Fatalf("Pending(2) = %+v, want the booking's change and the hold's three", pending)
+	}
+	for i, w := range want {
+		if c := pending[i]; c.SeatID != w.seat || c.Status != w.status || c.ScheduleID != s.ID() {
+			t.Errorf("change %d = %+v, want seat %d %s", i, c, w.seat, w.status)
+		}
+	}
+	if held := pending[1].Pos; pending[2].Pos != held || pending[3].Pos != held || held <= pending[0].Pos {
+		t.Errorf("positions %d %d %d %d: want the hold's seats at one, after the booking's", pending[0].Pos, held, pending[2].Pos, pending[3].Pos)
+	}
+
+	if err := outbox.Delete(ctx, []int64{pending[0].Pos, pending[1].Pos, pending[2].Pos, pending[3].Pos}); err != nil {
+		t.Fatal(err)
+	}
+	rest, err := outbox.Pending(ctx, 10)
+	if err != nil || len(rest) != 3 || rest[0].Status != reservation.SeatAvailable || rest[0].SeatID != 3 || rest[2].SeatID != 9 {
+		t.Fatalf("after Delete, Pending = %+v, %v; want the release's three seats", rest, err)
+	}
+}

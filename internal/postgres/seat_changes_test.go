@@ -18,7 +18,10 @@ import (
 // "seat:status".
 func seatChanges(t *testing.T, pool *pgxpool.Pool, scheduleID int64) []string {
 	t.Helper()
-	rows, err := pool.Query(testContext(t), `SELECT seat_id, status FROM seat_changes WHERE schedule_id = $1 ORDER BY id`, scheduleID)
+	rows, err := pool.Query(testContext(t), `
+		SELECT s.seat, c.status FROM seat_changes c
+		CROSS JOIN LATERAL unnest(coalesce(c.seat_ids, ARRAY[c.seat_id])) WITH ORDINALITY AS s(seat, n)
+		WHERE c.schedule_id = $1 ORDER BY c.id, s.n`, scheduleID)
 	if err != nil {
 		t.Fatal(err)
 	}

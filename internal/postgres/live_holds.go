@@ -1,0 +1,67 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/seatlock/seatlock/internal/reservation"
+)
+
+// A user's live holds are kept in one row of live_holds_by_user, so that
+// MAX_HOLDS_PER_USER costs one row a hold however many the user made
+// before (counting the user's holds themselves reads every one of them).
+// Each statement here is the last of its transaction to take a lock: a
+// transaction waiting for the row therefore never holds it while waiting
+// for a hold or a claim, and the row adds no deadlock to those the holds'
+// and claims' own order already rules out.
+
+// addLiveHold records hold $2, expiring at $3, among user $1's live holds,
+// drops the entries that have expired by the transaction's clock, and
+// returns how many are left, the new one included. The upsert locks the
+// row (or, for a user's first hold, waits on the unique key for a
+// concurrent first hold): concurrent holds of one user each count the
+// ones committed before them.
+const addLiveHold = `
+INSERT INTO live_holds_by_user AS u (user_id, holds)
+VALUES ($1, jsonb_build_object($2::text, $3::timestamptz))
+ON CONFLICT (user_id) DO UPDATE SET holds = (
+	SELECT coalesce(jsonb_object_agg(h.key, h.value), '{}')
+	FROM jsonb_each(u.holds) AS h
+	WHERE (h.value #>> '{}')::timestamptz > now()
+) || EXCLUDED.holds
+RETURNING (SELECT count(*) FROM jsonb_object_keys(u.holds))`
+
+// countLiveHold records the hold among its user's live holds, and fails
+// with ErrTooManyHolds (rolling the transaction back) when that makes
+// more than max (max <= 0: no cap).
+func countLiveHold(ctx context.Context, tx pgx.Tx, userID string, id uuid.UUID, expiresAt time.Time, max int) error {
+	var live int
+	if err := tx.QueryRow(ctx, addLiveHold, userID, id, expiresAt).Scan(&live); err != nil {
+		return err
+	}
+	if max > 0 && live > max {
+		return reservation.ErrTooManyHolds
+	}
+	return nil
+}
+
+// forgetLiveHold drops the hold from its user's live holds: it was
+// confirmed or released.
+func forgetLiveHold(ctx context.Context, tx pgx.Tx, userID string, id uuid.UUID) error {
+	_, err := tx.Exec(ctx, `UPDATE live_holds_by_user SET holds = holds - $2::text WHERE user_id = $1`, userID, id)
+	return err
+}
+
+// moveLiveHold sets the hold's expiry among its user's live holds: it was
+// extended. An entry already dropped as expired by a concurrent hold,
+// whose clock ran ahead of the extension's, is put back.
+func moveLiveHold(ctx context.Context, tx pgx.Tx, userID string, id uuid.UUID, expiresAt time.Time) error {
+	_, err := tx.Exec(ctx, `
+		INSERT INTO live_holds_by_user AS u (user_id, holds)
+		VALUES ($1, jsonb_build_object($2::text, $3::timestamptz))
+		ON CONFLICT (user_id) DO UPDATE SET holds = u.holds || EXCLUDED.holds`, userID, id, expiresAt)
+	return err
+}
