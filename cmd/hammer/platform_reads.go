@@ -17,21 +17,30 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// paceTick is how often the reader sends the reads that fell due.
-const paceTick = 5 * time.Millisecond
+// paceTick is how often the reader sends the reads that fell due; a
+// tick that comes stallGap after the one before it means the hammer was
+// not running.
+const (
+	paceTick = 5 * time.Millisecond
+	stallGap = 10 * paceTick
+)
 
 // readPhase is one phase's reads, in figures.
 type readPhase struct {
 	Name string `json:"name"`
 	// Schedules is how many schedules the phase read, Stadiums how many
 	// of them are stadiums.
-	Schedules int            `json:"schedules"`
-	Stadiums  int            `json:"stadiums"`
-	Wall      duration       `json:"wallMs"`
-	Rate      float64        `json:"ratePerSec"` // asked
-	Sent      int            `json:"sent"`
-	PerSec    float64        `json:"perSec"`
-	Skipped   int            `json:"skipped"`
+	Schedules int      `json:"schedules"`
+	Stadiums  int      `json:"stadiums"`
+	Wall      duration `json:"wallMs"`
+	Rate      float64  `json:"ratePerSec"` // asked
+	Sent      int      `json:"sent"`
+	PerSec    float64  `json:"perSec"`
+	Skipped   int      `json:"skipped"`
+	// Late counts the reads not sent because they fell due while the
+	// hammer itself was not running (stallGap): its own stall, not the
+	// service's.
+	Late      int            `json:"late"`
 	Responses map[string]int `json:"responses"`
 	// Latency is of the 200s; StadiumLatency and HallLatency of the
 	// stadiums' and the halls' alone.
@@ -91,6 +100,7 @@ type readRun struct {
 	pick          func(n int) int64
 	tally         *phaseTally
 	sent, skipped int
+	late          int
 	wall          time.Duration
 }
 
@@ -104,19 +114,27 @@ func newReadRun(name string, pick func(n int) int64) *readRun {
 func (r *mapReader) run(ctx context.Context, ph *readRun, rate float64, d time.Duration) {
 	slots := make(chan struct{}, r.inFlight)
 	var wg sync.WaitGroup
-	sent, skipped := 0, 0
+	sent, skipped, late := 0, 0, 0
 	start := time.Now()
 	tick := time.NewTicker(paceTick)
 	defer tick.Stop()
+	var prev time.Duration
 	for ctx.Err() == nil {
 		elapsed := time.Since(start)
 		if elapsed >= d {
 			break
 		}
-		for due := int(elapsed.Seconds() * rate); sent+skipped < due; {
+		if elapsed-prev > stallGap {
+			// The loop itself did not run (the hammer starved of CPU): the
+			// reads that fell due meanwhile are not sent in a burst that
+			// the service never asked for.
+			late += max(int(elapsed.Seconds()*rate)-int((prev+paceTick).Seconds()*rate), 0)
+		}
+		prev = elapsed
+		for due := int(elapsed.Seconds() * rate); sent+skipped+late < due; {
 			select {
 			case slots <- struct{}{}:
-				n := ph.sent + sent + ph.skipped + skipped
+				n := ph.sent + sent + ph.skipped + skipped + ph.late + late
 				sent++
 				schedule := ph.pick(n)
 				wg.Go(func() {
@@ -135,13 +153,14 @@ func (r *mapReader) run(ctx context.Context, ph *readRun, rate float64, d time.D
 	ph.wall += time.Since(start)
 	ph.sent += sent
 	ph.skipped += skipped
+	ph.late += late
 	wg.Wait()
 }
 
 // result is ph's figures, asked rate a second.
 func (r *mapReader) result(ph *readRun, rate float64) readPhase {
 	t := ph.tally
-	p := readPhase{Name: ph.name, Wall: duration(ph.wall), Rate: rate, Sent: ph.sent, Skipped: ph.skipped,
+	p := readPhase{Name: ph.name, Wall: duration(ph.wall), Rate: rate, Sent: ph.sent, Skipped: ph.skipped, Late: ph.late,
 		Responses: t.responses, Checked: t.checked, BadSamples: t.bad, TransportErrs: t.errs, GzipOK: t.gzipOK}
 	if ph.wall > 0 {
 		p.PerSec = float64(ph.sent) / ph.wall.Seconds()

@@ -174,8 +174,8 @@ func writePlatformText(p printer, r *report) []target {
 	p("  watchers:\t%d streams (compact) opened in %s, a snapshot %d B; %d reopened%s", pr.Watch.Streams, set.Watched,
 		pr.Watch.SnapshotBytes, pr.Watch.Resumed, watchErr)
 	for _, ph := range []readPhase{pr.One, pr.Many} {
-		p("phase %s:\t%d reads in %s: %.0f/s (asked %.0f/s), %d skipped; %d schedules read, %d of them stadiums",
-			ph.Name, ph.Sent, ph.Wall, ph.PerSec, ph.Rate, ph.Skipped, ph.Schedules, ph.Stadiums)
+		p("phase %s:\t%d reads in %s: %.0f/s (asked %.0f/s), %d skipped, %d late (the hammer stalled); %d schedules read, %d of them stadiums",
+			ph.Name, ph.Sent, ph.Wall, ph.PerSec, ph.Rate, ph.Skipped, ph.Late, ph.Schedules, ph.Stadiums)
 		p("  latency, 200:\t%s", ph.Latency)
 		p("  stadiums' 200:\t%s", ph.StadiumLatency)
 		if ph.HallLatency != (latency{}) {
