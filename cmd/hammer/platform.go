@@ -182,11 +182,12 @@ func followAll(ctx context.Context, w *watcher, schedules []int64, workers int) 
 	return ctx.Err()
 }
 
-// spreadReads picks the schedules of the many-schedules phase: every stadium
-// in turn, and hallShare of the reads a hall at random (drawn from a
-// fixed seed, so two runs read alike).
+// spreadReads picks the schedules of the many-schedules phase: every
+// stadium in turn, and hallShare of the reads a hall at random, drawn
+// afresh each run: a run reusing an earlier run's halls reads others
+// than it did, whose images the service has not loaded for it.
 func spreadReads(stadiums, halls []int64, hallShare float64) func(n int) int64 {
-	rng := rand.New(rand.NewPCG(1, 2))
+	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	turn := 0
 	return func(int) int64 {
 		if len(halls) > 0 && rng.Float64() < hallShare {

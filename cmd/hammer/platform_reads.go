@@ -5,7 +5,8 @@ package main
 // browser opening an event's page sends it, at a steady rate whatever
 // the answers' latency (a read is due at its time, not when the one
 // before it was answered), at most -c in flight. The first 200 of each
-// schedule is read whole: it must be that schedule's map, every seat.
+// schedule is kept, and read whole once the reads are over: it must be
+// that schedule's map, every seat.
 
 import (
 	"context"
@@ -90,6 +91,17 @@ type phaseTally struct {
 	checked              int
 	bad, errs            []string
 	read                 map[int64]bool
+	// kept are the maps to read whole once the reads are over: reading
+	// a stadium's map takes the hammer CPU it would otherwise take from
+	// the reads it times.
+	kept []keptMap
+}
+
+// keptMap is a 200's body as sent, kept to be read whole.
+type keptMap struct {
+	schedule int64
+	body     []byte
+	encoding string
 }
 
 // readRun is one phase, run in slices that alternate with the other
@@ -157,9 +169,17 @@ func (r *mapReader) run(ctx context.Context, ph *readRun, rate float64, d time.D
 	wg.Wait()
 }
 
-// result is ph's figures, asked rate a second.
+// result is ph's figures, asked rate a second, once every map it kept
+// is read whole.
 func (r *mapReader) result(ph *readRun, rate float64) readPhase {
 	t := ph.tally
+	for _, m := range t.kept {
+		t.checked++
+		if _, err := checkSample(m.body, m.encoding, venue{ID: m.schedule, SeatCount: r.seats[m.schedule]}); err != nil {
+			t.bad = appendSamples(t.bad, "schedule "+strconv.FormatInt(m.schedule, 10)+": "+err.Error())
+		}
+	}
+	t.kept = nil
 	p := readPhase{Name: ph.name, Wall: duration(ph.wall), Rate: rate, Sent: ph.sent, Skipped: ph.skipped, Late: ph.late,
 		Responses: t.responses, Checked: t.checked, BadSamples: t.bad, TransportErrs: t.errs, GzipOK: t.gzipOK}
 	if ph.wall > 0 {
@@ -193,10 +213,6 @@ func (r *mapReader) readOne(ctx context.Context, target string, schedule int64, 
 	req := request{method: http.MethodGet, url: seatsURL(target, schedule, formCompact), header: []string{"Accept-Encoding", "gzip"},
 		read: []string{"Content-Encoding"}, sizeOnly: !whole}
 	res, err := r.api.do(ctx, req)
-	var bad error
-	if err == nil && res.Status == http.StatusOK && whole {
-		_, bad = checkSample(res.Body, res.Header[0], venue{ID: schedule, SeatCount: r.seats[schedule]})
-	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.read[schedule] = true
@@ -219,10 +235,7 @@ func (r *mapReader) readOne(ctx context.Context, target string, schedule int64, 
 			t.gzipOK++
 		}
 		if whole {
-			t.checked++
-			if bad != nil {
-				t.bad = appendSamples(t.bad, "schedule "+strconv.FormatInt(schedule, 10)+": "+bad.Error())
-			}
+			t.kept = append(t.kept, keptMap{schedule: schedule, body: res.Body, encoding: res.Header[0]})
 		}
 	default:
 		t.responses[strconv.Itoa(res.Status)]++
