@@ -42,6 +42,7 @@ const (
 	scenarioSeatMap       scenario = "seat-map"
 	scenarioOnSale        scenario = "on-sale"
 	scenarioOnSales       scenario = "on-sales"
+	scenarioPlatform      scenario = "platform"
 )
 
 // config is one run, fully validated.
@@ -90,6 +91,8 @@ type config struct {
 	// OnSales is -scenario on-sales's schedules, stadium, idle queues
 	// and CPU sampling (each hall's sale is OnSale).
 	OnSales onSalesConfig
+	// Platform is -scenario platform's schedules, reads and processes.
+	Platform platformConfig
 }
 
 // defaultUsers gives a run without -users one user per worker, at least

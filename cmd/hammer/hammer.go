@@ -54,6 +54,8 @@ func hammer(ctx context.Context, cfg config, progressOut io.Writer) (*report, er
 		return hammerOnSale(ctx, sess)
 	case scenarioOnSales:
 		return hammerOnSales(ctx, sess)
+	case scenarioPlatform:
+		return hammerPlatform(ctx, sess)
 	}
 	return hammerBookings(ctx, sess)
 }

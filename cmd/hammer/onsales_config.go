@@ -78,9 +78,7 @@ func defineOnSales(f *flags) {
 		idleAdmitRate, maxIdleQueues))
 	f.BoolVar(&m.Keep, "keep", false, "keep the idle queues after the run instead of deleting them")
 	f.StringVar(&m.RedisURL, "redis-url", "", "the service's Redis (a redis:// URL), to report its CPU and commands a second (INFO); default none")
-	pids := f.String("pids", "", "the service's processes, comma-separated pids, to report their CPU (/proc/PID/stat); default none")
-	pidFiles := f.String("pid-files", "", "as -pids, the pids these files name (comma-separated paths or globs: make cluster's "+
-		".data/run/cluster/api-*.pid, make run's .data/run/api/*.pid)")
+	pids := f.processes("their CPU (/proc/PID/stat); default none")
 	f.check(func() error {
 		switch {
 		case m.Schedules < 0 || m.Schedules > maxSchedules:
@@ -107,16 +105,29 @@ func defineOnSales(f *flags) {
 			}
 		}
 		var err error
-		if m.PIDs, err = parsePIDs(*pids); err != nil {
-			return usagef("-pids: %v", err)
+		m.PIDs, err = pids()
+		return err
+	})
+}
+
+// processes defines -pids and -pid-files, the service's processes the
+// scenario samples to report what (said after "to report"); the returned
+// func reads them once the flags are parsed.
+func (f *flags) processes(what string) func() ([]int, error) {
+	pids := f.String("pids", "", "the service's processes, comma-separated pids, to report "+what)
+	pidFiles := f.String("pid-files", "", "as -pids, the pids these files name (comma-separated paths or globs: make cluster's "+
+		".data/run/cluster/api-*.pid, make run's .data/run/api/*.pid)")
+	return func() ([]int, error) {
+		fromFlag, err := parsePIDs(*pids)
+		if err != nil {
+			return nil, usagef("-pids: %v", err)
 		}
 		fromFiles, err := readPIDFiles(*pidFiles)
 		if err != nil {
-			return usagef("-pid-files: %v", err)
+			return nil, usagef("-pid-files: %v", err)
 		}
-		m.PIDs = append(m.PIDs, fromFiles...)
-		return nil
-	})
+		return append(fromFlag, fromFiles...), nil
+	}
 }
 
 // parsePIDs reads a comma-separated list of pids.

@@ -39,6 +39,8 @@ func writeText(w io.Writer, r *report) error {
 		targets = writeOnSaleText(p, r)
 	case r.OnSales != nil:
 		targets = writeOnSalesText(p, r)
+	case r.Platform != nil:
+		targets = writePlatformText(p, r)
 	default:
 		writeBookingText(p, r)
 	}

@@ -37,7 +37,7 @@ const (
 )
 
 // scenarioList names the scenarios for -h and its errors.
-const scenarioList = "hot-seat, fresh-seats, contended, best-available, seat-map, on-sale or on-sales"
+const scenarioList = "hot-seat, fresh-seats, contended, best-available, seat-map, on-sale, on-sales or platform"
 
 // scenarios are the scenarios, in scenarioList's order.
 var scenarios = []scenarioDef{
@@ -63,6 +63,11 @@ var scenarios = []scenarioDef{
 		"What 1,000 idle queues cost, measured for 20 s:\n" +
 		"  hammer -scenario on-sales -schedules 0 -idle-queues 1000 -duration 20s -redis-url $REDIS_URL -pid-files '.data/run/cluster/api-*.pid'",
 		defineOnSales},
+	{scenarioPlatform, "A platform on one service: -schedules schedules, -stadiums of them stadiums each followed by a watcher, the\n" +
+		"rest small halls, -queues of them with a queue open and empty (-ids-file keeps them for the next run). Compact\n" +
+		"seat maps are read at -read-rate, half the run of one stadium, half of them all and the halls, while the\n" +
+		"service's resident memory is read every second. The platform's: 10,000 schedules, 100 stadiums, 1,000 queues:\n" +
+		"  hammer -scenario platform -ids-file .data/platform-ids.json -pid-files '.data/run/api/*.pid'", definePlatform},
 }
 
 func defineHotSeat(f *flags) {

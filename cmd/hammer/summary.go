@@ -14,28 +14,29 @@ import (
 // report is everything a run measured and concluded; it renders as text or
 // JSON.
 type report struct {
-	RunID          string         `json:"runId"`
-	Scenario       scenario       `json:"scenario"`
-	Targets        []string       `json:"targets"`
-	Schedules      []int64        `json:"schedules"`
-	N              int            `json:"n,omitempty"`
-	Duration       duration       `json:"durationMs,omitempty"`
-	C              int            `json:"c"`
-	Users          int            `json:"users"`
-	Sent           int            `json:"sent"`
-	Wall           duration       `json:"wallMs"`
-	Throughput     float64        `json:"throughputPerSec"`
-	Responses      map[string]int `json:"responses"`
-	Latency        latency        `json:"latencyMs"`
-	Seats          seatTotals     `json:"seats,omitzero"`
-	PerSeat        []seatReport   `json:"perSeat,omitempty"`
-	SeatMapChecked bool           `json:"seatMapChecked"`
-	TransportErrs  []string       `json:"transportErrorSamples,omitempty"`
-	Watch          *watchReport   `json:"watch,omitempty"`
-	Best           *bestReport    `json:"bestAvailable,omitempty"`
-	SeatMap        *seatMapReport `json:"seatMap,omitempty"`
-	OnSale         *onSaleReport  `json:"onSale,omitempty"`
-	OnSales        *onSalesReport `json:"onSales,omitempty"`
+	RunID          string          `json:"runId"`
+	Scenario       scenario        `json:"scenario"`
+	Targets        []string        `json:"targets"`
+	Schedules      []int64         `json:"schedules"`
+	N              int             `json:"n,omitempty"`
+	Duration       duration        `json:"durationMs,omitempty"`
+	C              int             `json:"c"`
+	Users          int             `json:"users"`
+	Sent           int             `json:"sent"`
+	Wall           duration        `json:"wallMs"`
+	Throughput     float64         `json:"throughputPerSec"`
+	Responses      map[string]int  `json:"responses"`
+	Latency        latency         `json:"latencyMs"`
+	Seats          seatTotals      `json:"seats,omitzero"`
+	PerSeat        []seatReport    `json:"perSeat,omitempty"`
+	SeatMapChecked bool            `json:"seatMapChecked"`
+	TransportErrs  []string        `json:"transportErrorSamples,omitempty"`
+	Watch          *watchReport    `json:"watch,omitempty"`
+	Best           *bestReport     `json:"bestAvailable,omitempty"`
+	SeatMap        *seatMapReport  `json:"seatMap,omitempty"`
+	OnSale         *onSaleReport   `json:"onSale,omitempty"`
+	OnSales        *onSalesReport  `json:"onSales,omitempty"`
+	Platform       *platformReport `json:"platform,omitempty"`
 	// AllowUnavailable is -allow-unavailable; Unavailable counts the
 	// bookings answered 503 unavailable.
 	AllowUnavailable bool `json:"allowUnavailable,omitempty"`
