@@ -56,8 +56,8 @@ type platformConfig struct {
 	ReadRate  float64 `json:"readRate"`
 	HallShare float64 `json:"hallShare"`
 	// RSSLimitMiB bounds each process's resident memory; P99Tolerance is
-	// the share by which the many-schedules p99 may exceed the
-	// one-schedule p99.
+	// the share by which the stadiums' p99 with every schedule read may
+	// exceed the one-schedule p99.
 	RSSLimitMiB  int     `json:"rssLimitMiB"`
 	P99Tolerance float64 `json:"p99Tolerance"`
 	PIDs         []int   `json:"pids"`

@@ -85,7 +85,8 @@ func summarizeRSS(readings []rssReading, errs []string, pids []int, limitMiB int
 }
 
 // judgePlatform weighs the run against the platform's targets, each
-// process's memory and the many-schedules p99, and checks that every
+// process's memory and the stadiums' p99 with every schedule read, and
+// checks that every
 // read and watcher did its part.
 func judgePlatform(r *report, interrupted bool) verdict {
 	pr := r.Platform
@@ -126,10 +127,14 @@ func judgePlatform(r *report, interrupted bool) verdict {
 
 // platformTargets are the targets the verdict judges: every process's
 // resident memory within the limit once the platform is up, and the p99
-// of the many-schedules phase at most the one-stadium phase's times
-// (1 + tolerance). The tolerance is there because each p99 comes from a
-// few thousand reads on a machine shared with the service: a difference
-// within the noise of two such p99s is not the platform's cost.
+// of the stadiums' reads while every schedule is read at most the
+// one-stadium phase's times (1 + tolerance). Stadiums are weighed against
+// a stadium: a hall's read is most often the first of its schedule since
+// the instance started (its image loaded from PostgreSQL), a cost of its
+// own that the report shows beside. The tolerance is there because each
+// p99 comes from a few thousand reads on a machine shared with the
+// service: a difference within the noise of two such p99s is not the
+// platform's cost.
 func platformTargets(pr *platformReport) []target {
 	var ts []target
 	limit := float64(pr.RSS.LimitMiB)
@@ -141,11 +146,11 @@ func platformTargets(pr *platformReport) []target {
 		}
 		ts = append(ts, t)
 	}
-	one, many := time.Duration(pr.One.Latency.P99), time.Duration(pr.Many.Latency.P99)
+	one, many := time.Duration(pr.One.Latency.P99), time.Duration(pr.Many.StadiumLatency.P99)
 	bound := time.Duration(float64(one) * (1 + pr.Settings.P99Tolerance))
-	ts = append(ts, target{Name: "compact p99, many schedules vs one", Want: fmt.Sprintf("<= %s (one's %s + %.0f%%)",
+	ts = append(ts, target{Name: "compact p99 of the stadiums, every schedule read vs one", Want: fmt.Sprintf("<= %s (one's %s + %.0f%%)",
 		bound.Round(10*time.Microsecond), pr.One.Latency.P99, 100*pr.Settings.P99Tolerance),
-		Value: float64(many) / float64(time.Millisecond), Shown: pr.Many.Latency.P99.String(), Met: one > 0 && many > 0 && many <= bound})
+		Value: float64(many) / float64(time.Millisecond), Shown: pr.Many.StadiumLatency.P99.String(), Met: one > 0 && many > 0 && many <= bound})
 	return ts
 }
 

@@ -87,10 +87,12 @@ func TestSummarizeRSS(t *testing.T) {
 }
 
 // platformOK is a platform report that passes: both phases read enough,
-// the many-schedules p99 within the tolerance of the one-stadium p99.
+// the stadiums' p99 with every schedule read within the tolerance of the
+// one-stadium p99.
 func platformOK() *report {
 	phase := func(name string, p99 time.Duration) readPhase {
-		return readPhase{Name: name, Sent: 1000, Responses: map[string]int{keyOK: 1000}, Checked: 3, Latency: latency{P99: duration(p99)}}
+		return readPhase{Name: name, Sent: 1000, Responses: map[string]int{keyOK: 1000}, Checked: 3,
+			Latency: latency{P99: duration(p99)}, StadiumLatency: latency{P99: duration(p99)}}
 	}
 	return &report{C: 64, Platform: &platformReport{
 		Settings: platformConfig{P99Tolerance: 0.1},
@@ -110,7 +112,7 @@ func TestJudgePlatform(t *testing.T) {
 		want   string
 	}{
 		{"memory", func(r *report) { r.Platform.RSS.Processes[0].Max = 513 }, "resident memory, pid 7: max 513 MiB"},
-		{"p99", func(r *report) { r.Platform.Many.Latency.P99 = duration(11100 * time.Microsecond) }, "compact p99, many schedules vs one: 11.1ms"},
+		{"p99", func(r *report) { r.Platform.Many.StadiumLatency.P99 = duration(11100 * time.Microsecond) }, "compact p99 of the stadiums, every schedule read vs one: 11.1ms"},
 		{"no p99", func(r *report) { r.Platform.One.Latency.P99 = 0 }, "compact p99"},
 		{"skipped", func(r *report) { r.Platform.Many.Skipped = 3 }, "phase many: 3 reads skipped"},
 		{"5xx", func(r *report) { r.Platform.One.Responses["503"] = 2 }, "503 ×2"},
