@@ -86,8 +86,7 @@ func summarizeRSS(readings []rssReading, errs []string, pids []int, limitMiB int
 
 // judgePlatform weighs the run against the platform's targets, each
 // process's memory and the stadiums' p99 with every schedule read, and
-// checks that every
-// read and watcher did its part.
+// checks that every read and watcher did its part.
 func judgePlatform(r *report, interrupted bool) verdict {
 	pr := r.Platform
 	var reasons []string
