@@ -66,26 +66,18 @@ func (s *Store) exec(ctx context.Context, calls []scriptCall, mark int64) ([]*re
 		return []*redis.Cmd{cmd}, s.markAfter(ctx, mark, cluster)
 	}
 	wait := s.replicas.Begin()
-	cmds := make([]*redis.Cmd, len(calls))
 	var marked *redis.IntCmd
 	var waited *redis.Cmd
-	pipe := func(p redis.Pipeliner) error {
-		for i, c := range calls {
-			cmds[i] = p.EvalSha(ctx, c.script.Hash(), c.keys, c.args...)
-		}
+	cmds, err := s.pipelined(ctx, calls, func(p redis.Pipeliner) {
 		if mark != 0 && !cluster {
 			marked = p.ZAddLT(ctx, s.cfg.Namespace+dueKey, redis.Z{Member: mark})
 		}
 		if s.cfg.Replicas > 0 {
 			waited = p.Do(ctx, "WAIT", s.cfg.Replicas, wait.Timeout.Milliseconds())
 		}
-		return nil
-	}
-	_, _ = s.rdb.Pipelined(ctx, pipe)
-	if loaded, err := s.loadMissing(ctx, calls, cmds); err != nil {
+	})
+	if err != nil {
 		return nil, err
-	} else if loaded {
-		_, _ = s.rdb.Pipelined(ctx, pipe)
 	}
 	for _, c := range cmds {
 		if err := c.Err(); err != nil && !isScriptReply(err) {
@@ -117,6 +109,29 @@ func (s *Store) markAfter(ctx context.Context, mark int64, cluster bool) error {
 		return unavailable(err)
 	}
 	return nil
+}
+
+// pipelined runs calls in one pipeline, then what after adds to it; when
+// Redis lacked a script, it loads it and runs the pipeline again. The
+// commands' own errors are theirs to report.
+func (s *Store) pipelined(ctx context.Context, calls []scriptCall, after func(redis.Pipeliner)) ([]*redis.Cmd, error) {
+	cmds := make([]*redis.Cmd, len(calls))
+	pipe := func(p redis.Pipeliner) error {
+		for i, c := range calls {
+			cmds[i] = p.EvalSha(ctx, c.script.Hash(), c.keys, c.args...)
+		}
+		if after != nil {
+			after(p)
+		}
+		return nil
+	}
+	_, _ = s.rdb.Pipelined(ctx, pipe)
+	if loaded, err := s.loadMissing(ctx, calls, cmds); err != nil {
+		return nil, err
+	} else if loaded {
+		_, _ = s.rdb.Pipelined(ctx, pipe)
+	}
+	return cmds, nil
 }
 
 // loadMissing loads the scripts Redis did not have (after a restart or a

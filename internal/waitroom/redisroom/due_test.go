@@ -346,3 +346,25 @@ func TestAdmitDueWithoutRedis(t *testing.T) {
 		t.Fatalf("MarkWaiting without Redis: %v", err)
 	}
 }
+
+// TestScriptsLoadedAgain: after Redis lost its scripts (a restart, a
+// failover to a replica that never ran them), a round and a read of the
+// places load them again and go on.
+func TestScriptsLoadedAgain(t *testing.T) {
+	store, _ := instance(t, lockenv.Name("queue-test-")+"/")
+	id := putQueues(t, store, 1, waitroom.Settings{OpensAt: time.Now().Add(-time.Hour), AdmitPerSecond: 10, AdmissionTTL: time.Hour})[0]
+	ticket := join(t, store, id, "buyer")
+	if err := lockenv.Redis(t).ScriptFlush(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if r := roundOf(t, store, id); r.Admitted != 1 {
+		t.Fatalf("the round after the scripts were lost: %+v", r)
+	}
+	if err := lockenv.Redis(t).ScriptFlush(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	snaps, err := store.PlacesOf(context.Background(), map[int64][]string{id: {ticket}})
+	if err != nil || len(snaps[id].Places) != 1 || snaps[id].Places[0].State != waitroom.Admitted {
+		t.Fatalf("places after the scripts were lost: %+v %v", snaps, err)
+	}
+}

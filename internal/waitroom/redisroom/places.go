@@ -22,18 +22,9 @@ func (s *Store) PlacesOf(ctx context.Context, tickets map[int64][]string) (map[i
 		ids = append(ids, id)
 		calls = append(calls, scriptCall{placesScript, s.keys(id), args})
 	}
-	cmds := make([]*redis.Cmd, len(calls))
-	pipe := func(p redis.Pipeliner) error {
-		for i, c := range calls {
-			cmds[i] = p.EvalSha(ctx, c.script.Hash(), c.keys, c.args...)
-		}
-		return nil
-	}
-	_, _ = s.rdb.Pipelined(ctx, pipe)
-	if loaded, err := s.loadMissing(ctx, calls, cmds); err != nil {
+	cmds, err := s.pipelined(ctx, calls, nil)
+	if err != nil {
 		return nil, err
-	} else if loaded {
-		_, _ = s.rdb.Pipelined(ctx, pipe)
 	}
 	snaps := make(map[int64]waitroom.Snapshot, len(ids))
 	for i, id := range ids {
