@@ -116,38 +116,41 @@ func (c *cpuSampler) read(ctx context.Context) (cpuReading, error) {
 // start reads every cpuInterval until the returned func is called, which
 // takes a last reading and gives them all, with samples of the errors.
 func (c *cpuSampler) start(ctx context.Context) (stop func() ([]cpuReading, []string)) {
+	return readEvery(ctx, cpuInterval, c.read)
+}
+
+// readEvery calls read at once and then every interval until the
+// returned func is called, which takes a last reading and gives them all,
+// with samples of the errors (none of the readings cut short by the stop).
+func readEvery[T any](ctx context.Context, interval time.Duration, read func(context.Context) (T, error)) (stop func() ([]T, []string)) {
 	ctx, cancel := context.WithCancel(ctx)
-	var readings []cpuReading
+	var readings []T
 	var errs []string
-	take := func() {
-		r, err := c.read(ctx)
+	take := func(ctx context.Context) {
+		r, err := read(ctx)
 		readings = append(readings, r)
 		if err != nil && ctx.Err() == nil {
 			errs = appendSamples(errs, err.Error())
 		}
 	}
-	take()
+	take(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		t := time.NewTicker(cpuInterval)
+		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				take()
+				take(ctx)
 			}
 		}
 	})
-	return func() ([]cpuReading, []string) {
+	return func() ([]T, []string) {
 		cancel()
 		wg.Wait()
-		r, err := c.read(context.WithoutCancel(ctx))
-		readings = append(readings, r)
-		if err != nil {
-			errs = appendSamples(errs, err.Error())
-		}
+		take(context.WithoutCancel(ctx))
 		return readings, errs
 	}
 }

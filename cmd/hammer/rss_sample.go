@@ -8,12 +8,12 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -47,7 +47,7 @@ func newRSSSampler(pids []int) *rssSampler {
 func (s *rssSampler) setStage(stage string) { s.stage.Store(&stage) }
 
 // read takes one reading; err says which processes could not be read.
-func (s *rssSampler) read() (rssReading, error) {
+func (s *rssSampler) read(context.Context) (rssReading, error) {
 	r := rssReading{At: time.Now(), Stage: *s.stage.Load(), Bytes: make([]int64, len(s.pids))}
 	var errs []error
 	for i, pid := range s.pids {
@@ -67,39 +67,10 @@ func (s *rssSampler) read() (rssReading, error) {
 // rssInterval until the returned func is called, which takes a last
 // reading and gives them all, with samples of the errors.
 func (s *rssSampler) start() (stop func() ([]rssReading, []string), err error) {
-	first, err := s.read()
-	if err != nil {
+	if _, err := s.read(context.Background()); err != nil {
 		return nil, err
 	}
-	readings := []rssReading{first}
-	var errs []string
-	take := func() {
-		r, err := s.read()
-		readings = append(readings, r)
-		if err != nil {
-			errs = appendSamples(errs, err.Error())
-		}
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(rssInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				take()
-			}
-		}
-	})
-	return func() ([]rssReading, []string) {
-		close(done)
-		wg.Wait()
-		take()
-		return readings, errs
-	}, nil
+	return readEvery(context.Background(), rssInterval, s.read), nil
 }
 
 // parseVmRSS reads the resident set (bytes) from /proc/PID/status:
