@@ -21,10 +21,10 @@ lint() {
 		echo "gofmt would change: $unformatted" >&2
 		return 1
 	fi
-	go vet ./...
 	# golangci-lint, pinned in a modfile of its own
 	# (tools/golangci-lint/go.mod) so its dependencies stay out of the
-	# service's; .golangci.yml says which linters, with no exclusions.
+	# service's; .golangci.yml says which linters, with no exclusions. Its
+	# govet runs every analyzer go vet does, so go vet is not run again.
 	go tool -modfile=tools/golangci-lint/go.mod golangci-lint run ./...
 	# The OpenAPI document, linted by a pinned Redocly CLI (redocly.yaml).
 	bash scripts/node.sh npx --yes @redocly/cli@2.11.1 lint --format=summary api/openapi.json
