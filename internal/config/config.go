@@ -15,6 +15,7 @@ import (
 	"github.com/seatlock/seatlock/internal/auth"
 	"github.com/seatlock/seatlock/internal/redisconn"
 	"github.com/seatlock/seatlock/internal/reservation"
+	"github.com/seatlock/seatlock/internal/webhook"
 )
 
 // Config is everything `api serve` needs.
@@ -80,9 +81,33 @@ type Config struct {
 	// before the relay lets go of it (WAIT), so that a failover loses no
 	// seat event; unset, 1 with a Sentinel REDIS_URL, else 0.
 	SeatFeedReplicas int `env:"SEAT_FEED_REPLICAS"`
+	// WebhookTimeout bounds one webhook delivery attempt, from the dial
+	// to the answer read.
+	WebhookTimeout time.Duration `env:"WEBHOOK_TIMEOUT" envDefault:"10s"`
+	// WebhookRetryScheduleText is the wait before each retry of a webhook
+	// delivery, Go durations separated by commas (webhook.DefaultSchedule);
+	// WebhookRetrySchedule is it parsed.
+	WebhookRetryScheduleText string           `env:"WEBHOOK_RETRY_SCHEDULE" envDefault:"5s,5m,30m,2h,5h,10h,10h"`
+	WebhookRetrySchedule     webhook.Schedule `env:"-"`
+	// WebhookAllowInsecure accepts http:// webhook endpoints, not only
+	// https:// ones.
+	WebhookAllowInsecure bool `env:"WEBHOOK_ALLOW_INSECURE" envDefault:"false"`
+	// WebhookAllowPrivate lets webhook deliveries reach loopback, private
+	// and link-local addresses, refused otherwise (SSRF).
+	WebhookAllowPrivate bool `env:"WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
 	// Tracing is on when the standard OTEL_* variables ask for traces
 	// (TracingRequested); the SDK reads them itself (internal/tracing).
 	Tracing bool
+}
+
+// Webhook returns the settings of outgoing webhooks.
+func (c Config) Webhook() webhook.Config {
+	return webhook.Config{
+		Timeout:       c.WebhookTimeout,
+		Schedule:      c.WebhookRetrySchedule,
+		AllowInsecure: c.WebhookAllowInsecure,
+		AllowPrivate:  c.WebhookAllowPrivate,
+	}
 }
 
 // TracingRequested reports whether environ asks for OpenTelemetry traces:
@@ -191,6 +216,14 @@ func Load(environ map[string]string) (Config, error) {
 	}
 	if cfg.LockMaxWait < 0 || cfg.LockMaxWait > time.Minute {
 		problems = append(problems, errors.New("LOCK_MAX_WAIT must be between 0 and 1m"))
+	}
+	if cfg.WebhookTimeout < time.Second || cfg.WebhookTimeout > 5*time.Minute {
+		problems = append(problems, errors.New("WEBHOOK_TIMEOUT must be between 1s and 5m"))
+	}
+	if schedule, err := webhook.ParseSchedule(cfg.WebhookRetryScheduleText); err != nil {
+		problems = append(problems, fmt.Errorf("WEBHOOK_RETRY_SCHEDULE is invalid: %s", strings.TrimPrefix(err.Error(), "webhook: ")))
+	} else {
+		cfg.WebhookRetrySchedule = schedule
 	}
 	if len(problems) > 0 {
 		return Config{}, fmt.Errorf("config: %w", errors.Join(problems...))
