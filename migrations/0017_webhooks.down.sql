@@ -1,0 +1,5 @@
+DROP INDEX holds_expiry_unannounced;
+ALTER TABLE holds DROP COLUMN expiry_announced_at;
+DROP TABLE webhook_deliveries;
+DROP TABLE webhook_events;
+DROP TABLE webhook_endpoints;
