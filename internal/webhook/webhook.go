@@ -1,4 +1,4 @@
-// Package webhook is the pure core of outgoing webhooks (issue 55): the
+// Package webhook is the pure core of outgoing webhooks: the
 // Standard Webhooks message format and signature (https://www.standardwebhooks.com),
 // signing secrets and their encryption at rest, the retry schedule, the
 // checks on an endpoint's URL (form and SSRF) and a Sender that makes one
