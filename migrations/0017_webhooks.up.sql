@@ -59,7 +59,7 @@ CREATE TABLE webhook_deliveries (
     PRIMARY KEY (endpoint_id, seq)
 );
 CREATE UNIQUE INDEX webhook_deliveries_event ON webhook_deliveries (endpoint_id, event_id);
-CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (endpoint_id, seq) WHERE status = 'pending';
 CREATE INDEX webhook_deliveries_pending_object ON webhook_deliveries (endpoint_id, object_id, seq) WHERE status = 'pending';
 CREATE INDEX webhook_deliveries_created_at ON webhook_deliveries (created_at);
 

@@ -1,0 +1,218 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/seatlock/seatlock/internal/webhook/dispatch"
+)
+
+// WebhookDeliveries moves webhook events to their endpoints' delivery
+// log and hands the delivery worker what is due, for any number of
+// instances at once: every step claims its rows (SKIP LOCKED, or a lease
+// on next_attempt_at), and order per object is kept by never handing out
+// a delivery while an earlier one of its object to the same endpoint is
+// pending.
+type WebhookDeliveries struct {
+	pool retryPool
+}
+
+// NewWebhookDeliveries returns the delivery log on pool.
+func NewWebhookDeliveries(pool *pgxpool.Pool) *WebhookDeliveries {
+	return &WebhookDeliveries{pool: newRetryPool(pool)}
+}
+
+// fanOut turns up to $1 undispatched events into a pending delivery for
+// each enabled endpoint subscribed to their type, due at once, and marks
+// them dispatched: one statement, so an event is either still waiting or
+// has every delivery it should.
+const fanOut = `
+WITH ev AS (
+	UPDATE webhook_events SET dispatched = true
+	WHERE seq IN (SELECT seq FROM webhook_events WHERE NOT dispatched ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED)
+	RETURNING seq, id, type, object_id
+), made AS (
+	INSERT INTO webhook_deliveries (endpoint_id, seq, event_id, type, object_id, status, next_attempt_at)
+	SELECT e.id, ev.seq, ev.id, ev.type, ev.object_id, 'pending', now()
+	FROM ev JOIN webhook_endpoints e ON e.enabled AND ev.type = ANY (e.events)
+	ON CONFLICT DO NOTHING
+	RETURNING endpoint_id
+)
+SELECT (SELECT count(*) FROM ev), coalesce(array_agg(DISTINCT endpoint_id), '{}') FROM made`
+
+// FanOut gives up to limit undispatched events their deliveries. It
+// returns how many events it dispatched and the endpoints that got a
+// delivery (so that their workers need not wait for their next look).
+func (w *WebhookDeliveries) FanOut(ctx context.Context, limit int) (events int, endpoints []uuid.UUID, err error) {
+	if err := w.pool.QueryRow(ctx, fanOut, limit).Scan(&events, &endpoints); err != nil {
+		return 0, nil, wrap("fan out webhook events", err)
+	}
+	return events, endpoints, nil
+}
+
+// claimDue leases up to $2 of endpoint $1's pending deliveries that are
+// due and first of their object (no earlier pending delivery of the same
+// object to the same endpoint), oldest event first, by moving their
+// next_attempt_at $3 ms ahead: another worker passes them over until the
+// lease ends, and the object's later deliveries wait behind them.
+const claimDue = `
+WITH due AS (
+	SELECT d.seq FROM webhook_deliveries d
+	WHERE d.endpoint_id = $1 AND d.status = 'pending' AND d.next_attempt_at <= now()
+	  AND NOT EXISTS (
+		SELECT 1 FROM webhook_deliveries p
+		WHERE p.endpoint_id = d.endpoint_id AND p.object_id = d.object_id AND p.status = 'pending' AND p.seq < d.seq)
+	ORDER BY d.seq
+	LIMIT $2
+	FOR UPDATE SKIP LOCKED
+), leased AS (
+	UPDATE webhook_deliveries d SET next_attempt_at = now() + $3 * interval '1 millisecond'
+	FROM due WHERE d.endpoint_id = $1 AND d.seq = due.seq
+	RETURNING d.seq, d.attempts
+)
+SELECT l.seq, e.id, e.type, e.object_id, e.occurred_at, e.data, l.attempts
+FROM leased l JOIN webhook_events e ON e.seq = l.seq
+ORDER BY l.seq`
+
+// ClaimDue leases up to limit of endpoint's due deliveries for lease (at
+// most one of each object), oldest first.
+func (w *WebhookDeliveries) ClaimDue(ctx context.Context, endpoint uuid.UUID, limit int, lease time.Duration) ([]dispatch.Due, error) {
+	rows, err := w.pool.Query(ctx, claimDue, endpoint, limit, lease.Milliseconds())
+	if err != nil {
+		return nil, wrap("claim webhook deliveries", err)
+	}
+	due, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (dispatch.Due, error) {
+		var d dispatch.Due
+		var data []byte
+		err := row.Scan(&d.Seq, &d.EventID, &d.Type, &d.ObjectID, &d.OccurredAt, &data, &d.Attempts)
+		d.Data = data
+		return d, err
+	})
+	if err != nil {
+		return nil, wrap("claim webhook deliveries", err)
+	}
+	return due, nil
+}
+
+// recordAttempts writes attempts of endpoint $1's deliveries, one row of
+// the arrays each.
+const recordAttempts = `
+UPDATE webhook_deliveries d SET
+	status = a.status, attempts = d.attempts + 1, last_attempt_at = a.at,
+	last_status_code = nullif(a.code, 0), last_error = nullif(a.err, ''),
+	next_attempt_at = CASE WHEN a.status = 'pending' THEN a.next_at END
+FROM unnest($2::bigint[], $3::text[], $4::timestamptz[], $5::int[], $6::text[], $7::timestamptz[])
+	AS a(seq, status, at, code, err, next_at)
+WHERE d.endpoint_id = $1 AND d.seq = a.seq AND d.status = 'pending'`
+
+// Record writes the outcomes of endpoint's attempts in one statement.
+// A delivery no longer pending (retried by an admin meanwhile, say) is
+// left as it is.
+func (w *WebhookDeliveries) Record(ctx context.Context, endpoint uuid.UUID, attempts []dispatch.Attempt) error {
+	if len(attempts) == 0 {
+		return nil
+	}
+	n := len(attempts)
+	seqs, statuses, ats, codes, errs, nexts := make([]int64, n), make([]string, n), make([]time.Time, n), make([]int32, n), make([]string, n), make([]time.Time, n)
+	for i, a := range attempts {
+		seqs[i], statuses[i], ats[i], codes[i], errs[i], nexts[i] = a.Seq, a.Status, a.At, int32(a.StatusCode), a.Error, a.NextAt
+	}
+	if _, err := w.pool.Exec(ctx, recordAttempts, endpoint, seqs, statuses, ats, codes, errs, nexts); err != nil {
+		return wrap("record webhook attempts", err)
+	}
+	return nil
+}
+
+// DueNow brings every pending delivery of endpoint forward to now: the
+// endpoint answered again after failing, and its backlog need not wait
+// for the retry schedule. Deliveries leased at this moment keep their
+// lease. It returns how many it moved.
+func (w *WebhookDeliveries) DueNow(ctx context.Context, endpoint uuid.UUID, leased time.Duration) (int64, error) {
+	tag, err := w.pool.Exec(ctx, `
+		UPDATE webhook_deliveries SET next_attempt_at = now()
+		WHERE endpoint_id = $1 AND status = 'pending' AND next_attempt_at > now() + $2 * interval '1 millisecond'`,
+		endpoint, leased.Milliseconds())
+	if err != nil {
+		return 0, wrap("bring webhook deliveries forward", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// DisableWebhook turns endpoint off for reason (its URL answered 410
+// Gone): no delivery is made to it from then on, until an admin enables
+// it again.
+func (w *WebhookDeliveries) DisableWebhook(ctx context.Context, endpoint uuid.UUID, reason string) error {
+	if _, err := w.pool.Exec(ctx, `
+		UPDATE webhook_endpoints SET enabled = false, disabled_reason = $2, updated_at = now() WHERE id = $1`,
+		endpoint, reason); err != nil {
+		return wrap("disable webhook endpoint", err)
+	}
+	return nil
+}
+
+// WebhookBacklog is an endpoint's pending deliveries: how many, and how
+// long the oldest has waited since its event.
+type WebhookBacklog struct {
+	Endpoint uuid.UUID
+	Pending  int64
+	Oldest   time.Duration
+}
+
+// Backlog returns every endpoint's pending deliveries (endpoints with none
+// are left out).
+func (w *WebhookDeliveries) Backlog(ctx context.Context) ([]WebhookBacklog, error) {
+	rows, err := w.pool.Query(ctx, `
+		SELECT d.endpoint_id, count(*), extract(epoch FROM now() - min(e.occurred_at))
+		FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.seq
+		WHERE d.status = 'pending'
+		GROUP BY d.endpoint_id`)
+	if err != nil {
+		return nil, wrap("webhook backlog", err)
+	}
+	backlog, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (WebhookBacklog, error) {
+		var (
+			b   WebhookBacklog
+			age float64
+		)
+		err := row.Scan(&b.Endpoint, &b.Pending, &age)
+		b.Oldest = time.Duration(age * float64(time.Second))
+		return b, err
+	})
+	if err != nil {
+		return nil, wrap("webhook backlog", err)
+	}
+	return backlog, nil
+}
+
+// PurgeWebhooks deletes up to limit deliveries finished (succeeded or
+// failed) before before, and as many dispatched events that no pending
+// delivery needs: WEBHOOK_RETENTION's clean-up. It returns how many rows
+// it deleted.
+func (w *WebhookDeliveries) PurgeWebhooks(ctx context.Context, before time.Time, limit int) (int64, error) {
+	var n int64
+	err := w.pool.QueryRow(ctx, `
+		WITH gone_deliveries AS (
+			DELETE FROM webhook_deliveries WHERE (endpoint_id, seq) IN (
+				SELECT endpoint_id, seq FROM webhook_deliveries
+				WHERE created_at < $1 AND status <> 'pending' LIMIT $2)
+			RETURNING 1
+		), gone_events AS (
+			DELETE FROM webhook_events WHERE seq IN (
+				SELECT e.seq FROM webhook_events e
+				WHERE e.occurred_at < $1 AND e.dispatched
+				  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.seq = e.seq AND d.status = 'pending')
+				LIMIT $2)
+			RETURNING 1
+		)
+		SELECT (SELECT count(*) FROM gone_deliveries) + (SELECT count(*) FROM gone_events)`, before, limit).Scan(&n)
+	if err != nil {
+		return 0, wrap("purge webhooks", err)
+	}
+	return n, nil
+}
+
+var _ dispatch.Store = (*WebhookDeliveries)(nil)

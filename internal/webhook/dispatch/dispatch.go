@@ -1,0 +1,180 @@
+// Package dispatch delivers webhook events to their endpoints: it turns
+// the events the changes' transactions wrote into deliveries, sends each
+// endpoint's due deliveries on a worker of its own (so that a slow or
+// failing endpoint delays no other), retries on the schedule, and records
+// every attempt. Any number of instances may run a Dispatcher at once:
+// the Store hands each delivery to one of them at a time, and never a
+// delivery of an object while an earlier one of the same object to the
+// same endpoint is pending (order per object).
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/seatlock/seatlock/internal/webhook"
+)
+
+// Endpoint is an enabled endpoint as the workers need it.
+type Endpoint struct {
+	ID  uuid.UUID
+	URL string
+	// Secrets sign every message: the current secret and, for a day
+	// after a rotation, the previous one.
+	Secrets []webhook.Secret
+}
+
+// Endpoints lists the enabled endpoints.
+type Endpoints interface {
+	Active(ctx context.Context) ([]Endpoint, error)
+}
+
+// Due is a delivery handed to a worker: its event, and how many attempts
+// it has had.
+type Due struct {
+	Seq        int64
+	EventID    string
+	Type       string
+	ObjectID   uuid.UUID
+	OccurredAt time.Time
+	Data       json.RawMessage
+	Attempts   int
+}
+
+// Delivery statuses, as the log keeps them.
+const (
+	Pending   = "pending"
+	Succeeded = "succeeded"
+	Failed    = "failed"
+)
+
+// Attempt is the outcome of one attempt at a delivery: its new status,
+// and while pending when it is next due.
+type Attempt struct {
+	Seq        int64
+	Status     string
+	At         time.Time
+	StatusCode int // 0: no answer
+	Error      string
+	NextAt     time.Time
+}
+
+// Store keeps events and the delivery log.
+type Store interface {
+	// FanOut gives up to limit undispatched events a pending delivery
+	// for each endpoint subscribed to their type, returning how many
+	// events it took and which endpoints got deliveries.
+	FanOut(ctx context.Context, limit int) (events int, endpoints []uuid.UUID, err error)
+	// ClaimDue leases up to limit of endpoint's due deliveries for
+	// lease, oldest first, at most one of each object and none behind
+	// an earlier pending delivery of its object.
+	ClaimDue(ctx context.Context, endpoint uuid.UUID, limit int, lease time.Duration) ([]Due, error)
+	// Record writes the outcomes of attempts at endpoint's deliveries.
+	Record(ctx context.Context, endpoint uuid.UUID, attempts []Attempt) error
+	// DueNow brings endpoint's pending deliveries forward to now, but
+	// for those leased within the last leased.
+	DueNow(ctx context.Context, endpoint uuid.UUID, leased time.Duration) (int64, error)
+	// DisableWebhook turns endpoint off, saying why.
+	DisableWebhook(ctx context.Context, endpoint uuid.UUID, reason string) error
+}
+
+// Sender makes one attempt (webhook.Sender).
+type Sender interface {
+	Send(ctx context.Context, a webhook.Attempt) webhook.Result
+}
+
+// Observer is told of every attempt, for the metrics: its outcome
+// (Succeeded, Failed, or Pending for one to be retried) and, on success,
+// the time from the event to its delivery.
+type Observer interface {
+	Attempted(outcome string, sinceEvent time.Duration)
+}
+
+// GoneReason is an endpoint's disabled_reason after it answered 410.
+const GoneReason = "gone"
+
+// Config tunes a Dispatcher; zero fields take the defaults below.
+type Config struct {
+	// Schedule is the wait before each retry (webhook.Schedule).
+	Schedule webhook.Schedule
+	// FanOutEvery is how often events are turned into deliveries when
+	// the last look found none to spare; FanOutBatch how many a look
+	// takes at most.
+	FanOutEvery time.Duration
+	FanOutBatch int
+	// PollEvery is how often a worker looks for due deliveries when no
+	// fan-out woke it (retries, and the deliveries other instances made).
+	PollEvery time.Duration
+	// Batch is how many deliveries a healthy endpoint's worker sends at
+	// once; one whose last attempt failed gets one at a time, every
+	// ProbeEvery, until one succeeds.
+	Batch      int
+	ProbeEvery time.Duration
+	// Lease is how long a claimed delivery is kept from other workers:
+	// longer than an attempt may take (webhook.Config.Timeout).
+	Lease time.Duration
+	// EndpointsEvery is how often the enabled endpoints are read again.
+	EndpointsEvery time.Duration
+}
+
+// Defaults of Config.
+const (
+	DefaultFanOutEvery    = 50 * time.Millisecond
+	DefaultFanOutBatch    = 1000
+	DefaultPollEvery      = 250 * time.Millisecond
+	DefaultBatch          = 256
+	DefaultProbeEvery     = time.Second
+	DefaultLease          = 30 * time.Second
+	DefaultEndpointsEvery = time.Second
+)
+
+func (c Config) withDefaults() Config {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.FanOutEvery, DefaultFanOutEvery)
+	def(&c.PollEvery, DefaultPollEvery)
+	def(&c.ProbeEvery, DefaultProbeEvery)
+	def(&c.Lease, DefaultLease)
+	def(&c.EndpointsEvery, DefaultEndpointsEvery)
+	if c.FanOutBatch <= 0 {
+		c.FanOutBatch = DefaultFanOutBatch
+	}
+	if c.Batch <= 0 {
+		c.Batch = DefaultBatch
+	}
+	if c.Schedule == nil {
+		c.Schedule, _ = webhook.ParseSchedule(webhook.DefaultSchedule)
+	}
+	return c
+}
+
+// Dispatcher runs the fan-out and one worker per enabled endpoint.
+type Dispatcher struct {
+	cfg       Config
+	store     Store
+	endpoints Endpoints
+	sender    Sender
+	observer  Observer
+	log       *slog.Logger
+	// rnd jitters the retries (nil: math/rand).
+	rnd func() float64
+}
+
+// New returns a Dispatcher; observer may be nil.
+func New(cfg Config, store Store, endpoints Endpoints, sender Sender, observer Observer, log *slog.Logger) *Dispatcher {
+	if observer == nil {
+		observer = noObserver{}
+	}
+	return &Dispatcher{cfg: cfg.withDefaults(), store: store, endpoints: endpoints, sender: sender, observer: observer, log: log}
+}
+
+type noObserver struct{}
+
+func (noObserver) Attempted(string, time.Duration) {}

@@ -1,0 +1,85 @@
+package dispatch
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Run fans events out and keeps one worker per enabled endpoint until ctx
+// ends, then waits for the workers' attempts under way to be recorded.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	workers := map[uuid.UUID]*worker{}
+	defer func() {
+		for _, w := range workers {
+			w.stop()
+		}
+		wg.Wait()
+	}()
+	refresh := func() {
+		list, err := d.endpoints.Active(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				d.log.Warn("webhooks: cannot read the endpoints", "err", err)
+			}
+			return
+		}
+		seen := make(map[uuid.UUID]bool, len(list))
+		for _, ep := range list {
+			seen[ep.ID] = true
+			if w, ok := workers[ep.ID]; ok {
+				w.endpoint.Store(&ep)
+				continue
+			}
+			w := d.newWorker(ctx, ep)
+			workers[ep.ID] = w
+			wg.Go(w.run)
+		}
+		for id, w := range workers {
+			if !seen[id] {
+				w.stop()
+				delete(workers, id)
+			}
+		}
+	}
+	refresh()
+	fanOut := time.NewTicker(d.cfg.FanOutEvery)
+	defer fanOut.Stop()
+	reread := time.NewTicker(d.cfg.EndpointsEvery)
+	defer reread.Stop()
+	for {
+		d.fanOut(ctx, workers)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-fanOut.C:
+		case <-reread.C:
+			refresh()
+		}
+	}
+}
+
+// fanOut turns events into deliveries while full batches come, waking the
+// workers of the endpoints that got some.
+func (d *Dispatcher) fanOut(ctx context.Context, workers map[uuid.UUID]*worker) {
+	for ctx.Err() == nil {
+		events, endpoints, err := d.store.FanOut(ctx, d.cfg.FanOutBatch)
+		if err != nil {
+			if ctx.Err() == nil {
+				d.log.Warn("webhooks: cannot fan events out", "err", err)
+			}
+			return
+		}
+		for _, id := range endpoints {
+			if w, ok := workers[id]; ok {
+				w.wake()
+			}
+		}
+		if events < d.cfg.FanOutBatch {
+			return
+		}
+	}
+}

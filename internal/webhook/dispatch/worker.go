@@ -1,0 +1,178 @@
+package dispatch
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/seatlock/seatlock/internal/webhook"
+)
+
+// recordTimeout bounds the writing of a round's outcomes, which goes on
+// when the worker is stopped: an attempt made and not recorded would be
+// made again once its lease ends.
+const recordTimeout = 10 * time.Second
+
+// worker sends one endpoint's deliveries.
+type worker struct {
+	d        *Dispatcher
+	endpoint atomic.Pointer[Endpoint]
+	ctx      context.Context
+	stop     context.CancelFunc
+	woken    chan struct{}
+	// failing is true after a round whose every attempt failed: the
+	// worker then probes with one delivery at a time until one succeeds,
+	// and brings the backlog forward when it does.
+	failing bool
+}
+
+func (d *Dispatcher) newWorker(parent context.Context, ep Endpoint) *worker {
+	ctx, stop := context.WithCancel(parent)
+	w := &worker{d: d, ctx: ctx, stop: stop, woken: make(chan struct{}, 1)}
+	w.endpoint.Store(&ep)
+	return w
+}
+
+// wake has the worker look for due deliveries now.
+func (w *worker) wake() {
+	select {
+	case w.woken <- struct{}{}:
+	default:
+	}
+}
+
+func (w *worker) run() {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		sent, gone := w.round()
+		if gone {
+			return
+		}
+		if sent == w.d.cfg.Batch && !w.failing {
+			continue
+		}
+		wait, woken := w.d.cfg.PollEvery, w.woken
+		if w.failing {
+			// A failing endpoint is probed on its own clock, not at the
+			// pace of the events it gets.
+			wait, woken = w.d.cfg.ProbeEvery, nil
+		}
+		timer.Reset(wait)
+		select {
+		case <-w.ctx.Done():
+			return
+		case <-woken:
+		case <-timer.C:
+		}
+	}
+}
+
+// round claims the due deliveries, sends them at once (one per object at
+// most), and records the outcomes. It returns how many it sent, and
+// whether the endpoint answered 410 Gone and was disabled.
+func (w *worker) round() (sent int, gone bool) {
+	ep := w.endpoint.Load()
+	limit := w.d.cfg.Batch
+	if w.failing {
+		limit = 1
+	}
+	due, err := w.d.store.ClaimDue(w.ctx, ep.ID, limit, w.d.cfg.Lease)
+	if err != nil {
+		if w.ctx.Err() == nil {
+			w.d.log.Warn("webhooks: cannot claim deliveries", "endpoint", ep.ID, "err", err)
+		}
+		return 0, false
+	}
+	if len(due) == 0 {
+		return 0, false
+	}
+	attempts := make([]Attempt, len(due))
+	var wg sync.WaitGroup
+	for i, dv := range due {
+		wg.Go(func() { attempts[i] = w.attempt(ep, dv) })
+	}
+	wg.Wait()
+	succeeded, failed := 0, 0
+	for i, a := range attempts {
+		switch {
+		case a.Status == Succeeded:
+			succeeded++
+			w.d.observer.Attempted(Succeeded, a.At.Sub(due[i].OccurredAt))
+		case a.StatusCode == goneStatus:
+			gone = true
+			w.d.observer.Attempted(Failed, 0)
+		default:
+			failed++
+			w.d.observer.Attempted(a.Status, 0)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.ctx), recordTimeout)
+	defer cancel()
+	if err := w.d.store.Record(ctx, ep.ID, attempts); err != nil {
+		w.d.log.Warn("webhooks: cannot record attempts; they are made again when their lease ends",
+			"endpoint", ep.ID, "attempts", len(attempts), "err", err)
+	}
+	if gone {
+		if err := w.d.store.DisableWebhook(ctx, ep.ID, GoneReason); err != nil {
+			w.d.log.Warn("webhooks: cannot disable an endpoint that answered 410", "endpoint", ep.ID, "err", err)
+		}
+		w.d.log.Info("webhooks: endpoint answered 410 Gone and is disabled", "endpoint", ep.ID)
+		return len(due), true
+	}
+	switch {
+	case succeeded > 0 && w.failing:
+		w.failing = false
+		moved, err := w.d.store.DueNow(ctx, ep.ID, w.d.cfg.Lease)
+		if err != nil {
+			w.d.log.Warn("webhooks: cannot bring an endpoint's backlog forward", "endpoint", ep.ID, "err", err)
+		}
+		w.d.log.Info("webhooks: endpoint answers again; its backlog is due now", "endpoint", ep.ID, "deliveries", moved)
+	case succeeded == 0 && failed > 0 && !w.failing:
+		w.failing = true
+		w.d.log.Info("webhooks: endpoint fails; probing it one delivery at a time", "endpoint", ep.ID,
+			"error", attempts[0].Error, "status", attempts[0].StatusCode)
+	}
+	return len(due), false
+}
+
+const goneStatus = 410
+
+// attempt sends one delivery and says what became of it.
+func (w *worker) attempt(ep *Endpoint, dv Due) Attempt {
+	a := Attempt{Seq: dv.Seq, At: time.Now()}
+	body, err := webhook.Body(dv.Type, dv.OccurredAt, dv.Data)
+	var res webhook.Result
+	if err != nil {
+		res = webhook.Result{Error: "the event's data cannot be sent: " + err.Error()}
+	} else {
+		res = w.d.sender.Send(w.ctx, webhook.Attempt{URL: ep.URL, EventID: dv.EventID, Body: body, Secrets: ep.Secrets, At: a.At})
+	}
+	a.StatusCode, a.Error = res.Status, res.Error
+	if a.Error == "" && !res.OK() {
+		a.Error = "answered " + statusLine(res.Status)
+	}
+	switch {
+	case res.OK():
+		a.Status = Succeeded
+	case res.Gone():
+		a.Status = Failed
+	default:
+		if wait, again := w.d.cfg.Schedule.Next(dv.Attempts+1, w.d.rnd); again {
+			a.Status, a.NextAt = Pending, a.At.Add(wait)
+		} else {
+			a.Status = Failed
+		}
+	}
+	return a
+}
+
+func statusLine(code int) string {
+	if text := http.StatusText(code); text != "" {
+		return strconv.Itoa(code) + " " + text
+	}
+	return strconv.Itoa(code)
+}
