@@ -95,6 +95,9 @@ type Config struct {
 	// WebhookAllowPrivate lets webhook deliveries reach loopback, private
 	// and link-local addresses, refused otherwise (SSRF).
 	WebhookAllowPrivate bool `env:"WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
+	// WebhookRetention is how long the delivery log keeps a finished
+	// delivery, and its event.
+	WebhookRetention time.Duration `env:"WEBHOOK_RETENTION" envDefault:"168h"`
 	// Tracing is on when the standard OTEL_* variables ask for traces
 	// (TracingRequested); the SDK reads them itself (internal/tracing).
 	Tracing bool
@@ -216,6 +219,9 @@ func Load(environ map[string]string) (Config, error) {
 	}
 	if cfg.LockMaxWait < 0 || cfg.LockMaxWait > time.Minute {
 		problems = append(problems, errors.New("LOCK_MAX_WAIT must be between 0 and 1m"))
+	}
+	if cfg.WebhookRetention < time.Hour {
+		problems = append(problems, errors.New("WEBHOOK_RETENTION must be at least 1h"))
 	}
 	if cfg.WebhookTimeout < time.Second || cfg.WebhookTimeout > 5*time.Minute {
 		problems = append(problems, errors.New("WEBHOOK_TIMEOUT must be between 1s and 5m"))

@@ -28,9 +28,13 @@ func TestWebhookSettings(t *testing.T) {
 	env["WEBHOOK_RETRY_SCHEDULE"] = "1s, 1m"
 	env["WEBHOOK_ALLOW_INSECURE"] = "true"
 	env["WEBHOOK_ALLOW_PRIVATE"] = "true"
+	env["WEBHOOK_RETENTION"] = "72h"
 	cfg, err := config.Load(env)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
+	}
+	if cfg.WebhookRetention != 72*time.Hour {
+		t.Errorf("WebhookRetention = %v, want 72h", cfg.WebhookRetention)
 	}
 	want := webhook.Config{Timeout: 2 * time.Second, Schedule: webhook.Schedule{time.Second, time.Minute}, AllowInsecure: true, AllowPrivate: true}
 	if got := cfg.Webhook(); !reflect.DeepEqual(got, want) {
@@ -49,6 +53,8 @@ func TestWebhookRejects(t *testing.T) {
 		{"WEBHOOK_RETRY_SCHEDULE", " ", "WEBHOOK_RETRY_SCHEDULE is invalid: retry schedule is empty"},
 		{"WEBHOOK_ALLOW_INSECURE", "yes please", "WEBHOOK_ALLOW_INSECURE: invalid value"},
 		{"WEBHOOK_ALLOW_PRIVATE", "maybe", "WEBHOOK_ALLOW_PRIVATE: invalid value"},
+		{"WEBHOOK_RETENTION", "30m", "WEBHOOK_RETENTION must be at least 1h"},
+		{"WEBHOOK_RETENTION", "a week", "WEBHOOK_RETENTION: invalid value"},
 	} {
 		env := valid()
 		env[tc.key] = tc.value

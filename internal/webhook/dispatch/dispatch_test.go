@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -148,7 +149,7 @@ func (s *setup) run(cfg dispatch.Config) {
 	wcfg := webhook.DefaultConfig()
 	wcfg.AllowInsecure, wcfg.AllowPrivate, wcfg.Timeout = true, true, 5*time.Second
 	sender := webhook.NewSender(wcfg)
-	d := dispatch.New(cfg, postgres.NewWebhookDeliveries(s.pool), s.endpoints, sender, nil, slog.New(slog.DiscardHandler))
+	d := dispatch.New(cfg, postgres.NewWebhookDeliveries(s.pool), s.endpoints, sender, nil, slog.New(slog.NewTextHandler(testLog{s.t}, nil)))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
@@ -345,6 +346,11 @@ func TestAFailingEndpointDelaysNoOther(t *testing.T) {
 		s.event(webhook.ReservationCreated, uuid.New())
 	}
 	eventually(t, "the healthy endpoint served", func() bool { return len(up.received()) == events })
+	eventually(t, "the failing endpoint tried with every event", func() bool {
+		down.mu.Lock()
+		defer down.mu.Unlock()
+		return len(down.tries) == events
+	})
 	if n := len(down.received()); n != 0 {
 		t.Fatalf("the failing endpoint took %d", n)
 	}
@@ -353,4 +359,12 @@ func TestAFailingEndpointDelaysNoOther(t *testing.T) {
 	// brought forward can deliver them now.
 	s.event(webhook.ReservationCreated, uuid.New())
 	eventually(t, "the backlog delivered after recovery", func() bool { return len(down.received()) == events+1 })
+}
+
+// testLog writes the dispatcher's log into the test's.
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
 }
