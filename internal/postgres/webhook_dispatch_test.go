@@ -332,4 +332,3 @@ func testenvPool(t *testing.T) *pgxpool.Pool {
 	_, pool := newStore(t)
 	return pool
 }
-
