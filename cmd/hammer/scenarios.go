@@ -136,6 +136,7 @@ func (f *flags) booking() {
 		cfg.defaultUsers(0)
 		return nil
 	})
+	f.webhooks()
 }
 
 // existingSeat defines -schedule and -seat: one seat that exists already
