@@ -49,6 +49,10 @@
 // each best-available 201's "held" event) and reports the events' delay;
 // -streams adds reading-only clients; -form compact has them all ask for
 // the compact form (a character a seat) instead of the full one.
+//
+// -webhooks N registers N local receivers of the service's webhooks for
+// the run and reports what each got of the bookings answered 200
+// (webhooks.go): one never delivered fails the verdict.
 package main
 
 import (
