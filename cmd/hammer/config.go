@@ -94,7 +94,7 @@ type config struct {
 	// Platform is -scenario platform's schedules, reads and processes.
 	Platform platformConfig
 	// Webhooks is -webhooks: local receivers of the service's webhooks
-	// (hot-seat, fresh-seats, contended).
+	// (hot-seat, fresh-seats, contended, on-sale).
 	Webhooks webhookConfig
 }
 

@@ -51,8 +51,9 @@
 // the compact form (a character a seat) instead of the full one.
 //
 // -webhooks N registers N local receivers of the service's webhooks for
-// the run and reports what each got of the bookings answered 200
-// (webhooks.go): one never delivered fails the verdict.
+// the run and reports what each got of the changes answered 2xx (the
+// bookings; on-sale's holds and confirmations: webhooks.go): one never
+// delivered fails the verdict.
 package main
 
 import (

@@ -262,6 +262,7 @@ type onSaleConfig struct {
 func defineOnSale(f *flags) {
 	f.DurationVar(&f.cfg.Duration, "duration", 0, "the most the sale may last from the first join; default -join-window + twice -users ÷ -admit-rate + "+onSaleSlack.String())
 	f.onSale("the buyers, each joining the queue once")
+	f.webhooks()
 }
 
 // onSale defines the flags of an on-sale's venue, queue and crowd

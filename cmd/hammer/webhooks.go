@@ -7,7 +7,8 @@ package main
 //     127.0.0.1 and are registered with POST /webhooks for every event
 //     type; each keeps the secret its registration got.
 //  2. During the load the hammer records each change it is answered 2xx
-//     for (webhooks_ledger.go); with -webhook-outage receiver 1 goes down
+//     for (webhooks_ledger.go: bookings; on-sale's holds and
+//     confirmations); with -webhook-outage receiver 1 goes down
 //     for a while (webhooks_outage.go).
 //  3. After the load (and the outage), the hammer waits, at most
 //     -webhook-drain, until every change has reached every receiver,
@@ -187,6 +188,14 @@ func (w *webhooks) close() []error {
 		r.close()
 	}
 	return errs
+}
+
+// commitSale records the holds granted and confirmed among runs, and
+// the reservations each confirmation made.
+func (w *webhooks) commitSale(runs []buyerRun) {
+	if w != nil {
+		w.ledger.commitSale(runs)
+	}
 }
 
 // commitBookings records the reservations answered 200 among outcomes.

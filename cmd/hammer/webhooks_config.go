@@ -26,8 +26,8 @@ type webhookConfig struct {
 }
 
 // webhooks defines -webhooks, -webhook-outage and -webhook-drain (the
-// scenarios whose changes the hammer records: hot-seat, fresh-seats,
-// contended).
+// scenarios whose changes the hammer records: hot-seat, fresh-seats and
+// contended their bookings, on-sale its holds and confirmations).
 func (f *flags) webhooks() {
 	w := &f.cfg.Webhooks
 	w.OutageAfter = defaultOutageAfter

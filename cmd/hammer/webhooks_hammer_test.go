@@ -79,7 +79,7 @@ func TestWebhookFlags(t *testing.T) {
 		{[]string{"-webhook-outage", "1m"}, "-webhook-outage and -webhook-drain are for -webhooks N"},
 		{[]string{"-webhooks", "101"}, "-webhooks must be 0..100"},
 		{[]string{"-webhooks", "1", "-webhook-drain", "0s"}, "-webhook-drain must be positive"},
-		{[]string{"-scenario", "best-available", "-webhooks", "1"}, "-webhooks is for -scenario hot-seat, fresh-seats or contended"},
+		{[]string{"-scenario", "best-available", "-webhooks", "1"}, "-webhooks is for -scenario hot-seat, fresh-seats, contended or on-sale"},
 	} {
 		_, err := parseConfig(tt.args, testEnv, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {

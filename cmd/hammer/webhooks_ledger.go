@@ -42,6 +42,25 @@ func (l *ledger) commitBookings(outcomes []outcome) {
 	}
 }
 
+// commitSale records an on-sale's changes: each hold granted
+// (hold.created), and each confirmed (hold.confirmed, and
+// reservation.created for each reservation it made).
+func (l *ledger) commitSale(runs []buyerRun) {
+	for _, b := range runs {
+		for _, h := range b.Holds {
+			if h.granted() {
+				l.commit(h.Hold, eventHoldCreated, h.At)
+			}
+		}
+		if c := b.Confirmation; c != nil && len(b.Holds) > 0 {
+			l.commit(b.Holds[len(b.Holds)-1].Hold, eventHoldConfirmed, c.At)
+			for _, id := range c.Reservations {
+				l.commit(id, eventReservationCreated, c.At)
+			}
+		}
+	}
+}
+
 // snapshot is the changes so far.
 func (l *ledger) snapshot() map[change]time.Time {
 	l.mu.Lock()

@@ -257,3 +257,31 @@ func waitState(tb testing.TB, r *receiver, st receiverState) {
 		}
 	}
 }
+
+// An on-sale's ledger: every hold granted, and the confirmed one with
+// the reservations it made; a refused hold owes nothing.
+func TestLedgerCommitsASale(t *testing.T) {
+	at := time.Now()
+	granted := func(id string) holdOutcome {
+		return holdOutcome{outcome: outcome{Sent: true, Status: 201, At: at}, Hold: id}
+	}
+	refused := holdOutcome{outcome: outcome{Sent: true, Status: 409, Code: codeNotEnough, At: at}}
+	runs := []buyerRun{
+		{Holds: []holdOutcome{refused, granted("h1")}, Confirmation: &queueCall{outcome: outcome{At: at}, Reservations: []string{"r1", "r2"}}},
+		{Holds: []holdOutcome{granted("h2")}}, // its confirmation failed
+		{Holds: []holdOutcome{refused}},
+	}
+	l := newLedger()
+	l.commitSale(runs)
+	got := l.snapshot()
+	want := []change{{"h1", eventHoldCreated}, {"h1", eventHoldConfirmed}, {"r1", eventReservationCreated},
+		{"r2", eventReservationCreated}, {"h2", eventHoldCreated}}
+	for _, c := range want {
+		if _, ok := got[c]; !ok {
+			t.Errorf("ledger lacks %v", c)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("ledger %v, want %v", got, want)
+	}
+}
