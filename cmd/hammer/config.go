@@ -93,6 +93,9 @@ type config struct {
 	OnSales onSalesConfig
 	// Platform is -scenario platform's schedules, reads and processes.
 	Platform platformConfig
+	// Webhooks is -webhooks: local receivers of the service's webhooks
+	// (hot-seat, fresh-seats, contended, on-sale).
+	Webhooks webhookConfig
 }
 
 // defaultUsers gives a run without -users one user per worker, at least

@@ -69,6 +69,11 @@ func hammerBookings(ctx context.Context, sess *session) (*report, error) {
 		watch = newWatcher(cfg.WatchURL, cfg.Streams, cfg.Form, "reserved")
 		defer watch.stop()
 	}
+	hooks, err := startWebhooks(ctx, sess)
+	if err != nil {
+		return nil, err
+	}
+	defer hooks.close()
 	w, err := setUp(ctx, sess, watch)
 	if err != nil {
 		return nil, err
@@ -84,11 +89,13 @@ func hammerBookings(ctx context.Context, sess *session) (*report, error) {
 	}
 
 	onTick, finish := progress(sess.progressOut, cfg)
+	hooks.loadStarted(ctx)
 	res := fire(ctx, a, cfg, w, users, onTick)
 	finish()
 	if res.err != nil {
 		return nil, res.err
 	}
+	hooks.commitBookings(res.outcomes)
 
 	var views []seatMapView
 	var acked *ackReport
@@ -107,6 +114,7 @@ func hammerBookings(ctx context.Context, sess *session) (*report, error) {
 		r.Watch = watch.finish(res.outcomes)
 		r.Watch.Streams = cfg.Streams * len(w.scheduleIDs())
 	}
+	r.Webhooks = hooks.finish(ctx)
 	r.Verdict = judge(r, views)
 	return r, nil
 }

@@ -49,6 +49,11 @@
 // each best-available 201's "held" event) and reports the events' delay;
 // -streams adds reading-only clients; -form compact has them all ask for
 // the compact form (a character a seat) instead of the full one.
+//
+// -webhooks N registers N local receivers of the service's webhooks for
+// the run and reports what each got of the changes answered 2xx (the
+// bookings; on-sale's holds and confirmations: webhooks.go): one never
+// delivered fails the verdict.
 package main
 
 import (

@@ -98,6 +98,8 @@ type buyerRun struct {
 	Unadmitted *holdOutcome
 	Holds      []holdOutcome
 	Seats      int // confirmed
+	// Confirmation is the last hold's confirmation answered 200.
+	Confirmation *queueCall
 	// SoldOut is when a hold was refused not_enough_seats with no seat
 	// available; zero if none was.
 	SoldOut time.Time
@@ -151,16 +153,24 @@ func hammerOnSale(ctx context.Context, sess *session) (*report, error) {
 	if err := s.open(ctx, sess.admin, time.Now().Add(100*time.Millisecond)); err != nil {
 		return nil, err
 	}
+	hooks, err := startWebhooks(ctx, sess)
+	if err != nil {
+		return nil, err
+	}
+	defer hooks.close()
 	var done atomic.Int64
 	onTick, finish := progressBar(sess.progressOut, int64(len(s.users)), "buyers done", func(int64, time.Duration) int64 { return done.Load() })
 	stopTicks := tickWhile(onTick, s.start, &done)
+	hooks.loadStarted(ctx)
 	runs, samples := s.run(ctx, sess.admin, &done)
 	stopTicks()
 	finish()
 	wall := time.Since(s.start)
+	hooks.commitSale(runs)
 	back := s.readBack(ctx, sess.admin, runs)
 	back.samples = samples
 	r := summarizeOnSale(cfg, sess.id, s, runs, wall, back)
+	r.Webhooks = hooks.finish(ctx)
 	r.Verdict = judgeOnSale(r, ctx.Err() != nil)
 	return r, nil
 }
@@ -345,7 +355,7 @@ func (s *sale) hold(ctx context.Context, target string, u user, i int, b *buyerR
 			if c.Status != http.StatusOK || c.Code != "" {
 				return endHoldFailed
 			}
-			b.Seats = c.Seats
+			b.Seats, b.Confirmation = c.Seats, &c
 			return endBought
 		case h.Code == codeNotEnough && h.Available == 0:
 			b.SoldOut = h.At

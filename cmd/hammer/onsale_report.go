@@ -439,6 +439,7 @@ func judgeOnSale(r *report, interrupted bool) verdict {
 	if or.Cleanup != "" {
 		fail("deleting the queue: %s", or.Cleanup)
 	}
+	judgeWebhooks(r.Webhooks, fail)
 	return verdict{Pass: len(reasons) == 0, Reasons: capReasons(reasons)}
 }
 
@@ -488,6 +489,7 @@ func writeOnSaleText(p printer, r *report) []target {
 	}
 	p("responses:\t%d in %s", r.Sent, r.Wall)
 	writeResponses(p, r.Responses, 0, r.TransportErrs)
+	writeWebhooksText(p, r.Webhooks)
 	return or.Targets
 }
 

@@ -66,8 +66,10 @@ type queueCall struct {
 	outcome
 	SentAt time.Time
 	Ticket ticketOut
-	// Seats is a confirmation's count of reservations.
-	Seats int
+	// Seats is a confirmation's count of reservations; Reservations
+	// their ids.
+	Seats        int
+	Reservations []string
 }
 
 // putQueue gives the schedule a queue opening at opensAt, admitting rate
@@ -153,12 +155,17 @@ func (a *api) queueRequest(ctx context.Context, method, url string, u user, tick
 		}
 	case res.Status == http.StatusOK:
 		var out struct {
-			Reservations []json.RawMessage `json:"reservations"`
+			Reservations []struct {
+				ID string `json:"id"`
+			} `json:"reservations"`
 		}
 		if err := json.Unmarshal(res.Body, &out); err != nil {
 			c.Code = "unexpected body"
 		}
 		c.Seats = len(out.Reservations)
+		for _, r := range out.Reservations {
+			c.Reservations = append(c.Reservations, r.ID)
+		}
 	}
 	return c
 }

@@ -112,6 +112,7 @@ func writeBookingText(p printer, r *report) {
 		p("read back:\t%d of %d bookings answered 200 found by their ids, %d lost, %d not read", a.Found, a.Checked, a.Lost, a.Unchecked)
 	}
 	writeWatchText(p, r.Watch)
+	writeWebhooksText(p, r.Webhooks)
 }
 
 // writeResponses prints a status histogram, each count with its share of

@@ -136,6 +136,7 @@ func (f *flags) booking() {
 		cfg.defaultUsers(0)
 		return nil
 	})
+	f.webhooks()
 }
 
 // existingSeat defines -schedule and -seat: one seat that exists already
@@ -261,6 +262,7 @@ type onSaleConfig struct {
 func defineOnSale(f *flags) {
 	f.DurationVar(&f.cfg.Duration, "duration", 0, "the most the sale may last from the first join; default -join-window + twice -users ÷ -admit-rate + "+onSaleSlack.String())
 	f.onSale("the buyers, each joining the queue once")
+	f.webhooks()
 }
 
 // onSale defines the flags of an on-sale's venue, queue and crowd

@@ -37,6 +37,7 @@ type report struct {
 	OnSale         *onSaleReport   `json:"onSale,omitempty"`
 	OnSales        *onSalesReport  `json:"onSales,omitempty"`
 	Platform       *platformReport `json:"platform,omitempty"`
+	Webhooks       *webhooksReport `json:"webhooks,omitempty"`
 	// AllowUnavailable is -allow-unavailable; Unavailable counts the
 	// bookings answered 503 unavailable.
 	AllowUnavailable bool `json:"allowUnavailable,omitempty"`

@@ -49,6 +49,7 @@ func judge(r *report, views []seatMapView) verdict {
 		}
 	}
 	judgeWatch(r.Watch, fail)
+	judgeWebhooks(r.Webhooks, fail)
 	judgeResponses(r.Responses, func(k string) bool {
 		return expected(r.Scenario, k) || k == keyNotSent || k == keyCanceled || r.AllowUnavailable && k == keyUnavailable
 	}, string(r.Scenario), r.TransportErrs, fail)
