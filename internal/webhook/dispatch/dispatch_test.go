@@ -368,3 +368,27 @@ func (l testLog) Write(p []byte) (int, error) {
 	l.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
 }
+
+// Events nobody subscribed to are marked dispatched all the same, so that
+// they do not pile up waiting for an endpoint.
+func TestEventsWithoutSubscribersAreDispatched(t *testing.T) {
+	s := newSetup(t)
+	for range 5 {
+		s.event(webhook.HoldCreated, uuid.New())
+	}
+	s.run(dispatch.Config{})
+	eventually(t, "the events marked dispatched", func() bool {
+		var waiting int
+		if err := s.pool.QueryRow(s.ctx(), `SELECT count(*) FROM webhook_events WHERE NOT dispatched`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		return waiting == 0
+	})
+	var deliveries int
+	if err := s.pool.QueryRow(s.ctx(), `SELECT count(*) FROM webhook_deliveries`).Scan(&deliveries); err != nil {
+		t.Fatal(err)
+	}
+	if deliveries != 0 {
+		t.Errorf("%d deliveries with no endpoint", deliveries)
+	}
+}

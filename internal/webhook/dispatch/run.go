@@ -50,8 +50,15 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	defer fanOut.Stop()
 	reread := time.NewTicker(d.cfg.EndpointsEvery)
 	defer reread.Stop()
+	var last time.Time
 	for {
-		d.fanOut(ctx, workers)
+		// With no endpoint the events still have to be marked
+		// dispatched (nobody wants them), but not at a pace anyone
+		// waits on.
+		if len(workers) > 0 || time.Since(last) >= d.cfg.EndpointsEvery {
+			d.fanOut(ctx, workers)
+			last = time.Now()
+		}
 		select {
 		case <-ctx.Done():
 			return nil
