@@ -659,7 +659,7 @@ type Delivery struct {
 	// NextAttemptAt When the next attempt is due; `null` when none is.
 	NextAttemptAt *time.Time `json:"nextAttemptAt"`
 
-	// Status `pending`: to be tried (again) at `nextAttemptAt`; `succeeded`: the endpoint answered 2xx; `failed`: every attempt of the retry schedule failed, or the endpoint answered 410.
+	// Status `pending`: to be tried (again) at `nextAttemptAt`; `succeeded`: the endpoint answered 2xx; `failed`: every attempt of the retry schedule failed.
 	Status DeliveryStatus `json:"status"`
 
 	// Type An event type a webhook endpoint may receive.
@@ -676,7 +676,7 @@ type DeliveryPage struct {
 	Next *string `json:"next"`
 }
 
-// DeliveryStatus `pending`: to be tried (again) at `nextAttemptAt`; `succeeded`: the endpoint answered 2xx; `failed`: every attempt of the retry schedule failed, or the endpoint answered 410.
+// DeliveryStatus `pending`: to be tried (again) at `nextAttemptAt`; `succeeded`: the endpoint answered 2xx; `failed`: every attempt of the retry schedule failed.
 type DeliveryStatus string
 
 // EventType An event type a webhook endpoint may receive.
