@@ -43,6 +43,14 @@ func run(dir string) error {
 		environ = append(environ, "REDIS_URL="+url)
 	}
 	environ = append(environ, "HTTP_ADDR="+addr)
+	// A developer's first webhook receiver runs on this machine
+	// (http://127.0.0.1:…): make run's service accepts such endpoints,
+	// unless the environment says otherwise.
+	for _, name := range []string{"WEBHOOK_ALLOW_INSECURE", "WEBHOOK_ALLOW_PRIVATE"} {
+		if _, set := os.LookupEnv(name); !set {
+			environ = append(environ, name+"=true")
+		}
+	}
 	if os.Getenv("LOG_FORMAT") == "" && onTerminal(os.Stdout) {
 		environ = append(environ, "LOG_FORMAT=text") // a person reads it
 	}

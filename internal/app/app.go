@@ -191,6 +191,10 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	if err != nil {
 		return nil, err
 	}
+	webhooks, err := openWebhooks(cfg, pool)
+	if err != nil {
+		return nil, err
+	}
 	a.handler = httpapi.NewHandler(httpapi.Options{
 		Bookings:    bookings,
 		SeatImages:  images,
@@ -213,6 +217,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 		AddressLimiter: addressLimiter,
 		TrustedProxies: cfg.TrustedProxies,
 		Room:           room,
+		Webhooks:       webhooks,
+		WebhookConfig:  cfg.Webhook(),
 		Routed:         traces.Routed(),
 	})
 	a.handler = traces.Handler(a.handler)

@@ -25,6 +25,7 @@ import (
 	"github.com/seatlock/seatlock/internal/idempotency"
 	"github.com/seatlock/seatlock/internal/reservation"
 	"github.com/seatlock/seatlock/internal/seatmap"
+	"github.com/seatlock/seatlock/internal/webhook"
 )
 
 // Bookings is what the HTTP edge needs of the booking use cases.
@@ -115,6 +116,13 @@ type Options struct {
 	// MaxQueueStreams caps the open ticket streams
 	// (DefaultMaxQueueStreams when zero); past it, 503 too_many_streams.
 	MaxQueueStreams int
+	// Webhooks, when set, serves the webhook endpoints' admin routes
+	// (/webhooks...): the URLs they take are checked against
+	// WebhookConfig (its AllowInsecure and AllowPrivate), their hosts
+	// resolved by WebhookResolver (net.DefaultResolver when nil).
+	Webhooks        Webhooks
+	WebhookConfig   webhook.Config
+	WebhookResolver webhook.Resolver
 	// Routed, when set, is the first middleware of the router: it sees
 	// each request's matched route pattern (chi.RouteContext) once the
 	// request is answered (tracing.RouteNames names the request's span
@@ -169,6 +177,11 @@ type handler struct {
 	maxQueueStreams int
 	// shutdown, once closed, ends the open streams.
 	shutdown <-chan struct{}
+	// webhooks stores the webhook endpoints; their URLs are checked
+	// against webhookConfig, resolved by resolver.
+	webhooks      Webhooks
+	webhookConfig webhook.Config
+	resolver      webhook.Resolver
 }
 
 // NewHandler returns the service's HTTP API.
@@ -192,6 +205,9 @@ func NewHandler(opts Options) http.Handler {
 		keys:            opts.Idempotency,
 		maxQueueStreams: cmp.Or(max(opts.MaxQueueStreams, 0), DefaultMaxQueueStreams),
 		shutdown:        opts.Shutdown,
+		webhooks:        opts.Webhooks,
+		webhookConfig:   opts.WebhookConfig,
+		resolver:        opts.WebhookResolver,
 	}
 	timeout := cmp.Or(max(opts.RequestTimeout, 0), DefaultRequestTimeout)
 	// The routes that take an Idempotency-Key read bodies of maxBodyBytes
@@ -266,6 +282,9 @@ func NewHandler(opts Options) http.Handler {
 			r.Post("/schedules/{id}/queue", handle(h.joinQueue))
 			r.Get("/queue/{ticket}", handle(h.getTicket))
 			r.Delete("/queue/{ticket}", handle(h.leaveQueue))
+			if h.webhooks != nil {
+				r.With(requireAdmin).Group(h.webhookRoutes)
+			}
 		})
 	})
 	return withScope(r, h.log, opts.AccessLog, observer)

@@ -41,7 +41,8 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	router := httpapi.NewHandler(httpapi.Options{Bookings: fakeBookings{}, Verifier: verifier, Metrics: http.NotFoundHandler()})
+	router := httpapi.NewHandler(httpapi.Options{Bookings: fakeBookings{}, Verifier: verifier, Metrics: http.NotFoundHandler(),
+		Webhooks: fakeWebhooks{}})
 	served := map[string]bool{}
 	err = chi.Walk(router.(chi.Routes), func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
 		served[method+" "+route] = true

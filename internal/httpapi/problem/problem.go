@@ -20,6 +20,7 @@ import (
 
 	"github.com/seatlock/seatlock/internal/reservation"
 	"github.com/seatlock/seatlock/internal/waitroom"
+	"github.com/seatlock/seatlock/internal/webhook"
 )
 
 // Error is a problem with the headers it needs. An *Error given to Write
@@ -121,6 +122,10 @@ var errorTable = []struct {
 		Detail: "The admission is expired, given up, of another user or schedule, or not one this service signed."}},
 	{waitroom.ErrNoStore, Error{Status: http.StatusNotImplemented, Code: "queue_unsupported", Title: "Queues unsupported",
 		Detail: "This deployment runs without Redis (REDIS_URL), which the waiting room needs."}},
+	{webhook.ErrEndpointNotFound, Error{Status: http.StatusNotFound, Code: "webhook_not_found", Title: "Webhook not found",
+		Detail: "No webhook endpoint has this id."}},
+	{webhook.ErrDeliveryNotFound, Error{Status: http.StatusNotFound, Code: "delivery_not_found", Title: "Delivery not found",
+		Detail: "The webhook endpoint has no delivery of an event with this id."}},
 	{reservation.ErrUnavailable, Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Title: "Service unavailable",
 		Detail: "A dependency of the service cannot be reached right now; retry later.", RetryAfter: unavailableRetryAfter}},
 }
