@@ -36,6 +36,7 @@ import (
 	"github.com/seatlock/seatlock/internal/tracing"
 	"github.com/seatlock/seatlock/internal/waitroom"
 	"github.com/seatlock/seatlock/internal/waitroom/redisroom"
+	"github.com/seatlock/seatlock/internal/webhook/dispatch"
 )
 
 // A request may wait LOCK_MAX_WAIT for a seat and then needs time for its
@@ -53,7 +54,9 @@ type App struct {
 	jobs    *periodic.Runner
 	// relay relays the seat_changes outbox to the live seat map; nil
 	// without one.
-	relay        *seatfeed.Relay
+	relay *seatfeed.Relay
+	// webhooks delivers webhook events to their endpoints.
+	webhooks     *dispatch.Dispatcher
 	writeTimeout time.Duration
 	// metricsAddr, when set, is the operations listener's address
 	// (metrics and profiles); the public one then does not serve metrics.
@@ -193,6 +196,9 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	}
 	webhooks, err := openWebhooks(cfg, pool)
 	if err != nil {
+		return nil, err
+	}
+	if err := a.openDispatcher(ctx, cfg, webhooks, registry, logger); err != nil {
 		return nil, err
 	}
 	a.handler = httpapi.NewHandler(httpapi.Options{
@@ -371,7 +377,7 @@ func WithAccessLog(w io.Writer) Option { return func(o *options) { o.accessLog =
 func WithJobNamespace(ns string) Option { return func(o *options) { o.jobNamespace = ns } }
 
 // WithoutJobs serves without running the periodic jobs (nor the seat change
-// relay, which runs under a job lock too) on this instance
+// relay, which runs under a job lock too, nor the delivery of webhooks) on this instance
 // (other instances run them: each job runs on one instance per period
 // anyway). Tests use it to see the service without its clean-ups.
 func WithoutJobs() Option { return func(o *options) { o.noJobs = true } }

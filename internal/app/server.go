@@ -57,6 +57,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 		go func() { jobsDone <- a.jobs.Run(jobsCtx) }()
 	}
 	relayDone := a.runRelay(jobsCtx)
+	webhooksDone := a.runDispatcher(jobsCtx)
 	a.log.Info("serving", slog.String("addr", ln.Addr().String()))
 
 	var serveErr error
@@ -70,6 +71,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	stopJobs()
 	jobsErr := <-jobsDone
 	<-relayDone
+	<-webhooksDone
 	if serveErr != nil {
 		return serveErr
 	}

@@ -19,18 +19,11 @@ import (
 	"github.com/seatlock/seatlock/internal/webhook"
 )
 
-// Endpoint is an enabled endpoint as the workers need it.
-type Endpoint struct {
-	ID  uuid.UUID
-	URL string
-	// Secrets sign every message: the current secret and, for a day
-	// after a rotation, the previous one.
-	Secrets []webhook.Secret
-}
-
-// Endpoints lists the enabled endpoints.
+// Endpoints lists the enabled endpoints, each with its URL and opened
+// secrets. An endpoint whose secrets cannot be opened is left out, and
+// said in the error, with the others still listed.
 type Endpoints interface {
-	Active(ctx context.Context) ([]Endpoint, error)
+	Active(ctx context.Context) ([]webhook.Endpoint, error)
 }
 
 // Due is a delivery handed to a worker: its event, and how many attempts
@@ -47,9 +40,9 @@ type Due struct {
 
 // Delivery statuses, as the log keeps them.
 const (
-	Pending   = "pending"
-	Succeeded = "succeeded"
-	Failed    = "failed"
+	Pending   = webhook.StatusPending
+	Succeeded = webhook.StatusSucceeded
+	Failed    = webhook.StatusFailed
 )
 
 // Attempt is the outcome of one attempt at a delivery: its new status,
@@ -95,7 +88,7 @@ type Observer interface {
 }
 
 // GoneReason is an endpoint's disabled_reason after it answered 410.
-const GoneReason = "gone"
+const GoneReason = webhook.ReasonGone
 
 // Config tunes a Dispatcher; zero fields take the defaults below.
 type Config struct {

@@ -92,13 +92,13 @@ func (r *receiver) received() []message {
 // endpoints is the enabled endpoints as the test sets them.
 type endpoints struct {
 	mu   sync.Mutex
-	list []dispatch.Endpoint
+	list []webhook.Endpoint
 }
 
-func (e *endpoints) Active(context.Context) ([]dispatch.Endpoint, error) {
+func (e *endpoints) Active(context.Context) ([]webhook.Endpoint, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return append([]dispatch.Endpoint(nil), e.list...), nil
+	return append([]webhook.Endpoint(nil), e.list...), nil
 }
 
 type setup struct {
@@ -126,7 +126,7 @@ func (s *setup) subscribe(r *receiver, types ...string) uuid.UUID {
 		s.t.Fatal(err)
 	}
 	s.endpoints.mu.Lock()
-	s.endpoints.list = append(s.endpoints.list, dispatch.Endpoint{ID: id, URL: r.srv.URL, Secrets: []webhook.Secret{r.secret}})
+	s.endpoints.list = append(s.endpoints.list, webhook.Endpoint{ID: id, URL: r.srv.URL, Secrets: []webhook.Secret{r.secret}})
 	s.endpoints.mu.Unlock()
 	return id
 }

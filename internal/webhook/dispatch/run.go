@@ -2,10 +2,13 @@ package dispatch
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/seatlock/seatlock/internal/webhook"
 )
 
 // Run fans events out and keeps one worker per enabled endpoint until ctx
@@ -21,7 +24,13 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}()
 	refresh := func() {
 		list, err := d.endpoints.Active(ctx)
-		if err != nil {
+		switch {
+		case errors.Is(err, webhook.ErrUnseal):
+			// The others are listed: they go on; the one left out waits
+			// for its secret to open (AUTH_SECRET as it was when it was
+			// sealed), its deliveries pending.
+			d.log.Error("webhooks: an endpoint's secret cannot be opened; it gets nothing until it can", "err", err)
+		case err != nil:
 			if ctx.Err() == nil {
 				d.log.Warn("webhooks: cannot read the endpoints", "err", err)
 			}

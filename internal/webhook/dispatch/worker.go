@@ -19,7 +19,7 @@ const recordTimeout = 10 * time.Second
 // worker sends one endpoint's deliveries.
 type worker struct {
 	d        *Dispatcher
-	endpoint atomic.Pointer[Endpoint]
+	endpoint atomic.Pointer[webhook.Endpoint]
 	ctx      context.Context
 	stop     context.CancelFunc
 	woken    chan struct{}
@@ -29,7 +29,7 @@ type worker struct {
 	failing bool
 }
 
-func (d *Dispatcher) newWorker(parent context.Context, ep Endpoint) *worker {
+func (d *Dispatcher) newWorker(parent context.Context, ep webhook.Endpoint) *worker {
 	ctx, stop := context.WithCancel(parent)
 	w := &worker{d: d, ctx: ctx, stop: stop, woken: make(chan struct{}, 1)}
 	w.endpoint.Store(&ep)
@@ -142,7 +142,7 @@ func (w *worker) round() (sent int, gone bool) {
 const goneStatus = 410
 
 // attempt sends one delivery and says what became of it.
-func (w *worker) attempt(ep *Endpoint, dv Due) Attempt {
+func (w *worker) attempt(ep *webhook.Endpoint, dv Due) Attempt {
 	a := Attempt{Seq: dv.Seq, At: time.Now()}
 	body, err := webhook.Body(dv.Type, dv.OccurredAt, dv.Data)
 	var res webhook.Result
