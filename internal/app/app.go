@@ -111,7 +111,15 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	if err := postgres.Migrate(pool); err != nil {
 		return nil, err
 	}
-	store := postgres.NewStore(pool, append(traces.StoreOptions(), postgres.WithGroupWriters(cfg.BatchLanes))...)
+	// Every change writes its webhook event in its own transaction; a
+	// hold's data labels its seats from the use cases' schedule cache
+	// (bookings, built on the store below).
+	var bookings *reservation.Service
+	events := httpapi.NewEventData(func(ctx context.Context, id int64) (reservation.Schedule, error) {
+		return bookings.Schedule(ctx, id)
+	})
+	store := postgres.NewStore(pool, append(traces.StoreOptions(), postgres.WithGroupWriters(cfg.BatchLanes),
+		postgres.WithEvents(events))...)
 
 	locks, err := openLockBackend(cfg, pool)
 	if err != nil {
@@ -184,7 +192,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	// (listed from PostgreSQL without one: no REDIS_URL).
 	images := seatmap.NewImages(feed, store, seatmap.Config{Logger: logger, MaxBytes: int64(cfg.SeatImagesMaxMiB) << 20})
 	a.closeFirst(images.Close)
-	bookings := reservation.NewService(repo, traces.Locker(locker), reservation.Config{LockTTL: cfg.LockTTL, SealBooked: cfg.FastPath,
+	bookings = reservation.NewService(repo, traces.Locker(locker), reservation.Config{LockTTL: cfg.LockTTL, SealBooked: cfg.FastPath,
 		HoldTTL: cfg.HoldTTL, MaxHoldsPerUser: cfg.MaxHoldsPerUser, HoldMaxLifetime: cfg.HoldMaxLifetime,
 		WriteTimeout: cmp.Or(o.writeTimeout, postgres.WriteTimeout(pool)), SeatImages: images}, logger)
 	if a.jobs, err = newJobs(locker, store, keys, bookings, locks.pruner, bound, logger, o.jobNamespace); err != nil {

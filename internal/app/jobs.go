@@ -25,6 +25,23 @@ const lockRowRetention = 24 * time.Hour
 // released) stays readable with GET /holds/{id}.
 const holdRetention = 24 * time.Hour
 
+// announceBatch is how many expired holds one transaction of the
+// announce-expired-holds job announces.
+const announceBatch = 500
+
+// announceExpiredHolds announces every hold that expired unannounced,
+// announceBatch at a time, and returns how many.
+func announceExpiredHolds(ctx context.Context, store *postgres.Store) (int64, error) {
+	var total int64
+	for {
+		n, err := store.AnnounceExpiredHolds(ctx, announceBatch)
+		total += int64(n)
+		if err != nil || n < announceBatch {
+			return total, err
+		}
+	}
+}
+
 // lockPruner is a lock store that can delete its long-free locks.
 type lockPruner interface {
 	Prune(ctx context.Context, freeFor time.Duration) (int64, error)
@@ -69,6 +86,11 @@ func newJobs(locker lock.Locker, store *postgres.Store, keys idempotency.Store, 
 		// Holds that ended unconfirmed, after holdRetention.
 		{"purge-holds", time.Hour, 10 * time.Minute, time.Minute, "holds",
 			func(ctx context.Context) (int64, error) { return store.PurgeHolds(ctx, time.Now().Add(-holdRetention)) }},
+		// Every second, so that a hold.expired event follows the
+		// expiry within about a second; SKIP LOCKED would let every
+		// instance run it, one at a time is enough.
+		{"announce-expired-holds", time.Second, 30 * time.Second, 0, "expired holds announced",
+			func(ctx context.Context) (int64, error) { return announceExpiredHolds(ctx, store) }},
 		// Idempotency keys older than their 24 hours.
 		{"purge-idempotency-keys", 10 * time.Minute, 5 * time.Minute, time.Minute, "idempotency keys",
 			func(ctx context.Context) (int64, error) { return keys.Purge(ctx) }},

@@ -41,11 +41,21 @@ type holdResponse struct {
 // layout (kept in memory once read; a schedule that cannot be read just
 // leaves the labels out: the ids say everything).
 func (h *handler) holdResponse(ctx context.Context, hold reservation.Hold) holdResponse {
+	return toHoldResponse(ctx, h.bookings.Schedule, hold)
+}
+
+// scheduleFunc reads a schedule, as Bookings.Schedule does.
+type scheduleFunc func(ctx context.Context, id int64) (reservation.Schedule, error)
+
+// toHoldResponse is the hold's JSON as GET /holds/{id} shows it, its seats
+// labelled from the layout schedule reads; the webhook events' data is
+// built by it too (EventData).
+func toHoldResponse(ctx context.Context, schedule scheduleFunc, hold reservation.Hold) holdResponse {
 	resp := holdResponse{
 		ID: hold.ID(), ScheduleID: hold.ScheduleID(), SeatIDs: hold.SeatIDs(), UserID: hold.UserID(), Status: string(hold.Status()),
 		CreatedAt: hold.CreatedAt().UTC(), ExpiresAt: hold.ExpiresAt().UTC(),
 	}
-	if schedule, err := h.bookings.Schedule(ctx, hold.ScheduleID()); err == nil {
+	if schedule, err := schedule(ctx, hold.ScheduleID()); err == nil {
 		layout := schedule.Layout()
 		resp.SeatLabels = make([]string, len(resp.SeatIDs))
 		for i, seat := range resp.SeatIDs {

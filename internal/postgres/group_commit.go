@@ -13,6 +13,7 @@ import (
 
 	"github.com/seatlock/seatlock/internal/lock/batch"
 	"github.com/seatlock/seatlock/internal/reservation"
+	"github.com/seatlock/seatlock/internal/webhook"
 )
 
 // Group commit: bookings that reach a Store while others are being
@@ -21,7 +22,10 @@ import (
 // so one WAL flush, for all of them, each still with its own fence check,
 // hold check and outcome. A booking that finds no write in progress goes
 // at once, alone, in the one-row statement: an idle store adds no delay.
-// Each caller is answered only after its statement committed.
+// Each caller is answered only after its statement committed. A Store
+// that writes webhook events (WithEvents) writes a group's
+// reservation.created events in one more statement of the same
+// transaction.
 
 // DefaultGroupWriters is how many group writes may run at once (each on a
 // connection of its own); more wait and grow the next group.
@@ -219,8 +223,9 @@ func (s *Store) groupSpan(ctx context.Context, group []*pendingBooking) (context
 // deadline of their own.
 const storeWriteLimit = 5 * time.Second
 
-// insertMany writes a group in one statement and returns each booking's
-// outcome, in the group's order.
+// insertMany writes a group in one statement, and its reservation.created
+// events in one more (the same transaction) when the Store writes events,
+// and returns each booking's outcome, in the group's order.
 func (s *Store) insertMany(ctx context.Context, group []*pendingBooking) ([]bookingResult, error) {
 	n := len(group)
 	schedules, seats, users, fences := make([]int64, n), make([]int32, n), make([]string, n), make([]int64, n)
@@ -229,30 +234,44 @@ func (s *Store) insertMany(ctx context.Context, group []*pendingBooking) ([]book
 		schedules[i], seats[i], users[i], fences[i] = p.nr.ScheduleID, int32(p.nr.SeatID), p.nr.UserID, p.nr.Fence
 		claims[i] = claimArg(p.nr.Claim)
 	}
-	rows, err := s.pool.Query(ctx, bookSeats, schedules, seats, users, fences, claims)
+	found := make([]bookingRow, 0, n)
+	err := s.change(ctx, func(q dbtx, events *eventList) error {
+		found = found[:0]
+		rows, err := q.Query(ctx, bookSeats, schedules, seats, users, fences, claims)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if len(found) == n {
+				return errors.New("more rows than bookings")
+			}
+			var row bookingRow
+			if err := rows.Scan(&row.exists, &row.bookedFence, &row.bookedID, &row.bookedBy, &row.bookedAt,
+				&row.freedFence, &row.heldMillis, &row.id, &row.createdAt); err != nil {
+				return err
+			}
+			if row.id != nil && row.createdAt != nil {
+				events.reservation(webhook.ReservationCreated, row.reservation(group[len(found)].nr))
+			}
+			found = append(found, row)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(found) != n {
+			return errors.New("fewer rows than bookings")
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	results := make([]bookingResult, 0, n)
-	for rows.Next() {
-		if len(results) == n {
-			return nil, errors.New("more rows than bookings")
-		}
-		var row bookingRow
-		if err := rows.Scan(&row.exists, &row.bookedFence, &row.bookedID, &row.bookedBy, &row.bookedAt,
-			&row.freedFence, &row.heldMillis, &row.id, &row.createdAt); err != nil {
-			return nil, err
-		}
-		var res bookingResult
-		res.r, res.err = s.outcome(ctx, group[len(results)].nr, row)
-		results = append(results, res)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if len(results) != n {
-		return nil, errors.New("fewer rows than bookings")
+	// Settled once the group committed: a refused booking's look-ups run
+	// on the pool.
+	results := make([]bookingResult, n)
+	for i, row := range found {
+		results[i].r, results[i].err = s.outcome(ctx, group[i].nr, row)
 	}
 	return results, nil
 }

@@ -11,14 +11,18 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/seatlock/seatlock/internal/reservation"
+	"github.com/seatlock/seatlock/internal/webhook"
 )
 
 // holdColumns are the columns scanHold reads, in its order; status is
-// decided here, by the database's clock.
+// decided here, by the database's clock. A hold whose expiry was announced
+// (AnnounceExpiredHolds) is expired whatever the reading transaction's
+// clock, which began earlier, says: a confirmation that waited for the
+// announcer's lock must not confirm it.
 const holdColumns = `id, schedule_id, seat_ids, user_id, created_at, expires_at,
 	CASE WHEN confirmed_at IS NOT NULL THEN 'confirmed'
 	     WHEN released_at IS NOT NULL THEN 'released'
-	     WHEN expires_at <= now() THEN 'expired'
+	     WHEN expires_at <= now() OR expiry_announced_at IS NOT NULL THEN 'expired'
 	     ELSE 'active' END`
 
 func scanHold(row pgx.Row) (reservation.Hold, error) {
@@ -87,7 +91,8 @@ ORDER BY 1`
 // hold, its claims, then a check that none of its seats is reserved or
 // claimed by another live hold (run after the claims, so that it sees
 // every booking that committed while they waited on a row lock), and last
-// the user's count of live holds (live_holds.go).
+// the user's count of live holds (live_holds.go); and its hold.created
+// event when the Store writes events.
 func (s *Store) InsertHold(ctx context.Context, nh reservation.NewHold) (reservation.Hold, error) {
 	var hold reservation.Hold
 	err := s.pool.BeginFunc(ctx, func(tx pgx.Tx) error {
@@ -116,7 +121,12 @@ func (s *Store) InsertHold(ctx context.Context, nh reservation.NewHold) (reserva
 		if len(unavailable) > 0 {
 			return &reservation.SeatsUnavailableError{Seats: unavailable}
 		}
-		return countLiveHold(ctx, tx, nh.UserID, hold.ID(), hold.ExpiresAt(), nh.MaxLive)
+		if err := countLiveHold(ctx, tx, nh.UserID, hold.ID(), hold.ExpiresAt(), nh.MaxLive); err != nil {
+			return err
+		}
+		events := s.newEvents()
+		events.hold(ctx, webhook.HoldCreated, hold)
+		return events.write(ctx, tx)
 	})
 	var refused *reservation.SeatsUnavailableError
 	switch {
@@ -207,7 +217,10 @@ WITH claims AS (
 )
 SELECT ` + reservationColumns + ` FROM booked`
 
-// ConfirmHold implements reservation.Repository in one transaction.
+// ConfirmHold implements reservation.Repository in one transaction, which
+// writes, when the Store writes events, hold.confirmed then one
+// reservation.created per seat in seat order; confirming a confirmed hold
+// again writes none.
 func (s *Store) ConfirmHold(ctx context.Context, id uuid.UUID, userID string) ([]reservation.Reservation, error) {
 	var booked []reservation.Reservation
 	err := s.pool.BeginFunc(ctx, func(tx pgx.Tx) error {
@@ -248,11 +261,20 @@ func (s *Store) ConfirmHold(ctx context.Context, id uuid.UUID, userID string) ([
 			// A claim ran out between reading the hold and booking it.
 			return reservation.ErrHoldExpired
 		}
-		if _, err := tx.Exec(ctx, `UPDATE holds SET confirmed_at = now() WHERE id = $1`, id); err != nil {
+		confirmed, err := scanHold(tx.QueryRow(ctx, `UPDATE holds SET confirmed_at = now() WHERE id = $1 RETURNING `+holdColumns, id))
+		if err != nil {
 			return err
 		}
 		sortBySeat(booked)
-		return forgetLiveHold(ctx, tx, userID, id)
+		if err := forgetLiveHold(ctx, tx, userID, id); err != nil {
+			return err
+		}
+		events := s.newEvents()
+		events.hold(ctx, webhook.HoldConfirmed, confirmed)
+		for _, r := range booked {
+			events.reservation(webhook.ReservationCreated, r)
+		}
+		return events.write(ctx, tx)
 	})
 	if err != nil {
 		return nil, holdError("confirm hold", err)
@@ -296,7 +318,9 @@ WITH freed AS (
 )
 SELECT seat_id FROM freed`
 
-// ReleaseHold implements reservation.Repository in one transaction.
+// ReleaseHold implements reservation.Repository in one transaction, with
+// the hold.released event when the Store writes events and the hold was
+// active (releasing again, or an expired hold, writes none).
 func (s *Store) ReleaseHold(ctx context.Context, id uuid.UUID, userID string) ([]int, error) {
 	var freed []int
 	err := s.pool.BeginFunc(ctx, func(tx pgx.Tx) error {
@@ -308,7 +332,8 @@ func (s *Store) ReleaseHold(ctx context.Context, id uuid.UUID, userID string) ([
 		case reservation.HoldConfirmed:
 			return reservation.ErrHoldConfirmed
 		case reservation.HoldActive:
-			if _, err := tx.Exec(ctx, `UPDATE holds SET released_at = now() WHERE id = $1`, id); err != nil {
+			released, err := scanHold(tx.QueryRow(ctx, `UPDATE holds SET released_at = now() WHERE id = $1 RETURNING `+holdColumns, id))
+			if err != nil {
 				return err
 			}
 			rows, err := tx.Query(ctx, releaseClaims, id)
@@ -318,7 +343,12 @@ func (s *Store) ReleaseHold(ctx context.Context, id uuid.UUID, userID string) ([
 			if freed, err = pgx.CollectRows(rows, pgx.RowTo[int]); err != nil {
 				return err
 			}
-			return forgetLiveHold(ctx, tx, userID, id)
+			if err := forgetLiveHold(ctx, tx, userID, id); err != nil {
+				return err
+			}
+			events := s.newEvents()
+			events.hold(ctx, webhook.HoldReleased, released)
+			return events.write(ctx, tx)
 		}
 		return nil
 	})
@@ -373,12 +403,14 @@ func (s *Store) DropExpiredClaim(ctx context.Context, seat reservation.SeatRef) 
 // endedBefore, with whatever claims they still had, in one statement (an
 // expired claim is normally cleared within a second by ExpireHolds, which
 // announces its seat; a claim another hold took over since names that
-// hold and stays). It returns how many holds.
+// hold and stays). An expired hold whose hold.expired event is not
+// written yet (AnnounceExpiredHolds) is kept. It returns how many holds.
 func (s *Store) PurgeHolds(ctx context.Context, endedBefore time.Time) (int64, error) {
 	var purged int64
 	err := s.pool.QueryRow(ctx, `
 		WITH purged AS (
 			DELETE FROM holds WHERE confirmed_at IS NULL AND least(expires_at, coalesce(released_at, expires_at)) < $1
+				AND (released_at IS NOT NULL OR expiry_announced_at IS NOT NULL)
 			RETURNING id
 		), claims AS (
 			DELETE FROM seat_claims c USING purged WHERE c.hold_id = purged.id

@@ -247,6 +247,13 @@ func TestPurgeHoldsKeepsLiveOnes(t *testing.T) {
 	}
 	time.Sleep(10 * time.Millisecond)
 
+	// An expired hold whose hold.expired is not written yet is kept.
+	if n, err := store.PurgeHolds(ctx, time.Now().Add(time.Second)); err != nil || n != 0 {
+		t.Fatalf("PurgeHolds before the expiry is announced = %d, %v; want 0", n, err)
+	}
+	if _, err := store.AnnounceExpiredHolds(ctx, 1000); err != nil {
+		t.Fatal(err)
+	}
 	// Ended holds are kept for a retention; purge with a cut-off after
 	// the expired one ended.
 	holds, err := store.PurgeHolds(ctx, time.Now().Add(time.Second))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/seatlock/seatlock/internal/lock/batch"
 	"github.com/seatlock/seatlock/internal/reservation"
+	"github.com/seatlock/seatlock/internal/webhook"
 )
 
 // Store implements reservation.Repository on a pgx pool. All SQL is
@@ -26,6 +27,9 @@ type Store struct {
 	group   *batch.Queue[*pendingBooking]
 	// tracer, when set, makes a span of each group write (WithTracer).
 	tracer trace.Tracer
+	// events, when set, renders the webhook events written with each
+	// change (WithEvents); nil: none is written.
+	events EventData
 }
 
 var _ reservation.Repository = (*Store)(nil)
@@ -225,15 +229,22 @@ func (s *Store) InsertReservation(ctx context.Context, nr reservation.NewReserva
 	return s.insertInGroup(ctx, nr)
 }
 
-// insertOne books one seat in one statement (bookSeat).
+// insertOne books one seat in one statement (bookSeat), with its
+// reservation.created event when the Store writes events.
 func (s *Store) insertOne(ctx context.Context, nr reservation.NewReservation) (reservation.Reservation, error) {
 	var (
 		row   bookingRow
 		seats int64
 	)
-	err := s.pool.QueryRow(ctx, bookSeat, nr.ScheduleID, nr.SeatID, nr.UserID, nr.Fence, claimArg(nr.Claim)).
-		Scan(&seats, &row.bookedFence, &row.bookedID, &row.bookedBy, &row.bookedAt,
-			&row.freedFence, &row.heldMillis, &row.id, &row.createdAt)
+	err := s.change(ctx, func(q dbtx, events *eventList) error {
+		err := q.QueryRow(ctx, bookSeat, nr.ScheduleID, nr.SeatID, nr.UserID, nr.Fence, claimArg(nr.Claim)).
+			Scan(&seats, &row.bookedFence, &row.bookedID, &row.bookedBy, &row.bookedAt,
+				&row.freedFence, &row.heldMillis, &row.id, &row.createdAt)
+		if err == nil && row.id != nil && row.createdAt != nil {
+			events.reservation(webhook.ReservationCreated, row.reservation(nr))
+		}
+		return err
+	})
 	switch {
 	case err == nil:
 		row.exists = seats > 0
@@ -258,6 +269,12 @@ type bookingRow struct {
 	createdAt                           *time.Time
 }
 
+// reservation is the reservation row inserted for nr; only when row.id
+// and row.createdAt are set.
+func (row bookingRow) reservation(nr reservation.NewReservation) reservation.Reservation {
+	return reservation.RestoreReservation(*row.id, nr.ScheduleID, nr.SeatID, nr.UserID, *row.createdAt)
+}
+
 // claimArg is an idempotency claim as a nullable uuid: uuid.Nil is none.
 func claimArg(claim uuid.UUID) pgtype.UUID {
 	return pgtype.UUID{Bytes: claim, Valid: claim != uuid.Nil}
@@ -274,7 +291,7 @@ func claimArg(claim uuid.UUID) pgtype.UUID {
 func (s *Store) outcome(ctx context.Context, nr reservation.NewReservation, row bookingRow) (reservation.Reservation, error) {
 	switch {
 	case row.id != nil && row.createdAt != nil:
-		return reservation.RestoreReservation(*row.id, nr.ScheduleID, nr.SeatID, nr.UserID, *row.createdAt), nil
+		return row.reservation(nr), nil
 	case !row.exists:
 		return reservation.Reservation{}, s.missingSeat(ctx, nr.ScheduleID)
 	}
@@ -406,7 +423,8 @@ func scanReservation(row pgx.Row) (reservation.Reservation, error) {
 
 // cancelReservation marks an active reservation cancelled, raises its
 // seat's fence in seat_fences and records the seat's change, in one
-// statement; a reservation cancelled before is returned as it is.
+// statement; a reservation cancelled before is returned as it is, and the
+// last column says which (true: cancelled now).
 const cancelReservation = `
 WITH cancelled AS (
 	UPDATE reservations SET cancelled_at = now() WHERE id = $1 AND cancelled_at IS NULL
@@ -418,13 +436,26 @@ WITH cancelled AS (
 ), changed AS (
 	INSERT INTO seat_changes (schedule_id, seat_id, status) SELECT schedule_id, seat_id, 'available' FROM cancelled
 )
-SELECT ` + reservationColumns + ` FROM cancelled
+SELECT ` + reservationColumns + `, true FROM cancelled
 UNION ALL
-SELECT ` + reservationColumns + ` FROM reservations WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM cancelled)`
+SELECT ` + reservationColumns + `, false FROM reservations WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM cancelled)`
 
-// CancelReservation implements reservation.Repository.
+// CancelReservation implements reservation.Repository, with the
+// reservation.cancelled event when the Store writes events and the
+// reservation was active.
 func (s *Store) CancelReservation(ctx context.Context, id uuid.UUID, fence int64) (reservation.Reservation, error) {
-	r, err := scanReservation(s.pool.QueryRow(ctx, cancelReservation, id, fence))
+	var r reservation.Reservation
+	err := s.change(ctx, func(q dbtx, events *eventList) error {
+		var (
+			now bool
+			err error
+		)
+		r, err = scanReservation(withExtra{q.QueryRow(ctx, cancelReservation, id, fence), []any{&now}})
+		if err == nil && now {
+			events.reservation(webhook.ReservationCancelled, r)
+		}
+		return err
+	})
 	return oneRow(r, err, reservation.ErrReservationNotFound, "cancel reservation")
 }
 
