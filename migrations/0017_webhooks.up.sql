@@ -37,6 +37,17 @@ CREATE TABLE webhook_events (
     data        json        NOT NULL,
     dispatched  boolean     NOT NULL DEFAULT false
 );
+-- The data of a reservation.created event written by a booking: the
+-- reservation as GET /reservations/{id} shows it, rendered in the
+-- booking's own statement so that a booking stays one round trip
+-- (createdAt as Go writes it: UTC, the fraction's trailing zeros
+-- dropped). internal/app's tests hold it equal to the API's answer.
+CREATE FUNCTION reservation_created_data(id uuid, schedule_id bigint, seat_id integer, user_id text, created_at timestamptz)
+RETURNS json LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT json_build_object('id', id, 'scheduleId', schedule_id, 'seatId', seat_id, 'userId', user_id,
+        'createdAt', regexp_replace(to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US'), '\.?0+$', '') || 'Z',
+        'status', 'active')
+$$;
 CREATE INDEX webhook_events_undispatched ON webhook_events (seq) WHERE NOT dispatched;
 CREATE INDEX webhook_events_occurred_at ON webhook_events (occurred_at);
 

@@ -13,7 +13,6 @@ import (
 
 	"github.com/seatlock/seatlock/internal/lock/batch"
 	"github.com/seatlock/seatlock/internal/reservation"
-	"github.com/seatlock/seatlock/internal/webhook"
 )
 
 // Group commit: bookings that reach a Store while others are being
@@ -82,10 +81,14 @@ WITH req AS (
 	FROM seat JOIN claimed c ON c.schedule_id = seat.schedule_id AND c.seat_id = seat.seat_id
 	ORDER BY seat.schedule_id, seat.seat_id
 	ON CONFLICT (schedule_id, seat_id) WHERE cancelled_at IS NULL DO NOTHING
-	RETURNING schedule_id, seat_id, id, created_at
+	RETURNING schedule_id, seat_id, user_id, id, created_at
 ), changed AS (
 	INSERT INTO seat_changes (schedule_id, seat_id, status)
 	SELECT schedule_id, seat_id, 'reserved' FROM booked ORDER BY schedule_id, seat_id
+), evented AS (
+	INSERT INTO webhook_events (type, object_id, data)
+	SELECT 'reservation.created', id, reservation_created_data(id, schedule_id, seat_id, user_id, created_at)
+	FROM booked WHERE $6::boolean ORDER BY schedule_id, seat_id
 )
 SELECT seat.seat_exists, seat.booked_fence, seat.booked_id, seat.booked_by, seat.booked_at,
 	seat.freed_fence, seat.held_ms, b.id, b.created_at
@@ -235,9 +238,11 @@ func (s *Store) insertMany(ctx context.Context, group []*pendingBooking) ([]book
 		claims[i] = claimArg(p.nr.Claim)
 	}
 	found := make([]bookingRow, 0, n)
-	err := s.change(ctx, func(q dbtx, events *eventList) error {
+	// The reservation.created events are written by the statement itself
+	// (reservation_created_data): a group is one round trip.
+	err := func() error {
 		found = found[:0]
-		rows, err := q.Query(ctx, bookSeats, schedules, seats, users, fences, claims)
+		rows, err := s.pool.Query(ctx, bookSeats, schedules, seats, users, fences, claims, s.events != nil)
 		if err != nil {
 			return err
 		}
@@ -251,9 +256,6 @@ func (s *Store) insertMany(ctx context.Context, group []*pendingBooking) ([]book
 				&row.freedFence, &row.heldMillis, &row.id, &row.createdAt); err != nil {
 				return err
 			}
-			if row.id != nil && row.createdAt != nil {
-				events.reservation(webhook.ReservationCreated, row.reservation(group[len(found)].nr))
-			}
 			found = append(found, row)
 		}
 		if err := rows.Err(); err != nil {
@@ -263,7 +265,7 @@ func (s *Store) insertMany(ctx context.Context, group []*pendingBooking) ([]book
 			return errors.New("fewer rows than bookings")
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return nil, err
 	}

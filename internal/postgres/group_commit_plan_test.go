@@ -98,5 +98,5 @@ func groupWritePlan(t *testing.T, pool *pgxpool.Pool, analyze bool) string {
 		setup = append([]string{`ANALYZE`}, setup...)
 	}
 	return genericPlan(t, pool, setup,
-		`EXPLAIN (COSTS OFF) EXECUTE book('{1,1}', '{1,2}', '{alice,bob}', '{1,1}', '{NULL,NULL}')`)
+		`EXPLAIN (COSTS OFF) EXECUTE book('{1,1}', '{1,2}', '{alice,bob}', '{1,1}', '{NULL,NULL}', true)`)
 }

@@ -208,6 +208,10 @@ WITH seat AS (
 	RETURNING id, created_at
 ), changed AS (
 	INSERT INTO seat_changes (schedule_id, seat_id, status) SELECT $1, $2, 'reserved' FROM booked
+), evented AS (
+	INSERT INTO webhook_events (type, object_id, data)
+	SELECT 'reservation.created', b.id, reservation_created_data(b.id, $1::bigint, $2::integer, $3::text, b.created_at)
+	FROM booked b WHERE $6::boolean
 )
 SELECT (SELECT count(*) FROM seat), seat.booked_fence, seat.booked_id, seat.booked_by, seat.booked_at,
 	seat.freed_fence, seat.held_ms, b.id, b.created_at
@@ -236,15 +240,11 @@ func (s *Store) insertOne(ctx context.Context, nr reservation.NewReservation) (r
 		row   bookingRow
 		seats int64
 	)
-	err := s.change(ctx, func(q dbtx, events *eventList) error {
-		err := q.QueryRow(ctx, bookSeat, nr.ScheduleID, nr.SeatID, nr.UserID, nr.Fence, claimArg(nr.Claim)).
-			Scan(&seats, &row.bookedFence, &row.bookedID, &row.bookedBy, &row.bookedAt,
-				&row.freedFence, &row.heldMillis, &row.id, &row.createdAt)
-		if err == nil && row.id != nil && row.createdAt != nil {
-			events.reservation(webhook.ReservationCreated, row.reservation(nr))
-		}
-		return err
-	})
+	// The reservation.created event is written by the statement itself
+	// (reservation_created_data): a booking is one round trip.
+	err := s.pool.QueryRow(ctx, bookSeat, nr.ScheduleID, nr.SeatID, nr.UserID, nr.Fence, claimArg(nr.Claim), s.events != nil).
+		Scan(&seats, &row.bookedFence, &row.bookedID, &row.bookedBy, &row.bookedAt,
+			&row.freedFence, &row.heldMillis, &row.id, &row.createdAt)
 	switch {
 	case err == nil:
 		row.exists = seats > 0

@@ -602,3 +602,42 @@ func TestConfirmRacingAnnouncersGetsOneEvent(t *testing.T) {
 	}
 	t.Logf("outcomes: %v", outcomes)
 }
+
+// A booking's reservation.created data, rendered by the booking's own
+// statement, writes createdAt as Go does (UTC, the fraction's trailing
+// zeros dropped), whatever the fraction.
+func TestReservationCreatedDataWritesTimesAsGo(t *testing.T) {
+	_, pool := newStore(t)
+	ctx := testContext(t)
+	id := uuid.New()
+	for _, at := range []time.Time{
+		time.Date(2026, 11, 29, 7, 29, 50, 0, time.UTC),
+		time.Date(2026, 11, 29, 7, 29, 0, 100_000_000, time.UTC),
+		time.Date(2026, 11, 29, 7, 0, 10, 120_000_000, time.UTC),
+		time.Date(2026, 11, 29, 7, 29, 20, 123_456_000, time.UTC),
+		time.Date(2026, 11, 29, 7, 29, 59, 100_010_000, time.FixedZone("CET", 3600)),
+	} {
+		var data []byte
+		if err := pool.QueryRow(ctx, `SELECT reservation_created_data($1, 7, 12, 'alice', $2)::text`, id, at).Scan(&data); err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			ID         uuid.UUID `json:"id"`
+			ScheduleID int64     `json:"scheduleId"`
+			SeatID     int       `json:"seatId"`
+			UserID     string    `json:"userId"`
+			CreatedAt  string    `json:"createdAt"`
+			Status     string    `json:"status"`
+		}
+		if err := json.Unmarshal(data, &got); err != nil {
+			t.Fatalf("%s: %v", data, err)
+		}
+		want, _ := json.Marshal(at.UTC())
+		if `"`+got.CreatedAt+`"` != string(want) {
+			t.Errorf("createdAt of %v = %q, want %s", at, got.CreatedAt, want)
+		}
+		if got.ID != id || got.ScheduleID != 7 || got.SeatID != 12 || got.UserID != "alice" || got.Status != "active" {
+			t.Errorf("data = %s", data)
+		}
+	}
+}
