@@ -195,7 +195,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	bookings = reservation.NewService(repo, traces.Locker(locker), reservation.Config{LockTTL: cfg.LockTTL, SealBooked: cfg.FastPath,
 		HoldTTL: cfg.HoldTTL, MaxHoldsPerUser: cfg.MaxHoldsPerUser, HoldMaxLifetime: cfg.HoldMaxLifetime,
 		WriteTimeout: cmp.Or(o.writeTimeout, postgres.WriteTimeout(pool)), SeatImages: images}, logger)
-	if a.jobs, err = newJobs(locker, store, keys, bookings, locks.pruner, bound, logger, o.jobNamespace); err != nil {
+	webhookLog := &webhookRetention{log: postgres.NewWebhookDeliveries(pool), keep: cfg.WebhookRetention}
+	if a.jobs, err = newJobs(locker, store, keys, bookings, locks.pruner, bound, webhookLog, logger, o.jobNamespace); err != nil {
 		return nil, err
 	}
 	room, roomChecks, err := a.openRoom(cfg, registry, traces, logger, o.jobNamespace)

@@ -58,6 +58,30 @@ type outboxBound interface {
 	EnforceBound(ctx context.Context) (int64, error)
 }
 
+// webhookRetention deletes the delivery log's finished deliveries, and
+// the events no pending delivery needs, once older than keep.
+type webhookRetention struct {
+	log interface {
+		PurgeWebhooks(ctx context.Context, before time.Time, limit int) (int64, error)
+	}
+	keep time.Duration
+}
+
+// webhookPurgeBatch is how many rows of each kind one statement deletes:
+// a long backlog is deleted in short transactions.
+const webhookPurgeBatch = 10_000
+
+func (r *webhookRetention) purge(ctx context.Context) (int64, error) {
+	var total int64
+	for {
+		n, err := r.log.PurgeWebhooks(ctx, time.Now().Add(-r.keep), webhookPurgeBatch)
+		total += n
+		if err != nil || n < webhookPurgeBatch {
+			return total, err
+		}
+	}
+}
+
 // job is one periodic clean-up: how often it runs, how long its lock is
 // held at most and at least, and what it does, returning how many things
 // it changed (named by changed in the log).
@@ -77,7 +101,7 @@ type job struct {
 // One logging rule for all of them: a run that changed something logs the
 // count at info; a failed run is logged by the Runner.
 func newJobs(locker lock.Locker, store *postgres.Store, keys idempotency.Store, expirer holdExpirer, pruner lockPruner,
-	bound outboxBound, logger *slog.Logger, namespace string) (*periodic.Runner, error) {
+	bound outboxBound, webhooks *webhookRetention, logger *slog.Logger, namespace string) (*periodic.Runner, error) {
 	table := []job{
 		{"prune-seat-fences", time.Hour, 10 * time.Minute, time.Minute, "seat fences",
 			func(ctx context.Context) (int64, error) {
@@ -109,6 +133,11 @@ func newJobs(locker lock.Locker, store *postgres.Store, keys idempotency.Store, 
 		// bound the oldest seat changes go (logged as errors by bound).
 		table = append(table, job{"bound-seat-changes", 10 * time.Second, 2 * time.Minute, 5 * time.Second,
 			"seat changes dropped", bound.EnforceBound})
+	}
+	if webhooks != nil {
+		// Finished deliveries and their events, past WEBHOOK_RETENTION.
+		table = append(table, job{"purge-webhook-deliveries", 10 * time.Minute, 5 * time.Minute, time.Minute,
+			"webhook deliveries and events", webhooks.purge})
 	}
 	if pruner != nil {
 		table = append(table, job{"prune-lock-rows", time.Hour, 10 * time.Minute, time.Minute, "lock rows",

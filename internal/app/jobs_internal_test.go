@@ -32,7 +32,7 @@ func TestLockRowPruningJob(t *testing.T) {
 	locker := lock.New(memlock.New(), lock.Config{})
 	logger := slog.New(slog.DiscardHandler)
 
-	withoutPruner, err := newJobs(locker, nil, nil, nil, nil, nil, logger, "")
+	withoutPruner, err := newJobs(locker, nil, nil, nil, nil, nil, nil, logger, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestLockRowPruningJob(t *testing.T) {
 	}
 
 	pruner := &recordingPruner{}
-	jobs, err := newJobs(locker, nil, nil, nil, pruner, nil, logger, "")
+	jobs, err := newJobs(locker, nil, nil, nil, pruner, nil, nil, logger, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestIdempotencyKeyPurgeRunsOnceAcrossRunners(t *testing.T) {
 	events := make([]periodic.Event, 3)
 	var wg sync.WaitGroup
 	for i := range events {
-		runner, err := newJobs(lock.New(shared, lock.Config{}), store, keys, nil, nil, nil, logger, "")
+		runner, err := newJobs(lock.New(shared, lock.Config{}), store, keys, nil, nil, nil, nil, logger, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,5 +111,41 @@ func TestIdempotencyKeyPurgeRunsOnceAcrossRunners(t *testing.T) {
 	}
 	if !slices.Equal(left, []string{"key-1", "key-3", "key-5"}) {
 		t.Errorf("keys left = %v, want the three live ones", left)
+	}
+}
+
+// recordingPurge answers the purge of the webhook log with full batches
+// twice, then a short one, keeping the cut-offs asked.
+type recordingPurge struct{ before []time.Time }
+
+func (p *recordingPurge) PurgeWebhooks(_ context.Context, before time.Time, limit int) (int64, error) {
+	p.before = append(p.before, before)
+	if len(p.before) < 3 {
+		return int64(limit), nil
+	}
+	return 7, nil
+}
+
+// The webhook log's purge deletes past WEBHOOK_RETENTION, in batches
+// until one comes short.
+func TestWebhookPurgeJob(t *testing.T) {
+	locker := lock.New(memlock.New(), lock.Config{})
+	purge := &recordingPurge{}
+	jobs, err := newJobs(locker, nil, nil, nil, nil, nil, &webhookRetention{log: purge, keep: 72 * time.Hour}, slog.New(slog.DiscardHandler), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	ev, err := jobs.RunOnce(context.Background(), "purge-webhook-deliveries")
+	if err != nil || ev.Outcome != periodic.Ran {
+		t.Fatalf("RunOnce = %+v, %v; want Ran", ev, err)
+	}
+	if len(purge.before) != 3 {
+		t.Fatalf("%d purge statements, want 3 (two full batches, then a short one)", len(purge.before))
+	}
+	for _, before := range purge.before {
+		if cut := start.Add(-72 * time.Hour); before.Before(cut.Add(-time.Minute)) || before.After(time.Now().Add(-72*time.Hour)) {
+			t.Errorf("purged before %v, want 72 h ago (%v)", before, cut)
+		}
 	}
 }
