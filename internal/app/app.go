@@ -36,6 +36,7 @@ import (
 	"github.com/seatlock/seatlock/internal/tracing"
 	"github.com/seatlock/seatlock/internal/waitroom"
 	"github.com/seatlock/seatlock/internal/waitroom/redisroom"
+	"github.com/seatlock/seatlock/internal/webhook"
 	"github.com/seatlock/seatlock/internal/webhook/dispatch"
 )
 
@@ -195,7 +196,9 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger, opts ...Op
 	bookings = reservation.NewService(repo, traces.Locker(locker), reservation.Config{LockTTL: cfg.LockTTL, SealBooked: cfg.FastPath,
 		HoldTTL: cfg.HoldTTL, MaxHoldsPerUser: cfg.MaxHoldsPerUser, HoldMaxLifetime: cfg.HoldMaxLifetime,
 		WriteTimeout: cmp.Or(o.writeTimeout, postgres.WriteTimeout(pool)), SeatImages: images}, logger)
-	webhookLog := &webhookRetention{log: postgres.NewWebhookDeliveries(pool), keep: cfg.WebhookRetention}
+	// A configuration built without config.Load (tests) has no retention:
+	// zero would purge every finished delivery at once.
+	webhookLog := &webhookRetention{log: postgres.NewWebhookDeliveries(pool), keep: cmp.Or(cfg.WebhookRetention, webhook.DefaultRetention)}
 	if a.jobs, err = newJobs(locker, store, keys, bookings, locks.pruner, bound, webhookLog, logger, o.jobNamespace); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"time"
@@ -40,7 +41,7 @@ func (a *App) openDispatcher(ctx context.Context, cfg config.Config, endpoints d
 	wcfg := cfg.Webhook()
 	sender := webhook.NewSender(wcfg)
 	a.closeFirst(sender.Close)
-	a.webhooks = dispatch.New(dispatch.Config{Schedule: wcfg.Schedule, Lease: wcfg.Timeout + webhookLeaseSlack},
+	a.webhooks = dispatch.New(dispatch.Config{Schedule: wcfg.Schedule, Lease: cmp.Or(wcfg.Timeout, webhook.DefaultTimeout) + webhookLeaseSlack},
 		deliveries, endpoints, sender, metrics, logger)
 	return nil
 }

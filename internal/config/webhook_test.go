@@ -20,6 +20,9 @@ func TestWebhookDefaults(t *testing.T) {
 	if got, want := cfg.Webhook(), webhook.DefaultConfig(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Webhook() = %+v, want webhook.DefaultConfig() = %+v", got, want)
 	}
+	if cfg.WebhookRetention != webhook.DefaultRetention {
+		t.Errorf("WebhookRetention = %v, want webhook.DefaultRetention = %v", cfg.WebhookRetention, webhook.DefaultRetention)
+	}
 }
 
 func TestWebhookSettings(t *testing.T) {

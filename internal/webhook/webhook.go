@@ -21,6 +21,9 @@ const (
 const (
 	DefaultTimeout  = 10 * time.Second
 	DefaultSchedule = "5s,5m,30m,2h,5h,10h,10h"
+	// DefaultRetention is how long the delivery log keeps a finished
+	// delivery (WEBHOOK_RETENTION).
+	DefaultRetention = 7 * 24 * time.Hour
 )
 
 // Config holds the settings of outgoing webhooks. Build it with
