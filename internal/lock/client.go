@@ -183,7 +183,7 @@ func (c *Client) acquire(ctx context.Context, t target, ttl, wait time.Duration,
 		if errors.Is(err, ErrSealed) {
 			return nil, err
 		}
-		if ended := contextEnded(ctx); ended != nil {
+		if ended := callerDeadline(ctx, err); ended != nil {
 			return nil, fmt.Errorf("lock: acquire %q: %w", t.name(), ended)
 		}
 		return nil, err
@@ -215,8 +215,8 @@ func (c *Client) acquire(ctx context.Context, t target, ttl, wait time.Duration,
 		var again []KeyHeld
 		l, again, err = c.try(ctx, t, ttl, unseal)
 		switch {
-		case err != nil && contextEnded(ctx) != nil:
-			return nil, heldError(held, contextEnded(ctx))
+		case err != nil && callerDeadline(ctx, err) != nil:
+			return nil, heldError(held, callerDeadline(ctx, err))
 		case err != nil:
 			return nil, err
 		case l != nil:
@@ -248,6 +248,20 @@ func contextEnded(ctx context.Context) error {
 		return err
 	}
 	if deadline, ok := ctx.Deadline(); ok && !time.Now().Before(deadline) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// callerDeadline is contextEnded(ctx), or context.DeadlineExceeded when
+// the store says it ran the call after the caller's deadline by its own
+// clock (backend.ErrPastDeadline): the caller's clock may lag the store's
+// verdict by the clocks' uncertainty, and the call took nothing.
+func callerDeadline(ctx context.Context, err error) error {
+	if ended := contextEnded(ctx); ended != nil {
+		return ended
+	}
+	if errors.Is(err, backend.ErrPastDeadline) {
 		return context.DeadlineExceeded
 	}
 	return nil

@@ -17,6 +17,13 @@ import (
 // the same value.
 var ErrUnavailable = errors.New("lock: store unavailable")
 
+// ErrPastDeadline marks, beside ErrUnavailable, an acquire the store ran
+// after its caller's deadline (by the store's clock) and that took
+// nothing: the caller's wait is over by the store's account, even when
+// the caller's own clock has not quite reached the deadline yet. Client
+// reports it as the caller's deadline, never as an outage.
+var ErrPastDeadline = errors.New("ran after its caller's deadline, took nothing")
+
 // Backend is what a store adapter implements: the atomic primitives on one
 // lock store. Each method wraps a failure to reach the store with
 // ErrUnavailable.

@@ -2,12 +2,13 @@ package redislock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/seatlock/seatlock/internal/lock/backend"
 )
 
 // An acquire that Redis runs after its caller gave up (queued while the
@@ -189,4 +190,4 @@ func (c *clock) deadline(ctx context.Context) (micros int64, by time.Time, err e
 
 // errPastDeadline is an acquire that Redis ran after its caller's deadline
 // (in the server's clock) and that took nothing.
-var errPastDeadline = errors.New("ran after its caller's deadline, took nothing")
+var errPastDeadline = backend.ErrPastDeadline
