@@ -136,9 +136,17 @@ func TestWebhooksAreDeliveredAndSignedAcrossARotation(t *testing.T) {
 		t.Errorf("a message after the rotation does not verify with both secrets")
 	}
 
-	list := h.webhookCall(http.MethodGet, "/webhooks/"+endpoint+"/deliveries?status=succeeded", "")
-	if got := len(items(t, list.body, "deliveries")); list.status != http.StatusOK || got != 2 {
-		t.Errorf("succeeded deliveries listed: %d %d, want 200 with 2", list.status, got)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		list := h.webhookCall(http.MethodGet, "/webhooks/"+endpoint+"/deliveries?status=succeeded", "")
+		got := len(items(t, list.body, "deliveries"))
+		if list.status == http.StatusOK && got == 2 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("succeeded deliveries listed after 20 s: %d %d, want 200 with 2", list.status, got)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -165,9 +173,21 @@ func TestWebhookRetriedThroughTheService(t *testing.T) {
 		t.Fatalf("reserve: %d %s", resp.status, resp.raw)
 	}
 	r.await(t, 1)
-	list := h.webhookCall(http.MethodGet, "/webhooks/"+endpoint+"/deliveries", "")
-	ds := items(t, list.body, "deliveries")
-	if len(ds) != 1 || ds[0]["status"] != webhook.StatusSucceeded || ds[0]["attempts"] != float64(2) {
-		t.Errorf("deliveries = %v, want one succeeded after 2 attempts", ds)
+	// The log is written once the attempt's round ends, just after the
+	// receiver has the message.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		list := h.webhookCall(http.MethodGet, "/webhooks/"+endpoint+"/deliveries", "")
+		ds := items(t, list.body, "deliveries")
+		if len(ds) == 1 && ds[0]["status"] == webhook.StatusSucceeded {
+			if ds[0]["attempts"] != float64(2) || ds[0]["lastStatusCode"] != float64(204) {
+				t.Errorf("delivery = %v, want succeeded after 2 attempts, last 204", ds[0])
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deliveries after 20 s = %v, want one succeeded", ds)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
