@@ -3,7 +3,6 @@ package dispatch
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -102,7 +101,7 @@ func (w *worker) round() (sent int, gone bool) {
 		case a.Status == Succeeded:
 			succeeded++
 			w.d.observer.Attempted(Succeeded, a.At.Sub(due[i].OccurredAt))
-		case a.StatusCode == goneStatus:
+		case a.StatusCode == http.StatusGone:
 			gone = true
 			w.d.observer.Attempted(Failed, 0)
 		default:
@@ -139,8 +138,6 @@ func (w *worker) round() (sent int, gone bool) {
 	return len(due), false
 }
 
-const goneStatus = 410
-
 // attempt sends one delivery and says what became of it.
 func (w *worker) attempt(ep *webhook.Endpoint, dv Due) Attempt {
 	a := Attempt{Seq: dv.Seq, At: time.Now()}
@@ -152,9 +149,6 @@ func (w *worker) attempt(ep *webhook.Endpoint, dv Due) Attempt {
 		res = w.d.sender.Send(w.ctx, webhook.Attempt{URL: ep.URL, EventID: dv.EventID, Body: body, Secrets: ep.Secrets, At: a.At})
 	}
 	a.StatusCode, a.Error = res.Status, res.Error
-	if a.Error == "" && !res.OK() {
-		a.Error = "answered " + statusLine(res.Status)
-	}
 	switch {
 	case res.OK():
 		a.Status = Succeeded
@@ -168,11 +162,4 @@ func (w *worker) attempt(ep *webhook.Endpoint, dv Due) Attempt {
 		}
 	}
 	return a
-}
-
-func statusLine(code int) string {
-	if text := http.StatusText(code); text != "" {
-		return strconv.Itoa(code) + " " + text
-	}
-	return strconv.Itoa(code)
 }
