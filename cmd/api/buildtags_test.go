@@ -42,7 +42,7 @@ func TestBuildTagsKeepMethodsOut(t *testing.T) {
 	if docker := buildTags(t, "../../Dockerfile", "go build"); docker != tags {
 		t.Fatalf("the Dockerfile builds with -tags=%s, the Makefile with -tags=%s", docker, tags)
 	}
-	cmd := exec.Command("go", "build", "-tags="+tags, "-ldflags=-dumpdep", "-o", os.DevNull, ".")
+	cmd := exec.Command("go", "build", "-tags="+tags, "-trimpath", "-ldflags=-dumpdep", "-o", os.DevNull, ".")
 	cmd.Env = append(os.Environ(), "GOFLAGS=")
 	deps, err := cmd.StderrPipe()
 	if err != nil {
