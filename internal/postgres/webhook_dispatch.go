@@ -26,32 +26,100 @@ func NewWebhookDeliveries(pool *pgxpool.Pool) *WebhookDeliveries {
 	return &WebhookDeliveries{pool: newRetryPool(pool)}
 }
 
-// fanOut turns up to $1 undispatched events into a pending delivery for
-// each enabled endpoint subscribed to their type, due at once, and marks
-// them dispatched: one statement, so an event is either still waiting or
-// has every delivery it should.
-const fanOut = `
-WITH ev AS (
-	UPDATE webhook_events SET dispatched = true
-	WHERE seq IN (SELECT seq FROM webhook_events WHERE NOT dispatched ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED)
-	RETURNING seq, id, type, object_id
-), made AS (
-	INSERT INTO webhook_deliveries (endpoint_id, seq, event_id, type, object_id, status, next_attempt_at)
-	SELECT e.id, ev.seq, ev.id, ev.type, ev.object_id, 'pending', now()
-	FROM ev JOIN webhook_endpoints e ON e.enabled AND ev.type = ANY (e.events)
-	ON CONFLICT DO NOTHING
-	RETURNING endpoint_id
-)
-SELECT (SELECT count(*) FROM ev), coalesce(array_agg(DISTINCT endpoint_id), '{}') FROM made`
+// fanOutLock serialises fan-outs across instances (a transaction-scoped
+// advisory lock, in the two-key form clear of the lock port's): one
+// object's events then reach each endpoint in order whichever instance
+// takes them. The key is arbitrary and stable.
+const fanOutLock = `SELECT pg_try_advisory_xact_lock(hashtext('webhook'), hashtext('fan-out'))`
 
-// FanOut gives up to limit undispatched events their deliveries. It
-// returns how many events it dispatched and the endpoints that got a
-// delivery (so that their workers need not wait for their next look).
-func (w *WebhookDeliveries) FanOut(ctx context.Context, limit int) (events int, endpoints []uuid.UUID, err error) {
-	if err := w.pool.QueryRow(ctx, fanOut, limit).Scan(&events, &endpoints); err != nil {
-		return 0, nil, wrap("fan out webhook events", err)
+// takeFresh reads up to $1 undispatched events, oldest first, each with
+// the enabled endpoints subscribed to its type, and of those the ones
+// holding an earlier delivery of its object pending (it must wait
+// behind it).
+const takeFresh = `
+SELECT ev.seq, ev.id, ev.type, ev.object_id, ev.occurred_at, ev.data, s.endpoints, s.held
+FROM (SELECT * FROM webhook_events WHERE NOT dispatched ORDER BY seq LIMIT $1) ev,
+LATERAL (
+	SELECT coalesce(array_agg(e.id), '{}') AS endpoints,
+		coalesce(array_agg(e.id) FILTER (WHERE EXISTS (
+			SELECT 1 FROM webhook_deliveries p
+			WHERE p.endpoint_id = e.id AND p.object_id = ev.object_id AND p.status = 'pending')), '{}') AS held
+	FROM webhook_endpoints e WHERE e.enabled AND ev.type = ANY (e.events)
+) s
+ORDER BY ev.seq`
+
+// writeMade inserts the deliveries of a fan-out (one row of the arrays
+// each: its endpoint, event, status, attempts so far and the last one's
+// outcome) and marks the events $9 dispatched (a data-modifying WITH
+// runs whole whether or not it is read). A delivery to an endpoint deleted
+// meanwhile is left out.
+const writeMade = `
+WITH made AS (
+	INSERT INTO webhook_deliveries (endpoint_id, seq, event_id, type, object_id, status, attempts,
+		last_attempt_at, last_status_code, last_error, next_attempt_at)
+	SELECT m.endpoint_id, m.seq, ev.id, ev.type, ev.object_id, m.status, m.attempts,
+		m.at, nullif(m.code, 0), nullif(m.err, ''), CASE WHEN m.status = 'pending' THEN m.next_at END
+	FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::text[], $8::timestamptz[])
+		AS m(endpoint_id, seq, status, attempts, at, code, err, next_at)
+	JOIN webhook_events ev ON ev.seq = m.seq
+	JOIN webhook_endpoints e ON e.id = m.endpoint_id
+	ON CONFLICT DO NOTHING
+	RETURNING 1
+)
+UPDATE webhook_events SET dispatched = true WHERE seq = ANY ($9)`
+
+// FanOut takes up to limit undispatched events, oldest first, and hands
+// them to deliver with the endpoints each must reach; it writes the
+// deliveries deliver returns and marks the events dispatched, all in one
+// transaction held while deliver runs, so that an event is either still
+// undispatched (an instance stopped mid-way: it is taken again) or has
+// every delivery it should. One instance fans out at a time: when
+// another is, FanOut returns 0 at once.
+func (w *WebhookDeliveries) FanOut(ctx context.Context, limit int, deliver func([]dispatch.Fresh) []dispatch.Made) (events int, err error) {
+	// Not retried as the other statements are: deliver has sent what it
+	// returned, and a second run would send it again.
+	err = pgx.BeginFunc(ctx, w.pool.Pool, func(tx pgx.Tx) error {
+		var mine bool
+		if err := tx.QueryRow(ctx, fanOutLock).Scan(&mine); err != nil || !mine {
+			return err
+		}
+		rows, err := tx.Query(ctx, takeFresh, limit)
+		if err != nil {
+			return err
+		}
+		fresh, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (dispatch.Fresh, error) {
+			var f dispatch.Fresh
+			var data []byte
+			err := row.Scan(&f.Seq, &f.EventID, &f.Type, &f.ObjectID, &f.OccurredAt, &data, &f.Endpoints, &f.Held)
+			f.Data = data
+			return f, err
+		})
+		if err != nil || len(fresh) == 0 {
+			return err
+		}
+		made := deliver(fresh)
+		n := len(made)
+		eps, seqs, statuses, attempts, ats, codes, errs, nexts := make([]uuid.UUID, n), make([]int64, n), make([]string, n), make([]int32, n), make([]*time.Time, n), make([]int32, n), make([]string, n), make([]time.Time, n)
+		for i, m := range made {
+			eps[i], seqs[i], statuses[i], codes[i], errs[i], nexts[i] = m.Endpoint, m.Seq, m.Status, int32(m.StatusCode), m.Error, m.NextAt
+			if m.Attempted {
+				attempts[i], ats[i] = 1, &made[i].At
+			}
+		}
+		dispatched := make([]int64, len(fresh))
+		for i, f := range fresh {
+			dispatched[i] = f.Seq
+		}
+		if _, err := tx.Exec(ctx, writeMade, eps, seqs, statuses, attempts, ats, codes, errs, nexts, dispatched); err != nil {
+			return err
+		}
+		events = len(fresh)
+		return nil
+	})
+	if err != nil {
+		return 0, wrap("fan out webhook events", err)
 	}
-	return events, endpoints, nil
+	return events, nil
 }
 
 // claimDue leases up to $2 of endpoint $1's pending deliveries that are

@@ -1,6 +1,8 @@
 package postgres_test
 
 import (
+	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -38,6 +40,30 @@ func addEvent(t *testing.T, pool *pgxpool.Pool, typ string, object uuid.UUID) in
 	return seq
 }
 
+// fanOut runs a fan-out that sends nothing: every delivery is written
+// pending, due now, for the endpoint's worker. It returns how many events
+// it took and the endpoints given deliveries.
+func fanOut(t *testing.T, w *postgres.WebhookDeliveries, limit int) (int, []uuid.UUID) {
+	t.Helper()
+	var endpoints []uuid.UUID
+	events, err := w.FanOut(testContext(t), limit, func(fresh []dispatch.Fresh) []dispatch.Made {
+		var made []dispatch.Made
+		for _, f := range fresh {
+			for _, ep := range f.Endpoints {
+				if !slices.Contains(endpoints, ep) {
+					endpoints = append(endpoints, ep)
+				}
+				made = append(made, dispatch.Made{Endpoint: ep, Attempt: dispatch.Attempt{Seq: f.Seq, Status: dispatch.Pending, NextAt: time.Now()}})
+			}
+		}
+		return made
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events, endpoints
+}
+
 func seqsOf(due []dispatch.Due) []int64 {
 	seqs := make([]int64, len(due))
 	for i, d := range due {
@@ -62,10 +88,7 @@ func TestFanOutGivesSubscribersDeliveries(t *testing.T) {
 	addEvent(t, pool, "hold.created", h)
 	addEvent(t, pool, "reservation.created", r)
 
-	events, endpoints, err := w.FanOut(ctx, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	events, endpoints := fanOut(t, w, 10)
 	if events != 2 || len(endpoints) != 2 {
 		t.Fatalf("FanOut = %d events, endpoints %v; want 2 events, 2 endpoints", events, endpoints)
 	}
@@ -78,8 +101,8 @@ func TestFanOutGivesSubscribersDeliveries(t *testing.T) {
 	if got := [3]int{count(holds), count(all), count(off)}; got != [3]int{1, 2, 0} {
 		t.Errorf("pending deliveries (holds, all, off) = %v, want [1 2 0]", got)
 	}
-	if events, _, err := w.FanOut(ctx, 10); err != nil || events != 0 {
-		t.Errorf("second FanOut = %d, %v; want 0 events", events, err)
+	if events, _ := fanOut(t, w, 10); events != 0 {
+		t.Errorf("second FanOut = %d; want 0 events", events)
 	}
 }
 
@@ -95,9 +118,7 @@ func TestClaimDueKeepsOrderPerObject(t *testing.T) {
 	first := addEvent(t, pool, "hold.created", hold)
 	second := addEvent(t, pool, "hold.confirmed", hold)
 	elsewhere := addEvent(t, pool, "reservation.created", other)
-	if _, _, err := w.FanOut(ctx, 10); err != nil {
-		t.Fatal(err)
-	}
+	fanOut(t, w, 10)
 
 	due, err := w.ClaimDue(ctx, ep, 10, time.Minute)
 	if err != nil {
@@ -153,9 +174,7 @@ func TestFailedDeliveryLetsTheNextGo(t *testing.T) {
 	hold := uuid.New()
 	first := addEvent(t, pool, "hold.created", hold)
 	second := addEvent(t, pool, "hold.released", hold)
-	if _, _, err := w.FanOut(ctx, 10); err != nil {
-		t.Fatal(err)
-	}
+	fanOut(t, w, 10)
 	if _, err := w.ClaimDue(ctx, ep, 10, time.Minute); err != nil {
 		t.Fatal(err)
 	}
@@ -178,8 +197,8 @@ func TestClaimDueHandsEachDeliveryOnce(t *testing.T) {
 	for range events {
 		addEvent(t, pool, "reservation.created", uuid.New())
 	}
-	if n, _, err := w.FanOut(ctx, events); err != nil || n != events {
-		t.Fatalf("FanOut = %d, %v", n, err)
+	if n, _ := fanOut(t, w, events); n != events {
+		t.Fatalf("FanOut = %d, want %d", n, events)
 	}
 	var (
 		mu      sync.Mutex
@@ -226,9 +245,7 @@ func TestDueNowBringsTheBacklogForward(t *testing.T) {
 	for range 3 {
 		addEvent(t, pool, "reservation.created", uuid.New())
 	}
-	if _, _, err := w.FanOut(ctx, 10); err != nil {
-		t.Fatal(err)
-	}
+	fanOut(t, w, 10)
 	if _, err := pool.Exec(ctx, `UPDATE webhook_deliveries SET next_attempt_at = now() + interval '1 hour'`); err != nil {
 		t.Fatal(err)
 	}
@@ -271,8 +288,8 @@ func TestDisableWebhook(t *testing.T) {
 		t.Errorf("endpoint enabled %v, reason %q; want disabled, %q", enabled, reason, dispatch.GoneReason)
 	}
 	addEvent(t, pool, "reservation.created", uuid.New())
-	if _, endpoints, err := w.FanOut(ctx, 10); err != nil || len(endpoints) != 0 {
-		t.Errorf("FanOut to a disabled endpoint = %v, %v; want none", endpoints, err)
+	if _, endpoints := fanOut(t, w, 10); len(endpoints) != 0 {
+		t.Errorf("FanOut to a disabled endpoint = %v; want none", endpoints)
 	}
 }
 
@@ -287,9 +304,7 @@ func TestWebhookBacklogAndPurge(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE webhook_events SET occurred_at = now() - interval '8 days'`); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := w.FanOut(ctx, 10); err != nil {
-		t.Fatal(err)
-	}
+	fanOut(t, w, 10)
 	if err := w.Record(ctx, ep, []dispatch.Attempt{{Seq: done, Status: dispatch.Succeeded, At: time.Now(), StatusCode: 200}}); err != nil {
 		t.Fatal(err)
 	}
@@ -331,4 +346,110 @@ func testenvPool(t *testing.T) *pgxpool.Pool {
 	t.Helper()
 	_, pool := newStore(t)
 	return pool
+}
+
+// A fan-out writes what its deliver made: an attempt's outcome with its
+// one attempt, or pending for the worker; an object with a delivery
+// pending is named held for that endpoint; and while one fan-out runs,
+// another takes nothing.
+func TestFanOutWritesWhatItMade(t *testing.T) {
+	ctx := testContext(t)
+	pool := testenvPool(t)
+	w := postgres.NewWebhookDeliveries(pool)
+	ep := addEndpoint(t, pool, "hold.created", "hold.confirmed")
+	sent, refused := uuid.New(), uuid.New()
+	sentSeq := addEvent(t, pool, "hold.created", sent)
+	refusedSeq := addEvent(t, pool, "hold.created", refused)
+	at, retryAt := time.Now().Add(-time.Second).Truncate(time.Microsecond), time.Now().Add(time.Hour).Truncate(time.Microsecond)
+
+	inside, release := make(chan struct{}), make(chan struct{})
+	var second int
+	var secondCalled bool
+	go func() {
+		<-inside
+		var err error
+		second, err = w.FanOut(ctx, 10, func([]dispatch.Fresh) []dispatch.Made { secondCalled = true; return nil })
+		if err != nil {
+			t.Error(err)
+		}
+		close(release)
+	}()
+	events, err := w.FanOut(ctx, 10, func(fresh []dispatch.Fresh) []dispatch.Made {
+		close(inside)
+		<-release
+		if len(fresh) != 2 || !slices.Equal(fresh[0].Endpoints, []uuid.UUID{ep}) || len(fresh[0].Held) != 0 {
+			t.Errorf("fresh = %+v, want two events for %s, none held", fresh, ep)
+		}
+		return []dispatch.Made{
+			{Endpoint: ep, Attempted: true, Attempt: dispatch.Attempt{Seq: sentSeq, Status: dispatch.Succeeded, At: at, StatusCode: 204}},
+			{Endpoint: ep, Attempted: true, Attempt: dispatch.Attempt{Seq: refusedSeq, Status: dispatch.Pending, At: at, StatusCode: 503, Error: "503 Service Unavailable", NextAt: retryAt}},
+		}
+	})
+	if err != nil || events != 2 {
+		t.Fatalf("FanOut = %d, %v; want 2", events, err)
+	}
+	if second != 0 || secondCalled {
+		t.Errorf("a fan-out beside another took %d events (deliver called %v), want none", second, secondCalled)
+	}
+	type row struct {
+		Status   string
+		Attempts int
+		Last     *time.Time
+		Code     *int
+		Err      *string
+		Next     *time.Time
+	}
+	read := func(seq int64) (r row) {
+		if err := pool.QueryRow(ctx, `SELECT status, attempts, last_attempt_at, last_status_code, last_error, next_attempt_at FROM webhook_deliveries WHERE endpoint_id = $1 AND seq = $2`,
+			ep, seq).Scan(&r.Status, &r.Attempts, &r.Last, &r.Code, &r.Err, &r.Next); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if r := read(sentSeq); r.Status != dispatch.Succeeded || r.Attempts != 1 || r.Last == nil || !r.Last.Equal(at) || r.Code == nil || *r.Code != 204 || r.Err != nil || r.Next != nil {
+		t.Errorf("the delivery sent: %+v", r)
+	}
+	if r := read(refusedSeq); r.Status != dispatch.Pending || r.Attempts != 1 || r.Code == nil || *r.Code != 503 || r.Err == nil || r.Next == nil || !r.Next.Equal(retryAt) {
+		t.Errorf("the delivery refused: %+v", r)
+	}
+
+	// The refused hold's next event is held behind its pending delivery;
+	// the other hold's is not.
+	addEvent(t, pool, "hold.confirmed", refused)
+	addEvent(t, pool, "hold.confirmed", sent)
+	if _, err := w.FanOut(ctx, 10, func(fresh []dispatch.Fresh) []dispatch.Made {
+		if len(fresh) != 2 || !slices.Equal(fresh[0].Held, []uuid.UUID{ep}) || len(fresh[1].Held) != 0 {
+			t.Errorf("held: %+v, want the refused hold's event held for %s, the other not", fresh, ep)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A fan-out whose transaction does not commit leaves its events to be
+// taken again, and writes none of its deliveries.
+func TestFanOutThatFailsLeavesTheEvents(t *testing.T) {
+	ctx := testContext(t)
+	pool := testenvPool(t)
+	w := postgres.NewWebhookDeliveries(pool)
+	ep := addEndpoint(t, pool, "hold.created")
+	seq := addEvent(t, pool, "hold.created", uuid.New())
+	cut, cancel := context.WithCancel(ctx)
+	if _, err := w.FanOut(cut, 10, func([]dispatch.Fresh) []dispatch.Made {
+		cancel() // the instance stops before writing
+		return []dispatch.Made{{Endpoint: ep, Attempted: true, Attempt: dispatch.Attempt{Seq: seq, Status: dispatch.Succeeded, At: time.Now()}}}
+	}); err == nil {
+		t.Fatal("a fan-out cut short returned no error")
+	}
+	var deliveries int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1`, ep).Scan(&deliveries); err != nil {
+		t.Fatal(err)
+	}
+	if deliveries != 0 {
+		t.Errorf("%d deliveries written by a fan-out that did not commit", deliveries)
+	}
+	if events, _ := fanOut(t, w, 10); events != 1 {
+		t.Errorf("the event taken again: %d events, want 1", events)
+	}
 }

@@ -1,17 +1,21 @@
-// Package dispatch delivers webhook events to their endpoints: it turns
-// the events the changes' transactions wrote into deliveries, sends each
-// endpoint's due deliveries on a worker of its own (so that a slow or
-// failing endpoint delays no other), retries on the schedule, and records
-// every attempt. Any number of instances may run a Dispatcher at once:
-// the Store hands each delivery to one of them at a time, and never a
-// delivery of an object while an earlier one of the same object to the
-// same endpoint is pending (order per object).
+// Package dispatch delivers webhook events to their endpoints. A fan-out
+// (one instance's at a time) takes the events the changes' transactions
+// wrote and sends each at once to the endpoints subscribed to it, writing
+// each delivery once with its outcome; what it cannot deliver at once
+// (refused, slow, behind an earlier delivery of its object, for a failing
+// endpoint) it writes pending for the endpoint's worker, which retries on
+// the schedule, so that a slow or failing endpoint delays no other. Any
+// number of instances may run a Dispatcher at once: the Store hands each
+// pending delivery to one of them at a time, and never a delivery of an
+// object while an earlier one of the same object to the same endpoint is
+// pending (order per object).
 package dispatch
 
 import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -56,12 +60,31 @@ type Attempt struct {
 	NextAt     time.Time
 }
 
+// Fresh is an event a fan-out takes: the enabled endpoints subscribed to
+// its type, and of those the ones holding an earlier delivery of its
+// object pending, behind which it waits.
+type Fresh struct {
+	Due
+	Endpoints []uuid.UUID
+	Held      []uuid.UUID
+}
+
+// Made is a delivery a fan-out writes: the outcome of the attempt the
+// fan-out made, or (Attempted false) pending for the endpoint's worker,
+// due at NextAt.
+type Made struct {
+	Endpoint  uuid.UUID
+	Attempted bool
+	Attempt
+}
+
 // Store keeps events and the delivery log.
 type Store interface {
-	// FanOut gives up to limit undispatched events a pending delivery
-	// for each endpoint subscribed to their type, returning how many
-	// events it took and which endpoints got deliveries.
-	FanOut(ctx context.Context, limit int) (events int, endpoints []uuid.UUID, err error)
+	// FanOut takes up to limit undispatched events (none while another
+	// fan-out runs), hands them to deliver, and writes the deliveries it
+	// returns and marks the events dispatched in one transaction. It
+	// returns how many events it took.
+	FanOut(ctx context.Context, limit int, deliver func([]Fresh) []Made) (events int, err error)
 	// ClaimDue leases up to limit of endpoint's due deliveries for
 	// lease, oldest first, at most one of each object and none behind
 	// an earlier pending delivery of its object.
@@ -96,9 +119,13 @@ type Config struct {
 	Schedule webhook.Schedule
 	// FanOutEvery is how often events are turned into deliveries when
 	// the last look found none to spare; FanOutBatch how many a look
-	// takes at most.
+	// takes at most. FanOutWait is how long a fan-out waits for the
+	// attempts it makes: one still under way then is left to finish on
+	// its own, its delivery leased, and its endpoint's next events go
+	// to its worker.
 	FanOutEvery time.Duration
 	FanOutBatch int
+	FanOutWait  time.Duration
 	// PollEvery is how often a worker looks for due deliveries when no
 	// fan-out woke it (retries, and the deliveries other instances made).
 	PollEvery time.Duration
@@ -118,6 +145,7 @@ type Config struct {
 const (
 	DefaultFanOutEvery    = 50 * time.Millisecond
 	DefaultFanOutBatch    = 1000
+	DefaultFanOutWait     = 2 * time.Second
 	DefaultPollEvery      = 250 * time.Millisecond
 	DefaultBatch          = 256
 	DefaultProbeEvery     = time.Second
@@ -132,6 +160,7 @@ func (c Config) withDefaults() Config {
 		}
 	}
 	def(&c.FanOutEvery, DefaultFanOutEvery)
+	def(&c.FanOutWait, DefaultFanOutWait)
 	def(&c.PollEvery, DefaultPollEvery)
 	def(&c.ProbeEvery, DefaultProbeEvery)
 	def(&c.Lease, DefaultLease)
@@ -158,6 +187,9 @@ type Dispatcher struct {
 	log       *slog.Logger
 	// rnd jitters the retries (nil: math/rand).
 	rnd func() float64
+	// late counts the attempts that outlasted their fan-out's wait and
+	// are still to be recorded.
+	late sync.WaitGroup
 }
 
 // New returns a Dispatcher; observer may be nil.

@@ -33,6 +33,7 @@ type receiver struct {
 	t      *testing.T
 	secret webhook.Secret
 	answer atomic.Value // func(eventID string, attempt int) int
+	delay  atomic.Int64 // how long it takes to answer, in nanoseconds
 	mu     sync.Mutex
 	got    []message
 	tries  map[string]int
@@ -55,6 +56,7 @@ func newReceiver(t *testing.T) *receiver {
 }
 
 func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
+	time.Sleep(time.Duration(r.delay.Load()))
 	body, _ := io.ReadAll(req.Body)
 	id, ts := req.Header.Get(webhook.HeaderID), req.Header.Get(webhook.HeaderTimestamp)
 	var at int64
@@ -362,6 +364,49 @@ func TestAFailingEndpointDelaysNoOther(t *testing.T) {
 	// brought forward can deliver them now.
 	s.event(webhook.ReservationCreated, uuid.New())
 	eventually(t, "the backlog delivered after recovery", func() bool { return len(down.received()) == events+1 })
+}
+
+// A slow endpoint holds up no other: the fan-out stops waiting for it,
+// the attempt under way is left to finish and its outcome is recorded
+// (made once, not again when the fan-out moved on), and the endpoint's
+// next event of the object goes to its worker, after it.
+func TestASlowEndpointHoldsUpNoOther(t *testing.T) {
+	s := newSetup(t)
+	slow, fast := newReceiver(t), newReceiver(t)
+	const answersAfter = 3 * time.Second // within the sender's 5 s
+	slow.delay.Store(int64(answersAfter))
+	slowID := s.subscribe(slow, webhook.EventTypes()...)
+	s.subscribe(fast, webhook.EventTypes()...)
+	s.run(dispatch.Config{FanOutWait: 200 * time.Millisecond})
+
+	hold := uuid.New()
+	created := s.event(webhook.HoldCreated, hold)
+	eventually(t, "the fast endpoint served", func() bool { return len(fast.received()) == 1 })
+	if n := len(slow.received()); n != 0 {
+		t.Fatalf("the slow endpoint answered (%d) before the fast one was served: the fan-out waited for it", n)
+	}
+	slow.delay.Store(0)
+	confirmed := s.event(webhook.HoldConfirmed, hold)
+	eventually(t, "the fast endpoint served again", func() bool { return len(fast.received()) == 2 })
+	eventually(t, "the slow endpoint served both", func() bool { return len(slow.received()) == 2 })
+	if got := slow.received(); got[0].ID != created || got[1].ID != confirmed {
+		t.Errorf("the slow endpoint got %+v, want hold.created then hold.confirmed", got)
+	}
+	slow.mu.Lock()
+	tries := slow.tries[created]
+	slow.mu.Unlock()
+	if tries != 1 {
+		t.Errorf("hold.created was sent to the slow endpoint %d times, want once", tries)
+	}
+	eventually(t, "the slow attempt logged", func() bool {
+		var status string
+		var attempts int
+		if err := s.pool.QueryRow(s.ctx(), `SELECT status, attempts FROM webhook_deliveries WHERE endpoint_id = $1 AND event_id = $2`,
+			slowID, created).Scan(&status, &attempts); err != nil {
+			t.Fatal(err)
+		}
+		return status == dispatch.Succeeded && attempts == 1
+	})
 }
 
 // testLog writes the dispatcher's log into the test's.

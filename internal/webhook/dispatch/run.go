@@ -21,6 +21,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			w.stop()
 		}
 		wg.Wait()
+		d.late.Wait()
 	}()
 	refresh := func() {
 		list, err := d.endpoints.Active(ctx)
@@ -74,28 +75,6 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		case <-fanOut.C:
 		case <-reread.C:
 			refresh()
-		}
-	}
-}
-
-// fanOut turns events into deliveries while full batches come, waking the
-// workers of the endpoints that got some.
-func (d *Dispatcher) fanOut(ctx context.Context, workers map[uuid.UUID]*worker) {
-	for ctx.Err() == nil {
-		events, endpoints, err := d.store.FanOut(ctx, d.cfg.FanOutBatch)
-		if err != nil {
-			if ctx.Err() == nil {
-				d.log.Warn("webhooks: cannot fan events out", "err", err)
-			}
-			return
-		}
-		for _, id := range endpoints {
-			if w, ok := workers[id]; ok {
-				w.wake()
-			}
-		}
-		if events < d.cfg.FanOutBatch {
-			return
 		}
 	}
 }

@@ -22,15 +22,22 @@ type worker struct {
 	ctx      context.Context
 	stop     context.CancelFunc
 	woken    chan struct{}
-	// failing is true after a round whose every attempt failed: the
-	// worker then probes with one delivery at a time until one succeeds,
-	// and brings the backlog forward when it does.
-	failing bool
+	// failing is true after a round whose every attempt failed (the
+	// worker's or a fan-out's): the fan-out then leaves the endpoint's
+	// events to the worker, which probes with one delivery at a time
+	// until one succeeds, and brings the backlog forward when it does.
+	failing atomic.Bool
+	// slots bounds the attempts a fan-out makes to the endpoint at once.
+	slots chan struct{}
 }
+
+// fanOutSlots is how many attempts a fan-out makes to one endpoint at
+// once: as many connections as the sender keeps idle to one host.
+const fanOutSlots = 128
 
 func (d *Dispatcher) newWorker(parent context.Context, ep webhook.Endpoint) *worker {
 	ctx, stop := context.WithCancel(parent)
-	w := &worker{d: d, ctx: ctx, stop: stop, woken: make(chan struct{}, 1)}
+	w := &worker{d: d, ctx: ctx, stop: stop, woken: make(chan struct{}, 1), slots: make(chan struct{}, fanOutSlots)}
 	w.endpoint.Store(&ep)
 	return w
 }
@@ -51,11 +58,11 @@ func (w *worker) run() {
 		if gone {
 			return
 		}
-		if sent == w.d.cfg.Batch && !w.failing {
+		if sent == w.d.cfg.Batch && !w.failing.Load() {
 			continue
 		}
 		wait, woken := w.d.cfg.PollEvery, w.woken
-		if w.failing {
+		if w.failing.Load() {
 			// A failing endpoint is probed on its own clock, not at the
 			// pace of the events it gets.
 			wait, woken = w.d.cfg.ProbeEvery, nil
@@ -76,7 +83,7 @@ func (w *worker) run() {
 func (w *worker) round() (sent int, gone bool) {
 	ep := w.endpoint.Load()
 	limit := w.d.cfg.Batch
-	if w.failing {
+	if w.failing.Load() {
 		limit = 1
 	}
 	due, err := w.d.store.ClaimDue(w.ctx, ep.ID, limit, w.d.cfg.Lease)
@@ -92,7 +99,7 @@ func (w *worker) round() (sent int, gone bool) {
 	attempts := make([]Attempt, len(due))
 	var wg sync.WaitGroup
 	for i, dv := range due {
-		wg.Go(func() { attempts[i] = w.attempt(ep, dv) })
+		wg.Go(func() { attempts[i] = w.attempt(w.ctx, ep, dv) })
 	}
 	wg.Wait()
 	succeeded, failed := 0, 0
@@ -123,15 +130,14 @@ func (w *worker) round() (sent int, gone bool) {
 		return len(due), true
 	}
 	switch {
-	case succeeded > 0 && w.failing:
-		w.failing = false
+	case succeeded > 0 && w.failing.Load():
+		w.failing.Store(false)
 		moved, err := w.d.store.DueNow(ctx, ep.ID, w.d.cfg.Lease)
 		if err != nil {
 			w.d.log.Warn("webhooks: cannot bring an endpoint's backlog forward", "endpoint", ep.ID, "err", err)
 		}
 		w.d.log.Info("webhooks: endpoint answers again; its backlog is due now", "endpoint", ep.ID, "deliveries", moved)
-	case succeeded == 0 && failed > 0 && !w.failing:
-		w.failing = true
+	case succeeded == 0 && failed > 0 && !w.failing.Swap(true):
 		w.d.log.Info("webhooks: endpoint fails; probing it one delivery at a time", "endpoint", ep.ID,
 			"error", attempts[0].Error, "status", attempts[0].StatusCode)
 	}
@@ -139,14 +145,14 @@ func (w *worker) round() (sent int, gone bool) {
 }
 
 // attempt sends one delivery and says what became of it.
-func (w *worker) attempt(ep *webhook.Endpoint, dv Due) Attempt {
+func (w *worker) attempt(ctx context.Context, ep *webhook.Endpoint, dv Due) Attempt {
 	a := Attempt{Seq: dv.Seq, At: time.Now()}
 	body, err := webhook.Body(dv.Type, dv.OccurredAt, dv.Data)
 	var res webhook.Result
 	if err != nil {
 		res = webhook.Result{Error: "the event's data cannot be sent: " + err.Error()}
 	} else {
-		res = w.d.sender.Send(w.ctx, webhook.Attempt{URL: ep.URL, EventID: dv.EventID, Body: body, Secrets: ep.Secrets, At: a.At})
+		res = w.d.sender.Send(ctx, webhook.Attempt{URL: ep.URL, EventID: dv.EventID, Body: body, Secrets: ep.Secrets, At: a.At})
 	}
 	a.StatusCode, a.Error = res.Status, res.Error
 	switch {

@@ -1,0 +1,260 @@
+package dispatch
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// fanOut takes events while full batches come and delivers them: to an
+// endpoint whose worker runs here and is not failing, the fan-out sends
+// the event itself, so that a delivery that succeeds at once is written
+// once, with its outcome; every other delivery is written pending for
+// the endpoint's worker, which is woken.
+func (d *Dispatcher) fanOut(ctx context.Context, workers map[uuid.UUID]*worker) {
+	for ctx.Err() == nil {
+		// A fan-out under way when the instance stops is finished, not
+		// cut short: attempts made and not written would be made again.
+		pass := &pass{d: d, ctx: context.WithoutCancel(ctx), workers: workers, written: make(chan struct{}), gone: map[uuid.UUID]bool{}}
+		events, err := d.store.FanOut(pass.ctx, d.cfg.FanOutBatch, pass.deliver)
+		close(pass.written)
+		if err != nil && ctx.Err() == nil {
+			d.log.Warn("webhooks: cannot fan events out", "err", err)
+		}
+		pass.after(workers)
+		if err != nil || events < d.cfg.FanOutBatch {
+			return
+		}
+	}
+}
+
+// objectKey is one object's deliveries to one endpoint, which go in order.
+type objectKey struct {
+	endpoint, object uuid.UUID
+}
+
+// pass is one fan-out: what it sent, and what it leaves to the workers.
+type pass struct {
+	d       *Dispatcher
+	ctx     context.Context
+	workers map[uuid.UUID]*worker
+	// written is closed once the fan-out's deliveries are written: an
+	// attempt that outlasted the fan-out's wait records its outcome only
+	// then, over the pending delivery written for it.
+	written chan struct{}
+
+	mu      sync.Mutex
+	pending map[uuid.UUID]bool // endpoints left deliveries to their workers
+	gone    map[uuid.UUID]bool // endpoints that answered 410
+}
+
+// chain is one object's fresh events to one endpoint, sent one after the
+// other, in the order they happened.
+type chain struct {
+	w      *worker
+	events []*Fresh
+	// made is the chain's deliveries so far: one per event sent. Once
+	// the fan-out stops waiting (cut), the chain's sender writes nothing
+	// more here.
+	mu   sync.Mutex
+	made []Made
+	cut  bool
+}
+
+// deliver decides every fresh event's delivery to each endpoint
+// subscribed to it and makes those it can at once: it waits for them up
+// to FanOutWait.
+func (p *pass) deliver(fresh []Fresh) []Made {
+	var made []Made
+	chains := map[objectKey]*chain{}
+	var order []*chain
+	held := map[objectKey]bool{}
+	now := time.Now()
+	for i := range fresh {
+		f := &fresh[i]
+		for _, ep := range f.Endpoints {
+			key := objectKey{ep, f.ObjectID}
+			w := p.workers[ep]
+			if held[key] || w == nil || w.failing.Load() || slices.Contains(f.Held, ep) {
+				// Behind an earlier delivery of its object, or for an
+				// endpoint this instance does not send to now: pending,
+				// due at once (its worker keeps the order).
+				held[key] = true
+				made = append(made, p.leave(ep, f.Seq, now))
+				continue
+			}
+			c := chains[key]
+			if c == nil {
+				c = &chain{w: w}
+				chains[key] = c
+				order = append(order, c)
+			}
+			c.events = append(c.events, f)
+		}
+	}
+	var wg sync.WaitGroup
+	for _, c := range order {
+		wg.Go(func() { p.send(c) })
+	}
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	timer := time.NewTimer(p.d.cfg.FanOutWait)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+	}
+	now = time.Now()
+	for _, c := range order {
+		made = append(made, p.close(c, now)...)
+	}
+	p.judge(order)
+	return made
+}
+
+// leave is a delivery written pending for ep's worker, due at.
+func (p *pass) leave(ep uuid.UUID, seq int64, at time.Time) Made {
+	p.mu.Lock()
+	if p.pending == nil {
+		p.pending = map[uuid.UUID]bool{}
+	}
+	p.pending[ep] = true
+	p.mu.Unlock()
+	return Made{Endpoint: ep, Attempt: Attempt{Seq: seq, Status: Pending, NextAt: at}}
+}
+
+// send makes c's attempts in order, until one does not succeed: the
+// events after it wait for its retry.
+func (p *pass) send(c *chain) {
+	ep := c.w.endpoint.Load()
+	for _, f := range c.events {
+		c.w.slots <- struct{}{}
+		a := c.w.attempt(p.ctx, ep, f.Due)
+		<-c.w.slots
+		c.mu.Lock()
+		cut := c.cut
+		if !cut {
+			c.made = append(c.made, Made{Endpoint: ep.ID, Attempted: true, Attempt: a})
+		}
+		c.mu.Unlock()
+		if cut {
+			// The fan-out wrote this delivery pending and leased while
+			// the attempt went on: its outcome is recorded over it.
+			p.observe(a, f.OccurredAt)
+			p.lateRecord(ep.ID, a)
+			return
+		}
+		if a.Status != Succeeded {
+			return
+		}
+	}
+}
+
+// close ends c's part in the fan-out at now: the deliveries it made, one
+// still under way leased to its sender, and the rest pending behind them.
+func (p *pass) close(c *chain, now time.Time) []Made {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cut = true
+	made := slices.Clone(c.made)
+	ep := c.w.endpoint.Load().ID
+	rest := c.events[len(c.made):]
+	if len(rest) == 0 {
+		return made
+	}
+	if last := c.made; len(last) == 0 || last[len(last)-1].Status == Succeeded {
+		// Under way: leased for as long as an attempt may take, then
+		// made again by the worker if its outcome was never written.
+		made = append(made, p.leave(ep, rest[0].Seq, now.Add(p.d.cfg.Lease)))
+		rest = rest[1:]
+		p.d.late.Add(1)
+	}
+	for _, f := range rest {
+		made = append(made, p.leave(ep, f.Seq, now))
+	}
+	return made
+}
+
+// lateRecord writes the outcome of an attempt that outlasted the
+// fan-out's wait, once the fan-out's deliveries are written.
+func (p *pass) lateRecord(ep uuid.UUID, a Attempt) {
+	defer p.d.late.Done()
+	<-p.written
+	ctx, cancel := context.WithTimeout(p.ctx, recordTimeout)
+	defer cancel()
+	if err := p.d.store.Record(ctx, ep, []Attempt{a}); err != nil {
+		p.d.log.Warn("webhooks: cannot record an attempt; it is made again when its lease ends", "endpoint", ep, "err", err)
+	}
+}
+
+// judge counts the fan-out's attempts per endpoint: one whose every
+// attempt failed, or that kept an attempt past the wait, is left to its
+// worker (probed) from now on; one that answered 410 is disabled after.
+func (p *pass) judge(order []*chain) {
+	type tally struct{ succeeded, failed int }
+	tallies := map[*worker]*tally{}
+	for _, c := range order {
+		t := tallies[c.w]
+		if t == nil {
+			t = &tally{}
+			tallies[c.w] = t
+		}
+		for i, m := range c.made {
+			p.observe(m.Attempt, c.events[i].OccurredAt)
+			switch {
+			case m.Status == Succeeded:
+				t.succeeded++
+			case m.StatusCode == http.StatusGone:
+				p.gone[c.w.endpoint.Load().ID] = true
+			default:
+				t.failed++
+			}
+		}
+		if len(c.made) < len(c.events) && (len(c.made) == 0 || c.made[len(c.made)-1].Status == Succeeded) {
+			t.failed++ // still under way when the wait ended
+		}
+	}
+	for w, t := range tallies {
+		if t.succeeded == 0 && t.failed > 0 && !w.failing.Swap(true) {
+			w.d.log.Info("webhooks: endpoint fails; its worker probes it one delivery at a time", "endpoint", w.endpoint.Load().ID)
+		}
+	}
+}
+
+// observe tells the metrics of an attempt at an event that occurred at
+// occurred.
+func (p *pass) observe(a Attempt, occurred time.Time) {
+	if a.Status == Succeeded {
+		p.d.observer.Attempted(Succeeded, a.At.Sub(occurred))
+		return
+	}
+	p.d.observer.Attempted(a.Status, 0)
+}
+
+// after disables the endpoints that answered 410 and wakes the workers
+// left deliveries.
+func (p *pass) after(workers map[uuid.UUID]*worker) {
+	for id := range p.gone {
+		if err := p.d.store.DisableWebhook(p.ctx, id, GoneReason); err != nil {
+			p.d.log.Warn("webhooks: cannot disable an endpoint that answered 410", "endpoint", id, "err", err)
+			continue
+		}
+		p.d.log.Info("webhooks: endpoint answered 410 Gone and is disabled", "endpoint", id)
+		if w, ok := workers[id]; ok {
+			w.stop()
+			delete(workers, id)
+		}
+	}
+	for id := range p.pending {
+		if w, ok := workers[id]; ok {
+			w.wake()
+		}
+	}
+}
