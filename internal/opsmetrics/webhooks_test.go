@@ -46,7 +46,7 @@ func TestWebhookMetrics(t *testing.T) {
 	leave := func(fresh []dispatch.Fresh) []dispatch.Made {
 		return []dispatch.Made{{Endpoint: fresh[0].Endpoints[0], Attempt: dispatch.Attempt{Seq: fresh[0].Seq, Status: dispatch.Pending, NextAt: time.Now()}}}
 	}
-	if _, err := postgres.NewWebhookDeliveries(pool).FanOut(ctx, 10, leave); err != nil {
+	if _, _, err := postgres.NewWebhookDeliveries(pool).FanOut(ctx, 0, 10, leave); err != nil {
 		t.Fatal(err)
 	}
 

@@ -32,13 +32,14 @@ func NewWebhookDeliveries(pool *pgxpool.Pool) *WebhookDeliveries {
 // takes them. The key is arbitrary and stable.
 const fanOutLock = `SELECT pg_try_advisory_xact_lock(hashtext('webhook'), hashtext('fan-out'))`
 
-// takeFresh reads up to $1 undispatched events, oldest first, each with
+// takeFresh reads up to $1 undispatched events from seq $2 on, oldest
+// first, each with
 // the enabled endpoints subscribed to its type, and of those the ones
 // holding an earlier delivery of its object pending (it must wait
 // behind it).
 const takeFresh = `
 SELECT ev.seq, ev.id, ev.type, ev.object_id, ev.occurred_at, ev.data, s.endpoints, s.held
-FROM (SELECT * FROM webhook_events WHERE NOT dispatched ORDER BY seq LIMIT $1) ev,
+FROM (SELECT * FROM webhook_events WHERE NOT dispatched AND seq >= $2 ORDER BY seq LIMIT $1) ev,
 LATERAL (
 	SELECT coalesce(array_agg(e.id), '{}') AS endpoints,
 		coalesce(array_agg(e.id) FILTER (WHERE EXISTS (
@@ -68,14 +69,20 @@ WITH made AS (
 )
 UPDATE webhook_events SET dispatched = true WHERE seq = ANY ($9)`
 
-// FanOut takes up to limit undispatched events, oldest first, and hands
+// FanOut takes up to limit undispatched events from seq from on, oldest
+// first, and hands
 // them to deliver with the endpoints each must reach; it writes the
 // deliveries deliver returns and marks the events dispatched, all in one
 // transaction held while deliver runs, so that an event is either still
 // undispatched (an instance stopped mid-way: it is taken again) or has
 // every delivery it should. One instance fans out at a time: when
-// another is, FanOut returns 0 at once.
-func (w *WebhookDeliveries) FanOut(ctx context.Context, limit int, deliver func([]dispatch.Fresh) []dispatch.Made) (events int, err error) {
+// another is, FanOut returns 0 at once. It returns how many events it
+// took and the lowest seq among them.
+//
+// from spares the scan the events dispatched since autovacuum last
+// visited: each is still in the undispatched index, dead, until then, and
+// a busy minute leaves hundreds of thousands to step over at every pass.
+func (w *WebhookDeliveries) FanOut(ctx context.Context, from int64, limit int, deliver func([]dispatch.Fresh) []dispatch.Made) (events int, lowest int64, err error) {
 	// Not retried as the other statements are: deliver has sent what it
 	// returned, and a second run would send it again.
 	err = pgx.BeginFunc(ctx, w.pool.Pool, func(tx pgx.Tx) error {
@@ -83,7 +90,7 @@ func (w *WebhookDeliveries) FanOut(ctx context.Context, limit int, deliver func(
 		if err := tx.QueryRow(ctx, fanOutLock).Scan(&mine); err != nil || !mine {
 			return err
 		}
-		rows, err := tx.Query(ctx, takeFresh, limit)
+		rows, err := tx.Query(ctx, takeFresh, limit, from)
 		if err != nil {
 			return err
 		}
@@ -113,13 +120,13 @@ func (w *WebhookDeliveries) FanOut(ctx context.Context, limit int, deliver func(
 		if _, err := tx.Exec(ctx, writeMade, eps, seqs, statuses, attempts, ats, codes, errs, nexts, dispatched); err != nil {
 			return err
 		}
-		events = len(fresh)
+		events, lowest = len(fresh), fresh[0].Seq
 		return nil
 	})
 	if err != nil {
-		return 0, wrap("fan out webhook events", err)
+		return 0, 0, wrap("fan out webhook events", err)
 	}
-	return events, nil
+	return events, lowest, nil
 }
 
 // claimDue leases up to $2 of endpoint $1's pending deliveries that are

@@ -46,7 +46,7 @@ func addEvent(t *testing.T, pool *pgxpool.Pool, typ string, object uuid.UUID) in
 func fanOut(t *testing.T, w *postgres.WebhookDeliveries, limit int) (int, []uuid.UUID) {
 	t.Helper()
 	var endpoints []uuid.UUID
-	events, err := w.FanOut(testContext(t), limit, func(fresh []dispatch.Fresh) []dispatch.Made {
+	events, _, err := w.FanOut(testContext(t), 0, limit, func(fresh []dispatch.Fresh) []dispatch.Made {
 		var made []dispatch.Made
 		for _, f := range fresh {
 			for _, ep := range f.Endpoints {
@@ -368,13 +368,13 @@ func TestFanOutWritesWhatItMade(t *testing.T) {
 	go func() {
 		<-inside
 		var err error
-		second, err = w.FanOut(ctx, 10, func([]dispatch.Fresh) []dispatch.Made { secondCalled = true; return nil })
+		second, _, err = w.FanOut(ctx, 0, 10, func([]dispatch.Fresh) []dispatch.Made { secondCalled = true; return nil })
 		if err != nil {
 			t.Error(err)
 		}
 		close(release)
 	}()
-	events, err := w.FanOut(ctx, 10, func(fresh []dispatch.Fresh) []dispatch.Made {
+	events, lowest, err := w.FanOut(ctx, 0, 10, func(fresh []dispatch.Fresh) []dispatch.Made {
 		close(inside)
 		<-release
 		if len(fresh) != 2 || !slices.Equal(fresh[0].Endpoints, []uuid.UUID{ep}) || len(fresh[0].Held) != 0 {
@@ -385,8 +385,8 @@ func TestFanOutWritesWhatItMade(t *testing.T) {
 			{Endpoint: ep, Attempted: true, Attempt: dispatch.Attempt{Seq: refusedSeq, Status: dispatch.Pending, At: at, StatusCode: 503, Error: "503 Service Unavailable", NextAt: retryAt}},
 		}
 	})
-	if err != nil || events != 2 {
-		t.Fatalf("FanOut = %d, %v; want 2", events, err)
+	if err != nil || events != 2 || lowest != sentSeq {
+		t.Fatalf("FanOut = %d from %d, %v; want 2 from %d", events, lowest, err, sentSeq)
 	}
 	if second != 0 || secondCalled {
 		t.Errorf("a fan-out beside another took %d events (deliver called %v), want none", second, secondCalled)
@@ -414,10 +414,11 @@ func TestFanOutWritesWhatItMade(t *testing.T) {
 	}
 
 	// The refused hold's next event is held behind its pending delivery;
-	// the other hold's is not.
-	addEvent(t, pool, "hold.confirmed", refused)
+	// the other hold's is not. A look from a seq takes nothing before it.
+	addEvent(t, pool, "hold.created", uuid.New())
+	heldSeq := addEvent(t, pool, "hold.confirmed", refused)
 	addEvent(t, pool, "hold.confirmed", sent)
-	if _, err := w.FanOut(ctx, 10, func(fresh []dispatch.Fresh) []dispatch.Made {
+	if _, _, err := w.FanOut(ctx, heldSeq, 10, func(fresh []dispatch.Fresh) []dispatch.Made {
 		if len(fresh) != 2 || !slices.Equal(fresh[0].Held, []uuid.UUID{ep}) || len(fresh[1].Held) != 0 {
 			t.Errorf("held: %+v, want the refused hold's event held for %s, the other not", fresh, ep)
 		}
@@ -436,7 +437,7 @@ func TestFanOutThatFailsLeavesTheEvents(t *testing.T) {
 	ep := addEndpoint(t, pool, "hold.created")
 	seq := addEvent(t, pool, "hold.created", uuid.New())
 	cut, cancel := context.WithCancel(ctx)
-	if _, err := w.FanOut(cut, 10, func([]dispatch.Fresh) []dispatch.Made {
+	if _, _, err := w.FanOut(cut, 0, 10, func([]dispatch.Fresh) []dispatch.Made {
 		cancel() // the instance stops before writing
 		return []dispatch.Made{{Endpoint: ep, Attempted: true, Attempt: dispatch.Attempt{Seq: seq, Status: dispatch.Succeeded, At: time.Now()}}}
 	}); err == nil {

@@ -80,11 +80,12 @@ type Made struct {
 
 // Store keeps events and the delivery log.
 type Store interface {
-	// FanOut takes up to limit undispatched events (none while another
-	// fan-out runs), hands them to deliver, and writes the deliveries it
-	// returns and marks the events dispatched in one transaction. It
-	// returns how many events it took.
-	FanOut(ctx context.Context, limit int, deliver func([]Fresh) []Made) (events int, err error)
+	// FanOut takes up to limit undispatched events from seq from on
+	// (none while another fan-out runs), hands them to deliver, and
+	// writes the deliveries it returns and marks the events dispatched in
+	// one transaction. It returns how many events it took and the lowest
+	// seq among them.
+	FanOut(ctx context.Context, from int64, limit int, deliver func([]Fresh) []Made) (events int, lowest int64, err error)
 	// ClaimDue leases up to limit of endpoint's due deliveries for
 	// lease, oldest first, at most one of each object and none behind
 	// an earlier pending delivery of its object.
@@ -185,6 +186,13 @@ type Dispatcher struct {
 	sender    Sender
 	observer  Observer
 	log       *slog.Logger
+	// from is where the next fan-out starts looking: the lowest event it
+	// took last, since every event before it was dispatched then. An
+	// event whose transaction committed after a later one's (an earlier
+	// seq, seen late) is found by a look from the start, every
+	// fullLookEvery; lastFullLook is when the last one was.
+	from         int64
+	lastFullLook time.Time
 	// rnd jitters the retries (nil: math/rand).
 	rnd func() float64
 	// late counts the attempts that outlasted their fan-out's wait and

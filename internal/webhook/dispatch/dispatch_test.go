@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -406,6 +407,34 @@ func TestASlowEndpointHoldsUpNoOther(t *testing.T) {
 			t.Fatal(err)
 		}
 		return status == dispatch.Succeeded && attempts == 1
+	})
+}
+
+// An event whose transaction commits after a later event's (its seq
+// earlier, seen late) is delivered all the same.
+func TestAnEventSeenLateIsDelivered(t *testing.T) {
+	s := newSetup(t)
+	r := newReceiver(t)
+	s.subscribe(r, webhook.EventTypes()...)
+	s.run(dispatch.Config{})
+	tx, err := s.pool.Begin(s.ctx())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	var late string
+	if err := tx.QueryRow(s.ctx(), `INSERT INTO webhook_events (type, object_id, data) VALUES ('hold.created', gen_random_uuid(), '{}') RETURNING id`).Scan(&late); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		s.event(webhook.HoldCreated, uuid.New())
+	}
+	eventually(t, "the events committed first delivered", func() bool { return len(r.received()) == 3 })
+	if err := tx.Commit(s.ctx()); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the event committed late delivered", func() bool {
+		return slices.ContainsFunc(r.received(), func(m message) bool { return m.ID == late })
 	})
 }
 

@@ -20,8 +20,14 @@ func (d *Dispatcher) fanOut(ctx context.Context, workers map[uuid.UUID]*worker) 
 		// A fan-out under way when the instance stops is finished, not
 		// cut short: attempts made and not written would be made again.
 		pass := &pass{d: d, ctx: context.WithoutCancel(ctx), workers: workers, written: make(chan struct{}), gone: map[uuid.UUID]bool{}}
-		events, err := d.store.FanOut(pass.ctx, d.cfg.FanOutBatch, pass.deliver)
+		if time.Since(d.lastFullLook) >= fullLookEvery {
+			d.from, d.lastFullLook = 0, time.Now()
+		}
+		events, lowest, err := d.store.FanOut(pass.ctx, d.from, d.cfg.FanOutBatch, pass.deliver)
 		close(pass.written)
+		if events > 0 {
+			d.from = lowest
+		}
 		if err != nil && ctx.Err() == nil {
 			d.log.Warn("webhooks: cannot fan events out", "err", err)
 		}
@@ -31,6 +37,11 @@ func (d *Dispatcher) fanOut(ctx context.Context, workers map[uuid.UUID]*worker) 
 		}
 	}
 }
+
+// fullLookEvery is how often the fan-out looks for undispatched events
+// from the first, not from the lowest it took last: an event seen late
+// (its transaction committed after a later event's) waits at most this.
+const fullLookEvery = 5 * time.Second
 
 // objectKey is one object's deliveries to one endpoint, which go in order.
 type objectKey struct {
@@ -59,10 +70,13 @@ type chain struct {
 	events []*Fresh
 	// made is the chain's deliveries so far: one per event sent. Once
 	// the fan-out stops waiting (cut), the chain's sender writes nothing
-	// more here.
-	mu   sync.Mutex
-	made []Made
-	cut  bool
+	// more here and starts no other attempt; sending says an attempt is
+	// under way, and left that one was when the fan-out stopped waiting.
+	mu      sync.Mutex
+	made    []Made
+	cut     bool
+	sending bool
+	left    bool
 }
 
 // deliver decides every fresh event's delivery to each endpoint
@@ -136,9 +150,18 @@ func (p *pass) send(c *chain) {
 	ep := c.w.endpoint.Load()
 	for _, f := range c.events {
 		c.w.slots <- struct{}{}
+		c.mu.Lock()
+		if c.cut {
+			c.mu.Unlock()
+			<-c.w.slots
+			return
+		}
+		c.sending = true
+		c.mu.Unlock()
 		a := c.w.attempt(p.ctx, ep, f.Due)
 		<-c.w.slots
 		c.mu.Lock()
+		c.sending = false
 		cut := c.cut
 		if !cut {
 			c.made = append(c.made, Made{Endpoint: ep.ID, Attempted: true, Attempt: a})
@@ -169,11 +192,12 @@ func (p *pass) close(c *chain, now time.Time) []Made {
 	if len(rest) == 0 {
 		return made
 	}
-	if last := c.made; len(last) == 0 || last[len(last)-1].Status == Succeeded {
+	if c.sending {
 		// Under way: leased for as long as an attempt may take, then
 		// made again by the worker if its outcome was never written.
 		made = append(made, p.leave(ep, rest[0].Seq, now.Add(p.d.cfg.Lease)))
 		rest = rest[1:]
+		c.left = true
 		p.d.late.Add(1)
 	}
 	for _, f := range rest {
@@ -217,8 +241,8 @@ func (p *pass) judge(order []*chain) {
 				t.failed++
 			}
 		}
-		if len(c.made) < len(c.events) && (len(c.made) == 0 || c.made[len(c.made)-1].Status == Succeeded) {
-			t.failed++ // still under way when the wait ended
+		if c.left {
+			t.failed++ // still unanswered when the wait ended
 		}
 	}
 	for w, t := range tallies {
