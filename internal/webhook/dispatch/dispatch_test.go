@@ -148,11 +148,16 @@ func (s *setup) event(typ string, object uuid.UUID) string {
 // run starts a Dispatcher with cfg (its polls made short) until the test
 // ends.
 func (s *setup) run(cfg dispatch.Config) {
+	s.runOn(cfg, postgres.NewWebhookDeliveries(s.pool))
+}
+
+// runOn is run on store.
+func (s *setup) runOn(cfg dispatch.Config, store dispatch.Store) {
 	cfg.FanOutEvery, cfg.PollEvery, cfg.ProbeEvery, cfg.EndpointsEvery = 20*time.Millisecond, 50*time.Millisecond, 100*time.Millisecond, 50*time.Millisecond
 	wcfg := webhook.DefaultConfig()
 	wcfg.AllowInsecure, wcfg.AllowPrivate, wcfg.Timeout = true, true, 5*time.Second
 	sender := webhook.NewSender(wcfg)
-	d := dispatch.New(cfg, postgres.NewWebhookDeliveries(s.pool), s.endpoints, sender, nil, slog.New(slog.NewTextHandler(testLog{s.t}, nil)))
+	d := dispatch.New(cfg, store, s.endpoints, sender, nil, slog.New(slog.NewTextHandler(testLog{s.t}, nil)))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
@@ -436,6 +441,52 @@ func TestAnEventSeenLateIsDelivered(t *testing.T) {
 	eventually(t, "the event committed late delivered", func() bool {
 		return slices.ContainsFunc(r.received(), func(m message) bool { return m.ID == late })
 	})
+}
+
+// claimCounter counts the deliveries workers claimed, per endpoint.
+type claimCounter struct {
+	dispatch.Store
+	mu      sync.Mutex
+	claimed map[uuid.UUID]int
+}
+
+func (c *claimCounter) ClaimDue(ctx context.Context, endpoint uuid.UUID, limit int, lease time.Duration) ([]dispatch.Due, error) {
+	due, err := c.Store.ClaimDue(ctx, endpoint, limit, lease)
+	c.mu.Lock()
+	c.claimed[endpoint] += len(due)
+	c.mu.Unlock()
+	return due, err
+}
+
+// An endpoint made while fan-outs follow one another without a pause (a
+// backlog, a busy minute) is soon sent to by the fan-out, not left to
+// its worker for as long as the backlog lasts.
+func TestAnEndpointMadeDuringABacklogIsSentToAtOnce(t *testing.T) {
+	s := newSetup(t)
+	first, later := newReceiver(t), newReceiver(t)
+	s.subscribe(first, webhook.EventTypes()...)
+	const events = 1500
+	if _, err := s.pool.Exec(s.ctx(), `INSERT INTO webhook_events (type, object_id, data)
+		SELECT 'hold.created', gen_random_uuid(), '{}' FROM generate_series(1, $1)`, events); err != nil {
+		t.Fatal(err)
+	}
+	store := &claimCounter{Store: postgres.NewWebhookDeliveries(s.pool), claimed: map[uuid.UUID]int{}}
+	s.runOn(dispatch.Config{FanOutBatch: 1}, store) // a full batch every time
+	eventually(t, "the fan-outs under way", func() bool { return len(first.received()) >= 10 })
+	laterID := s.subscribe(later, webhook.EventTypes()...)
+	eventually(t, "every event delivered to the first endpoint", func() bool { return len(first.received()) == events })
+	var owed int
+	if err := s.pool.QueryRow(s.ctx(), `SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1`, laterID).Scan(&owed); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "every delivery to the later endpoint made", func() bool { return len(later.received()) == owed })
+	store.mu.Lock()
+	claimed := store.claimed[laterID]
+	store.mu.Unlock()
+	t.Logf("the later endpoint: %d deliveries, %d of them by its worker", owed, claimed)
+	if owed < 100 || claimed > owed/2 {
+		t.Errorf("the later endpoint: %d deliveries, %d of them by its worker; want most by the fan-out", owed, claimed)
+	}
 }
 
 // testLog writes the dispatcher's log into the test's.

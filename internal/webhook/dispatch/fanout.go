@@ -10,32 +10,29 @@ import (
 	"github.com/google/uuid"
 )
 
-// fanOut takes events while full batches come and delivers them: to an
-// endpoint whose worker runs here and is not failing, the fan-out sends
-// the event itself, so that a delivery that succeeds at once is written
-// once, with its outcome; every other delivery is written pending for
-// the endpoint's worker, which is woken.
-func (d *Dispatcher) fanOut(ctx context.Context, workers map[uuid.UUID]*worker) {
-	for ctx.Err() == nil {
-		// A fan-out under way when the instance stops is finished, not
-		// cut short: attempts made and not written would be made again.
-		pass := &pass{d: d, ctx: context.WithoutCancel(ctx), workers: workers, written: make(chan struct{}), gone: map[uuid.UUID]bool{}}
-		if time.Since(d.lastFullLook) >= fullLookEvery {
-			d.from, d.lastFullLook = 0, time.Now()
-		}
-		events, lowest, err := d.store.FanOut(pass.ctx, d.from, d.cfg.FanOutBatch, pass.deliver)
-		close(pass.written)
-		if events > 0 {
-			d.from = lowest
-		}
-		if err != nil && ctx.Err() == nil {
-			d.log.Warn("webhooks: cannot fan events out", "err", err)
-		}
-		pass.after(workers)
-		if err != nil || events < d.cfg.FanOutBatch {
-			return
-		}
+// fanOut takes a batch of events and delivers them: to an endpoint whose
+// worker runs here and is not failing, the fan-out sends the event
+// itself, so that a delivery that succeeds at once is written once, with
+// its outcome; every other delivery is written pending for the
+// endpoint's worker, which is woken. It says whether the batch was full
+// (more may be waiting).
+func (d *Dispatcher) fanOut(ctx context.Context, workers map[uuid.UUID]*worker) (full bool) {
+	// A fan-out under way when the instance stops is finished, not cut
+	// short: attempts made and not written would be made again.
+	pass := &pass{d: d, ctx: context.WithoutCancel(ctx), workers: workers, written: make(chan struct{}), gone: map[uuid.UUID]bool{}}
+	if time.Since(d.lastFullLook) >= fullLookEvery {
+		d.from, d.lastFullLook = 0, time.Now()
 	}
+	events, lowest, err := d.store.FanOut(pass.ctx, d.from, d.cfg.FanOutBatch, pass.deliver)
+	close(pass.written)
+	if events > 0 {
+		d.from = lowest
+	}
+	if err != nil && ctx.Err() == nil {
+		d.log.Warn("webhooks: cannot fan events out", "err", err)
+	}
+	pass.after(workers)
+	return err == nil && events == d.cfg.FanOutBatch
 }
 
 // fullLookEvery is how often the fan-out looks for undispatched events

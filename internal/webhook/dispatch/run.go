@@ -65,9 +65,24 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		// With no endpoint the events still have to be marked
 		// dispatched (nobody wants them), but not at a pace anyone
 		// waits on.
+		full := false
 		if len(workers) > 0 || time.Since(last) >= d.cfg.EndpointsEvery {
-			d.fanOut(ctx, workers)
+			full = d.fanOut(ctx, workers)
 			last = time.Now()
+		}
+		if full {
+			// More are waiting: the next fan-out goes at once, but the
+			// endpoints are still read on their clock (an endpoint made
+			// during a busy minute would otherwise have no worker here,
+			// and all its deliveries would wait for another instance's).
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-reread.C:
+				refresh()
+			default:
+			}
+			continue
 		}
 		select {
 		case <-ctx.Done():
