@@ -51,4 +51,13 @@ func TestIndexPlansReadTheOutboxByIdWhateverItsStatistics(t *testing.T) {
 	if p := plan(indexed); !strings.Contains(p, "Index Scan using seat_changes_pkey") || strings.Contains(p, "Seq Scan") {
 		t.Errorf("WithIndexPlans pool's plan:\n%s\nwant an index scan of seat_changes_pkey", p)
 	}
+	// Its plans cost 10^10 wherever a sequential scan is left: JIT must
+	// not take that for a big query to compile.
+	var jit string
+	if err := indexed.QueryRow(ctx, `SHOW jit`).Scan(&jit); err != nil {
+		t.Fatal(err)
+	}
+	if jit != "off" {
+		t.Errorf("WithIndexPlans pool: jit = %s, want off", jit)
+	}
 }
