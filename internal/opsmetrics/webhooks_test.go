@@ -36,7 +36,7 @@ func TestWebhookMetrics(t *testing.T) {
 	m.Attempted(dispatch.Pending, 0)
 
 	var endpoint string
-	if err := pool.QueryRow(ctx, `INSERT INTO webhook_endpoints (url, events, secret) VALUES ('https://example.com', '{reservation.created}', '\x00') RETURNING id::text`).Scan(&endpoint); err != nil {
+	if err := pool.QueryRow(ctx, `INSERT INTO webhook_endpoints (url, events, secret, created_at) VALUES ('https://example.com', '{reservation.created}', '\x00', now() - interval '1 hour') RETURNING id::text`).Scan(&endpoint); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pool.Exec(ctx, `INSERT INTO webhook_events (type, object_id, data, occurred_at) VALUES ('reservation.created', gen_random_uuid(), '{}', now() - interval '90 seconds')`); err != nil {

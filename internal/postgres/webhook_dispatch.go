@@ -33,10 +33,10 @@ func NewWebhookDeliveries(pool *pgxpool.Pool) *WebhookDeliveries {
 const fanOutLock = `SELECT pg_try_advisory_xact_lock(hashtext('webhook'), hashtext('fan-out'))`
 
 // takeFresh reads up to $1 undispatched events from seq $2 on, oldest
-// first, each with
-// the enabled endpoints subscribed to its type, and of those the ones
-// holding an earlier delivery of its object pending (it must wait
-// behind it).
+// first, each with the enabled endpoints subscribed to its type that
+// existed when it happened (an endpoint gets what happens once it is
+// made, not a backlog from before), and of those the ones holding an
+// earlier delivery of its object pending (it must wait behind it).
 const takeFresh = `
 SELECT ev.seq, ev.id, ev.type, ev.object_id, ev.occurred_at, ev.data, s.endpoints, s.held
 FROM (SELECT * FROM webhook_events WHERE NOT dispatched AND seq >= $2 ORDER BY seq LIMIT $1) ev,
@@ -45,7 +45,7 @@ LATERAL (
 		coalesce(array_agg(e.id) FILTER (WHERE EXISTS (
 			SELECT 1 FROM webhook_deliveries p
 			WHERE p.endpoint_id = e.id AND p.object_id = ev.object_id AND p.status = 'pending')), '{}') AS held
-	FROM webhook_endpoints e WHERE e.enabled AND ev.type = ANY (e.events)
+	FROM webhook_endpoints e WHERE e.enabled AND ev.type = ANY (e.events) AND e.created_at <= ev.occurred_at
 ) s
 ORDER BY ev.seq`
 

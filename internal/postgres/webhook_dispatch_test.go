@@ -106,6 +106,33 @@ func TestFanOutGivesSubscribersDeliveries(t *testing.T) {
 	}
 }
 
+// An endpoint gets the events that happen once it exists, not those from
+// before it that are still to be dispatched.
+func TestFanOutGivesAnEndpointNothingFromBeforeIt(t *testing.T) {
+	pool := testenvPool(t)
+	w := postgres.NewWebhookDeliveries(pool)
+	before := addEvent(t, pool, "hold.created", uuid.New())
+	if _, err := pool.Exec(testContext(t), `UPDATE webhook_events SET occurred_at = now() - interval '1 second' WHERE seq = $1`, before); err != nil {
+		t.Fatal(err)
+	}
+	ep := addEndpoint(t, pool, "hold.created")
+	after := addEvent(t, pool, "hold.created", uuid.New())
+	var given []int64
+	if _, _, err := w.FanOut(testContext(t), 0, 10, func(fresh []dispatch.Fresh) []dispatch.Made {
+		for _, f := range fresh {
+			if slices.Contains(f.Endpoints, ep) {
+				given = append(given, f.Seq)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(given, []int64{after}) {
+		t.Errorf("the endpoint was given events %v, want only %d (not %d, from before it)", given, after, before)
+	}
+}
+
 // One object's deliveries go one at a time in event order, however many
 // are due; other objects' do not wait. A claimed delivery is leased: it
 // is not handed out again until it is recorded or its lease ends.
@@ -301,7 +328,11 @@ func TestWebhookBacklogAndPurge(t *testing.T) {
 	w := postgres.NewWebhookDeliveries(pool)
 	ep := addEndpoint(t, pool, "reservation.created")
 	done, waiting := addEvent(t, pool, "reservation.created", uuid.New()), addEvent(t, pool, "reservation.created", uuid.New())
+	// Events of 8 days ago, to an endpoint as old.
 	if _, err := pool.Exec(ctx, `UPDATE webhook_events SET occurred_at = now() - interval '8 days'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE webhook_endpoints SET created_at = now() - interval '9 days'`); err != nil {
 		t.Fatal(err)
 	}
 	fanOut(t, w, 10)

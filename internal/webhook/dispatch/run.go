@@ -61,15 +61,17 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	reread := time.NewTicker(d.cfg.EndpointsEvery)
 	defer reread.Stop()
 	var last time.Time
+	wasFull := false
 	for {
 		// With no endpoint the events still have to be marked
 		// dispatched (nobody wants them), but not at a pace anyone
-		// waits on.
+		// waits on: once a second, and then while batches are full.
 		full := false
-		if len(workers) > 0 || time.Since(last) >= d.cfg.EndpointsEvery {
+		if len(workers) > 0 || time.Since(last) >= d.cfg.EndpointsEvery || wasFull {
 			full = d.fanOut(ctx, workers)
 			last = time.Now()
 		}
+		wasFull = full
 		if full {
 			// More are waiting: the next fan-out goes at once, but the
 			// endpoints are still read on their clock (an endpoint made
