@@ -153,7 +153,10 @@ func (s *setup) run(cfg dispatch.Config) {
 
 // runOn is run on store.
 func (s *setup) runOn(cfg dispatch.Config, store dispatch.Store) {
-	cfg.FanOutEvery, cfg.PollEvery, cfg.ProbeEvery, cfg.EndpointsEvery = 20*time.Millisecond, 50*time.Millisecond, 100*time.Millisecond, 50*time.Millisecond
+	cfg.FanOutEvery, cfg.PollEvery, cfg.ProbeEvery = 20*time.Millisecond, 50*time.Millisecond, 100*time.Millisecond
+	if cfg.EndpointsEvery == 0 {
+		cfg.EndpointsEvery = 50 * time.Millisecond
+	}
 	wcfg := webhook.DefaultConfig()
 	wcfg.AllowInsecure, wcfg.AllowPrivate, wcfg.Timeout = true, true, 5*time.Second
 	sender := webhook.NewSender(wcfg)
@@ -491,6 +494,29 @@ func TestAnEndpointMadeDuringABacklogIsSentToAtOnce(t *testing.T) {
 	t.Logf("the later endpoint: %d deliveries, %d of them by its worker", owed, claimed)
 	if owed != afterwards || claimed > owed/2 {
 		t.Errorf("the later endpoint: %d deliveries, %d of them by its worker; want most by the fan-out", owed, claimed)
+	}
+}
+
+// A new endpoint's first events are sent by the fan-out, which reads the
+// endpoints as soon as it meets one it does not know: not left to the
+// endpoint's worker until the next reading.
+func TestANewEndpointIsSentToFromItsFirstEvent(t *testing.T) {
+	s := newSetup(t)
+	known, r := newReceiver(t), newReceiver(t)
+	s.subscribe(known, webhook.EventTypes()...)
+	store := &claimCounter{Store: postgres.NewWebhookDeliveries(s.pool), claimed: map[uuid.UUID]int{}}
+	s.runOn(dispatch.Config{EndpointsEvery: time.Hour}, store)
+	s.event(webhook.HoldCreated, uuid.New())
+	eventually(t, "the first reading made", func() bool { return len(known.received()) == 1 })
+	time.Sleep(200 * time.Millisecond) // past the bound on how often an unknown endpoint makes it read again
+	ep := s.subscribe(r, webhook.EventTypes()...)
+	id := s.event(webhook.HoldCreated, uuid.New())
+	eventually(t, "the first event delivered", func() bool { return len(r.received()) == 1 && r.received()[0].ID == id })
+	store.mu.Lock()
+	claimed := store.claimed[ep]
+	store.mu.Unlock()
+	if claimed != 0 {
+		t.Errorf("the worker claimed %d deliveries, want none (the fan-out sends the first event)", claimed)
 	}
 }
 

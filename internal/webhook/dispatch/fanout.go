@@ -16,10 +16,12 @@ import (
 // its outcome; every other delivery is written pending for the
 // endpoint's worker, which is woken. It says whether the batch was full
 // (more may be waiting).
-func (d *Dispatcher) fanOut(ctx context.Context, workers map[uuid.UUID]*worker) (full bool) {
+// unknown is called when an event is for an endpoint with no worker here,
+// before its deliveries are decided.
+func (d *Dispatcher) fanOut(ctx context.Context, workers map[uuid.UUID]*worker, unknown func()) (full bool) {
 	// A fan-out under way when the instance stops is finished, not cut
 	// short: attempts made and not written would be made again.
-	pass := &pass{d: d, ctx: context.WithoutCancel(ctx), workers: workers, written: make(chan struct{}), gone: map[uuid.UUID]bool{}}
+	pass := &pass{d: d, ctx: context.WithoutCancel(ctx), workers: workers, unknown: unknown, written: make(chan struct{}), gone: map[uuid.UUID]bool{}}
 	if time.Since(d.lastFullLook) >= fullLookEvery {
 		d.from, d.lastFullLook = 0, time.Now()
 	}
@@ -50,6 +52,7 @@ type pass struct {
 	d       *Dispatcher
 	ctx     context.Context
 	workers map[uuid.UUID]*worker
+	unknown func()
 	// written is closed once the fan-out's deliveries are written: an
 	// attempt that outlasted the fan-out's wait records its outcome only
 	// then, over the pending delivery written for it.
@@ -80,6 +83,11 @@ type chain struct {
 // subscribed to it and makes those it can at once: it waits for them up
 // to FanOutWait.
 func (p *pass) deliver(fresh []Fresh) []Made {
+	if slices.ContainsFunc(fresh, func(f Fresh) bool {
+		return slices.ContainsFunc(f.Endpoints, func(ep uuid.UUID) bool { return p.workers[ep] == nil })
+	}) {
+		p.unknown()
+	}
 	var made []Made
 	chains := map[objectKey]*chain{}
 	var order []*chain

@@ -11,6 +11,11 @@ import (
 	"github.com/seatlock/seatlock/internal/webhook"
 )
 
+// newEndpointRefresh is how often at most a fan-out that meets an
+// endpoint it has no worker for reads the endpoints again (one whose
+// secret cannot be opened stays unknown).
+const newEndpointRefresh = 100 * time.Millisecond
+
 // Run fans events out and keeps one worker per enabled endpoint until ctx
 // ends, then waits for the workers' attempts under way to be recorded.
 func (d *Dispatcher) Run(ctx context.Context) error {
@@ -23,7 +28,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		wg.Wait()
 		d.late.Wait()
 	}()
+	var refreshed time.Time
 	refresh := func() {
+		refreshed = time.Now()
 		list, err := d.endpoints.Active(ctx)
 		switch {
 		case errors.Is(err, webhook.ErrUnseal):
@@ -68,7 +75,15 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		// waits on: once a second, and then while batches are full.
 		full := false
 		if len(workers) > 0 || time.Since(last) >= d.cfg.EndpointsEvery || wasFull {
-			full = d.fanOut(ctx, workers)
+			full = d.fanOut(ctx, workers, func() {
+				// An endpoint the fan-out has no worker for is new (or
+				// another instance saw it enabled first): read the
+				// endpoints now, not at the next tick, so that its first
+				// events are sent at once and not left to a worker.
+				if time.Since(refreshed) >= newEndpointRefresh {
+					refresh()
+				}
+			})
 			last = time.Now()
 		}
 		wasFull = full
