@@ -70,12 +70,11 @@ WITH made AS (
 UPDATE webhook_events SET dispatched = true WHERE seq = ANY ($9)`
 
 // FanOut takes up to limit undispatched events from seq from on, oldest
-// first, and hands
-// them to deliver with the endpoints each must reach; it writes the
-// deliveries deliver returns and marks the events dispatched, all in one
-// transaction held while deliver runs, so that an event is either still
-// undispatched (an instance stopped mid-way: it is taken again) or has
-// every delivery it should. One instance fans out at a time: when
+// first, and hands them to deliver with the endpoints each must reach; it
+// writes the deliveries deliver returns and marks the events dispatched,
+// all in one transaction held while deliver runs, so that an event is
+// either still undispatched (an instance stopped mid-way: it is taken
+// again) or has every delivery it should. One instance fans out at a time: when
 // another is, FanOut returns 0 at once. It returns how many events it
 // took and the lowest seq among them.
 //

@@ -16,12 +16,14 @@ import (
 // its outcome; every other delivery is written pending for the
 // endpoint's worker, which is woken. It says whether the batch was full
 // (more may be waiting).
+//
 // unknown is called when an event is for an endpoint with no worker here,
 // before its deliveries are decided.
 func (d *Dispatcher) fanOut(ctx context.Context, workers map[uuid.UUID]*worker, unknown func()) (full bool) {
 	// A fan-out under way when the instance stops is finished, not cut
 	// short: attempts made and not written would be made again.
-	pass := &pass{d: d, ctx: context.WithoutCancel(ctx), workers: workers, unknown: unknown, written: make(chan struct{}), gone: map[uuid.UUID]bool{}}
+	pass := &pass{d: d, ctx: context.WithoutCancel(ctx), workers: workers, unknown: unknown, written: make(chan struct{}),
+		pending: map[uuid.UUID]bool{}, gone: map[uuid.UUID]bool{}}
 	if time.Since(d.lastFullLook) >= fullLookEvery {
 		d.from, d.lastFullLook = 0, time.Now()
 	}
@@ -33,7 +35,7 @@ func (d *Dispatcher) fanOut(ctx context.Context, workers map[uuid.UUID]*worker, 
 	if err != nil && ctx.Err() == nil {
 		d.log.Warn("webhooks: cannot fan events out", "err", err)
 	}
-	pass.after(workers)
+	pass.after()
 	return err == nil && events == d.cfg.FanOutBatch
 }
 
@@ -57,8 +59,6 @@ type pass struct {
 	// attempt that outlasted the fan-out's wait records its outcome only
 	// then, over the pending delivery written for it.
 	written chan struct{}
-
-	mu      sync.Mutex
 	pending map[uuid.UUID]bool // endpoints left deliveries to their workers
 	gone    map[uuid.UUID]bool // endpoints that answered 410
 }
@@ -83,12 +83,8 @@ type chain struct {
 // subscribed to it and makes those it can at once: it waits for them up
 // to FanOutWait.
 func (p *pass) deliver(fresh []Fresh) []Made {
-	if slices.ContainsFunc(fresh, func(f Fresh) bool {
-		return slices.ContainsFunc(f.Endpoints, func(ep uuid.UUID) bool { return p.workers[ep] == nil })
-	}) {
-		p.unknown()
-	}
 	var made []Made
+	asked := false
 	chains := map[objectKey]*chain{}
 	var order []*chain
 	held := map[objectKey]bool{}
@@ -98,6 +94,11 @@ func (p *pass) deliver(fresh []Fresh) []Made {
 		for _, ep := range f.Endpoints {
 			key := objectKey{ep, f.ObjectID}
 			w := p.workers[ep]
+			if w == nil && !asked {
+				asked = true
+				p.unknown()
+				w = p.workers[ep]
+			}
 			if held[key] || w == nil || w.failing.Load() || slices.Contains(f.Held, ep) {
 				// Behind an earlier delivery of its object, or for an
 				// endpoint this instance does not send to now: pending,
@@ -140,12 +141,7 @@ func (p *pass) deliver(fresh []Fresh) []Made {
 
 // leave is a delivery written pending for ep's worker, due at.
 func (p *pass) leave(ep uuid.UUID, seq int64, at time.Time) Made {
-	p.mu.Lock()
-	if p.pending == nil {
-		p.pending = map[uuid.UUID]bool{}
-	}
 	p.pending[ep] = true
-	p.mu.Unlock()
 	return Made{Endpoint: ep, Attempt: Attempt{Seq: seq, Status: Pending, NextAt: at}}
 }
 
@@ -175,7 +171,7 @@ func (p *pass) send(c *chain) {
 		if cut {
 			// The fan-out wrote this delivery pending and leased while
 			// the attempt went on: its outcome is recorded over it.
-			p.observe(a, f.OccurredAt)
+			p.d.observe(a, f.OccurredAt)
 			p.lateRecord(ep.ID, a)
 			return
 		}
@@ -236,7 +232,7 @@ func (p *pass) judge(order []*chain) {
 			tallies[c.w] = t
 		}
 		for i, m := range c.made {
-			p.observe(m.Attempt, c.events[i].OccurredAt)
+			p.d.observe(m.Attempt, c.events[i].OccurredAt)
 			switch {
 			case m.Status == Succeeded:
 				t.succeeded++
@@ -251,38 +247,28 @@ func (p *pass) judge(order []*chain) {
 		}
 	}
 	for w, t := range tallies {
-		if t.succeeded == 0 && t.failed > 0 && !w.failing.Swap(true) {
-			w.d.log.Info("webhooks: endpoint fails; its worker probes it one delivery at a time", "endpoint", w.endpoint.Load().ID)
+		if t.succeeded == 0 && t.failed > 0 {
+			w.startFailing()
 		}
 	}
 }
 
-// observe tells the metrics of an attempt at an event that occurred at
-// occurred.
-func (p *pass) observe(a Attempt, occurred time.Time) {
-	if a.Status == Succeeded {
-		p.d.observer.Attempted(Succeeded, a.At.Sub(occurred))
-		return
-	}
-	p.d.observer.Attempted(a.Status, 0)
-}
-
 // after disables the endpoints that answered 410 and wakes the workers
 // left deliveries.
-func (p *pass) after(workers map[uuid.UUID]*worker) {
+func (p *pass) after() {
 	for id := range p.gone {
 		if err := p.d.store.DisableWebhook(p.ctx, id, GoneReason); err != nil {
 			p.d.log.Warn("webhooks: cannot disable an endpoint that answered 410", "endpoint", id, "err", err)
 			continue
 		}
 		p.d.log.Info("webhooks: endpoint answered 410 Gone and is disabled", "endpoint", id)
-		if w, ok := workers[id]; ok {
+		if w, ok := p.workers[id]; ok {
 			w.stop()
-			delete(workers, id)
+			delete(p.workers, id)
 		}
 	}
 	for id := range p.pending {
-		if w, ok := workers[id]; ok {
+		if w, ok := p.workers[id]; ok {
 			w.wake()
 		}
 	}

@@ -68,13 +68,12 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	reread := time.NewTicker(d.cfg.EndpointsEvery)
 	defer reread.Stop()
 	var last time.Time
-	wasFull := false
+	full := false // the last fan-out took a full batch: more may be waiting
 	for {
 		// With no endpoint the events still have to be marked
 		// dispatched (nobody wants them), but not at a pace anyone
 		// waits on: once a second, and then while batches are full.
-		full := false
-		if len(workers) > 0 || time.Since(last) >= d.cfg.EndpointsEvery || wasFull {
+		if full || len(workers) > 0 || time.Since(last) >= d.cfg.EndpointsEvery {
 			full = d.fanOut(ctx, workers, func() {
 				// An endpoint the fan-out has no worker for is new (or
 				// another instance saw it enabled first): read the
@@ -86,7 +85,6 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			})
 			last = time.Now()
 		}
-		wasFull = full
 		if full {
 			// More are waiting: the next fan-out goes at once, but the
 			// endpoints are still read on their clock (an endpoint made

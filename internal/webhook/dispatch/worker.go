@@ -104,16 +104,14 @@ func (w *worker) round() (sent int, gone bool) {
 	wg.Wait()
 	succeeded, failed := 0, 0
 	for i, a := range attempts {
+		w.d.observe(a, due[i].OccurredAt)
 		switch {
 		case a.Status == Succeeded:
 			succeeded++
-			w.d.observer.Attempted(Succeeded, a.At.Sub(due[i].OccurredAt))
 		case a.StatusCode == http.StatusGone:
 			gone = true
-			w.d.observer.Attempted(Failed, 0)
 		default:
 			failed++
-			w.d.observer.Attempted(a.Status, 0)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.ctx), recordTimeout)
@@ -137,11 +135,30 @@ func (w *worker) round() (sent int, gone bool) {
 			w.d.log.Warn("webhooks: cannot bring an endpoint's backlog forward", "endpoint", ep.ID, "err", err)
 		}
 		w.d.log.Info("webhooks: endpoint answers again; its backlog is due now", "endpoint", ep.ID, "deliveries", moved)
-	case succeeded == 0 && failed > 0 && !w.failing.Swap(true):
-		w.d.log.Info("webhooks: endpoint fails; probing it one delivery at a time", "endpoint", ep.ID,
-			"error", attempts[0].Error, "status", attempts[0].StatusCode)
+	case succeeded == 0 && failed > 0:
+		w.startFailing("error", attempts[0].Error, "status", attempts[0].StatusCode)
 	}
 	return len(due), false
+}
+
+// startFailing leaves the endpoint's deliveries to the worker, which
+// probes it one at a time, after a round or a fan-out whose every attempt
+// failed; it says so once.
+func (w *worker) startFailing(why ...any) {
+	if !w.failing.Swap(true) {
+		w.d.log.Info("webhooks: endpoint fails; probing it one delivery at a time",
+			append([]any{"endpoint", w.endpoint.Load().ID}, why...)...)
+	}
+}
+
+// observe tells the metrics of an attempt at an event that occurred at
+// occurred.
+func (d *Dispatcher) observe(a Attempt, occurred time.Time) {
+	if a.Status == Succeeded {
+		d.observer.Attempted(Succeeded, a.At.Sub(occurred))
+		return
+	}
+	d.observer.Attempted(a.Status, 0)
 }
 
 // attempt sends one delivery and says what became of it.
