@@ -48,7 +48,8 @@ func (o sentinelOutcome) failed() bool { return o.status == 0 || o.status >= 500
 // the Sentinels promote the replica; the instances follow it by themselves.
 // The test measures the first 503 (if any), the time until bookings sent
 // after the kill succeed again and the requests failed, and checks that no seat is booked twice, that
-// every 200 has its row, and that no lock is left once the TTLs pass.
+// every 200 has its row, that no lock is left once the TTLs pass, and
+// that every booking's and cancellation's webhook event is delivered.
 func TestFaultRedisSentinelFailover(t *testing.T) {
 	t.Parallel()
 	s := testenv.StartSentinel(t)
@@ -57,8 +58,14 @@ func TestFaultRedisSentinelFailover(t *testing.T) {
 		cfg.RedisURL = s.URL
 		cfg.RateLimitUser = 1_000_000 // through Sentinel too, never refusing
 		cfg.RateLimitIP = 1_000_000
+		withLocalWebhooks(cfg)
 	})
 	h.bases = append(h.bases, h.serve(h.cfg), h.serve(h.cfg))
+	// An integrator's endpoint: every booking and cancellation across the
+	// failover reaches it (the events live in PostgreSQL, which Redis's
+	// failover must not disturb).
+	receiver := newHookReceiver(t)
+	h.createWebhook(webhookBody(receiver.srv.URL))
 	rdb, err := redisconn.Open(s.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -337,4 +344,6 @@ func TestFaultRedisSentinelFailover(t *testing.T) {
 		firstFailure = first503.Sub(killedAt)
 	}
 	logFault(t, "redis-sentinel-failover", firstFailure, recovery, unlocked)
+	delivered := expectEveryEventDelivered(t, h, receiver)
+	t.Logf("fault=redis-sentinel-failover webhooks: %d events, %d messages, %d sent again", delivered.events, delivered.messages, delivered.duplicates)
 }

@@ -18,12 +18,14 @@ import (
 
 // hookReceiver is an integrator's endpoint: it keeps every message it
 // takes, with its headers, and answers 204 (or fail's status while fail
-// says so).
+// says so). before, when set, runs first, as each message arrives: it may
+// hold the message up.
 type hookReceiver struct {
-	mu   sync.Mutex
-	got  []hookMessage
-	fail func() int
-	srv  *httptest.Server
+	mu     sync.Mutex
+	got    []hookMessage
+	fail   func() int
+	before func()
+	srv    *httptest.Server
 }
 
 type hookMessage struct {
@@ -37,6 +39,12 @@ func newHookReceiver(t *testing.T) *hookReceiver {
 	r := &hookReceiver{}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		before := r.before
+		r.mu.Unlock()
+		if before != nil {
+			before()
+		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if r.fail != nil {
