@@ -130,6 +130,9 @@ func platformOf(ctx context.Context, sess *session, p platformConfig, setup *pla
 	a := newAPI(p.SetupWorkers, len(sess.cfg.Targets), max(sess.cfg.Timeout, setupTimeout), sess.cfg.Client)
 	defer a.close()
 	defer a.stopOnCancel(ctx)()
+	if err := checkReused(ctx, sess, a, p, have); err != nil {
+		return nil, nil, err
+	}
 	have, err = makeMissing(ctx, sess, a, p, have, setup)
 	if p.IDsFile != "" && setup.MadeStadiums+setup.MadeHalls > 0 {
 		err = cmpErr(err, savePlatformSchedules(p.IDsFile, have))

@@ -101,6 +101,47 @@ type platformSetup struct {
 	DeleteErrors   []string `json:"deleteErrors,omitempty"`
 }
 
+// reusedSample is how many of an -ids-file's halls are read back before
+// a run: every stadium is, and halls this far apart.
+const reusedSample = 100
+
+// checkReused reads back the schedules have lists (every stadium, every
+// reusedSample-th hall) and refuses a file whose schedules this service
+// does not have as listed: a file kept from another database would have
+// the run read the wrong schedules, or none.
+func checkReused(ctx context.Context, sess *session, a *api, p platformConfig, have platformSchedules) error {
+	layout, err := p.StadiumVenue.layout().check()
+	if err != nil {
+		return err
+	}
+	type listed struct {
+		id    int64
+		seats int
+	}
+	var check []listed
+	for _, id := range have.Stadiums[:min(len(have.Stadiums), p.Stadiums)] {
+		check = append(check, listed{id, layout.SeatCount()})
+	}
+	halls := have.Halls[:min(len(have.Halls), p.halls())]
+	for i := 0; i < len(halls); i += reusedSample {
+		check = append(check, listed{halls[i], p.HallSeats})
+	}
+	target := sess.cfg.Targets[0]
+	for _, c := range check {
+		v, err := a.venue(ctx, target, c.id)
+		if err == nil && v.SeatCount == c.seats {
+			continue
+		}
+		found := fmt.Sprintf("has it with %d seats", v.SeatCount)
+		if err != nil {
+			found = "answers " + err.Error()
+		}
+		return fmt.Errorf("-ids-file %s lists schedule %d of %d seats, and the service %s: the file was written against another database; give another file",
+			p.IDsFile, c.id, c.seats, found)
+	}
+	return nil
+}
+
 // makeMissing makes the stadiums and halls have lacks to reach p's
 // numbers, -setup-workers at once, and returns have with them added; the
 // first error stops it (what was made is returned too, to be kept).

@@ -257,3 +257,24 @@ func TestPlatformReusesItsSchedules(t *testing.T) {
 		t.Errorf("the fake holds %d schedules; want 6", n)
 	}
 }
+
+// A file of ids kept from another database is refused before anything
+// is read: its schedules are not this service's.
+func TestPlatformRefusesAnotherDatabasesIDs(t *testing.T) {
+	ids := filepath.Join(t.TempDir(), "ids.json")
+	args := []string{"-scenario", "platform", "-schedules", "6", "-stadiums", "2", "-queues", "0", "-stadium-sections", "2",
+		"-stadium-rows", "2", "-stadium-row-seats", "5", "-duration", "2s", "-read-rate", "150", "-ids-file", ids, "-pids", fmt.Sprint(os.Getpid())}
+	made, _ := newFakeAPI(t).serve(t, 1)
+	mustHammer(t, t.Context(), mustConfig(t, made, args...))
+
+	other := newFakeAPI(t)
+	for range 6 {
+		other.addSchedule(3) // the same ids, other schedules
+	}
+	urls, _ := other.serve(t, 1)
+	_, err := hammer(t.Context(), mustConfig(t, urls, args...), nil)
+	if err == nil || !strings.Contains(err.Error(), "-ids-file "+ids+" lists schedule ") ||
+		!strings.Contains(err.Error(), " of 20 seats, and the service has it with 3 seats") {
+		t.Fatalf("hammer with another database's ids: %v", err)
+	}
+}
