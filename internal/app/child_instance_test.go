@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -125,6 +127,21 @@ func startChildInstance(t *testing.T, jobNamespace string, env map[string]string
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// startChild starts a child instance (startChildInstance) of h's
+// deployment: on h's database and Redis, its periodic jobs namespaced as
+// h's instances' are, with env's variables added (a DATABASE_URL there
+// replaces h's: a proxied one, say).
+func (h *harness) startChild(t *testing.T, env map[string]string) *childInstance {
+	t.Helper()
+	u, err := url.Parse(h.cfg.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := map[string]string{"DATABASE_URL": h.cfg.DatabaseURL, "REDIS_URL": h.cfg.RedisURL, "AUTH_SECRET": testSecret}
+	maps.Copy(all, env)
+	return startChildInstance(t, strings.TrimPrefix(u.Path, "/")+"/", all)
 }
 
 // kill9 ends the instance at once (SIGKILL): no release, no drain, its

@@ -3,7 +3,6 @@ package app_test
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -28,14 +27,8 @@ func TestFaultInstanceKilledHoldingLocks(t *testing.T) {
 	// The victim keeps connections open (the requests below find them
 	// ready): its stalled statements, not connecting, must hold it up.
 	dbURL, pgProxy := proxiedURL(t, withParam(t, h.cfg.DatabaseURL, "pool_min_conns", "6"))
-	u, err := url.Parse(h.cfg.DatabaseURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	victim := startChildInstance(t, strings.TrimPrefix(u.Path, "/")+"/", map[string]string{
+	victim := h.startChild(t, map[string]string{
 		"DATABASE_URL":  dbURL,
-		"REDIS_URL":     h.cfg.RedisURL,
-		"AUTH_SECRET":   testSecret,
 		"LOCK_TTL":      durationEnv(victimLockTTL),
 		"LOCK_MAX_WAIT": durationEnv(faultLockMaxWait),
 	})

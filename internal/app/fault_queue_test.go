@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,15 +18,7 @@ import (
 func TestFaultQueueInstanceKilledMidSale(t *testing.T) {
 	t.Parallel()
 	h := newHarnessWith(t, 1, faultTuning) // instance 0 survives
-	u, err := url.Parse(h.cfg.DatabaseURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	victim := startChildInstance(t, strings.TrimPrefix(u.Path, "/")+"/", map[string]string{
-		"DATABASE_URL": h.cfg.DatabaseURL,
-		"REDIS_URL":    h.cfg.RedisURL,
-		"AUTH_SECRET":  testSecret,
-	})
+	victim := h.startChild(t, nil)
 	h.bases = append(h.bases, victim.base) // instance 1
 	schedule := h.createSchedule(10)
 	h.openQueue(schedule, 20, "")

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -42,14 +40,7 @@ func TestFaultWebhooksSurviveAnInstanceKilledMidDelivery(t *testing.T) {
 
 func webhooksAcrossAKill(t *testing.T, leased bool) {
 	h := newHarnessWith(t, 0, withLocalWebhooks)
-	u, err := url.Parse(h.cfg.DatabaseURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	victim := startChildInstance(t, strings.TrimPrefix(u.Path, "/")+"/", map[string]string{
-		"DATABASE_URL":           h.cfg.DatabaseURL,
-		"REDIS_URL":              h.cfg.RedisURL,
-		"AUTH_SECRET":            testSecret,
+	victim := h.startChild(t, map[string]string{
 		"WEBHOOK_ALLOW_INSECURE": "true",
 		"WEBHOOK_ALLOW_PRIVATE":  "true",
 		"WEBHOOK_TIMEOUT":        durationEnv(3 * time.Second),
@@ -120,18 +111,25 @@ func webhooksAcrossAKill(t *testing.T, leased bool) {
 // fan-out has stopped waiting for its attempt.
 func awaitPendingDelivery(t *testing.T, h *harness) {
 	t.Helper()
+	awaitCount(t, h, `SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'`,
+		func(n int) bool { return n > 0 }, "a delivery written pending")
+}
+
+// awaitCount waits, up to faultPatience, until the count query gives
+// is done with; what says what was awaited.
+func awaitCount(t *testing.T, h *harness, query string, done func(int) bool, what string) {
+	t.Helper()
 	deadline := time.Now().Add(faultPatience)
 	for {
-		var pending int
-		if err := h.pool.QueryRow(context.Background(),
-			`SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'`).Scan(&pending); err != nil {
+		var n int
+		if err := h.pool.QueryRow(context.Background(), query).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
-		if pending > 0 {
+		if done(n) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no delivery written pending within %v", faultPatience)
+			t.Fatalf("not %s after %v: the count is %d", what, faultPatience, n)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -172,21 +170,8 @@ func (c webhookChanges) make(t *testing.T, base, from, to int) {
 // out.
 func awaitDispatched(t *testing.T, h *harness) {
 	t.Helper()
-	deadline := time.Now().Add(faultPatience)
-	for {
-		var left int
-		if err := h.pool.QueryRow(context.Background(),
-			`SELECT count(*) FROM webhook_events WHERE NOT dispatched`).Scan(&left); err != nil {
-			t.Fatal(err)
-		}
-		if left == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d events not fanned out after %v", left, faultPatience)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	awaitCount(t, h, `SELECT count(*) FROM webhook_events WHERE NOT dispatched`,
+		func(n int) bool { return n == 0 }, "every event fanned out")
 }
 
 // deliveryCount is what a receiver got of the events written.
