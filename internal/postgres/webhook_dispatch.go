@@ -105,9 +105,11 @@ func (w *WebhookDeliveries) FanOut(ctx context.Context, from int64, limit int, d
 		}
 		made := deliver(fresh)
 		n := len(made)
-		eps, seqs, statuses, attempts, ats, codes, errs, nexts := make([]uuid.UUID, n), make([]int64, n), make([]string, n), make([]int32, n), make([]*time.Time, n), make([]int32, n), make([]string, n), make([]time.Time, n)
+		cols := newAttemptColumns(n)
+		eps, attempts, ats := make([]uuid.UUID, n), make([]int32, n), make([]*time.Time, n)
 		for i, m := range made {
-			eps[i], seqs[i], statuses[i], codes[i], errs[i], nexts[i] = m.Endpoint, m.Seq, m.Status, int32(m.StatusCode), m.Error, m.NextAt
+			cols.set(i, m.Attempt)
+			eps[i] = m.Endpoint
 			if m.Attempted {
 				attempts[i], ats[i] = 1, &made[i].At
 			}
@@ -116,7 +118,7 @@ func (w *WebhookDeliveries) FanOut(ctx context.Context, from int64, limit int, d
 		for i, f := range fresh {
 			dispatched[i] = f.Seq
 		}
-		if _, err := tx.Exec(ctx, writeMade, eps, seqs, statuses, attempts, ats, codes, errs, nexts, dispatched); err != nil {
+		if _, err := tx.Exec(ctx, writeMade, eps, cols.seqs, cols.statuses, attempts, ats, cols.codes, cols.errs, cols.nexts, dispatched); err != nil {
 			return err
 		}
 		events, lowest = len(fresh), fresh[0].Seq
@@ -190,15 +192,34 @@ func (w *WebhookDeliveries) Record(ctx context.Context, endpoint uuid.UUID, atte
 	if len(attempts) == 0 {
 		return nil
 	}
-	n := len(attempts)
-	seqs, statuses, ats, codes, errs, nexts := make([]int64, n), make([]string, n), make([]time.Time, n), make([]int32, n), make([]string, n), make([]time.Time, n)
+	cols, ats := newAttemptColumns(len(attempts)), make([]time.Time, len(attempts))
 	for i, a := range attempts {
-		seqs[i], statuses[i], ats[i], codes[i], errs[i], nexts[i] = a.Seq, a.Status, a.At, int32(a.StatusCode), a.Error, a.NextAt
+		cols.set(i, a)
+		ats[i] = a.At
 	}
-	if _, err := w.pool.Exec(ctx, recordAttempts, endpoint, seqs, statuses, ats, codes, errs, nexts); err != nil {
+	if _, err := w.pool.Exec(ctx, recordAttempts, endpoint, cols.seqs, cols.statuses, ats, cols.codes, cols.errs, cols.nexts); err != nil {
 		return wrap("record webhook attempts", err)
 	}
 	return nil
+}
+
+// attemptColumns are attempts' outcomes laid out as the statements'
+// arrays take them, one element per attempt.
+type attemptColumns struct {
+	seqs     []int64
+	statuses []string
+	codes    []int32
+	errs     []string
+	nexts    []time.Time
+}
+
+func newAttemptColumns(n int) attemptColumns {
+	return attemptColumns{seqs: make([]int64, n), statuses: make([]string, n), codes: make([]int32, n),
+		errs: make([]string, n), nexts: make([]time.Time, n)}
+}
+
+func (c attemptColumns) set(i int, a dispatch.Attempt) {
+	c.seqs[i], c.statuses[i], c.codes[i], c.errs[i], c.nexts[i] = a.Seq, a.Status, int32(a.StatusCode), a.Error, a.NextAt
 }
 
 // DueNow brings every pending delivery of endpoint forward to now: the

@@ -453,6 +453,17 @@ type claimCounter struct {
 	claimed map[uuid.UUID]int
 }
 
+func (s *setup) newClaimCounter() *claimCounter {
+	return &claimCounter{Store: postgres.NewWebhookDeliveries(s.pool), claimed: map[uuid.UUID]int{}}
+}
+
+// of is how many deliveries of endpoint workers have claimed so far.
+func (c *claimCounter) of(endpoint uuid.UUID) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.claimed[endpoint]
+}
+
 func (c *claimCounter) ClaimDue(ctx context.Context, endpoint uuid.UUID, limit int, lease time.Duration) ([]dispatch.Due, error) {
 	due, err := c.Store.ClaimDue(ctx, endpoint, limit, lease)
 	c.mu.Lock()
@@ -473,7 +484,7 @@ func TestAnEndpointMadeDuringABacklogIsSentToAtOnce(t *testing.T) {
 		SELECT 'hold.created', gen_random_uuid(), '{}' FROM generate_series(1, $1)`, events); err != nil {
 		t.Fatal(err)
 	}
-	store := &claimCounter{Store: postgres.NewWebhookDeliveries(s.pool), claimed: map[uuid.UUID]int{}}
+	store := s.newClaimCounter()
 	s.runOn(dispatch.Config{FanOutBatch: 1}, store) // a full batch every time
 	eventually(t, "the fan-outs under way", func() bool { return len(first.received()) >= 10 })
 	laterID := s.subscribe(later, webhook.EventTypes()...)
@@ -488,9 +499,7 @@ func TestAnEndpointMadeDuringABacklogIsSentToAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "every delivery to the later endpoint made", func() bool { return len(later.received()) == owed })
-	store.mu.Lock()
-	claimed := store.claimed[laterID]
-	store.mu.Unlock()
+	claimed := store.of(laterID)
 	t.Logf("the later endpoint: %d deliveries, %d of them by its worker", owed, claimed)
 	if owed != afterwards || claimed > owed/2 {
 		t.Errorf("the later endpoint: %d deliveries, %d of them by its worker; want most by the fan-out", owed, claimed)
@@ -504,7 +513,7 @@ func TestANewEndpointIsSentToFromItsFirstEvent(t *testing.T) {
 	s := newSetup(t)
 	known, r := newReceiver(t), newReceiver(t)
 	s.subscribe(known, webhook.EventTypes()...)
-	store := &claimCounter{Store: postgres.NewWebhookDeliveries(s.pool), claimed: map[uuid.UUID]int{}}
+	store := s.newClaimCounter()
 	s.runOn(dispatch.Config{EndpointsEvery: time.Hour}, store)
 	s.event(webhook.HoldCreated, uuid.New())
 	eventually(t, "the first reading made", func() bool { return len(known.received()) == 1 })
@@ -512,9 +521,7 @@ func TestANewEndpointIsSentToFromItsFirstEvent(t *testing.T) {
 	ep := s.subscribe(r, webhook.EventTypes()...)
 	id := s.event(webhook.HoldCreated, uuid.New())
 	eventually(t, "the first event delivered", func() bool { return len(r.received()) == 1 && r.received()[0].ID == id })
-	store.mu.Lock()
-	claimed := store.claimed[ep]
-	store.mu.Unlock()
+	claimed := store.of(ep)
 	if claimed != 0 {
 		t.Errorf("the worker claimed %d deliveries, want none (the fan-out sends the first event)", claimed)
 	}

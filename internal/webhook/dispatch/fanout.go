@@ -2,7 +2,6 @@ package dispatch
 
 import (
 	"context"
-	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -223,31 +222,26 @@ func (p *pass) lateRecord(ep uuid.UUID, a Attempt) {
 // attempt failed, or that kept an attempt past the wait, is left to its
 // worker (probed) from now on; one that answered 410 is disabled after.
 func (p *pass) judge(order []*chain) {
-	type tally struct{ succeeded, failed int }
-	tallies := map[*worker]*tally{}
+	tallies := map[*worker]*outcomes{}
 	for _, c := range order {
-		t := tallies[c.w]
-		if t == nil {
-			t = &tally{}
-			tallies[c.w] = t
+		o := tallies[c.w]
+		if o == nil {
+			o = &outcomes{}
+			tallies[c.w] = o
 		}
 		for i, m := range c.made {
 			p.d.observe(m.Attempt, c.events[i].OccurredAt)
-			switch {
-			case m.Status == Succeeded:
-				t.succeeded++
-			case m.StatusCode == http.StatusGone:
-				p.gone[c.w.endpoint.Load().ID] = true
-			default:
-				t.failed++
-			}
+			o.add(m.Attempt)
 		}
 		if c.left {
-			t.failed++ // still unanswered when the wait ended
+			o.failed++ // still unanswered when the wait ended
 		}
 	}
-	for w, t := range tallies {
-		if t.succeeded == 0 && t.failed > 0 {
+	for w, o := range tallies {
+		if o.gone {
+			p.gone[w.endpoint.Load().ID] = true
+		}
+		if o.allFailed() {
 			w.startFailing()
 		}
 	}
@@ -257,11 +251,9 @@ func (p *pass) judge(order []*chain) {
 // left deliveries.
 func (p *pass) after() {
 	for id := range p.gone {
-		if err := p.d.store.DisableWebhook(p.ctx, id, GoneReason); err != nil {
-			p.d.log.Warn("webhooks: cannot disable an endpoint that answered 410", "endpoint", id, "err", err)
+		if !p.d.disableGone(p.ctx, id) {
 			continue
 		}
-		p.d.log.Info("webhooks: endpoint answered 410 Gone and is disabled", "endpoint", id)
 		if w, ok := p.workers[id]; ok {
 			w.stop()
 			delete(p.workers, id)

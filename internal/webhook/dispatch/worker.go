@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/seatlock/seatlock/internal/webhook"
 )
 
@@ -102,17 +104,10 @@ func (w *worker) round() (sent int, gone bool) {
 		wg.Go(func() { attempts[i] = w.attempt(w.ctx, ep, dv) })
 	}
 	wg.Wait()
-	succeeded, failed := 0, 0
+	var o outcomes
 	for i, a := range attempts {
 		w.d.observe(a, due[i].OccurredAt)
-		switch {
-		case a.Status == Succeeded:
-			succeeded++
-		case a.StatusCode == http.StatusGone:
-			gone = true
-		default:
-			failed++
-		}
+		o.add(a)
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.ctx), recordTimeout)
 	defer cancel()
@@ -120,25 +115,54 @@ func (w *worker) round() (sent int, gone bool) {
 		w.d.log.Warn("webhooks: cannot record attempts; they are made again when their lease ends",
 			"endpoint", ep.ID, "attempts", len(attempts), "err", err)
 	}
-	if gone {
-		if err := w.d.store.DisableWebhook(ctx, ep.ID, GoneReason); err != nil {
-			w.d.log.Warn("webhooks: cannot disable an endpoint that answered 410", "endpoint", ep.ID, "err", err)
-		}
-		w.d.log.Info("webhooks: endpoint answered 410 Gone and is disabled", "endpoint", ep.ID)
+	if o.gone {
+		w.d.disableGone(ctx, ep.ID)
 		return len(due), true
 	}
 	switch {
-	case succeeded > 0 && w.failing.Load():
+	case o.succeeded > 0 && w.failing.Load():
 		w.failing.Store(false)
 		moved, err := w.d.store.DueNow(ctx, ep.ID, w.d.cfg.Lease)
 		if err != nil {
 			w.d.log.Warn("webhooks: cannot bring an endpoint's backlog forward", "endpoint", ep.ID, "err", err)
 		}
 		w.d.log.Info("webhooks: endpoint answers again; its backlog is due now", "endpoint", ep.ID, "deliveries", moved)
-	case succeeded == 0 && failed > 0:
+	case o.allFailed():
 		w.startFailing("error", attempts[0].Error, "status", attempts[0].StatusCode)
 	}
 	return len(due), false
+}
+
+// outcomes counts the attempts of a round, or a fan-out's to one
+// endpoint, as they decide the endpoint's fate.
+type outcomes struct {
+	succeeded, failed int
+	gone              bool // an attempt was answered 410 Gone
+}
+
+func (o *outcomes) add(a Attempt) {
+	switch {
+	case a.Status == Succeeded:
+		o.succeeded++
+	case a.StatusCode == http.StatusGone:
+		o.gone = true
+	default:
+		o.failed++
+	}
+}
+
+// allFailed: attempts were made and none succeeded (a 410 aside).
+func (o *outcomes) allFailed() bool { return o.succeeded == 0 && o.failed > 0 }
+
+// disableGone disables an endpoint that answered 410 Gone; false when
+// the store could not.
+func (d *Dispatcher) disableGone(ctx context.Context, id uuid.UUID) bool {
+	if err := d.store.DisableWebhook(ctx, id, GoneReason); err != nil {
+		d.log.Warn("webhooks: cannot disable an endpoint that answered 410", "endpoint", id, "err", err)
+		return false
+	}
+	d.log.Info("webhooks: endpoint answered 410 Gone and is disabled", "endpoint", id)
+	return true
 }
 
 // startFailing leaves the endpoint's deliveries to the worker, which
