@@ -45,7 +45,17 @@ func hammer(ctx context.Context, cfg config, progressOut io.Writer) (*report, er
 	if sess.admin, err = auth.Mint(cfg.Secret, "hammer-"+sess.id+"-admin", auth.RoleAdmin, sess.ttl); err != nil {
 		return nil, fmt.Errorf("mint admin token: %w", err)
 	}
-	switch cfg.Scenario {
+	others := otherWebhooks(ctx, sess)
+	r, err := runScenario(ctx, sess)
+	if r != nil {
+		r.OtherWebhooks = others
+	}
+	return r, err
+}
+
+// runScenario runs the session's scenario.
+func runScenario(ctx context.Context, sess *session) (*report, error) {
+	switch sess.cfg.Scenario {
 	case scenarioBestAvailable:
 		return hammerBest(ctx, sess)
 	case scenarioSeatMap:
@@ -58,6 +68,18 @@ func hammer(ctx context.Context, cfg config, progressOut io.Writer) (*report, er
 		return hammerPlatform(ctx, sess)
 	}
 	return hammerBookings(ctx, sess)
+}
+
+// otherWebhooks counts the webhook endpoints registered on the service
+// before the run: it delivers every change to them, and works through
+// any backlog a dead one left, on the machine the run measures. Nil when
+// there are none or they cannot be listed (a service without webhooks).
+func otherWebhooks(ctx context.Context, sess *session) *otherWebhooksReport {
+	n, more, err := sess.api.enabledWebhooks(ctx, sess.cfg.Targets[0], sess.admin)
+	if err != nil || n == 0 {
+		return nil
+	}
+	return &otherWebhooksReport{Enabled: n, More: more}
 }
 
 // hammerBookings runs hot-seat, fresh-seats and contended: set the seats

@@ -67,6 +67,13 @@ func writeText(w io.Writer, r *report) error {
 			return err
 		}
 	}
+	if o := r.OtherWebhooks; o != nil {
+		n := strconv.Itoa(o.Enabled)
+		if o.More {
+			n = "at least " + n
+		}
+		p("other webhooks:\t%s enabled before this run, not the hammer's: the service delivers to them (and works through any backlog) on the machine measured", n)
+	}
 	if r.Verdict.Pass {
 		p("verdict:\tPASS")
 	} else {

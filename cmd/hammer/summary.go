@@ -11,6 +11,13 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
+// otherWebhooksReport counts the enabled webhook endpoints found on the
+// service before the run; More: at least Enabled (more pages).
+type otherWebhooksReport struct {
+	Enabled int  `json:"enabled"`
+	More    bool `json:"more,omitempty"`
+}
+
 // report is everything a run measured and concluded; it renders as text or
 // JSON.
 type report struct {
@@ -38,6 +45,9 @@ type report struct {
 	OnSales        *onSalesReport  `json:"onSales,omitempty"`
 	Platform       *platformReport `json:"platform,omitempty"`
 	Webhooks       *webhooksReport `json:"webhooks,omitempty"`
+	// OtherWebhooks are the endpoints registered before the run, not
+	// the hammer's: their deliveries share the machine measured.
+	OtherWebhooks *otherWebhooksReport `json:"otherWebhooks,omitempty"`
 	// AllowUnavailable is -allow-unavailable; Unavailable counts the
 	// bookings answered 503 unavailable.
 	AllowUnavailable bool `json:"allowUnavailable,omitempty"`

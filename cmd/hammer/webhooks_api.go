@@ -72,6 +72,31 @@ func (a *api) deleteWebhook(ctx context.Context, target, adminToken string, id j
 	return a.call(ctx, "delete webhook", http.MethodDelete, target+"/webhooks/"+url.PathEscape(string(id)), adminToken, nil, nil, http.StatusNoContent)
 }
 
+// maxWebhooksRead is the page of registrations otherWebhooks counts.
+const maxWebhooksRead = 100
+
+// enabledWebhooks counts the enabled registrations on the service
+// (admin) from the first page, at most maxWebhooksRead; more says there
+// were more pages.
+func (a *api) enabledWebhooks(ctx context.Context, target, adminToken string) (n int, more bool, err error) {
+	var out struct {
+		Webhooks []struct {
+			Enabled bool `json:"enabled"`
+		} `json:"webhooks"`
+		Next *string `json:"next"`
+	}
+	u := target + "/webhooks?limit=" + strconv.Itoa(maxWebhooksRead)
+	if err := a.call(ctx, "list webhooks", http.MethodGet, u, adminToken, nil, &out, http.StatusOK); err != nil {
+		return 0, false, err
+	}
+	for _, w := range out.Webhooks {
+		if w.Enabled {
+			n++
+		}
+	}
+	return n, out.Next != nil && *out.Next != "", nil
+}
+
 // maxDeliveriesRead is the page of deliveries the report counts: enough
 // to say "none" or "many", not a census.
 const maxDeliveriesRead = 100

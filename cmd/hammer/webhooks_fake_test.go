@@ -47,6 +47,7 @@ func (fw *fakeWebhooks) serve(tb testing.TB, api http.Handler) string {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /webhooks", fw.create)
 	mux.HandleFunc("DELETE /webhooks/{id}", fw.remove)
+	mux.HandleFunc("GET /webhooks", fw.list)
 	mux.HandleFunc("GET /webhooks/{id}/deliveries", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSONBody(w, http.StatusOK, map[string]any{"deliveries": []any{}, "next": ""})
 	})
@@ -87,6 +88,17 @@ func (fw *fakeWebhooks) create(w http.ResponseWriter, r *http.Request) {
 	fw.mu.Unlock()
 	writeJSONBody(w, http.StatusCreated, map[string]any{"id": id, "url": in.URL, "events": in.Events, "description": in.Description,
 		"enabled": true, "secret": webhookSecretPrefix + base64.StdEncoding.EncodeToString(raw), "createdAt": time.Now().Format(time.RFC3339)})
+}
+
+// list answers every registration on one page, all enabled.
+func (fw *fakeWebhooks) list(w http.ResponseWriter, _ *http.Request) {
+	fw.mu.Lock()
+	hooks := make([]map[string]any, 0, len(fw.hooks))
+	for id, h := range fw.hooks {
+		hooks = append(hooks, map[string]any{"id": id, "url": h.url, "enabled": true})
+	}
+	fw.mu.Unlock()
+	writeJSONBody(w, http.StatusOK, map[string]any{"webhooks": hooks, "next": nil})
 }
 
 func (fw *fakeWebhooks) remove(w http.ResponseWriter, r *http.Request) {

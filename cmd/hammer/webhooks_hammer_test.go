@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,47 @@ func TestHammerWebhooks(t *testing.T) {
 	}
 	if got := fw.deletedCount(); got != 2 {
 		t.Errorf("%d registrations deleted, want 2", got)
+	}
+	if r.OtherWebhooks != nil {
+		t.Errorf("other webhooks %+v, want none: the run's own receivers are not others", r.OtherWebhooks)
+	}
+}
+
+// An endpoint someone registered before the run is named in the report:
+// the service delivers to it on the machine measured.
+func TestHammerNamesWebhooksRegisteredBefore(t *testing.T) {
+	fw := &fakeWebhooks{}
+	url := fw.serve(t, newFakeAPI(t).handler())
+	// Nobody listens there: deliveries to it fail, as a dead receiver's do.
+	req, err := http.NewRequest(http.MethodPost, url+"/webhooks", strings.NewReader(`{"url":"http://127.0.0.1:9/hooks/left-behind"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer someone-else")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = res.Body.Close()
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("the fake refused the registration: %d", res.StatusCode)
+	}
+	cfg := mustConfig(t, []string{url}, "-n", "20", "-c", "4", "-seats", "5")
+	r := mustHammer(t, t.Context(), cfg)
+	if r.OtherWebhooks == nil || r.OtherWebhooks.Enabled != 1 || r.OtherWebhooks.More {
+		t.Fatalf("other webhooks %+v, want 1", r.OtherWebhooks)
+	}
+	if text := textOf(t, r); !strings.Contains(text, "1 enabled before this run, not the hammer's") {
+		t.Errorf("the text report does not name the endpoint:\n%s", text)
+	}
+}
+
+// A service without webhooks (the baseline) answers 404: nothing to name.
+func TestHammerWithoutWebhooksNamesNone(t *testing.T) {
+	urls, _ := newFakeAPI(t).serve(t, 1)
+	r := mustHammer(t, t.Context(), mustConfig(t, urls, "-n", "20", "-c", "4", "-seats", "5"))
+	if r.OtherWebhooks != nil {
+		t.Errorf("other webhooks %+v, want none", r.OtherWebhooks)
 	}
 }
 
