@@ -184,27 +184,11 @@ type deliveryCount struct {
 // events first arrived in the order they happened.
 func expectEveryEventDelivered(t *testing.T, h *harness, r *hookReceiver) deliveryCount {
 	t.Helper()
-	type event struct {
-		seq    int64
-		object string
-	}
 	deadline := time.Now().Add(webhookDrainPatience)
 	for {
-		events := map[string]event{}
-		rows, err := h.pool.Query(context.Background(), `SELECT id, seq, object_id::text FROM webhook_events`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var id string
-			var e event
-			if err := rows.Scan(&id, &e.seq, &e.object); err != nil {
-				t.Fatal(err)
-			}
-			events[id] = e
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
+		events := map[string]webhookEvent{}
+		for _, e := range h.eventsSince(0) {
+			events[e.id] = e
 		}
 		r.mu.Lock()
 		arrived := make([]string, len(r.got))

@@ -11,6 +11,7 @@ import (
 
 // webhookEvent is a row of webhook_events, its data parsed.
 type webhookEvent struct {
+	id     string // the webhook-id of its messages
 	seq    int64
 	typ    string
 	object string
@@ -21,7 +22,7 @@ type webhookEvent struct {
 func (h *harness) eventsSince(seq int64) []webhookEvent {
 	h.t.Helper()
 	rows, err := h.pool.Query(context.Background(),
-		`SELECT seq, type, object_id::text, data::text FROM webhook_events WHERE seq > $1 ORDER BY seq`, seq)
+		`SELECT id::text, seq, type, object_id::text, data::text FROM webhook_events WHERE seq > $1 ORDER BY seq`, seq)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func (h *harness) eventsSince(seq int64) []webhookEvent {
 			e    webhookEvent
 			data string
 		)
-		if err := rows.Scan(&e.seq, &e.typ, &e.object, &data); err != nil {
+		if err := rows.Scan(&e.id, &e.seq, &e.typ, &e.object, &data); err != nil {
 			h.t.Fatal(err)
 		}
 		if err := json.Unmarshal([]byte(data), &e.data); err != nil {
