@@ -24,7 +24,7 @@ func PendingBookings(s *Store) int {
 }
 
 // BookSeats is the group write's statement, for the tests of its plan.
-const BookSeats = bookSeats
+var BookSeats = bookSeats
 
 // SettleClaim is IdempotencyStore.settleClaim, for the tests of a claim
 // whose statement failed with its outcome unknown.

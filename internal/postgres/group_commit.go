@@ -50,7 +50,7 @@ const maxGroup = 128
 // are read once, by id, before the seats (sched): looked up seat by seat,
 // a schedules table of a few hundred rows was scanned whole for every
 // seat, the plan PostgreSQL prefers for a table of a few pages.
-const bookSeats = `
+var bookSeats = `
 WITH req AS (
 	SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bigint[], $5::uuid[]) WITH ORDINALITY
 		AS r(schedule_id, seat_id, user_id, fence, claim, n)
@@ -88,7 +88,8 @@ WITH req AS (
 ), evented AS (
 	INSERT INTO webhook_events (type, object_id, data)
 	SELECT 'reservation.created', id, reservation_created_data(id, schedule_id, seat_id, user_id, created_at)
-	FROM booked WHERE $6::boolean ORDER BY schedule_id, seat_id
+	FROM booked WHERE $6::boolean AND ` + subscribed(`'reservation.created'`) + `
+	ORDER BY schedule_id, seat_id
 )
 SELECT seat.seat_exists, seat.booked_fence, seat.booked_id, seat.booked_by, seat.booked_at,
 	seat.freed_fence, seat.held_ms, b.id, b.created_at

@@ -185,7 +185,7 @@ func (s *Store) SeatReservation(ctx context.Context, scheduleID int64, seatID in
 // in the same statement. A concurrent booking of the same seat makes the
 // INSERT wait for it on the unique index and then fail (23505);
 // seatConflict then settles it.
-const bookSeat = `
+var bookSeat = `
 WITH seat AS (
 	SELECT s.id, r.fence AS booked_fence, r.id AS booked_id, r.user_id AS booked_by, r.created_at AS booked_at,
 		(SELECT f.fence FROM seat_fences f WHERE f.schedule_id = s.id AND f.seat_id = $2) AS freed_fence,
@@ -211,7 +211,7 @@ WITH seat AS (
 ), evented AS (
 	INSERT INTO webhook_events (type, object_id, data)
 	SELECT 'reservation.created', b.id, reservation_created_data(b.id, $1::bigint, $2::integer, $3::text, b.created_at)
-	FROM booked b WHERE $6::boolean
+	FROM booked b WHERE $6::boolean AND ` + subscribed(`'reservation.created'`) + `
 )
 SELECT (SELECT count(*) FROM seat), seat.booked_fence, seat.booked_id, seat.booked_by, seat.booked_at,
 	seat.freed_fence, seat.held_ms, b.id, b.created_at

@@ -48,11 +48,26 @@ func scanEndpoint(row pgx.Row) (webhook.Endpoint, error) {
 
 // Create stores a new, enabled endpoint of e's URL, Events and
 // Description, whose secret is secret (sealed). Errors: ErrUnavailable.
+//
+// Its CreatedAt is read from the clock once the insert has committed, in
+// a second statement: a change gets its events written only while its
+// statement sees an endpoint subscribed (subscribed), and every change
+// that begins at or after CreatedAt, which the endpoint is given, began
+// after the endpoint was visible. An error of that second statement
+// leaves the endpoint made with the insert's time instead, a change
+// begun in the moment of the commit perhaps without its event.
 func (s *WebhookEndpoints) Create(ctx context.Context, e webhook.Endpoint, secret webhook.Secret) (webhook.Endpoint, error) {
-	created, err := scanEndpoint(s.pool.QueryRow(ctx, `INSERT INTO webhook_endpoints (url, events, description, secret)
-		VALUES ($1, $2, $3, $4) RETURNING `+endpointColumns, e.URL, e.Events, e.Description, s.sealer.Seal(secret)))
+	var id uuid.UUID
+	err := s.pool.QueryRow(ctx, `INSERT INTO webhook_endpoints (url, events, description, secret)
+		VALUES ($1, $2, $3, $4) RETURNING id`, e.URL, e.Events, e.Description, s.sealer.Seal(secret)).Scan(&id)
 	if err != nil {
 		return webhook.Endpoint{}, wrapText("create webhook endpoint", "description", err)
+	}
+	created, err := scanEndpoint(s.pool.QueryRow(ctx, `UPDATE webhook_endpoints
+		SET created_at = clock_timestamp(), updated_at = clock_timestamp()
+		WHERE id = $1 RETURNING `+endpointColumns, id))
+	if err != nil {
+		return webhook.Endpoint{}, wrap("create webhook endpoint", err)
 	}
 	return created, nil
 }

@@ -27,15 +27,29 @@ type EventData interface {
 // reservation created or cancelled, in the transaction of the change
 // itself (an outbox): a committed change always has its event, a change
 // rolled back has none, a replay that changes nothing writes none. data
-// renders each event's object. Without it, the Store writes no event.
+// renders each event's object. An event is written only while an enabled
+// endpoint subscribes to its type (subscribed). Without WithEvents, the
+// Store writes no event.
 func WithEvents(data EventData) StoreOption { return func(s *Store) { s.events = data } }
 
+// subscribed is the condition on an event type (typ, an SQL expression)
+// that some enabled endpoint receives it: an event nobody would receive
+// is not written. The change's statement reads the endpoints, and an
+// endpoint's created_at is taken once it is visible (WebhookEndpoints.
+// Create), so every change that begins at or after it, the changes it is
+// given (takeFresh), sees it and writes their events. A sale with no
+// endpoint then writes no event and leaves the fan-out nothing to do.
+func subscribed(typ string) string {
+	return `EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.enabled AND ` + typ + ` = ANY (w.events))`
+}
+
 // insertEvents writes a transaction's events in one statement, seq in
-// their order.
-const insertEvents = `
+// their order, those of a type nobody subscribes to left out.
+var insertEvents = `
 INSERT INTO webhook_events (type, object_id, data)
 SELECT e.type, e.object_id, e.data::json
 FROM unnest($1::text[], $2::uuid[], $3::text[]) WITH ORDINALITY AS e(type, object_id, data, n)
+WHERE ` + subscribed("e.type") + `
 ORDER BY e.n`
 
 // eventList collects the events of one transaction, in order; with no

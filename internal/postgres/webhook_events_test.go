@@ -24,10 +24,41 @@ import (
 )
 
 // eventStore is a Store that writes webhook events, rendered as the API
-// does, on a fresh database; tracer (if any) sees its statements. Its
+// does, on a fresh database with an endpoint subscribed to every event
+// type (with none, no event is written); tracer (if any) sees its
+// statements.
+func eventStore(t *testing.T, tracer pgx.QueryTracer, opts ...postgres.StoreOption) (*postgres.Store, *pgxpool.Pool) {
+	t.Helper()
+	store, pool := unsubscribedEventStore(t, tracer, opts...)
+	subscribe(t, pool, webhook.EventTypes()...)
+	return store, pool
+}
+
+// subscribe makes an enabled endpoint of the events types on pool's
+// database.
+func subscribe(t *testing.T, pool *pgxpool.Pool, types ...string) webhook.Endpoint {
+	t.Helper()
+	e, err := postgres.NewWebhookEndpoints(pool, sealer(t)).Create(testContext(t),
+		webhook.Endpoint{URL: "https://203.0.113.7/hook", Events: types}, webhook.NewSecret())
+	if err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	return e
+}
+
+func sealer(t *testing.T) *webhook.Sealer {
+	t.Helper()
+	s, err := webhook.NewSealer(sealKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// unsubscribedEventStore is eventStore without the endpoint. Its
 // schedules are read once (as the use cases' cache does): rendering runs
 // inside the change's transaction.
-func eventStore(t *testing.T, tracer pgx.QueryTracer, opts ...postgres.StoreOption) (*postgres.Store, *pgxpool.Pool) {
+func unsubscribedEventStore(t *testing.T, tracer pgx.QueryTracer, opts ...postgres.StoreOption) (*postgres.Store, *pgxpool.Pool) {
 	t.Helper()
 	pool := testenv.Pool(t)
 	storePool := pool
