@@ -46,6 +46,7 @@ func subscribe(t *testing.T, pool *pgxpool.Pool, types ...string) webhook.Endpoi
 	return e
 }
 
+// sealer seals the test endpoints' secrets.
 func sealer(t *testing.T) *webhook.Sealer {
 	t.Helper()
 	s, err := webhook.NewSealer(sealKey)

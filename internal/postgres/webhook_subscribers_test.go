@@ -73,10 +73,9 @@ func TestEventsAreWrittenOnlyForSubscribers(t *testing.T) {
 	expectEvents(t, pool, seq, "its endpoint disabled")
 }
 
-// An endpoint gets every change that began once its creation returned,
-// however many changes run while it is made: each such change wrote its
-// event, and is dispatched to it by the rule of created_at (a change
-// began at or after it).
+// Every change that began at or after an endpoint's CreatedAt (a moment
+// before its creation returned), which the fan-out gives it, wrote its
+// event, however many changes ran while it was made.
 func TestEveryChangeBegunAfterAnEndpointIsMadeWritesItsEvent(t *testing.T) {
 	t.Parallel()
 	const writers, seats = 8, 4000
