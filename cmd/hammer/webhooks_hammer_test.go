@@ -2,7 +2,6 @@ package main
 
 import (
 	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -50,19 +49,12 @@ func TestHammerWebhooks(t *testing.T) {
 func TestHammerNamesWebhooksRegisteredBefore(t *testing.T) {
 	fw := &fakeWebhooks{}
 	url := fw.serve(t, newFakeAPI(t).handler())
-	// Nobody listens there: deliveries to it fail, as a dead receiver's do.
-	req, err := http.NewRequest(http.MethodPost, url+"/webhooks", strings.NewReader(`{"url":"http://127.0.0.1:9/hooks/left-behind"}`))
-	if err != nil {
+	// Someone else's registration, through the hammer's own call. Nobody
+	// listens there: deliveries to it fail, as a dead receiver's do.
+	someone := newAPI(1, 1, 5*time.Second, clientStd)
+	t.Cleanup(someone.close)
+	if _, err := someone.createWebhook(t.Context(), url, "someone-else", "http://127.0.0.1:9/hooks/left-behind", "left behind"); err != nil {
 		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer someone-else")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = res.Body.Close()
-	if res.StatusCode != http.StatusCreated {
-		t.Fatalf("the fake refused the registration: %d", res.StatusCode)
 	}
 	cfg := mustConfig(t, []string{url}, "-n", "20", "-c", "4", "-seats", "5")
 	r := mustHammer(t, t.Context(), cfg)
