@@ -115,8 +115,8 @@ func awaitPendingDelivery(t *testing.T, h *harness) {
 		func(n int) bool { return n > 0 }, "a delivery written pending")
 }
 
-// awaitCount waits, up to faultPatience, until the count query gives
-// is done with; what says what was awaited.
+// awaitCount waits, up to faultPatience, until done accepts the count
+// query answers; what says what was awaited.
 func awaitCount(t *testing.T, h *harness, query string, done func(int) bool, what string) {
 	t.Helper()
 	deadline := time.Now().Add(faultPatience)
