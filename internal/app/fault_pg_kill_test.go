@@ -17,19 +17,20 @@ const killWriteBound = 20 * time.Second
 
 // PostgreSQL kills the backend serving a hold's transaction half-way
 // (pg_terminate_backend: what an operator, or a server shutting down,
-// does to a session), after the hold's row is written and before its
-// seats are claimed. PostgreSQL rolls the transaction back whole and says
+// does to a session), after the hold, its claims and its user's count are
+// written and before it commits. PostgreSQL rolls the transaction back whole and says
 // why (57P01), so the store runs it again on a new connection: the
 // client gets 201, with one hold and its claims, nothing of the killed
 // transaction is left, and the seats' locks are released as usual.
 func TestFaultPostgresKilledMidTransaction(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	// The hold's transaction sends its statements one after another, each
-	// half a second late below: its INSERT INTO holds reaches PostgreSQL
-	// about 2 s after the write began, the production bound on a write
-	// (reservation.DefaultWriteTimeout), which would end the transaction
-	// at the moment it is caught, and leave no time to run it again.
+	// The hold's transaction sends its round trips (begin, its
+	// statements, its event, commit) one after another, each half a second
+	// late below: it is caught about 1 s after the write began and would
+	// commit at 2 s, the production bound on a write
+	// (reservation.DefaultWriteTimeout), which leaves no time to run it
+	// again.
 	h := newHarnessWith(t, 0, faultTuning, app.WithWriteTimeout(killWriteBound))
 	cfg := h.cfg
 	var pgProxy *lockenv.Proxy
@@ -45,8 +46,9 @@ func TestFaultPostgresKilledMidTransaction(t *testing.T) {
 		t.Fatalf("release before the fault: %d %s", resp.status, resp.raw)
 	}
 
-	// Each statement reaches PostgreSQL half a second late: the hold's
-	// transaction stays open between them long enough to be caught.
+	// Each round trip reaches PostgreSQL half a second late: the hold's
+	// transaction stays open between them long enough to be caught, its
+	// last statement so far the user's count of live holds.
 	pgProxy.AddToxic(lockenv.Toxic{Name: "slow-statements", Type: "latency", Stream: "upstream",
 		Attributes: map[string]any{"latency": 500}})
 	answer := make(chan response, 1)
@@ -58,7 +60,7 @@ func TestFaultPostgresKilledMidTransaction(t *testing.T) {
 		var killed bool
 		err := h.pool.QueryRow(ctx, `SELECT coalesce(bool_or(pg_terminate_backend(pid)), false) FROM pg_stat_activity
 			WHERE datname = current_database() AND application_name = 'faulty-instance'
-			  AND backend_xid IS NOT NULL AND query LIKE '%INSERT INTO holds%'`).Scan(&killed)
+			  AND backend_xid IS NOT NULL AND query LIKE '%INSERT INTO live_holds_by_user%'`).Scan(&killed)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -71,6 +71,16 @@ func (c *roundTrips) TracePrepareStart(ctx context.Context, _ *pgx.Conn, data pg
 }
 func (c *roundTrips) TracePrepareEnd(context.Context, *pgx.Conn, pgx.TracePrepareEndData) {}
 
+// A batch is one round trip, whatever it holds.
+func (c *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
+	c.mu.Lock()
+	c.postgres = append(c.postgres, "batch")
+	c.mu.Unlock()
+	return ctx
+}
+func (c *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (c *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+
 // countedService is the booking use case on the real adapters, as app
 // wires them, with every round trip counted. One connection each, so that
 // statements prepared during the warm-up are the ones used afterwards.
@@ -193,6 +203,44 @@ func TestRoundTripsPerBooking(t *testing.T) {
 		t.Fatalf("booked seat: %v, want ErrSeatTaken", err)
 	}
 	wantTrips(t, "booked seat, seal rebuilt, not remembered", counts, 1, 0)
+}
+
+// A hold is one lock call and one release in Redis, and three round
+// trips to PostgreSQL: begin, the hold, its claims, their check and the
+// user's count in one batch, commit. Its confirmation reads the hold
+// first, then books it in as many (a Store that writes webhook events
+// adds one round trip to each, the event's insert).
+func TestRoundTripsPerHoldAndConfirmation(t *testing.T) {
+	t.Parallel()
+	svc, counts, _ := countedService(t, true)
+	ctx := context.Background()
+	schedule, err := svc.CreateSchedule(ctx, "round trips of holds", time.Now().Add(24*time.Hour), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holdAndConfirm := func(user string, seats ...int) {
+		t.Helper()
+		held, err := svc.Hold(ctx, reservation.HoldCommand{ScheduleID: schedule.ID(), SeatIDs: seats, UserID: user})
+		if err != nil {
+			t.Fatalf("hold %v: %v", seats, err)
+		}
+		wantTrips(t, "hold", counts, 2, 3)
+		if _, err := svc.Confirm(ctx, held.ID(), user); err != nil {
+			t.Fatalf("confirm: %v", err)
+		}
+		wantTrips(t, "confirmation", counts, 2, 4)
+	}
+	// Warm-up: the scripts and the prepared statements.
+	warm, err := svc.Hold(ctx, reservation.HoldCommand{ScheduleID: schedule.ID(), SeatIDs: []int{1}, UserID: "warm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Confirm(ctx, warm.ID(), "warm"); err != nil {
+		t.Fatal(err)
+	}
+	counts.reset()
+	holdAndConfirm("alice", 2, 3)
+	holdAndConfirm("bob", 4)
 }
 
 // With the fast path off, a booked seat is found taken by the statement

@@ -51,7 +51,8 @@ func scanHold(row pgx.Row) (reservation.Hold, error) {
 const claimSeats = `
 WITH claimed AS (
 	INSERT INTO seat_claims (schedule_id, seat_id, hold_id, fence, expires_at)
-	SELECT $1, c.seat, $2, c.fence, $3 FROM unnest($4::integer[], $5::bigint[]) AS c(seat, fence)
+	SELECT $1, c.seat, $2, c.fence, now() + $3 * interval '1 millisecond'
+	FROM unnest($4::integer[], $5::bigint[]) AS c(seat, fence)
 	ON CONFLICT (schedule_id, seat_id) DO UPDATE
 		SET hold_id = EXCLUDED.hold_id, fence = EXCLUDED.fence, expires_at = EXCLUDED.expires_at
 		WHERE seat_claims.expires_at <= now()
@@ -87,42 +88,64 @@ CROSS JOIN LATERAL (
 ) u
 ORDER BY 1`
 
+// insertHold inserts hold $1; it expires $5 ms after the transaction's
+// start (now() is the transaction's clock, so the claims and the user's
+// count, which add the same, agree with it to the microsecond).
+const insertHold = `
+INSERT INTO holds (id, schedule_id, user_id, seat_ids, expires_at, idempotency_claim)
+VALUES ($1, $2, $3, $4, now() + $5 * interval '1 millisecond', $6)
+RETURNING ` + holdColumns
+
 // InsertHold implements reservation.Repository in one transaction: the
 // hold, its claims, then a check that none of its seats is reserved or
 // claimed by another live hold (run after the claims, so that it sees
 // every booking that committed while they waited on a row lock), and last
 // the user's count of live holds (live_holds.go); and its hold.created
-// event when the Store writes events.
+// event when the Store writes events. The four statements go in one round
+// trip, each run once the one before has finished (the check takes its
+// snapshot after the claims); the event, rendered from the hold the
+// database returns, goes in a second.
 func (s *Store) InsertHold(ctx context.Context, nh reservation.NewHold) (reservation.Hold, error) {
 	var hold reservation.Hold
 	err := s.pool.BeginFunc(ctx, func(tx pgx.Tx) error {
-		var err error
-		hold, err = scanHold(tx.QueryRow(ctx, `
-			INSERT INTO holds (schedule_id, user_id, seat_ids, expires_at, idempotency_claim)
-			VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond', $5)
-			RETURNING `+holdColumns, nh.ScheduleID, nh.UserID, nh.SeatIDs, nh.TTL.Milliseconds(), claimArg(nh.Claim)))
-		if err != nil {
-			return err
+		id, ttl := uuid.New(), nh.TTL.Milliseconds()
+		batch := &pgx.Batch{}
+		batch.Queue(insertHold, id, nh.ScheduleID, nh.UserID, nh.SeatIDs, ttl, claimArg(nh.Claim))
+		batch.Queue(claimSeats, nh.ScheduleID, id, ttl, nh.SeatIDs, nh.Fences)
+		// The check looks only for bookings: every seat is taken as
+		// claimed here, so that no claim is read again. A seat the claims
+		// could not take is seen in their reply, and the check is then run
+		// again for what holds it.
+		batch.Queue(unavailableSeats, nh.ScheduleID, nh.SeatIDs, id, nh.SeatIDs)
+		batch.Queue(addLiveHold, nh.UserID, id, ttl)
+		var (
+			claimed     []int
+			unavailable []reservation.UnavailableSeat
+			live        int
+		)
+		err := sendBatch(ctx, tx, batch,
+			func(r pgx.BatchResults) (err error) { hold, err = scanHold(r.QueryRow()); return err },
+			func(r pgx.BatchResults) error {
+				rows, err := r.Query()
+				if err == nil {
+					claimed, err = pgx.CollectRows(rows, pgx.RowTo[int])
+				}
+				return err
+			},
+			func(r pgx.BatchResults) (err error) { unavailable, err = collectUnavailable(r.Query()); return err },
+			func(r pgx.BatchResults) error { return r.QueryRow().Scan(&live) })
+		if err == nil && (len(unavailable) > 0 || len(claimed) < len(nh.SeatIDs)) {
+			// Our own claims are not listed; a seat we could not claim
+			// shows up as held by the hold that has it.
+			unavailable, err = queryUnavailable(ctx, tx, nh.ScheduleID, nh.SeatIDs, id, claimed...)
 		}
-		rows, err := tx.Query(ctx, claimSeats, nh.ScheduleID, hold.ID(), hold.ExpiresAt(), nh.SeatIDs, nh.Fences)
-		if err != nil {
+		switch {
+		case err != nil:
 			return err
-		}
-		claimed, err := pgx.CollectRows(rows, pgx.RowTo[int])
-		if err != nil {
-			return err
-		}
-		// Our own claims are not listed; a seat we could not claim shows
-		// up as held by the hold that has it.
-		unavailable, err := queryUnavailable(ctx, tx, nh.ScheduleID, nh.SeatIDs, hold.ID(), claimed...)
-		if err != nil {
-			return err
-		}
-		if len(unavailable) > 0 {
+		case len(unavailable) > 0:
 			return &reservation.SeatsUnavailableError{Seats: unavailable}
-		}
-		if err := countLiveHold(ctx, tx, nh.UserID, hold.ID(), hold.ExpiresAt(), nh.MaxLive); err != nil {
-			return err
+		case nh.MaxLive > 0 && live > nh.MaxLive:
+			return reservation.ErrTooManyHolds
 		}
 		events := s.newEvents()
 		events.hold(ctx, webhook.HoldCreated, hold)
@@ -151,7 +174,11 @@ type querier interface {
 // claimedHere, which the transaction q runs has just taken.
 func queryUnavailable(ctx context.Context, q querier, scheduleID int64, seatIDs []int, exceptHold uuid.UUID, claimedHere ...int) ([]reservation.UnavailableSeat, error) {
 	// Never NULL: no seat is "<> ALL" of a NULL array.
-	rows, err := q.Query(ctx, unavailableSeats, scheduleID, seatIDs, exceptHold, append([]int{}, claimedHere...))
+	return collectUnavailable(q.Query(ctx, unavailableSeats, scheduleID, seatIDs, exceptHold, append([]int{}, claimedHere...)))
+}
+
+// collectUnavailable reads unavailableSeats' rows.
+func collectUnavailable(rows pgx.Rows, err error) ([]reservation.UnavailableSeat, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -191,11 +218,7 @@ func (s *Store) HoldByClaim(ctx context.Context, claim uuid.UUID) (reservation.H
 // lockHold reads userID's hold for update, so that confirming and
 // releasing one hold are ordered; ErrHoldNotFound for anyone else's.
 func lockHold(ctx context.Context, tx pgx.Tx, id uuid.UUID, userID string) (reservation.Hold, error) {
-	h, err := scanHold(tx.QueryRow(ctx, `SELECT `+holdColumns+` FROM holds WHERE id = $1 FOR UPDATE`, id))
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && !h.OwnedBy(userID) {
-		return reservation.Hold{}, reservation.ErrHoldNotFound
-	}
-	return h, err
+	return ownHold(tx.QueryRow(ctx, `SELECT `+holdColumns+` FROM holds WHERE id = $1 FOR UPDATE`, id), userID)
 }
 
 // confirmClaims turns hold $1's claims into reservations of user $2 with
@@ -217,33 +240,40 @@ WITH claims AS (
 )
 SELECT ` + reservationColumns + ` FROM booked`
 
+// confirmHold marks hold $1 confirmed, unless it was released (a confirmed
+// hold's own confirmation is rolled back before it counts).
+const confirmHold = `UPDATE holds SET confirmed_at = now() WHERE id = $1 AND released_at IS NULL RETURNING ` + holdColumns
+
 // ConfirmHold implements reservation.Repository in one transaction, which
 // writes, when the Store writes events, hold.confirmed then one
 // reservation.created per seat in seat order; confirming a confirmed hold
-// again writes none.
+// again writes none. The hold is locked and read, its claims booked, the
+// hold marked and dropped from its user's live holds in one round trip,
+// on the bet that it is active, as the service made sure just before: when
+// it is not, all of it is rolled back, and the events go in a second.
 func (s *Store) ConfirmHold(ctx context.Context, id uuid.UUID, userID string) ([]reservation.Reservation, error) {
-	var booked []reservation.Reservation
+	var (
+		booked []reservation.Reservation
+		was    reservation.HoldStatus
+	)
 	err := s.pool.BeginFunc(ctx, func(tx pgx.Tx) error {
-		h, err := lockHold(ctx, tx, id, userID)
-		if err != nil {
-			return err
-		}
-		switch h.Status() {
-		case reservation.HoldConfirmed:
-			booked, err = holdReservations(ctx, tx, id)
-			return err
-		case reservation.HoldReleased:
-			return reservation.ErrHoldReleased
-		case reservation.HoldExpired:
-			return reservation.ErrHoldExpired
-		}
-		rows, err := tx.Query(ctx, confirmClaims, id, userID)
-		if err != nil {
-			return err
-		}
-		booked, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (reservation.Reservation, error) {
-			return scanReservation(row)
-		})
+		var h, confirmed reservation.Hold
+		batch := &pgx.Batch{}
+		batch.Queue(`SELECT `+holdColumns+` FROM holds WHERE id = $1 FOR UPDATE`, id)
+		batch.Queue(confirmClaims, id, userID)
+		batch.Queue(confirmHold, id)
+		batch.Queue(forgetLiveHold, userID, id)
+		err := sendBatch(ctx, tx, batch,
+			func(r pgx.BatchResults) (err error) {
+				if h, err = ownHold(r.QueryRow(), userID); err == nil && h.Status() != reservation.HoldActive {
+					was = h.Status()
+					return errNotActive
+				}
+				return err
+			},
+			func(r pgx.BatchResults) (err error) { booked, err = collectReservations(r.Query()); return err },
+			func(r pgx.BatchResults) (err error) { confirmed, err = scanHold(r.QueryRow()); return err },
+			func(r pgx.BatchResults) error { _, err := r.Exec(); return err })
 		if isViolation(err, pgerrcode.UniqueViolation, activeSeatIndex) {
 			// Booked behind the hold's back: only when a seat lock
 			// failed while the hold was being made.
@@ -261,14 +291,7 @@ func (s *Store) ConfirmHold(ctx context.Context, id uuid.UUID, userID string) ([
 			// A claim ran out between reading the hold and booking it.
 			return reservation.ErrHoldExpired
 		}
-		confirmed, err := scanHold(tx.QueryRow(ctx, `UPDATE holds SET confirmed_at = now() WHERE id = $1 RETURNING `+holdColumns, id))
-		if err != nil {
-			return err
-		}
 		sortBySeat(booked)
-		if err := forgetLiveHold(ctx, tx, userID, id); err != nil {
-			return err
-		}
 		events := s.newEvents()
 		events.hold(ctx, webhook.HoldConfirmed, confirmed)
 		for _, r := range booked {
@@ -276,10 +299,32 @@ func (s *Store) ConfirmHold(ctx context.Context, id uuid.UUID, userID string) ([
 		}
 		return events.write(ctx, tx)
 	})
+	switch {
+	case errors.Is(err, errNotActive) && was == reservation.HoldConfirmed:
+		booked, err = confirmedReservations(ctx, s.pool, id)
+	case errors.Is(err, errNotActive) && was == reservation.HoldReleased:
+		err = reservation.ErrHoldReleased
+	case errors.Is(err, errNotActive):
+		err = reservation.ErrHoldExpired
+	}
 	if err != nil {
 		return nil, holdError("confirm hold", err)
 	}
 	return booked, nil
+}
+
+// errNotActive rolls back a change made on the bet that its hold was
+// active, when it was not.
+var errNotActive = errors.New("postgres: the hold is not active")
+
+// ownHold reads a hold of userID's from row: anyone else's, like none, is
+// ErrHoldNotFound.
+func ownHold(row pgx.Row, userID string) (reservation.Hold, error) {
+	h, err := scanHold(row)
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && !h.OwnedBy(userID) {
+		return reservation.Hold{}, reservation.ErrHoldNotFound
+	}
+	return h, err
 }
 
 // holdError passes the domain's errors through and wraps the rest.
@@ -297,8 +342,13 @@ func holdError(op string, err error) error {
 	return wrap(op, err)
 }
 
-func holdReservations(ctx context.Context, tx pgx.Tx, id uuid.UUID) ([]reservation.Reservation, error) {
-	rows, err := tx.Query(ctx, `SELECT `+reservationColumns+` FROM reservations WHERE hold_id = $1 ORDER BY seat_id`, id)
+// confirmedReservations reads the reservations a confirmed hold booked.
+func confirmedReservations(ctx context.Context, q querier, id uuid.UUID) ([]reservation.Reservation, error) {
+	return collectReservations(q.Query(ctx, `SELECT `+reservationColumns+` FROM reservations WHERE hold_id = $1 ORDER BY seat_id`, id))
+}
+
+// collectReservations reads rows of reservationColumns.
+func collectReservations(rows pgx.Rows, err error) ([]reservation.Reservation, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -343,7 +393,7 @@ func (s *Store) ReleaseHold(ctx context.Context, id uuid.UUID, userID string) ([
 			if freed, err = pgx.CollectRows(rows, pgx.RowTo[int]); err != nil {
 				return err
 			}
-			if err := forgetLiveHold(ctx, tx, userID, id); err != nil {
+			if _, err := tx.Exec(ctx, forgetLiveHold, userID, id); err != nil {
 				return err
 			}
 			events := s.newEvents()

@@ -6,8 +6,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-
-	"github.com/seatlock/seatlock/internal/reservation"
 )
 
 // A user's live holds are kept in one row of live_holds_by_user, so that
@@ -18,7 +16,8 @@ import (
 // for a hold or a claim, and the row adds no deadlock to those the holds'
 // and claims' own order already rules out.
 
-// addLiveHold records hold $2, expiring at $3, among user $1's live holds,
+// addLiveHold records hold $2, expiring $3 ms after the transaction's
+// start, among user $1's live holds,
 // drops the entries that have expired by the transaction's clock, and
 // returns how many are left, the new one included. The upsert locks the
 // row (or, for a user's first hold, waits on the unique key for a
@@ -26,7 +25,7 @@ import (
 // ones committed before them.
 const addLiveHold = `
 INSERT INTO live_holds_by_user AS u (user_id, holds)
-VALUES ($1, jsonb_build_object($2::text, $3::timestamptz))
+VALUES ($1, jsonb_build_object($2::text, now() + $3 * interval '1 millisecond'))
 ON CONFLICT (user_id) DO UPDATE SET holds = (
 	SELECT coalesce(jsonb_object_agg(h.key, h.value), '{}')
 	FROM jsonb_each(u.holds) AS h
@@ -34,26 +33,9 @@ ON CONFLICT (user_id) DO UPDATE SET holds = (
 ) || EXCLUDED.holds
 RETURNING (SELECT count(*) FROM jsonb_object_keys(u.holds))`
 
-// countLiveHold records the hold among its user's live holds, and fails
-// with ErrTooManyHolds (rolling the transaction back) when that makes
-// more than max (max <= 0: no cap).
-func countLiveHold(ctx context.Context, tx pgx.Tx, userID string, id uuid.UUID, expiresAt time.Time, max int) error {
-	var live int
-	if err := tx.QueryRow(ctx, addLiveHold, userID, id, expiresAt).Scan(&live); err != nil {
-		return err
-	}
-	if max > 0 && live > max {
-		return reservation.ErrTooManyHolds
-	}
-	return nil
-}
-
-// forgetLiveHold drops the hold from its user's live holds: it was
-// confirmed or released.
-func forgetLiveHold(ctx context.Context, tx pgx.Tx, userID string, id uuid.UUID) error {
-	_, err := tx.Exec(ctx, `UPDATE live_holds_by_user SET holds = holds - $2::text WHERE user_id = $1`, userID, id)
-	return err
-}
+// forgetLiveHold drops hold $2 from user $1's live holds: it was confirmed
+// or released.
+const forgetLiveHold = `UPDATE live_holds_by_user SET holds = holds - $2::text WHERE user_id = $1`
 
 // moveLiveHold sets the hold's expiry among its user's live holds: it was
 // extended. An entry already dropped as expired by a concurrent hold,

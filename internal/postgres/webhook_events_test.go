@@ -483,8 +483,9 @@ func TestExpiredHoldsAreAnnouncedOnce(t *testing.T) {
 	}
 }
 
-// stmtGate holds back the first statement containing match sent once arm
-// is closed, until release is: tests order a transaction against another.
+// stmtGate holds back the first statement (or batch of them) containing
+// match sent once arm is closed, until release is: tests order a
+// transaction against another.
 type stmtGate struct {
 	match   string
 	arm     chan struct{} // closed: the next matching statement is held
@@ -498,19 +499,38 @@ func newStmtGate(match string) *stmtGate {
 }
 
 func (g *stmtGate) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
-	select {
-	case <-g.arm:
-	default:
-		return ctx
-	}
-	if strings.Contains(data.SQL, g.match) && g.taken.CompareAndSwap(false, true) {
-		close(g.reached)
-		<-g.release
-	}
+	g.hold(data.SQL)
 	return ctx
 }
 
 func (g *stmtGate) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// TraceBatchStart holds back a batch, all its statements, when one of
+// them matches.
+func (g *stmtGate) TraceBatchStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
+	var all strings.Builder
+	for _, q := range data.Batch.QueuedQueries {
+		all.WriteString(q.SQL)
+	}
+	g.hold(all.String())
+	return ctx
+}
+
+func (g *stmtGate) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (g *stmtGate) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+
+// hold waits for release the first time sql, sent once armed, matches.
+func (g *stmtGate) hold(sql string) {
+	select {
+	case <-g.arm:
+	default:
+		return
+	}
+	if strings.Contains(sql, g.match) && g.taken.CompareAndSwap(false, true) {
+		close(g.reached)
+		<-g.release
+	}
+}
 
 // A confirmation that began before the hold expired but reads it after
 // the announcer marked it finds it expired; one that locked the hold
@@ -523,7 +543,7 @@ func TestConfirmAndAnnounceAtExpiry(t *testing.T) {
 		want  string
 	}{
 		{"announced first", "FOR UPDATE", webhook.HoldExpired},
-		{"locked by the confirmation first", "DELETE FROM seat_claims", webhook.HoldConfirmed},
+		{"locked by the confirmation first", "INSERT INTO webhook_events", webhook.HoldConfirmed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
