@@ -57,29 +57,29 @@ func (c *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 
 // pgx tracer.
 func (c *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
-	c.mu.Lock()
-	c.postgres = append(c.postgres, strings.Fields(data.SQL)[0])
-	c.mu.Unlock()
+	c.postgresTrip(strings.Fields(data.SQL)[0])
 	return ctx
 }
 func (c *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-func (c *roundTrips) TracePrepareStart(ctx context.Context, _ *pgx.Conn, data pgx.TracePrepareStartData) context.Context {
-	c.mu.Lock()
-	c.postgres = append(c.postgres, "prepare")
-	c.mu.Unlock()
+func (c *roundTrips) TracePrepareStart(ctx context.Context, _ *pgx.Conn, _ pgx.TracePrepareStartData) context.Context {
+	c.postgresTrip("prepare")
 	return ctx
 }
 func (c *roundTrips) TracePrepareEnd(context.Context, *pgx.Conn, pgx.TracePrepareEndData) {}
 
 // A batch is one round trip, whatever it holds.
-func (c *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
-	c.mu.Lock()
-	c.postgres = append(c.postgres, "batch")
-	c.mu.Unlock()
+func (c *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	c.postgresTrip("batch")
 	return ctx
 }
 func (c *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
 func (c *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+
+func (c *roundTrips) postgresTrip(what string) {
+	c.mu.Lock()
+	c.postgres = append(c.postgres, what)
+	c.mu.Unlock()
+}
 
 // countedService is the booking use case on the real adapters, as app
 // wires them, with every round trip counted. One connection each, so that
