@@ -17,12 +17,11 @@ import (
 // and claims' own order already rules out.
 
 // addLiveHold records hold $2, expiring $3 ms after the transaction's
-// start, among user $1's live holds,
-// drops the entries that have expired by the transaction's clock, and
-// returns how many are left, the new one included. The upsert locks the
-// row (or, for a user's first hold, waits on the unique key for a
-// concurrent first hold): concurrent holds of one user each count the
-// ones committed before them.
+// start (as the hold does), among user $1's live holds, drops the entries
+// that have expired by the transaction's clock, and returns how many are
+// left, the new one included. The upsert locks the row (or, for a user's
+// first hold, waits on the unique key for a concurrent first hold):
+// concurrent holds of one user each count the ones committed before them.
 const addLiveHold = `
 INSERT INTO live_holds_by_user AS u (user_id, holds)
 VALUES ($1, jsonb_build_object($2::text, now() + $3 * interval '1 millisecond'))
