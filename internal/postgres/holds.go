@@ -218,8 +218,11 @@ func (s *Store) HoldByClaim(ctx context.Context, claim uuid.UUID) (reservation.H
 // lockHold reads userID's hold for update, so that confirming and
 // releasing one hold are ordered; ErrHoldNotFound for anyone else's.
 func lockHold(ctx context.Context, tx pgx.Tx, id uuid.UUID, userID string) (reservation.Hold, error) {
-	return ownHold(tx.QueryRow(ctx, `SELECT `+holdColumns+` FROM holds WHERE id = $1 FOR UPDATE`, id), userID)
+	return ownHold(tx.QueryRow(ctx, lockHoldRow, id), userID)
 }
+
+// lockHoldRow reads hold $1 for update.
+const lockHoldRow = `SELECT ` + holdColumns + ` FROM holds WHERE id = $1 FOR UPDATE`
 
 // confirmClaims turns hold $1's claims into reservations of user $2 with
 // the claims' fences, and records the seats' change (one row). Deleting the claims
@@ -252,24 +255,28 @@ const confirmHold = `UPDATE holds SET confirmed_at = now() WHERE id = $1 AND rel
 // on the bet that it is active, as the service made sure just before: when
 // it is not, all of it is rolled back, and the events go in a second.
 func (s *Store) ConfirmHold(ctx context.Context, id uuid.UUID, userID string) ([]reservation.Reservation, error) {
-	var (
-		booked []reservation.Reservation
-		was    reservation.HoldStatus
-	)
+	var booked []reservation.Reservation
 	err := s.pool.BeginFunc(ctx, func(tx pgx.Tx) error {
 		var h, confirmed reservation.Hold
 		batch := &pgx.Batch{}
-		batch.Queue(`SELECT `+holdColumns+` FROM holds WHERE id = $1 FOR UPDATE`, id)
+		batch.Queue(lockHoldRow, id)
 		batch.Queue(confirmClaims, id, userID)
 		batch.Queue(confirmHold, id)
 		batch.Queue(forgetLiveHold, userID, id)
 		err := sendBatch(ctx, tx, batch,
 			func(r pgx.BatchResults) (err error) {
-				if h, err = ownHold(r.QueryRow(), userID); err == nil && h.Status() != reservation.HoldActive {
-					was = h.Status()
-					return errNotActive
+				if h, err = ownHold(r.QueryRow(), userID); err != nil {
+					return err
 				}
-				return err
+				switch h.Status() {
+				case reservation.HoldConfirmed:
+					return errConfirmed
+				case reservation.HoldReleased:
+					return reservation.ErrHoldReleased
+				case reservation.HoldExpired:
+					return reservation.ErrHoldExpired
+				}
+				return nil
 			},
 			func(r pgx.BatchResults) (err error) { booked, err = collectReservations(r.Query()); return err },
 			func(r pgx.BatchResults) (err error) { confirmed, err = scanHold(r.QueryRow()); return err },
@@ -299,13 +306,8 @@ func (s *Store) ConfirmHold(ctx context.Context, id uuid.UUID, userID string) ([
 		}
 		return events.write(ctx, tx)
 	})
-	switch {
-	case errors.Is(err, errNotActive) && was == reservation.HoldConfirmed:
+	if errors.Is(err, errConfirmed) {
 		booked, err = confirmedReservations(ctx, s.pool, id)
-	case errors.Is(err, errNotActive) && was == reservation.HoldReleased:
-		err = reservation.ErrHoldReleased
-	case errors.Is(err, errNotActive):
-		err = reservation.ErrHoldExpired
 	}
 	if err != nil {
 		return nil, holdError("confirm hold", err)
@@ -313,9 +315,9 @@ func (s *Store) ConfirmHold(ctx context.Context, id uuid.UUID, userID string) ([
 	return booked, nil
 }
 
-// errNotActive rolls back a change made on the bet that its hold was
-// active, when it was not.
-var errNotActive = errors.New("postgres: the hold is not active")
+// errConfirmed rolls back a confirmation made on the bet that its hold
+// was active, when it was confirmed already.
+var errConfirmed = errors.New("postgres: the hold is confirmed already")
 
 // ownHold reads a hold of userID's from row: anyone else's, like none, is
 // ErrHoldNotFound.
