@@ -234,13 +234,19 @@ func (h *handler) leaveQueue(w http.ResponseWriter, r *http.Request) error {
 	return noContent(w)
 }
 
-// Polling: a buyer near the head asks every second, one far back about
-// four times before its turn, at most every maxPollInterval; before the
-// opening, at the opening (spread over a few seconds: everyone asks then).
-// A buyer whose wait is unknown waits on an admitted buyer leaving, which
-// may come at any moment: it asks every unknownWaitPollInterval, rarely
-// enough to spare the service a crowd asking every second, often enough
-// not to lose much of its own admission's time (its stream tells at once).
+// Polling: a waiting buyer is told to ask again when its turn should
+// come (its estimated wait), at most maxPollInterval later and at least
+// a second: about twice before its turn, and once more for every
+// maxPollInterval of a longer wait, so a queue's polls follow its rate of
+// admission, not the size of its crowd.
+// Asking at a fraction of the wait instead had every buyer ask more the
+// further back it stood, and a crowd's polls took whatever the service
+// had spare. A buyer whose turn comes sooner than estimated (those ahead
+// left) learns it at its next poll, well within its admission's time;
+// its stream tells at once. Before the opening, a buyer asks at the
+// opening (spread over a few seconds: everyone asks then). A buyer whose
+// wait is unknown waits on an admitted buyer leaving, which may come at
+// any moment: it asks every unknownWaitPollInterval.
 const (
 	maxPollInterval         = 30 * time.Second
 	openingSpread           = 3 * time.Second
@@ -254,9 +260,9 @@ func setRetryAfter(w http.ResponseWriter, t waitroom.Ticket) {
 	case waitroom.Prequeue:
 		after = min(time.Until(t.OpensAt), maxPollInterval) + rand.N(openingSpread)
 	case waitroom.Waiting:
-		after = min(t.EstimatedWait/4, maxPollInterval)
+		after = min(t.EstimatedWait, maxPollInterval)
 		if t.EstimatedWaitUnknown {
-			after = min(unknownWaitPollInterval, maxPollInterval)
+			after = unknownWaitPollInterval
 		}
 	default:
 		return
