@@ -27,11 +27,14 @@ type onSalesReport struct {
 	Sales []scheduleSale `json:"schedules"`
 	// HallsHoldLatency is every hall's holds together, the stadium's
 	// left out: what the stadium's crowd must not slow.
-	HallsHoldLatency latency     `json:"hallsHoldLatencyMs"`
-	Idle             *idleReport `json:"idle"`
-	CPU              *cpuReport  `json:"cpu,omitempty"`
-	Targets          []target    `json:"targets"`
-	TargetsMet       bool        `json:"targetsMet"`
+	HallsHoldLatency latency `json:"hallsHoldLatencyMs"`
+	// HallsHoldsOverTime is the same holds by when they were sent, per
+	// holdWindowLength from the first opening.
+	HallsHoldsOverTime []holdWindow `json:"hallsHoldsOverTime"`
+	Idle               *idleReport  `json:"idle"`
+	CPU                *cpuReport   `json:"cpu,omitempty"`
+	Targets            []target     `json:"targets"`
+	TargetsMet         bool         `json:"targetsMet"`
 }
 
 // scheduleSale is one schedule's on-sale, in figures; Sale has it all.
@@ -107,6 +110,7 @@ func summarizeOnSales(cfg config, runID string, sales []*sale, runs [][]buyerRun
 		r.Throughput = float64(r.Sent) / wall.Seconds()
 	}
 	m.HallsHoldLatency = latencyOf(halls)
+	m.HallsHoldsOverTime = holdsOverTime(sales, runs, firstOpening(sales))
 	r.Latency = m.HallsHoldLatency
 	return r
 }
@@ -241,6 +245,7 @@ func writeOnSalesText(p printer, r *report) []target {
 				worst, len(s.Accuracy.Windows), s.Inversions, 100*s.SoldShare, s.HoldP99, s.ServerErrors, checks)
 		}
 		p("halls' holds:\t%s (every hall's together, the stadium's left out)", m.HallsHoldLatency)
+		p("\tby when they were sent, per %s from the opening (p50/p99 (holds)): %s", holdWindowLength, holdWindowsText(m.HallsHoldsOverTime))
 	}
 	writeCPUText(p, m.CPU)
 	p("responses:\t%d in %s", r.Sent, r.Wall)
