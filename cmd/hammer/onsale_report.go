@@ -103,8 +103,12 @@ type admissionCount struct {
 	From     duration `json:"fromMs"`
 	Admitted int      `json:"admitted"`
 	PerSec   float64  `json:"perSec"`
-	// Partial: the sale ended within the window.
+	// Partial: the sale ended within the window (by the queue's count:
+	// nobody waited at its end).
 	Partial bool `json:"partial,omitempty"`
+	// HeldBack: maxActive's places were full at the window's start or
+	// end (serviceWindows), so it admitted as buyers left.
+	HeldBack bool `json:"heldBack,omitempty"`
 }
 
 type onceReport struct {
@@ -218,7 +222,7 @@ func summarizeOnSale(cfg config, runID string, s *sale, runs []buyerRun, wall ti
 	or.HoldLatency, or.holdLatencies = latencyOf(holds), holds
 	or.TimeToAdmission = spreadOf(toAdmission)
 	or.Windows = admissionWindows(runs, s.opensAt)
-	or.ServiceWindows = serviceWindows(back.samples)
+	or.ServiceWindows = serviceWindows(back.samples, s.cfg.OnSale.AdmitRate, s.cfg.OnSale.MaxActive)
 	or.Order = checkOrder(sightings)
 	or.Estimates = estimatesOf(ratios)
 	or.SoldOut = !soldOut.IsZero()
@@ -499,8 +503,11 @@ func windowRates(windows []admissionCount, partial string) string {
 	parts := make([]string, len(windows))
 	for i, win := range windows {
 		parts[i] = fmt.Sprintf("%.1f", win.PerSec)
-		if win.Partial {
+		switch {
+		case win.Partial:
 			parts[i] += " (" + partial + ")"
+		case win.HeldBack:
+			parts[i] += " (maxActive full)"
 		}
 	}
 	return strings.Join(parts, ", ")

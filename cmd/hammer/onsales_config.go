@@ -37,19 +37,25 @@ type onSalesConfig struct {
 	Stadium      bool        `json:"stadium"`
 	StadiumVenue venueConfig `json:"stadiumVenue,omitzero"`
 	StadiumScale int         `json:"stadiumScale,omitempty"`
-	IdleQueues   int         `json:"idleQueues"`
-	Keep         bool        `json:"keep,omitempty"`
+	// StadiumMaxActive is the stadium queue's maxActive (0: the halls'
+	// -max-active).
+	StadiumMaxActive int  `json:"stadiumMaxActive,omitempty"`
+	IdleQueues       int  `json:"idleQueues"`
+	Keep             bool `json:"keep,omitempty"`
 	// RedisURL may hold a password: never in the report.
 	RedisURL string `json:"-"`
 	PIDs     []int  `json:"pids,omitempty"`
 }
 
 // stadiumSale is the stadium's on-sale: hall's, on the stadium's venue
-// at StadiumScale times the rate.
+// at StadiumScale times the rate, capped by StadiumMaxActive when given.
 func (c onSalesConfig) stadiumSale(hall onSaleConfig) onSaleConfig {
 	s := hall
 	s.venueConfig = c.StadiumVenue
 	s.AdmitRate = hall.AdmitRate * c.StadiumScale
+	if c.StadiumMaxActive > 0 {
+		s.MaxActive = c.StadiumMaxActive
+	}
 	return s
 }
 
@@ -74,6 +80,7 @@ func defineOnSales(f *flags) {
 	rows := f.Int("stadium-rows", defaultStadiumRows, "the stadium's rows in each section")
 	rowSeats := f.Int("stadium-row-seats", defaultStadiumRowSeats, "the stadium's seats in each row")
 	f.IntVar(&m.StadiumScale, "stadium-scale", defaultStadiumScale, "the stadium's buyers and admission rate, times a hall's")
+	f.IntVar(&m.StadiumMaxActive, "stadium-max-active", 0, fmt.Sprintf("the stadium queue's maxActive, the most of its buyers admitted at once, 1..%d; 0: as -max-active", maxActiveCap))
 	f.IntVar(&m.IdleQueues, "idle-queues", 0, fmt.Sprintf("more schedules with a queue open (admitPerSecond %d) and nobody in it, made before the run, 0..%d",
 		idleAdmitRate, maxIdleQueues))
 	f.BoolVar(&m.Keep, "keep", false, "keep the idle queues after the run instead of deleting them")
@@ -91,6 +98,10 @@ func defineOnSales(f *flags) {
 			return usagef("-stadium makes one of the -schedules a stadium: give at least one")
 		case m.StadiumScale < 1:
 			return usagef("-stadium-scale must be positive")
+		case m.StadiumMaxActive < 0 || m.StadiumMaxActive > maxActiveCap:
+			return usagef("-stadium-max-active must be 0..%d", maxActiveCap)
+		case m.StadiumMaxActive > 0 && !m.Stadium:
+			return usagef("-stadium-max-active caps the stadium's queue: give -stadium")
 		case m.buyers(cfg.Users) > maxUsers:
 			return usagef("the buyers of every schedule (%d) must be at most %d", m.buyers(cfg.Users), maxUsers)
 		}

@@ -119,6 +119,11 @@ func TestJudgeOnSales(t *testing.T) {
 	}{
 		{func(m *onSalesReport) { m.Sales[2].Accuracy = accuracy{Windows: []float64{1.06}, Worst: 1.06} }, "worst 1.060 (schedule 3)"},
 		{func(m *onSalesReport) { m.Sales[1].Accuracy = accuracy{} }, "1 queues with no window weighed"},
+		{func(m *onSalesReport) {
+			for i := range m.Sales {
+				m.Sales[i].Accuracy = accuracy{HeldBack: 3}
+			}
+		}, "no window weighed; 3 queues held back by their maxActive in every window"},
 		{func(m *onSalesReport) { m.Sales[0].Inversions = 2 }, "target not met: inversions, every queue: 2"},
 		{func(m *onSalesReport) { m.Sales[2].SoldShare = 0.98 }, "least 98.0% (schedule 3)"},
 		{func(m *onSalesReport) { m.Sales[1].ServerErrors = 1 }, "target not met: 5xx, every schedule: 1"},
@@ -129,8 +134,15 @@ func TestJudgeOnSales(t *testing.T) {
 		tt.change(r.OnSales)
 		assertFailsWith(t, judged(r), tt.want)
 	}
+	// A queue whose maxActive was full whenever its buyers waited is not
+	// weighed against its rate, and says so; the others still are.
+	r := good()
+	r.OnSales.Sales[0].Accuracy = accuracy{HeldBack: 12}
+	if judged(r); !r.Verdict.Pass || !strings.HasSuffix(r.OnSales.Targets[0].Shown, "; 1 queues held back by their maxActive in every window") {
+		t.Errorf("a stadium held back: %+v, %+v", r.Verdict, r.OnSales.Targets[0])
+	}
 	// Idle queues alone: what they cost, as far as it was read.
-	r := &report{OnSales: &onSalesReport{Settings: onSalesConfig{IdleQueues: 1000}, Idle: &idleReport{Queues: 1000, Deleted: 1000},
+	r = &report{OnSales: &onSalesReport{Settings: onSalesConfig{IdleQueues: 1000}, Idle: &idleReport{Queues: 1000, Deleted: 1000},
 		CPU: &cpuReport{RedisCPU: &perSecond{Mean: 1.5, Max: 3}, RedisCommands: &perSecond{Mean: 1200, Max: 1300}}}}
 	assertFailsWith(t, judged(r), "Redis commands a second, mean (1000 idle queues): 1200.0, want <= 1000")
 	if len(r.OnSales.Targets) != 2 || !r.OnSales.Targets[0].Met {
@@ -146,6 +158,20 @@ func TestParseConfigOnSales(t *testing.T) {
 	if err != nil || m.Schedules != 40 || !m.Stadium || m.StadiumVenue.Sections != 100 || m.StadiumScale != 10 || cfg.OnSale.AdmitRate != 5 ||
 		m.stadiumSale(cfg.OnSale).AdmitRate != 50 || m.buyers(cfg.Users) != 49*250 || cfg.Duration != 10*time.Second+100*time.Second+time.Minute {
 		t.Errorf("the platform's run: %+v, %s, %v", m, cfg.Duration, err)
+	}
+	// The stadium's queue capped on its own, or as the halls' are.
+	for _, tt := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"-stadium", "-stadium-max-active", "200"}, 200},
+		{[]string{"-stadium", "-max-active", "30"}, 30},
+		{[]string{"-stadium", "-max-active", "30", "-stadium-max-active", "300"}, 300},
+	} {
+		cfg, err := parseConfig(append([]string{"-scenario", "on-sales"}, tt.args...), env, io.Discard)
+		if got := cfg.OnSales.stadiumSale(cfg.OnSale).MaxActive; err != nil || got != tt.want {
+			t.Errorf("%q: the stadium's maxActive %d (%v), want %d", tt.args, got, err, tt.want)
+		}
 	}
 	dir := t.TempDir()
 	for i, pid := range []string{"101\n", "102"} {
@@ -167,6 +193,8 @@ func TestParseConfigOnSales(t *testing.T) {
 		{[]string{"-schedules", "0", "-idle-queues", "5", "-duration", "1s", "-stadium"}, "-stadium makes one of the -schedules a stadium"},
 		{[]string{"-stadium", "-admit-rate", "2000"}, "the stadium's rate"},
 		{[]string{"-stadium", "-stadium-rows", "0"}, "the stadium: -rows must be"},
+		{[]string{"-stadium", "-stadium-max-active", "-1"}, "-stadium-max-active must be 0..1000000"},
+		{[]string{"-stadium-max-active", "200"}, "-stadium-max-active caps the stadium's queue: give -stadium"},
 		{[]string{"-users", "5000"}, "the buyers of every schedule (200000) must be at most 100000"},
 		{[]string{"-pids", "x"}, `-pids: "x" is not a pid`},
 		{[]string{"-pid-files", filepath.Join(dir, "none-*.pid")}, "-pid-files: no pid file"},
