@@ -29,10 +29,10 @@ func TestServiceWindows(t *testing.T) {
 func TestServiceWindowsHeldBackByMaxActive(t *testing.T) {
 	samples := []queueSample{
 		{At: 0, Admitted: 0, Waiting: 2000, Active: 0},
-		{At: 10 * time.Second, Admitted: 500, Waiting: 1500, Active: 150}, // 50 places free: a second's worth
-		{At: 20 * time.Second, Admitted: 700, Waiting: 1300, Active: 199}, // full
-		{At: 30 * time.Second, Admitted: 900, Waiting: 1100, Active: 120}, // full at its start
-		{At: 40 * time.Second, Admitted: 1400, Waiting: 600, Active: 100}, // free again
+		{At: 10 * time.Second, Admitted: 500, Waiting: 1500, Active: 150}, // 50 places free: a second's worth, not full
+		{At: 20 * time.Second, Admitted: 700, Waiting: 1300, Active: 199}, // full: the windows on both sides held back
+		{At: 30 * time.Second, Admitted: 900, Waiting: 1100, Active: 120},
+		{At: 40 * time.Second, Admitted: 1400, Waiting: 600, Active: 100},
 		{At: 50 * time.Second, Admitted: 1900, Waiting: 100, Active: 151}, // 49 free: full
 	}
 	windows := serviceWindows(samples, 50, 200)
