@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seatlock/seatlock/internal/app"
 	"github.com/seatlock/seatlock/internal/config"
 	"github.com/seatlock/seatlock/internal/lock/lockenv"
 	"github.com/seatlock/seatlock/internal/lock/redislock"
@@ -62,11 +63,11 @@ func withParam(t *testing.T, rawURL, key, value string) string {
 	return u.String()
 }
 
-// faultyHarness is a harness with one instance whose Redis and PostgreSQL
-// connections both go through fault proxies.
-func faultyHarness(t *testing.T) (h *harness, redisProxy, pgProxy *lockenv.Proxy) {
+// faultyHarness is a harness with one instance, made with opts, whose
+// Redis and PostgreSQL connections both go through fault proxies.
+func faultyHarness(t *testing.T, opts ...app.Option) (h *harness, redisProxy, pgProxy *lockenv.Proxy) {
 	t.Helper()
-	h = newHarnessWith(t, 0, faultTuning)
+	h = newHarnessWith(t, 0, faultTuning, opts...)
 	cfg := h.cfg
 	cfg.RedisURL, redisProxy = proxiedURL(t, cfg.RedisURL)
 	cfg.DatabaseURL, pgProxy = proxiedURL(t, cfg.DatabaseURL)
