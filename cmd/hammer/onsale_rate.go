@@ -72,7 +72,7 @@ func serviceWindows(samples []queueSample, rate, maxActive int) []admissionCount
 // windows that are neither Partial nor HeldBack, and how many there were.
 func worstRateDeviation(windows []admissionCount, rate float64) (worst float64, weighed int) {
 	for _, w := range windows {
-		if w.Partial || w.HeldBack {
+		if !w.measuresRate() {
 			continue
 		}
 		weighed++

@@ -111,6 +111,10 @@ type admissionCount struct {
 	HeldBack bool `json:"heldBack,omitempty"`
 }
 
+// measuresRate: the window says something of the rate, being neither Partial
+// nor HeldBack.
+func (w admissionCount) measuresRate() bool { return !w.Partial && !w.HeldBack }
+
 type onceReport struct {
 	// SharedTickets counts the tickets given to more than one user;
 	// Rejoins the sampled second joins, RejoinedElsewhere those that

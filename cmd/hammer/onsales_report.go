@@ -73,10 +73,10 @@ type accuracy struct {
 func accuracyOf(windows []admissionCount, rate int) accuracy {
 	var a accuracy
 	for _, w := range windows {
-		if w.HeldBack && !w.Partial {
-			a.HeldBack++
-		}
-		if w.Partial || w.HeldBack {
+		if !w.measuresRate() {
+			if !w.Partial {
+				a.HeldBack++
+			}
 			continue
 		}
 		x := w.PerSec / float64(rate)
